@@ -1,0 +1,71 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { createMiddleware } from "hono/factory";
+import { OPERATOR_PLANS, setApproved, setPlan, toAccount } from "../auth/accounts";
+import { AccountSchema } from "../auth/schemas";
+import { jsonBody } from "../http/body";
+import type { AppEnv } from "../http/context";
+import { ApiError } from "../http/errors";
+import { createRouter } from "../http/router";
+import { errorResponses, jsonRequest, jsonResponse } from "../http/schemas";
+import { timingSafeEqual } from "../lib/crypto";
+import { parseUlid } from "../lib/ulid";
+
+/** The operator API exists only while ADMIN_TOKEN is set; it answers 404 otherwise. */
+const operatorOnly = createMiddleware<AppEnv>(async (c, next) => {
+  const token = c.var.config.adminToken;
+  if (!token) throw new ApiError("not_found");
+  const presented = /^Bearer (\S+)$/.exec(c.req.header("authorization") ?? "")?.[1] ?? "";
+  if (!timingSafeEqual(presented, token)) throw new ApiError("unauthorized");
+  await next();
+});
+
+const AccountParams = z.object({ accountId: z.string() });
+const PlanBody = z.strictObject({ plan: z.enum(OPERATOR_PLANS) }).openapi("OperatorPlan");
+
+function accountRoute(method: "post" | "put", action: string, summary: string) {
+  return {
+    method,
+    path: `/v1/admin/accounts/{accountId}/${action}`,
+    tags: ["Operator"],
+    summary,
+    security: [{ operatorToken: [] }],
+    middleware: [operatorOnly],
+    request: { params: AccountParams },
+  };
+}
+
+const responses = {
+  200: jsonResponse(AccountSchema, "The account"),
+  ...errorResponses("unauthorized", "not_found"),
+};
+
+const approve = createRoute({ ...accountRoute("post", "approve", "Approve an account"), responses });
+const suspend = createRoute({
+  ...accountRoute("post", "suspend", "Suspend an account (approved becomes false)"),
+  responses,
+});
+const plan = createRoute({
+  ...accountRoute("put", "plan", "Set the plan an account moves to after its trial"),
+  middleware: [operatorOnly, jsonBody] as const,
+  request: { params: AccountParams, body: jsonRequest(PlanBody) },
+  responses: { ...responses, ...errorResponses("unauthorized", "not_found", "invalid_body") },
+});
+
+function found<T>(row: T | null): T {
+  if (!row) throw new ApiError("not_found");
+  return row;
+}
+
+export const adminRoutes = createRouter()
+  .openapi(approve, async (c) => {
+    const id = found(parseUlid(c.req.valid("param").accountId));
+    return c.json(toAccount(found(await setApproved(c.env.DB, id, true))), 200);
+  })
+  .openapi(suspend, async (c) => {
+    const id = found(parseUlid(c.req.valid("param").accountId));
+    return c.json(toAccount(found(await setApproved(c.env.DB, id, false))), 200);
+  })
+  .openapi(plan, async (c) => {
+    const id = found(parseUlid(c.req.valid("param").accountId));
+    return c.json(toAccount(found(await setPlan(c.env.DB, id, c.req.valid("json").plan))), 200);
+  });

@@ -1,0 +1,122 @@
+import type { Scope } from "../http/context";
+import { sha256Hex } from "../lib/crypto";
+import { isoTime, MINUTE } from "../lib/time";
+
+export type KeyMode = "test" | "live";
+
+type ApiKeyRow = {
+  id: string;
+  project_id: string;
+  name: string;
+  scopes: string;
+  mode: KeyMode;
+  created_at: string;
+  last_used_at: string | null;
+};
+
+export type ApiKey = {
+  id: string;
+  name: string;
+  scopes: Scope[];
+  mode: KeyMode;
+  createdAt: string;
+  lastUsedAt: string | null;
+};
+
+export const KEY_PATTERN = /^svc_(live|test)_[A-Za-z0-9_-]{20,100}$/;
+
+function toApiKey(row: ApiKeyRow): ApiKey {
+  return {
+    id: row.id,
+    name: row.name,
+    scopes: row.scopes.split(",") as Scope[],
+    mode: row.mode,
+    createdAt: row.created_at,
+    lastUsedAt: row.last_used_at,
+  };
+}
+
+export async function insertApiKey(
+  db: D1Database,
+  input: { id: string; projectId: string; name: string; scopes: Scope[]; mode: KeyMode; key: string; now: number },
+): Promise<ApiKey> {
+  const row = await db
+    .prepare(
+      `INSERT INTO api_keys (id, project_id, name, scopes, mode, key_hash, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING *`,
+    )
+    .bind(
+      input.id,
+      input.projectId,
+      input.name,
+      input.scopes.join(","),
+      input.mode,
+      await sha256Hex(input.key),
+      isoTime(input.now),
+    )
+    .first<ApiKeyRow>();
+  if (!row) throw new Error("api key insert returned no row");
+  return toApiKey(row);
+}
+
+export async function listApiKeys(db: D1Database, projectId: string): Promise<ApiKey[]> {
+  const { results } = await db
+    .prepare("SELECT * FROM api_keys WHERE project_id = ? AND revoked_at IS NULL ORDER BY created_at DESC, id DESC")
+    .bind(projectId)
+    .all<ApiKeyRow>();
+  return results.map(toApiKey);
+}
+
+/** Revokes the key; false when the project has no such live key. */
+export async function revokeApiKey(db: D1Database, projectId: string, keyId: string, now: number): Promise<boolean> {
+  const result = await db
+    .prepare("UPDATE api_keys SET revoked_at = ? WHERE id = ? AND project_id = ? AND revoked_at IS NULL")
+    .bind(isoTime(now), keyId, projectId)
+    .run();
+  return result.meta.changes > 0;
+}
+
+export type KeyCaller = {
+  keyId: string;
+  projectId: string;
+  accountId: string;
+  scopes: Scope[];
+  approved: boolean;
+  lastUsedAt: string | null;
+};
+
+/** The unrevoked key with this secret, with its project's owner, in one query. */
+export async function findKeyCaller(db: D1Database, key: string): Promise<KeyCaller | null> {
+  const row = await db
+    .prepare(
+      `SELECT k.id, k.project_id, k.scopes, k.last_used_at, p.account_id, a.approved
+       FROM api_keys k
+       JOIN projects p ON p.id = k.project_id
+       JOIN accounts a ON a.id = p.account_id
+       WHERE k.key_hash = ? AND k.revoked_at IS NULL`,
+    )
+    .bind(await sha256Hex(key))
+    .first<{
+      id: string;
+      project_id: string;
+      scopes: string;
+      last_used_at: string | null;
+      account_id: string;
+      approved: number;
+    }>();
+  if (!row) return null;
+  return {
+    keyId: row.id,
+    projectId: row.project_id,
+    accountId: row.account_id,
+    scopes: row.scopes.split(",") as Scope[],
+    approved: row.approved === 1,
+    lastUsedAt: row.last_used_at,
+  };
+}
+
+/** Records use at most once a minute per key, so the hot path does not write on every request. */
+export async function touchApiKey(db: D1Database, caller: KeyCaller, now: number): Promise<void> {
+  if (caller.lastUsedAt && Date.parse(caller.lastUsedAt) > now - MINUTE) return;
+  await db.prepare("UPDATE api_keys SET last_used_at = ? WHERE id = ?").bind(isoTime(now), caller.keyId).run();
+}

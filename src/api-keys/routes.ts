@@ -1,0 +1,109 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { authenticate } from "../auth/middleware";
+import { jsonBody } from "../http/body";
+import { ApiError } from "../http/errors";
+import { createRouter } from "../http/router";
+import { errorResponses, jsonRequest, jsonResponse, TimestampSchema, UlidSchema } from "../http/schemas";
+import { randomToken } from "../lib/crypto";
+import { parseUlid, ulid } from "../lib/ulid";
+import { insertApiKey, listApiKeys, revokeApiKey } from "./queries";
+
+const ScopeSchema = z.enum(["read", "write"]);
+
+const ApiKeyCreateSchema = z
+  .strictObject({
+    name: z.string().trim().min(1).max(100),
+    scopes: z
+      .array(ScopeSchema)
+      .min(1)
+      .max(2)
+      .refine((scopes) => new Set(scopes).size === scopes.length, "scopes must not repeat"),
+    mode: z.enum(["test", "live"]),
+  })
+  .openapi("ApiKeyCreateRequest");
+
+const ApiKeySchema = z
+  .object({
+    id: UlidSchema,
+    name: z.string(),
+    scopes: z.array(ScopeSchema),
+    mode: z.enum(["test", "live"]),
+    createdAt: TimestampSchema,
+    lastUsedAt: TimestampSchema.nullable(),
+  })
+  .openapi("ApiKey");
+
+const CreatedApiKeySchema = ApiKeySchema.extend({
+  key: z.string().openapi({ description: "The secret; shown only in this response", example: "svc_test_…" }),
+}).openapi("CreatedApiKey");
+
+const projectScoped = authenticate({
+  accept: "session",
+  project: { from: "path", param: "id", notFound: "not_found" },
+});
+const ProjectParams = z.object({ id: z.string() });
+
+const create = createRoute({
+  method: "post",
+  path: "/v1/projects/{id}/api-keys",
+  tags: ["API keys"],
+  summary: "Create an API key; the key is shown only in this response",
+  middleware: [projectScoped, jsonBody] as const,
+  request: { params: ProjectParams, body: jsonRequest(ApiKeyCreateSchema) },
+  responses: {
+    201: jsonResponse(CreatedApiKeySchema, "The key, with its secret"),
+    ...errorResponses("invalid_body", "unauthorized", "account_not_approved", "forbidden_origin", "not_found"),
+  },
+});
+
+const list = createRoute({
+  method: "get",
+  path: "/v1/projects/{id}/api-keys",
+  tags: ["API keys"],
+  summary: "The project's unrevoked keys, without their secrets",
+  middleware: [projectScoped] as const,
+  request: { params: ProjectParams },
+  responses: {
+    200: jsonResponse(z.object({ data: z.array(ApiKeySchema) }), "The keys"),
+    ...errorResponses("unauthorized", "account_not_approved", "not_found"),
+  },
+});
+
+const revoke = createRoute({
+  method: "delete",
+  path: "/v1/projects/{id}/api-keys/{keyId}",
+  tags: ["API keys"],
+  summary: "Revoke a key; it is refused from then on",
+  middleware: [projectScoped] as const,
+  request: { params: z.object({ id: z.string(), keyId: z.string() }) },
+  responses: {
+    204: { description: "Revoked" },
+    ...errorResponses("unauthorized", "account_not_approved", "forbidden_origin", "not_found"),
+  },
+});
+
+export const apiKeyRoutes = createRouter()
+  .openapi(create, async (c) => {
+    const { name, scopes, mode } = c.req.valid("json");
+    const now = Date.now();
+    const key = `svc_${mode}_${randomToken(32)}`;
+    const created = await insertApiKey(c.env.DB, {
+      id: ulid(now),
+      projectId: c.var.projectId,
+      name,
+      // One order, whatever order they were sent in.
+      scopes: ScopeSchema.options.filter((scope) => scopes.includes(scope)),
+      mode,
+      key,
+      now,
+    });
+    return c.json({ ...created, key }, 201);
+  })
+  .openapi(list, async (c) => c.json({ data: await listApiKeys(c.env.DB, c.var.projectId) }, 200))
+  .openapi(revoke, async (c) => {
+    const keyId = parseUlid(c.req.valid("param").keyId);
+    if (!keyId || !(await revokeApiKey(c.env.DB, c.var.projectId, keyId, Date.now()))) {
+      throw new ApiError("not_found");
+    }
+    return c.body(null, 204);
+  });

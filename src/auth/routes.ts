@@ -1,0 +1,108 @@
+import { createRoute } from "@hono/zod-openapi";
+import { deleteCookie, setCookie } from "hono/cookie";
+import { jsonBody } from "../http/body";
+import { ApiError } from "../http/errors";
+import { createRouter } from "../http/router";
+import { errorResponses, jsonRequest, jsonResponse } from "../http/schemas";
+import { isoTime } from "../lib/time";
+import { ulid } from "../lib/ulid";
+import { rateLimit } from "../rate-limit/middleware";
+import { findAccount, findAccountByEmail, insertAccount, toAccount, trialEnd } from "./accounts";
+import { authenticate, sessionOf } from "./middleware";
+import { hashPassword, verifyPassword } from "./passwords";
+import { AccountSchema, CredentialsSchema } from "./schemas";
+import { createSession, deleteSession, SESSION_COOKIE, SESSION_LIFETIME_SECONDS } from "./sessions";
+
+const signup = createRoute({
+  method: "post",
+  path: "/v1/auth/signup",
+  tags: ["Accounts"],
+  summary: "Create an account (not approved until an operator approves it)",
+  middleware: [rateLimit("signup"), jsonBody] as const,
+  request: { body: jsonRequest(CredentialsSchema) },
+  responses: {
+    201: jsonResponse(AccountSchema, "The new account"),
+    ...errorResponses("invalid_body", "email_taken", "rate_limited"),
+  },
+});
+
+const login = createRoute({
+  method: "post",
+  path: "/v1/auth/login",
+  tags: ["Accounts"],
+  summary: "Log in; sets the svc_session cookie",
+  middleware: [rateLimit("login"), jsonBody] as const,
+  request: { body: jsonRequest(CredentialsSchema) },
+  responses: {
+    200: jsonResponse(AccountSchema, "The account; the session cookie is set"),
+    ...errorResponses("invalid_body", "invalid_credentials", "rate_limited"),
+  },
+});
+
+const logout = createRoute({
+  method: "post",
+  path: "/v1/auth/logout",
+  tags: ["Accounts"],
+  summary: "End the session and clear the cookie",
+  middleware: [authenticate({ accept: "session", approval: false })] as const,
+  responses: {
+    204: { description: "Logged out" },
+    ...errorResponses("unauthorized", "forbidden_origin"),
+  },
+});
+
+const account = createRoute({
+  method: "get",
+  path: "/v1/account",
+  tags: ["Accounts"],
+  summary: "The logged-in account",
+  middleware: [authenticate({ accept: "session", approval: false })] as const,
+  responses: {
+    200: jsonResponse(AccountSchema, "The account"),
+    ...errorResponses("unauthorized"),
+  },
+});
+
+export const authRoutes = createRouter()
+  .openapi(signup, async (c) => {
+    const { email, password } = c.req.valid("json");
+    const now = Date.now();
+    const row = {
+      id: ulid(now),
+      email,
+      password_hash: await hashPassword(password),
+      approved: 0,
+      plan: null,
+      trial_ends_at: trialEnd(now),
+      created_at: isoTime(now),
+    };
+    if ((await insertAccount(c.env.DB, row)) === "email_taken") throw new ApiError("email_taken");
+    return c.json(toAccount(row, now), 201);
+  })
+  .openapi(login, async (c) => {
+    const { email, password } = c.req.valid("json");
+    const row = await findAccountByEmail(c.env.DB, email);
+    // Verified even without an account, so a wrong email and a wrong password cost the same.
+    const valid = await verifyPassword(password, row?.password_hash ?? null);
+    if (!row || !valid) throw new ApiError("invalid_credentials");
+    const now = Date.now();
+    const token = await createSession(c.env.DB, row.id, now);
+    setCookie(c, SESSION_COOKIE, token, {
+      httpOnly: true,
+      secure: true,
+      sameSite: "Strict",
+      path: "/",
+      maxAge: SESSION_LIFETIME_SECONDS,
+    });
+    return c.json(toAccount(row, now), 200);
+  })
+  .openapi(logout, async (c) => {
+    await deleteSession(c.env.DB, sessionOf(c).sessionId);
+    deleteCookie(c, SESSION_COOKIE, { httpOnly: true, secure: true, sameSite: "Strict", path: "/" });
+    return c.body(null, 204);
+  })
+  .openapi(account, async (c) => {
+    const row = await findAccount(c.env.DB, sessionOf(c).accountId);
+    if (!row) throw new ApiError("unauthorized");
+    return c.json(toAccount(row), 200);
+  });

@@ -1,0 +1,20 @@
+import { z } from "@hono/zod-openapi";
+import { TimestampSchema, UlidSchema } from "../http/schemas";
+
+export const CredentialsSchema = z
+  .strictObject({
+    email: z.string().trim().max(254).pipe(z.email()).openapi({ example: "ada@example.com" }),
+    password: z.string().min(10).max(256).openapi({ example: "correct horse battery" }),
+  })
+  .openapi("Credentials");
+
+export const AccountSchema = z
+  .object({
+    id: UlidSchema,
+    email: z.string(),
+    approved: z.boolean(),
+    plan: z.enum(["trial", "free", "pro", "business"]),
+    trialEndsAt: TimestampSchema,
+    createdAt: TimestampSchema,
+  })
+  .openapi("Account");

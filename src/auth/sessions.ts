@@ -1,0 +1,34 @@
+import { randomToken, sha256Hex } from "../lib/crypto";
+import { DAY, isoTime } from "../lib/time";
+import { ulid } from "../lib/ulid";
+
+export const SESSION_COOKIE = "svc_session";
+export const SESSION_LIFETIME_SECONDS = (7 * DAY) / 1000;
+
+export type SessionCaller = { sessionId: string; accountId: string; approved: boolean };
+
+/** Starts a session; returns the cookie token, which is stored only as its SHA-256. */
+export async function createSession(db: D1Database, accountId: string, now: number): Promise<string> {
+  const token = randomToken();
+  await db
+    .prepare("INSERT INTO sessions (id, token_hash, account_id, created_at, expires_at) VALUES (?, ?, ?, ?, ?)")
+    .bind(ulid(now), await sha256Hex(token), accountId, isoTime(now), isoTime(now + SESSION_LIFETIME_SECONDS * 1000))
+    .run();
+  return token;
+}
+
+export async function findSession(db: D1Database, token: string, now: number): Promise<SessionCaller | null> {
+  const row = await db
+    .prepare(
+      `SELECT s.id AS session_id, a.id AS account_id, a.approved
+       FROM sessions s JOIN accounts a ON a.id = s.account_id
+       WHERE s.token_hash = ? AND s.expires_at > ?`,
+    )
+    .bind(await sha256Hex(token), isoTime(now))
+    .first<{ session_id: string; account_id: string; approved: number }>();
+  return row ? { sessionId: row.session_id, accountId: row.account_id, approved: row.approved === 1 } : null;
+}
+
+export async function deleteSession(db: D1Database, sessionId: string): Promise<void> {
+  await db.prepare("DELETE FROM sessions WHERE id = ?").bind(sessionId).run();
+}

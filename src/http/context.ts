@@ -1,0 +1,26 @@
+import type { Config } from "../config";
+
+export type Scope = "read" | "write";
+
+/** Who is calling: a dashboard session or an API key. */
+export type Caller =
+  | { kind: "session"; accountId: string; sessionId: string; approved: boolean }
+  | {
+      kind: "key";
+      accountId: string;
+      keyId: string;
+      projectId: string;
+      scopes: Scope[];
+      approved: boolean;
+    };
+
+export type AppEnv = {
+  Bindings: Env;
+  Variables: {
+    requestId: string;
+    config: Config;
+    caller: Caller;
+    /** The project a video operation acts on: the key's, or `?projectId=` under cookie auth. */
+    projectId: string;
+  };
+};

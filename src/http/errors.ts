@@ -1,0 +1,92 @@
+import type { Context } from "hono";
+import { HTTPException } from "hono/http-exception";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import type { AppEnv } from "./context";
+
+/** Every error code the API answers with, and its HTTP status. The OpenAPI document reads this too. */
+export const ERRORS = {
+  invalid_body: { status: 400, message: "The request body is not valid." },
+  invalid_project_id: { status: 400, message: "projectId must be the ULID of a project." },
+  invalid_name: { status: 400, message: "name must be 1 to 100 characters without control characters." },
+  invalid_image: { status: 400, message: "The body is not a well-formed image of the declared type." },
+  invalid_state: { status: 400, message: "state must be one of pending, succeeded, failed." },
+  invalid_limit: { status: 400, message: "limit must be an integer from 1 to 100." },
+  invalid_cursor: { status: 400, message: "cursor is not one this API issued." },
+  invalid_encoding_settings: { status: 400, message: "The encoding settings are not valid." },
+  codec_unavailable: { status: 400, message: "Only the h264 codec is available." },
+  unauthorized: { status: 401, message: "A valid credential is required." },
+  invalid_credentials: { status: 401, message: "The email or password is wrong." },
+  account_not_approved: { status: 403, message: "The account has not been approved yet." },
+  insufficient_scope: { status: 403, message: "The API key lacks the scope this operation needs." },
+  forbidden_origin: { status: 403, message: "This origin may not make cookie-authenticated writes." },
+  not_found: { status: 404, message: "Not found." },
+  video_not_found: { status: 404, message: "No such video." },
+  endpoint_not_found: { status: 404, message: "No such webhook endpoint." },
+  method_not_allowed: { status: 405, message: "This method is not allowed on this path." },
+  email_taken: { status: 409, message: "An account with this email already exists." },
+  upload_completion_in_progress: {
+    status: 409,
+    message: "An upload completion is in flight for this video.",
+  },
+  precondition_failed: { status: 412, message: "The resource changed since the given ETag." },
+  payload_too_large: { status: 413, message: "The request body is too large." },
+  unsupported_media_type: { status: 415, message: "This content type is not supported here." },
+  rate_limited: { status: 429, message: "Too many requests; retry later." },
+  internal_error: { status: 500, message: "Something went wrong on our side." },
+} as const satisfies Record<string, { status: ContentfulStatusCode; message: string }>;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+export type ErrorDetail = { path: string; message: string };
+
+export class ApiError extends Error {
+  readonly code: ErrorCode;
+  readonly details: ErrorDetail[] | undefined;
+  readonly headers: Record<string, string>;
+
+  constructor(
+    code: ErrorCode,
+    options: { message?: string; details?: ErrorDetail[]; headers?: Record<string, string> } = {},
+  ) {
+    super(options.message ?? ERRORS[code].message);
+    this.name = "ApiError";
+    this.code = code;
+    this.details = options.details;
+    this.headers = options.headers ?? {};
+  }
+
+  get status(): ContentfulStatusCode {
+    return ERRORS[this.code].status;
+  }
+}
+
+export function errorResponse(c: Context<AppEnv>, error: ApiError): Response {
+  const body = {
+    error: {
+      code: error.code,
+      message: error.message,
+      requestId: c.get("requestId"),
+      ...(error.details ? { details: error.details } : {}),
+    },
+  };
+  return c.json(body, error.status, error.headers);
+}
+
+/** Maps anything thrown to an error body; internal reasons go to the log, never to the client. */
+export function handleError(error: unknown, c: Context<AppEnv>): Response {
+  if (error instanceof ApiError) return errorResponse(c, error);
+  if (error instanceof HTTPException && error.status === 400) {
+    // Hono's own body parsing failures (malformed JSON) are the client's.
+    return errorResponse(c, new ApiError("invalid_body"));
+  }
+  console.error(
+    JSON.stringify({
+      level: "error",
+      requestId: c.get("requestId"),
+      method: c.req.method,
+      path: c.req.path,
+      error: error instanceof Error ? { name: error.name, message: error.message, stack: error.stack } : String(error),
+    }),
+  );
+  return errorResponse(c, new ApiError("internal_error"));
+}

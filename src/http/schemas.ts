@@ -1,0 +1,46 @@
+import { z } from "@hono/zod-openapi";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { ERRORS, type ErrorCode } from "./errors";
+
+export const UlidSchema = z.string().openapi({ example: "01JD5Q3V7Y8N2M4K6P9R0S1T2V", description: "ULID" });
+export const TimestampSchema = z
+  .string()
+  .openapi({ example: "2026-11-22T06:00:00.000Z", description: "ISO 8601 UTC with milliseconds" });
+
+export const ErrorBodySchema = z
+  .object({
+    error: z.object({
+      code: z.string(),
+      message: z.string(),
+      requestId: z.string(),
+      details: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+    }),
+  })
+  .openapi("Error");
+
+/** OpenAPI responses for the given error codes, grouped by status, read from the one error table. */
+export function errorResponses(...codes: ErrorCode[]) {
+  const byStatus = new Map<ContentfulStatusCode, ErrorCode[]>();
+  for (const code of codes) {
+    const status = ERRORS[code].status;
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  }
+  return Object.fromEntries(
+    [...byStatus].map(([status, group]) => [
+      status,
+      {
+        description: group.map((code) => `\`${code}\``).join(", "),
+        content: { "application/json": { schema: ErrorBodySchema } },
+      },
+    ]),
+  );
+}
+
+/** A JSON request body for createRoute, required so that an absent body fails validation. */
+export function jsonRequest<T extends z.ZodType>(schema: T) {
+  return { required: true, content: { "application/json": { schema } } } as const;
+}
+
+export function jsonResponse<T extends z.ZodType>(schema: T, description: string) {
+  return { description, content: { "application/json": { schema } } } as const;
+}

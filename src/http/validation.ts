@@ -1,0 +1,28 @@
+import type { Hook } from "@hono/zod-openapi";
+import type { z } from "zod";
+import type { AppEnv } from "./context";
+import { ApiError, type ErrorCode, type ErrorDetail } from "./errors";
+
+type Target = "json" | "query" | "param" | "header" | "cookie" | "form";
+
+export function issueDetails(issues: readonly z.core.$ZodIssue[]): ErrorDetail[] {
+  return issues.map((issue) => ({
+    path: issue.path.map(String).join("."),
+    message: issue.message,
+  }));
+}
+
+/**
+ * A validation hook that turns a failed schema check into the route's error code. `codes` names
+ * the code per validated part of the request; a part not named falls back to invalid_body.
+ */
+export function validationHook<Input, Path extends string, Output>(
+  codes: Partial<Record<Target, ErrorCode>> = {},
+): Hook<Input, AppEnv, Path, Output | undefined> {
+  return (result) => {
+    if (result.success) return undefined;
+    const target = (result as { target?: Target }).target;
+    const code = (target && codes[target]) ?? "invalid_body";
+    throw new ApiError(code, { details: issueDetails(result.error.issues) });
+  };
+}

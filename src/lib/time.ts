@@ -1,0 +1,9 @@
+/** ISO 8601 UTC with milliseconds, the one timestamp format of the API. */
+export function isoTime(ms: number): string {
+  return new Date(ms).toISOString();
+}
+
+export const SECOND = 1000;
+export const MINUTE = 60 * SECOND;
+export const HOUR = 60 * MINUTE;
+export const DAY = 24 * HOUR;

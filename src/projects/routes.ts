@@ -1,0 +1,109 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { currentPlan, findAccount } from "../auth/accounts";
+import { authenticate, sessionOf } from "../auth/middleware";
+import { jsonBody } from "../http/body";
+import { ApiError } from "../http/errors";
+import { createRouter } from "../http/router";
+import { errorResponses, jsonRequest, jsonResponse, TimestampSchema, UlidSchema } from "../http/schemas";
+import { validationHook } from "../http/validation";
+import { isoTime } from "../lib/time";
+import { parseUlid, ulid } from "../lib/ulid";
+import { rateLimit } from "../rate-limit/middleware";
+import { findOwnedProject, insertProject, listProjects } from "./queries";
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it rejects.
+const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f]/;
+
+export const ProjectCreateSchema = z
+  .strictObject({
+    name: z
+      .string()
+      .trim()
+      .min(1)
+      .max(100)
+      .refine((name) => !CONTROL_CHARACTERS.test(name), "must not contain control characters"),
+  })
+  .openapi("ProjectCreateRequest");
+
+export const ProjectSchema = z
+  .object({
+    id: UlidSchema,
+    name: z.string(),
+    plan: z.enum(["trial", "free", "pro", "business"]),
+    createdAt: TimestampSchema,
+  })
+  .openapi("Project");
+
+const sessionOnly = authenticate({ accept: "session" });
+
+const create = createRoute({
+  method: "post",
+  path: "/v1/projects",
+  tags: ["Projects"],
+  summary: "Create a project on the account's current plan",
+  middleware: [sessionOnly, rateLimit("project_create"), jsonBody] as const,
+  request: { body: jsonRequest(ProjectCreateSchema) },
+  responses: {
+    201: jsonResponse(ProjectSchema, "The new project"),
+    ...errorResponses(
+      "invalid_body",
+      "invalid_name",
+      "unauthorized",
+      "account_not_approved",
+      "forbidden_origin",
+      "rate_limited",
+    ),
+  },
+});
+
+const list = createRoute({
+  method: "get",
+  path: "/v1/projects",
+  tags: ["Projects"],
+  summary: "The account's projects, newest first",
+  middleware: [sessionOnly] as const,
+  responses: {
+    200: jsonResponse(z.object({ data: z.array(ProjectSchema) }), "The projects"),
+    ...errorResponses("unauthorized", "account_not_approved"),
+  },
+});
+
+const read = createRoute({
+  method: "get",
+  path: "/v1/projects/{id}",
+  tags: ["Projects"],
+  summary: "One project",
+  middleware: [sessionOnly] as const,
+  request: { params: z.object({ id: z.string() }) },
+  responses: {
+    200: jsonResponse(ProjectSchema, "The project"),
+    ...errorResponses("unauthorized", "account_not_approved", "not_found"),
+  },
+});
+
+export const projectRoutes = createRouter()
+  .openapi(
+    create,
+    async (c) => {
+      const { accountId } = sessionOf(c);
+      const account = await findAccount(c.env.DB, accountId);
+      if (!account) throw new ApiError("unauthorized");
+      const now = Date.now();
+      const project = await insertProject(c.env.DB, {
+        id: ulid(now),
+        accountId,
+        name: c.req.valid("json").name,
+        plan: currentPlan(account, now),
+        createdAt: isoTime(now),
+      });
+      return c.json(project, 201);
+    },
+    validationHook({ json: "invalid_name" }),
+  )
+  .openapi(list, async (c) => c.json({ data: await listProjects(c.env.DB, sessionOf(c).accountId) }, 200))
+  .openapi(read, async (c) => {
+    const id = parseUlid(c.req.valid("param").id);
+    const project = id ? await findOwnedProject(c.env.DB, sessionOf(c).accountId, id) : null;
+    if (!project) throw new ApiError("not_found");
+    return c.json(project, 200);
+  });

@@ -1,0 +1,96 @@
+import { exports } from "cloudflare:workers";
+
+export const ORIGIN = "http://api.test";
+export const ADMIN = { authorization: "Bearer test-admin-token" };
+
+let counter = 0;
+function unique(): string {
+  counter += 1;
+  return `${Date.now().toString(36)}${counter}${Math.random().toString(36).slice(2, 8)}`;
+}
+
+/** A client address of its own, so per-IP limits on signup and login do not couple tests. */
+export function clientIp(): string {
+  return `10.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}`;
+}
+
+export function api(path: string, init: RequestInit = {}): Promise<Response> {
+  return exports.default.fetch(new Request(`${ORIGIN}${path}`, init));
+}
+
+export function json(method: string, body: unknown, headers: Record<string, string> = {}): RequestInit {
+  return {
+    method,
+    headers: { "content-type": "application/json", ...headers },
+    body: typeof body === "string" ? body : JSON.stringify(body),
+  };
+}
+
+export async function errorCode(response: Response): Promise<string> {
+  const body = (await response.json()) as { error?: { code?: string } };
+  return body.error?.code ?? `(no error code; status ${response.status})`;
+}
+
+export type Session = { cookie: string; accountId: string; email: string; password: string };
+
+export async function signUp(email = `user-${unique()}@example.com`, password = "correct horse battery") {
+  const response = await api("/v1/auth/signup", json("POST", { email, password }, { "cf-connecting-ip": clientIp() }));
+  if (response.status !== 201) throw new Error(`signup failed: ${response.status} ${await response.text()}`);
+  return { account: (await response.json()) as { id: string }, email, password };
+}
+
+export async function approve(accountId: string): Promise<void> {
+  const response = await api(`/v1/admin/accounts/${accountId}/approve`, { method: "POST", headers: ADMIN });
+  if (response.status !== 200) throw new Error(`approve failed: ${response.status}`);
+}
+
+export async function logIn(email: string, password: string): Promise<string> {
+  const response = await api("/v1/auth/login", json("POST", { email, password }, { "cf-connecting-ip": clientIp() }));
+  if (response.status !== 200) throw new Error(`login failed: ${response.status} ${await response.text()}`);
+  const cookie = response.headers.get("set-cookie")?.split(";")[0];
+  if (!cookie) throw new Error("login set no cookie");
+  return cookie;
+}
+
+/** A logged-in user; approved unless told otherwise. */
+export async function newSession({ approved = true } = {}): Promise<Session> {
+  const { account, email, password } = await signUp();
+  if (approved) await approve(account.id);
+  return { cookie: await logIn(email, password), accountId: account.id, email, password };
+}
+
+export function withCookie(session: Session, init: RequestInit = {}): RequestInit {
+  return { ...init, headers: { ...(init.headers as Record<string, string>), cookie: session.cookie } };
+}
+
+export async function newProject(session: Session, name = "My project"): Promise<{ id: string; plan: string }> {
+  const response = await api("/v1/projects", withCookie(session, json("POST", { name })));
+  if (response.status !== 201) throw new Error(`project create failed: ${response.status} ${await response.text()}`);
+  return (await response.json()) as { id: string; plan: string };
+}
+
+export async function newKey(
+  session: Session,
+  projectId: string,
+  scopes: ("read" | "write")[] = ["read", "write"],
+  mode: "test" | "live" = "test",
+): Promise<string> {
+  const response = await api(
+    `/v1/projects/${projectId}/api-keys`,
+    withCookie(session, json("POST", { name: "key", scopes, mode })),
+  );
+  if (response.status !== 201) throw new Error(`key create failed: ${response.status} ${await response.text()}`);
+  return ((await response.json()) as { key: string }).key;
+}
+
+export function bearer(key: string, init: RequestInit = {}): RequestInit {
+  return { ...init, headers: { ...(init.headers as Record<string, string>), authorization: `Bearer ${key}` } };
+}
+
+/** A project with a logged-in owner and a read+write key. */
+export async function newWorkspace() {
+  const session = await newSession();
+  const project = await newProject(session);
+  const key = await newKey(session, project.id);
+  return { session, project, key };
+}
