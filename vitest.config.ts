@@ -2,45 +2,45 @@ import path from "node:path";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
 
-export default defineConfig(async () => {
-  const migrations = await readD1Migrations(path.join(import.meta.dirname, "migrations"));
-  return {
-    test: {
-      reporters: ["default", ["json", { outputFile: ".vitest/report.json" }]],
-      projects: [
-        {
-          plugins: [
-            cloudflareTest({
-              main: "./src/index.ts",
-              wrangler: { configPath: "./wrangler.toml" },
-              miniflare: {
-                bindings: {
-                  TEST_MIGRATIONS: migrations,
-                  ADMIN_TOKEN: "test-admin-token",
-                  ALLOWED_ORIGINS: "https://dashboard.example",
-                  ALLOW_HTTP_WEBHOOKS: "false",
-                  PUBLIC_BASE_URL: "",
-                },
+const migrations = await readD1Migrations(path.join(import.meta.dirname, "migrations"));
+
+export default defineConfig({
+  test: {
+    // The JSON report is what .ci/run counts; the default reporter is for people.
+    reporters: ["default", ["json", { outputFile: ".vitest/report.json" }]],
+    projects: [
+      {
+        plugins: [
+          cloudflareTest({
+            main: "./src/index.ts",
+            wrangler: { configPath: "./wrangler.toml" },
+            miniflare: {
+              bindings: {
+                TEST_MIGRATIONS: migrations,
+                ADMIN_TOKEN: "test-admin-token",
+                ALLOWED_ORIGINS: "https://dashboard.example",
+                ALLOW_HTTP_WEBHOOKS: "false",
+                PUBLIC_BASE_URL: "",
               },
-            }),
-          ],
-          test: {
-            name: "workers",
-            include: ["test/**/*.test.ts"],
-            exclude: ["test/e2e/**"],
-            setupFiles: ["./test/setup.ts"],
-          },
+            },
+          }),
+        ],
+        test: {
+          name: "workers",
+          include: ["test/**/*.test.ts"],
+          exclude: ["test/e2e/**"],
+          setupFiles: ["./test/setup.ts"],
         },
-        {
-          test: {
-            name: "e2e",
-            include: ["test/e2e/**/*.test.ts"],
-            environment: "node",
-            testTimeout: 60_000,
-            hookTimeout: 120_000,
-          },
+      },
+      {
+        test: {
+          name: "e2e",
+          include: ["test/e2e/**/*.test.ts"],
+          environment: "node",
+          testTimeout: 60_000,
+          hookTimeout: 120_000,
         },
-      ],
-    },
-  };
+      },
+    ],
+  },
 });

@@ -1,11 +1,12 @@
 import { randomToken, sha256Hex } from "../lib/crypto";
 import { DAY, isoTime } from "../lib/time";
 import { ulid } from "../lib/ulid";
+import { type AccountRow, currentPlan, type Plan } from "./accounts";
 
 export const SESSION_COOKIE = "svc_session";
 export const SESSION_LIFETIME_SECONDS = (7 * DAY) / 1000;
 
-export type SessionCaller = { sessionId: string; accountId: string; approved: boolean };
+export type SessionCaller = { sessionId: string; accountId: string; approved: boolean; plan: Plan };
 
 /** Starts a session; returns the cookie token, which is stored only as its SHA-256. */
 export async function createSession(db: D1Database, accountId: string, now: number): Promise<string> {
@@ -20,13 +21,19 @@ export async function createSession(db: D1Database, accountId: string, now: numb
 export async function findSession(db: D1Database, token: string, now: number): Promise<SessionCaller | null> {
   const row = await db
     .prepare(
-      `SELECT s.id AS session_id, a.id AS account_id, a.approved
+      `SELECT s.id AS session_id, a.id AS account_id, a.approved, a.plan, a.trial_ends_at
        FROM sessions s JOIN accounts a ON a.id = s.account_id
        WHERE s.token_hash = ? AND s.expires_at > ?`,
     )
     .bind(await sha256Hex(token), isoTime(now))
-    .first<{ session_id: string; account_id: string; approved: number }>();
-  return row ? { sessionId: row.session_id, accountId: row.account_id, approved: row.approved === 1 } : null;
+    .first<{ session_id: string; account_id: string } & Pick<AccountRow, "approved" | "plan" | "trial_ends_at">>();
+  if (!row) return null;
+  return {
+    sessionId: row.session_id,
+    accountId: row.account_id,
+    approved: row.approved === 1,
+    plan: currentPlan(row, now),
+  };
 }
 
 export async function deleteSession(db: D1Database, sessionId: string): Promise<void> {

@@ -1,10 +1,11 @@
+import type { Plan } from "../auth/accounts";
 import type { Config } from "../config";
 
 export type Scope = "read" | "write";
 
 /** Who is calling: a dashboard session or an API key. */
 export type Caller =
-  | { kind: "session"; accountId: string; sessionId: string; approved: boolean }
+  | { kind: "session"; accountId: string; sessionId: string; approved: boolean; plan: Plan }
   | {
       kind: "key";
       accountId: string;

@@ -1,5 +1,4 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { currentPlan, findAccount } from "../auth/accounts";
 import { authenticate, sessionOf } from "../auth/middleware";
 import { jsonBody } from "../http/body";
 import { ApiError } from "../http/errors";
@@ -85,15 +84,13 @@ export const projectRoutes = createRouter()
   .openapi(
     create,
     async (c) => {
-      const { accountId } = sessionOf(c);
-      const account = await findAccount(c.env.DB, accountId);
-      if (!account) throw new ApiError("unauthorized");
+      const { accountId, plan } = sessionOf(c);
       const now = Date.now();
       const project = await insertProject(c.env.DB, {
         id: ulid(now),
         accountId,
         name: c.req.valid("json").name,
-        plan: currentPlan(account, now),
+        plan,
         createdAt: isoTime(now),
       });
       return c.json(project, 201);

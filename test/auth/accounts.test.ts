@@ -4,7 +4,10 @@ import { ADMIN, api, approve, clientIp, errorCode, json, logIn, newSession, sign
 
 describe("signup", () => {
   it("creates an unapproved account on a 14-day trial", async () => {
-    const response = await api("/v1/auth/signup", json("POST", { email: "  Ada@Example.com ", password: "0123456789" }, { "cf-connecting-ip": clientIp() }));
+    const response = await api(
+      "/v1/auth/signup",
+      json("POST", { email: "  Ada@Example.com ", password: "0123456789" }, { "cf-connecting-ip": clientIp() }),
+    );
     expect(response.status).toBe(201);
     const account = (await response.json()) as Record<string, unknown>;
     expect(account).toMatchObject({ email: "Ada@Example.com", approved: false, plan: "trial" });
@@ -17,7 +20,10 @@ describe("signup", () => {
 
   it("refuses a taken email, compared case-insensitively", async () => {
     await signUp("taken@example.com");
-    const response = await api("/v1/auth/signup", json("POST", { email: "TAKEN@example.com ", password: "0123456789" }, { "cf-connecting-ip": clientIp() }));
+    const response = await api(
+      "/v1/auth/signup",
+      json("POST", { email: "TAKEN@example.com ", password: "0123456789" }, { "cf-connecting-ip": clientIp() }),
+    );
     expect(response.status).toBe(409);
     expect(await errorCode(response)).toBe("email_taken");
   });
@@ -49,14 +55,19 @@ describe("signup", () => {
 
   it("accepts a password of exactly 10 and of exactly 256 characters", async () => {
     for (const password of ["x".repeat(10), "x".repeat(256)]) {
-      const response = await api("/v1/auth/signup", json("POST", { email: `len${password.length}@example.com`, password }, { "cf-connecting-ip": clientIp() }));
+      const response = await api(
+        "/v1/auth/signup",
+        json("POST", { email: `len${password.length}@example.com`, password }, { "cf-connecting-ip": clientIp() }),
+      );
       expect(response.status).toBe(201);
     }
   });
 
   it("stores only a salted PBKDF2 hash of the password", async () => {
     const { account, password } = await signUp();
-    const row = await env.DB.prepare("SELECT password_hash FROM accounts WHERE id = ?").bind(account.id).first<{ password_hash: string }>();
+    const row = await env.DB.prepare("SELECT password_hash FROM accounts WHERE id = ?")
+      .bind(account.id)
+      .first<{ password_hash: string }>();
     expect(row?.password_hash).toMatch(/^pbkdf2-sha256\$100000\$/);
     expect(row?.password_hash).not.toContain(password);
   });
@@ -65,7 +76,10 @@ describe("signup", () => {
 describe("login and logout", () => {
   it("sets a strict, secure, 7-day session cookie", async () => {
     const { email, password } = await signUp();
-    const response = await api("/v1/auth/login", json("POST", { email: email.toUpperCase(), password }, { "cf-connecting-ip": clientIp() }));
+    const response = await api(
+      "/v1/auth/login",
+      json("POST", { email: email.toUpperCase(), password }, { "cf-connecting-ip": clientIp() }),
+    );
     expect(response.status).toBe(200);
     expect(await response.json()).toMatchObject({ email, approved: false });
     const cookie = response.headers.get("set-cookie") ?? "";
@@ -79,11 +93,20 @@ describe("login and logout", () => {
 
   it("answers a wrong email and a wrong password alike", async () => {
     const { email } = await signUp();
-    const wrongPassword = await api("/v1/auth/login", json("POST", { email, password: "wrong password" }, { "cf-connecting-ip": clientIp() }));
-    const wrongEmail = await api("/v1/auth/login", json("POST", { email: "nobody@example.com", password: "wrong password" }, { "cf-connecting-ip": clientIp() }));
+    const wrongPassword = await api(
+      "/v1/auth/login",
+      json("POST", { email, password: "wrong password" }, { "cf-connecting-ip": clientIp() }),
+    );
+    const wrongEmail = await api(
+      "/v1/auth/login",
+      json("POST", { email: "nobody@example.com", password: "wrong password" }, { "cf-connecting-ip": clientIp() }),
+    );
     expect(wrongPassword.status).toBe(401);
     expect(wrongEmail.status).toBe(401);
-    const [a, b] = [(await wrongPassword.json()) as { error: Record<string, unknown> }, (await wrongEmail.json()) as { error: Record<string, unknown> }];
+    const [a, b] = [
+      (await wrongPassword.json()) as { error: Record<string, unknown> },
+      (await wrongEmail.json()) as { error: Record<string, unknown> },
+    ];
     expect(a.error.code).toBe("invalid_credentials");
     expect(a.error.message).toBe(b.error.message);
   });
@@ -91,7 +114,9 @@ describe("login and logout", () => {
   it("stores the session token only as a hash", async () => {
     const session = await newSession();
     const token = session.cookie.split("=")[1] ?? "";
-    const rows = await env.DB.prepare("SELECT token_hash FROM sessions WHERE account_id = ?").bind(session.accountId).all<{ token_hash: string }>();
+    const rows = await env.DB.prepare("SELECT token_hash FROM sessions WHERE account_id = ?")
+      .bind(session.accountId)
+      .all<{ token_hash: string }>();
     expect(rows.results).toHaveLength(1);
     expect(rows.results[0]?.token_hash).toMatch(/^[0-9a-f]{64}$/);
     expect(rows.results[0]?.token_hash).not.toBe(token);
@@ -109,7 +134,9 @@ describe("login and logout", () => {
 
   it("an expired session is refused", async () => {
     const session = await newSession();
-    await env.DB.prepare("UPDATE sessions SET expires_at = '2000-01-01T00:00:00.000Z' WHERE account_id = ?").bind(session.accountId).run();
+    await env.DB.prepare("UPDATE sessions SET expires_at = '2000-01-01T00:00:00.000Z' WHERE account_id = ?")
+      .bind(session.accountId)
+      .run();
     expect((await api("/v1/account", withCookie(session))).status).toBe(401);
   });
 });
@@ -131,7 +158,9 @@ describe("account", () => {
 
   it("shows the operator's plan once the trial has ended, else free", async () => {
     const session = await newSession();
-    await env.DB.prepare("UPDATE accounts SET trial_ends_at = '2020-01-01T00:00:00.000Z' WHERE id = ?").bind(session.accountId).run();
+    await env.DB.prepare("UPDATE accounts SET trial_ends_at = '2020-01-01T00:00:00.000Z' WHERE id = ?")
+      .bind(session.accountId)
+      .run();
     expect(await (await api("/v1/account", withCookie(session))).json()).toMatchObject({ plan: "free" });
     const set = await api(`/v1/admin/accounts/${session.accountId}/plan`, json("PUT", { plan: "pro" }, ADMIN));
     expect(set.status).toBe(200);
@@ -153,7 +182,10 @@ describe("operator API", () => {
     expect(await approved.json()).toMatchObject({ id: account.id, approved: true });
     const cookie = await logIn(email, password);
     expect((await api("/v1/projects", { headers: { cookie } })).status).toBe(200);
-    const suspended = await api(`/v1/admin/accounts/${account.id.toLowerCase()}/suspend`, { method: "POST", headers: ADMIN });
+    const suspended = await api(`/v1/admin/accounts/${account.id.toLowerCase()}/suspend`, {
+      method: "POST",
+      headers: ADMIN,
+    });
     expect(await suspended.json()).toMatchObject({ approved: false });
     const refused = await api("/v1/projects", { headers: { cookie } });
     expect(refused.status).toBe(403);
@@ -162,21 +194,30 @@ describe("operator API", () => {
 
   it("refuses a wrong token and unknown accounts", async () => {
     const { account } = await signUp();
-    const wrong = await api(`/v1/admin/accounts/${account.id}/approve`, { method: "POST", headers: { authorization: "Bearer nope" } });
+    const wrong = await api(`/v1/admin/accounts/${account.id}/approve`, {
+      method: "POST",
+      headers: { authorization: "Bearer nope" },
+    });
     expect(wrong.status).toBe(401);
     expect(await errorCode(wrong)).toBe("unauthorized");
     expect((await api(`/v1/admin/accounts/${account.id}/approve`, { method: "POST" })).status).toBe(401);
-    const unknown = await api("/v1/admin/accounts/01ARZ3NDEKTSV4RRFFQ69G5FAV/approve", { method: "POST", headers: ADMIN });
+    const unknown = await api("/v1/admin/accounts/01ARZ3NDEKTSV4RRFFQ69G5FAV/approve", {
+      method: "POST",
+      headers: ADMIN,
+    });
     expect(unknown.status).toBe(404);
     expect(await errorCode(unknown)).toBe("not_found");
     expect((await api("/v1/admin/accounts/not-a-ulid/approve", { method: "POST", headers: ADMIN })).status).toBe(404);
   });
 
-  it.each([{ plan: "gold" }, { plan: "pro", extra: 1 }, {}, "nope"])("refuses plan body %j with invalid_body", async (body) => {
-    await approve((await signUp()).account.id);
-    const { account } = await signUp();
-    const response = await api(`/v1/admin/accounts/${account.id}/plan`, json("PUT", body, ADMIN));
-    expect(response.status).toBe(400);
-    expect(await errorCode(response)).toBe("invalid_body");
-  });
+  it.each([{ plan: "gold" }, { plan: "pro", extra: 1 }, {}, "nope"])(
+    "refuses plan body %j with invalid_body",
+    async (body) => {
+      await approve((await signUp()).account.id);
+      const { account } = await signUp();
+      const response = await api(`/v1/admin/accounts/${account.id}/plan`, json("PUT", body, ADMIN));
+      expect(response.status).toBe(400);
+      expect(await errorCode(response)).toBe("invalid_body");
+    },
+  );
 });

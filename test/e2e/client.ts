@@ -1,0 +1,47 @@
+import { E2E_ADMIN_TOKEN } from "./server.ts";
+
+/** A small HTTP client that keeps a session cookie, as a browser or an SDK would. */
+export class Client {
+  cookie: string | undefined;
+  ip = `10.9.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}`;
+
+  readonly baseUrl: string;
+
+  constructor(baseUrl: string) {
+    this.baseUrl = baseUrl;
+  }
+
+  async request(method: string, path: string, options: { body?: unknown; headers?: Record<string, string> } = {}) {
+    const headers: Record<string, string> = { "cf-connecting-ip": this.ip, ...options.headers };
+    if (this.cookie) headers.cookie = this.cookie;
+    let body: BodyInit | undefined;
+    if (options.body instanceof Uint8Array) body = options.body.slice();
+    else if (options.body !== undefined) {
+      headers["content-type"] ??= "application/json";
+      body = JSON.stringify(options.body);
+    }
+    const response = await fetch(`${this.baseUrl}${path}`, { method, headers, body });
+    const setCookie = response.headers.get("set-cookie");
+    if (setCookie?.startsWith("svc_session=")) {
+      const value = setCookie.split(";")[0];
+      this.cookie = value === "svc_session=" ? undefined : value;
+    }
+    const text = await response.text();
+    const json = text && response.headers.get("content-type")?.includes("json") ? JSON.parse(text) : undefined;
+    return { status: response.status, headers: response.headers, json, text };
+  }
+
+  /** Signs up, has the operator approve, and logs in. */
+  async onboard(email = `e2e-${Date.now()}-${Math.random().toString(36).slice(2)}@example.com`) {
+    const password = "e2e password 123";
+    const signup = await this.request("POST", "/v1/auth/signup", { body: { email, password } });
+    if (signup.status !== 201) throw new Error(`signup: ${signup.status} ${signup.text}`);
+    const approve = await this.request("POST", `/v1/admin/accounts/${signup.json.id}/approve`, {
+      headers: { authorization: `Bearer ${E2E_ADMIN_TOKEN}` },
+    });
+    if (approve.status !== 200) throw new Error(`approve: ${approve.status} ${approve.text}`);
+    const login = await this.request("POST", "/v1/auth/login", { body: { email, password } });
+    if (login.status !== 200) throw new Error(`login: ${login.status} ${login.text}`);
+    return signup.json as { id: string };
+  }
+}

@@ -1,0 +1,78 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
+
+export const E2E_ADMIN_TOKEN = "e2e-admin-token";
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      server.close(() =>
+        typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port")),
+      );
+    });
+  });
+}
+
+export type DevServer = { baseUrl: string; stop: () => Promise<void> };
+
+/**
+ * Starts the real dev server (`npm run dev`'s script) on a free port with its own empty state,
+ * waits until it answers, and returns a handle that stops its whole process group by id.
+ */
+export async function startDevServer(extraArgs: string[] = []): Promise<DevServer> {
+  const port = await freePort();
+  const persistTo = mkdtempSync(path.join(tmpdir(), "video-api-e2e-"));
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [
+      "scripts/dev.mjs",
+      "--port",
+      String(port),
+      "--persist-to",
+      persistTo,
+      "--var",
+      `ADMIN_TOKEN:${E2E_ADMIN_TOKEN}`,
+      "--var",
+      "ALLOWED_ORIGINS:https://dashboard.example",
+      ...extraArgs,
+    ],
+    { cwd: path.resolve(import.meta.dirname, "../.."), detached: true, stdio: ["ignore", "pipe", "pipe"] },
+  );
+  let output = "";
+  child.stdout?.on("data", (chunk) => {
+    output += chunk;
+  });
+  child.stderr?.on("data", (chunk) => {
+    output += chunk;
+  });
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const stop = async () => {
+    if (child.pid && child.exitCode === null) {
+      const exited = new Promise((resolve) => child.once("exit", resolve));
+      process.kill(-child.pid, "SIGTERM");
+      await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 5000))]);
+      if (child.exitCode === null) process.kill(-child.pid, "SIGKILL");
+    }
+    rmSync(persistTo, { recursive: true, force: true });
+  };
+  const deadline = Date.now() + 90_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`dev server exited early:\n${output}`);
+    try {
+      const response = await fetch(`${baseUrl}/v1/openapi.json`);
+      if (response.ok) return { baseUrl, stop };
+    } catch {
+      // not listening yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  await stop();
+  throw new Error(`dev server did not answer within 90 s:\n${output}`);
+}

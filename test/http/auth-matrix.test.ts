@@ -1,0 +1,103 @@
+import { describe, expect, it } from "vitest";
+import { ADMIN, api, bearer, errorCode, newKey, newProject, newSession, type Session, withCookie } from "../helpers";
+
+/**
+ * Every protected route, with what it accepts. The same credential checks run against each, so a
+ * route that forgets one fails here. `{project}` is replaced by a project of the caller.
+ */
+type ProtectedRoute = {
+  method: string;
+  path: string;
+  accepts: "session" | "any";
+  /** The scope an API key needs, for routes that accept keys. */
+  scope?: "read" | "write";
+  /** Routes that an unapproved account may still use. */
+  skipsApproval?: boolean;
+  body?: unknown;
+};
+
+const PROTECTED_ROUTES: ProtectedRoute[] = [
+  { method: "GET", path: "/v1/account", accepts: "session", skipsApproval: true },
+  { method: "POST", path: "/v1/auth/logout", accepts: "session", skipsApproval: true },
+  { method: "GET", path: "/v1/projects", accepts: "session" },
+  { method: "POST", path: "/v1/projects", accepts: "session", body: { name: "x" } },
+  { method: "GET", path: "/v1/projects/{project}", accepts: "session" },
+  { method: "GET", path: "/v1/projects/{project}/api-keys", accepts: "session" },
+  {
+    method: "POST",
+    path: "/v1/projects/{project}/api-keys",
+    accepts: "session",
+    body: { name: "k", scopes: ["read"], mode: "test" },
+  },
+  { method: "DELETE", path: "/v1/projects/{project}/api-keys/01ARZ3NDEKTSV4RRFFQ69G5FAV", accepts: "session" },
+];
+
+async function call(route: ProtectedRoute, projectId: string, init: RequestInit): Promise<Response> {
+  const path = route.path.replace("{project}", projectId);
+  const headers = { ...(init.headers as Record<string, string>), "content-type": "application/json" };
+  const body = route.body === undefined ? undefined : JSON.stringify(route.body);
+  return api(path, { method: route.method, ...init, headers, body });
+}
+
+describe.each(PROTECTED_ROUTES)("$method $path", (route) => {
+  async function setUp(): Promise<{ session: Session; projectId: string }> {
+    const session = await newSession();
+    return { session, projectId: (await newProject(session)).id };
+  }
+
+  it("refuses a request without credentials", async () => {
+    const { projectId } = await setUp();
+    const response = await call(route, projectId, {});
+    expect(response.status).toBe(401);
+    expect(await errorCode(response)).toBe("unauthorized");
+  });
+
+  it.each([
+    ["a forged cookie", { cookie: "svc_session=forged" }],
+    ["an unknown key", { authorization: "Bearer svc_test_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA" }],
+    ["a key of another prefix", { authorization: "Bearer sk_live_AAAAAAAAAAAAAAAAAAAAAAAA" }],
+    ["a non-bearer scheme", { authorization: "Basic dXNlcjpwYXNz" }],
+    ["an empty bearer", { authorization: "Bearer " }],
+  ])("refuses %s", async (_, headers) => {
+    const { projectId } = await setUp();
+    const response = await call(route, projectId, { headers });
+    expect(response.status).toBe(401);
+    expect(await errorCode(response)).toBe("unauthorized");
+  });
+
+  it("lets the Authorization header alone decide when both are sent", async () => {
+    const { session, projectId } = await setUp();
+    const response = await call(route, projectId, withCookie(session, { headers: { authorization: "Bearer nope" } }));
+    expect(response.status).toBe(401);
+  });
+
+  if (route.accepts === "session") {
+    it("refuses an API key", async () => {
+      const { session, projectId } = await setUp();
+      const key = await newKey(session, projectId, ["read", "write"]);
+      const response = await call(route, projectId, bearer(key));
+      expect(response.status).toBe(401);
+      expect(await errorCode(response)).toBe("unauthorized");
+    });
+  }
+
+  if (route.scope === "write") {
+    it("refuses a read-only key with insufficient_scope", async () => {
+      const { session, projectId } = await setUp();
+      const key = await newKey(session, projectId, ["read"]);
+      const response = await call(route, projectId, bearer(key));
+      expect(response.status).toBe(403);
+      expect(await errorCode(response)).toBe("insufficient_scope");
+    });
+  }
+
+  if (!route.skipsApproval) {
+    it("refuses an unapproved account", async () => {
+      const { session, projectId } = await setUp();
+      await api(`/v1/admin/accounts/${session.accountId}/suspend`, { method: "POST", headers: ADMIN });
+      const response = await call(route, projectId, withCookie(session));
+      expect(response.status).toBe(403);
+      expect(await errorCode(response)).toBe("account_not_approved");
+    });
+  }
+});

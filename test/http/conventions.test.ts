@@ -1,0 +1,86 @@
+import { describe, expect, it } from "vitest";
+import { api, json, newProject, newSession, withCookie } from "../helpers";
+
+const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
+
+describe("HTTP conventions", () => {
+  it("answers unknown routes with a JSON not_found carrying the request id", async () => {
+    const response = await api("/v1/nothing-here", { headers: { "x-request-id": "client-chosen" } });
+    expect(response.status).toBe(404);
+    expect(response.headers.get("content-type")).toContain("application/json");
+    const requestId = response.headers.get("x-request-id");
+    expect(requestId).toMatch(ULID);
+    const body = (await response.json()) as { error: Record<string, unknown> };
+    expect(body.error).toEqual({ code: "not_found", message: expect.any(String), requestId });
+  });
+
+  it("answers a known path with the wrong method 405 with Allow", async () => {
+    const response = await api("/v1/projects", { method: "DELETE" });
+    expect(response.status).toBe(405);
+    expect(response.headers.get("allow")).toBe("GET, HEAD, POST");
+    expect(((await response.json()) as { error: { code: string } }).error.code).toBe("method_not_allowed");
+    const withId = await api("/v1/projects/01ARZ3NDEKTSV4RRFFQ69G5FAV", { method: "PATCH" });
+    expect(withId.status).toBe(405);
+    expect(withId.headers.get("allow")).toBe("GET, HEAD");
+  });
+
+  it("puts a fresh request id on every response, successes included", async () => {
+    const session = await newSession();
+    const first = await api("/v1/account", withCookie(session));
+    const second = await api("/v1/account", withCookie(session));
+    expect(first.headers.get("x-request-id")).toMatch(ULID);
+    expect(first.headers.get("x-request-id")).not.toBe(second.headers.get("x-request-id"));
+  });
+
+  it("serves an OpenAPI 3.1 document generated from the route schemas, and a reference page", async () => {
+    const response = await api("/v1/openapi.json");
+    expect(response.status).toBe(200);
+    const doc = (await response.json()) as { openapi: string; paths: Record<string, Record<string, unknown>> };
+    expect(doc.openapi).toBe("3.1.0");
+    expect(Object.keys(doc.paths)).toEqual(
+      expect.arrayContaining(["/v1/auth/signup", "/v1/projects", "/v1/projects/{id}/api-keys"]),
+    );
+    const create = doc.paths["/v1/projects"]?.post as { responses: Record<string, { description: string }> };
+    expect(create.responses["400"]?.description).toContain("invalid_name");
+    const page = await api("/docs");
+    expect(page.headers.get("content-type")).toContain("text/html");
+    expect(await page.text()).toContain("/v1/projects/{id}/api-keys");
+  });
+});
+
+describe("cross-origin writes under cookie auth", () => {
+  it("refuses an Origin outside ALLOWED_ORIGINS with forbidden_origin", async () => {
+    const session = await newSession();
+    const response = await api(
+      "/v1/projects",
+      withCookie(session, json("POST", { name: "x" }, { origin: "https://evil.example" })),
+    );
+    expect(response.status).toBe(403);
+    expect(((await response.json()) as { error: { code: string } }).error.code).toBe("forbidden_origin");
+  });
+
+  it("accepts allowed and same origins, and requests without Origin", async () => {
+    const session = await newSession();
+    for (const origin of ["https://dashboard.example", "http://api.test", undefined]) {
+      const headers: Record<string, string> = origin ? { origin } : {};
+      const response = await api("/v1/projects", withCookie(session, json("POST", { name: "x" }, headers)));
+      expect(response.status).toBe(201);
+    }
+  });
+
+  it("does not apply to safe methods", async () => {
+    const session = await newSession();
+    await newProject(session);
+    const response = await api("/v1/projects", withCookie(session, { headers: { origin: "https://evil.example" } }));
+    expect(response.status).toBe(200);
+  });
+
+  it("answers CORS preflights for allowed origins only", async () => {
+    const preflight = (origin: string) =>
+      api("/v1/projects", { method: "OPTIONS", headers: { origin, "access-control-request-method": "POST" } });
+    const allowed = await preflight("https://dashboard.example");
+    expect(allowed.headers.get("access-control-allow-origin")).toBe("https://dashboard.example");
+    expect(allowed.headers.get("access-control-allow-credentials")).toBe("true");
+    expect((await preflight("https://evil.example")).headers.get("access-control-allow-origin")).toBeNull();
+  });
+});

@@ -1,0 +1,99 @@
+import { runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import type { RateLimiter } from "../../src/rate-limit/limiter";
+import { api, clientIp, json, newSession, withCookie } from "../helpers";
+
+function limiter(name: string) {
+  return env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(name));
+}
+
+describe("RateLimiter Durable Object", () => {
+  it("counts a rolling window, with time injected", async () => {
+    await runInDurableObject(limiter("unit-rolling"), (instance: RateLimiter) => {
+      const policy = { policy: "p", limit: 3, windowSeconds: 60 };
+      const t0 = 1_700_000_000_000;
+      expect(instance.consume(policy, t0)).toEqual({ allowed: true, limit: 3, remaining: 2, resetSeconds: 60 });
+      expect(instance.consume(policy, t0 + 10_000).remaining).toBe(1);
+      expect(instance.consume(policy, t0 + 20_000).remaining).toBe(0);
+      expect(instance.consume(policy, t0 + 30_000)).toEqual({
+        allowed: false,
+        limit: 3,
+        remaining: 0,
+        resetSeconds: 30,
+      });
+      // The first request leaves the window at t0 + 60 s, and frees exactly one slot.
+      expect(instance.consume(policy, t0 + 60_000)).toMatchObject({ allowed: true, remaining: 0 });
+      expect(instance.consume(policy, t0 + 60_001).allowed).toBe(false);
+    });
+  });
+
+  it("keeps policies apart", async () => {
+    await runInDurableObject(limiter("unit-policies"), (instance: RateLimiter) => {
+      const now = 1_700_000_000_000;
+      expect(instance.consume({ policy: "a", limit: 1, windowSeconds: 60 }, now).allowed).toBe(true);
+      expect(instance.consume({ policy: "a", limit: 1, windowSeconds: 60 }, now).allowed).toBe(false);
+      expect(instance.consume({ policy: "b", limit: 1, windowSeconds: 60 }, now).allowed).toBe(true);
+    });
+  });
+
+  it("validates its input", async () => {
+    await runInDurableObject(limiter("unit-input"), (instance: RateLimiter) => {
+      expect(() => instance.consume({ policy: "", limit: 1, windowSeconds: 60 })).toThrow();
+      expect(() => instance.consume({ policy: "p", limit: 0, windowSeconds: 60 })).toThrow();
+    });
+  });
+
+  it("is exact under concurrent RPC calls", async () => {
+    const stub = limiter("unit-concurrent");
+    const results = await Promise.all(
+      Array.from({ length: 40 }, () => stub.consume({ policy: "bulk", limit: 30, windowSeconds: 60 })),
+    );
+    expect(results.filter((result) => result.allowed)).toHaveLength(30);
+  });
+});
+
+describe("rate-limited routes", () => {
+  it("lets exactly 60 of 70 simultaneous project creations by one session through", async () => {
+    const session = await newSession();
+    const responses = await Promise.all(
+      Array.from({ length: 70 }, (_, i) => api("/v1/projects", withCookie(session, json("POST", { name: `p${i}` })))),
+    );
+    const statuses = responses.map((response) => response.status);
+    expect(statuses.filter((status) => status === 201)).toHaveLength(60);
+    expect(statuses.filter((status) => status === 429)).toHaveLength(10);
+    const limited = responses.find((response) => response.status === 429);
+    expect(limited?.headers.get("retry-after")).toMatch(/^\d+$/);
+    expect(limited?.headers.get("ratelimit-policy")).toBe('"project_create";q=60;w=60');
+    expect(limited?.headers.get("ratelimit")).toMatch(/^"project_create";r=0;t=\d+$/);
+    const body = (await limited?.json()) as { error: { code: string; requestId: string } };
+    expect(body.error.code).toBe("rate_limited");
+    // Another session has its own budget.
+    const other = await newSession();
+    expect((await api("/v1/projects", withCookie(other, json("POST", { name: "x" })))).status).toBe(201);
+  });
+
+  it("sets RateLimit headers on successes and on validation errors alike", async () => {
+    const session = await newSession();
+    const ok = await api("/v1/projects", withCookie(session, json("POST", { name: "x" })));
+    expect(ok.headers.get("ratelimit-policy")).toBe('"project_create";q=60;w=60');
+    expect(ok.headers.get("ratelimit")).toBe('"project_create";r=59;t=60');
+    const bad = await api("/v1/projects", withCookie(session, json("POST", { name: "" })));
+    expect(bad.status).toBe(400);
+    expect(bad.headers.get("ratelimit")).toBe('"project_create";r=58;t=60');
+  });
+
+  it("limits login to 10 a minute per client address", async () => {
+    const ip = clientIp();
+    const attempts = await Promise.all(
+      Array.from({ length: 12 }, () =>
+        api(
+          "/v1/auth/login",
+          json("POST", { email: "x@example.com", password: "0123456789" }, { "cf-connecting-ip": ip }),
+        ),
+      ),
+    );
+    expect(attempts.filter((response) => response.status === 401)).toHaveLength(10);
+    expect(attempts.filter((response) => response.status === 429)).toHaveLength(2);
+  });
+});
