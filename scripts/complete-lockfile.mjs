@@ -27,7 +27,12 @@ for (const [path, entry] of Object.entries(packages)) {
     const nested = path ? `${path}/node_modules/${name}` : `node_modules/${name}`;
     if (packages[nested] || packages[`node_modules/${name}`]) continue;
     if (!/^\d+\.\d+\.\d+/.test(version)) continue; // a range: npm resolved it elsewhere
-    packages[`node_modules/${name}`] = { version, ...(entry.dev ? { dev: true } : {}), optional: true, ...platform(name) };
+    packages[`node_modules/${name}`] = {
+      version,
+      ...(entry.dev ? { dev: true } : {}),
+      optional: true,
+      ...platform(name),
+    };
     added.push(`${name}@${version}`);
   }
 }
