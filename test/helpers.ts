@@ -94,3 +94,26 @@ export async function newWorkspace() {
   const key = await newKey(session, project.id);
   return { session, project, key };
 }
+
+export type VideoBody = {
+  id: string;
+  projectId: string;
+  title: string | null;
+  status: string;
+  visibility: string;
+  thumbnail: { source: string; url: string };
+  createdAt: string;
+  updatedAt: string;
+};
+
+export async function newVideo(key: string, body: Record<string, unknown> = {}) {
+  const response = await api("/v1/videos", bearer(key, json("POST", body)));
+  if (response.status !== 201) throw new Error(`video create failed: ${response.status} ${await response.text()}`);
+  return (await response.json()) as { video: VideoBody; upload: { id: string; expiresAt: string } };
+}
+
+export async function newVideos(key: string, count: number): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < count; i++) ids.push((await newVideo(key, { title: `video ${i}` })).video.id);
+  return ids;
+}

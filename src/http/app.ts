@@ -4,6 +4,9 @@ import { adminRoutes } from "../admin/routes";
 import { apiKeyRoutes } from "../api-keys/routes";
 import { authRoutes } from "../auth/routes";
 import { projectRoutes } from "../projects/routes";
+import { bulkRoutes } from "../videos/bulk";
+import { videoRoutes } from "../videos/routes";
+import { uploadRoutes } from "../videos/uploads";
 import type { AppEnv } from "./context";
 import { renderDocs } from "./docs";
 import { handleError } from "./errors";
@@ -31,7 +34,10 @@ export function createApp() {
     }),
   );
 
-  for (const routes of [authRoutes, adminRoutes, projectRoutes, apiKeyRoutes]) app.route("/", routes);
+  // The bulk route comes before /v1/videos/{id}, which would otherwise match "bulk" as an id.
+  for (const routes of [authRoutes, adminRoutes, projectRoutes, apiKeyRoutes, bulkRoutes, videoRoutes, uploadRoutes]) {
+    app.route("/", routes);
+  }
 
   app.openAPIRegistry.registerComponent("securitySchemes", "apiKey", {
     type: "http",

@@ -1,0 +1,40 @@
+import { z } from "@hono/zod-openapi";
+import { decodeCursor, encodeCursor, type Position } from "../lib/cursor";
+import { ApiError } from "./errors";
+
+export const DEFAULT_PAGE_SIZE = 20;
+export const MAX_PAGE_SIZE = 100;
+
+export const PageQuerySchema = z.object({
+  limit: z
+    .string()
+    .optional()
+    .openapi({ description: `Page size, 1–${MAX_PAGE_SIZE}; default ${DEFAULT_PAGE_SIZE}`, example: "20" }),
+  cursor: z.string().optional().openapi({ description: "nextCursor of the previous page" }),
+});
+
+export type Page = { limit: number; after: Position | null };
+
+/** Reads `limit` and `cursor`, answering invalid_limit and invalid_cursor for anything else. */
+export function parsePage(query: { limit?: string | undefined; cursor?: string | undefined }): Page {
+  let limit = DEFAULT_PAGE_SIZE;
+  if (query.limit !== undefined) {
+    if (!/^\d{1,3}$/.test(query.limit)) throw new ApiError("invalid_limit");
+    limit = Number(query.limit);
+    if (limit < 1 || limit > MAX_PAGE_SIZE) throw new ApiError("invalid_limit");
+  }
+  let after: Position | null = null;
+  if (query.cursor !== undefined) {
+    after = decodeCursor(query.cursor);
+    if (!after) throw new ApiError("invalid_cursor");
+  }
+  return { limit, after };
+}
+
+/** Splits a `limit + 1` row fetch into a page and the cursor of the next one. */
+export function pageOf<Row extends { created_at: string; id: string }>(rows: Row[], limit: number) {
+  const data = rows.slice(0, limit);
+  const last = data[data.length - 1];
+  const nextCursor = rows.length > limit && last ? encodeCursor({ createdAt: last.created_at, id: last.id }) : null;
+  return { data, nextCursor };
+}

@@ -1,0 +1,107 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { jsonBody } from "../http/body";
+import { ERRORS } from "../http/errors";
+import { createRouter } from "../http/router";
+import { errorResponses, jsonRequest, jsonResponse, UlidSchema } from "../http/schemas";
+import { parseUlid } from "../lib/ulid";
+import { rateLimit } from "../rate-limit/middleware";
+import { deleteVideos, type ItemCode, type ItemOutcome, stopAt } from "./delete";
+import type { Visibility } from "./model";
+import { setVisibility } from "./queries";
+import { writeVideos } from "./routes";
+import { ProjectQuerySchema, VisibilitySchema } from "./schemas";
+
+export const MAX_BULK_IDS = 100;
+
+const VideoIdsSchema = z
+  .array(z.string().refine((id) => parseUlid(id) !== null, "must be a ULID"))
+  .min(1)
+  .max(MAX_BULK_IDS);
+
+export const BulkRequestSchema = z
+  .discriminatedUnion("action", [
+    z.strictObject({ action: z.literal("delete"), videoIds: VideoIdsSchema }),
+    z.strictObject({ action: z.literal("set_visibility"), videoIds: VideoIdsSchema, visibility: VisibilitySchema }),
+  ])
+  .openapi("VideoBulkRequest");
+
+const BulkResultSchema = z
+  .union([
+    z.object({ id: UlidSchema, ok: z.literal(true) }),
+    z.object({
+      id: UlidSchema,
+      ok: z.literal(false),
+      error: z.object({
+        code: z.enum(["video_not_found", "upload_completion_in_progress", "internal_error", "not_attempted"]),
+        message: z.string(),
+      }),
+    }),
+  ])
+  .openapi("VideoBulkResult");
+
+const bulk = createRoute({
+  method: "post",
+  path: "/v1/videos/bulk",
+  tags: ["Videos"],
+  summary: "Delete videos, or set their visibility, by id",
+  description:
+    "Answers 200 even when some items fail: inspect each entry's `ok`. One entry per distinct id " +
+    "(case-insensitive), in order of first appearance. An infrastructure failure on a delete stops " +
+    "processing: that entry reports internal_error and every later one not_attempted; retrying " +
+    "the same request re-runs them and changes nothing already done.",
+  middleware: [writeVideos, rateLimit("bulk"), jsonBody] as const,
+  request: { query: ProjectQuerySchema, body: jsonRequest(BulkRequestSchema) },
+  responses: {
+    200: jsonResponse(z.object({ results: z.array(BulkResultSchema) }), "One result per distinct id"),
+    ...errorResponses(
+      "invalid_body",
+      "unauthorized",
+      "account_not_approved",
+      "insufficient_scope",
+      "invalid_project_id",
+      "not_found",
+      "forbidden_origin",
+      "rate_limited",
+    ),
+  },
+});
+
+/** Canonical ids, each once, in order of first appearance. */
+export function distinctIds(ids: string[]): string[] {
+  return [...new Set(ids.map((id) => parseUlid(id) as string))];
+}
+
+const ITEM_MESSAGES: Record<ItemCode, string> = {
+  video_not_found: ERRORS.video_not_found.message,
+  upload_completion_in_progress: ERRORS.upload_completion_in_progress.message,
+  internal_error: ERRORS.internal_error.message,
+  not_attempted: "Not attempted: processing stopped at an earlier item. Retry the request.",
+};
+
+async function applyVisibility(db: D1Database, projectId: string, ids: string[], visibility: Visibility) {
+  try {
+    const changed = await setVisibility(db, projectId, ids, visibility, Date.now());
+    return ids.map(
+      (id): ItemOutcome => (changed.has(id) ? { id, ok: true } : { id, ok: false, code: "video_not_found" }),
+    );
+  } catch (error) {
+    console.error(JSON.stringify({ level: "error", what: "bulk set_visibility", error: String(error) }));
+    // One atomic statement: nothing changed, so processing stopped at the first id.
+    return stopAt(ids, 0);
+  }
+}
+
+export const bulkRoutes = createRouter().openapi(bulk, async (c) => {
+  const body = c.req.valid("json");
+  const ids = distinctIds(body.videoIds);
+  const outcomes =
+    body.action === "delete"
+      ? await deleteVideos({ db: c.env.DB, media: c.env.MEDIA }, c.var.projectId, ids)
+      : await applyVisibility(c.env.DB, c.var.projectId, ids, body.visibility);
+  const results = outcomes.map((outcome) =>
+    outcome.ok
+      ? { id: outcome.id, ok: true as const }
+      : { id: outcome.id, ok: false as const, error: { code: outcome.code, message: ITEM_MESSAGES[outcome.code] } },
+  );
+  return c.json({ results }, 200);
+});

@@ -1,0 +1,125 @@
+import { ulid } from "../lib/ulid";
+import { completionInFlight, type VideoRow } from "./model";
+import { clearAbortedUploads, deleteStatements, findVideos } from "./queries";
+
+export type ItemCode = "video_not_found" | "upload_completion_in_progress" | "internal_error" | "not_attempted";
+export type ItemOutcome = { id: string; ok: true } | { id: string; ok: false; code: ItemCode };
+
+type Store = { db: D1Database; media: R2Bucket };
+
+function logFailure(what: string, error: unknown, context: Record<string, unknown>): void {
+  console.error(
+    JSON.stringify({ level: "error", what, ...context, error: error instanceof Error ? error.message : String(error) }),
+  );
+}
+
+/** Marks `ids[from]` internal_error and every id after it not_attempted: processing stops there. */
+export function stopAt(ids: string[], from: number): ItemOutcome[] {
+  return ids.slice(from).map((id, i) => ({ id, ok: false, code: i === 0 ? "internal_error" : "not_attempted" }));
+}
+
+/** Why a video the delete did not change was refused, read after the fact. */
+function refusal(row: VideoRow | undefined, now: number): ItemCode {
+  return row && completionInFlight(row, now) ? "upload_completion_in_progress" : "video_not_found";
+}
+
+/**
+ * Deletes videos of a project: the one rule behind `DELETE /v1/videos/{id}` and a bulk `delete`.
+ * Each deletion is a soft delete written in one batch with its video.deleted event. Then the
+ * active upload sessions are aborted in R2. `ids` are canonical and distinct, in request order.
+ *
+ * Happy path: one read, one batch for all ids, and one write if any upload was aborted. When the
+ * batch fails, the ids are retried one at a time to find the failing one: it reports
+ * internal_error and every later id not_attempted.
+ */
+export async function deleteVideos(
+  store: Store,
+  projectId: string,
+  ids: string[],
+  now: number = Date.now(),
+): Promise<ItemOutcome[]> {
+  let rows: Map<string, VideoRow>;
+  try {
+    rows = await findVideos(store.db, projectId, ids);
+  } catch (error) {
+    logFailure("delete: read videos", error, { projectId });
+    return stopAt(ids, 0);
+  }
+
+  const outcomes: ItemOutcome[] = [];
+  const candidates: string[] = [];
+  for (const id of ids) {
+    const row = rows.get(id);
+    if (!row || completionInFlight(row, now)) outcomes.push({ id, ok: false, code: refusal(row, now) });
+    else {
+      outcomes.push({ id, ok: true });
+      candidates.push(id);
+    }
+  }
+  if (candidates.length === 0) return outcomes;
+
+  const statementsOf = (id: string) => deleteStatements(store.db, projectId, id, ulid(now), now);
+  const applied = new Set<string>();
+  let attempted = candidates;
+  try {
+    const results = await store.db.batch(candidates.flatMap(statementsOf));
+    candidates.forEach((id, i) => (results[2 * i]?.meta.changes ?? 0) > 0 && applied.add(id));
+  } catch (error) {
+    // The batch is atomic, so nothing was applied: go one by one to find the failing id.
+    logFailure("delete: batch", error, { projectId, count: candidates.length });
+    for (const [n, id] of candidates.entries()) {
+      try {
+        const [update] = await store.db.batch(statementsOf(id));
+        if ((update?.meta.changes ?? 0) > 0) applied.add(id);
+      } catch (itemError) {
+        logFailure("delete: item", itemError, { projectId, videoId: id });
+        const index = ids.indexOf(id);
+        outcomes.splice(index, outcomes.length - index, ...stopAt(ids, index));
+        attempted = candidates.slice(0, n);
+        break;
+      }
+    }
+  }
+
+  // An attempted id the delete did not change lost a race: deleted, or a completion started.
+  const raced = attempted.filter((id) => !applied.has(id));
+  if (raced.length > 0) {
+    const later = Date.now();
+    const current = await findVideos(store.db, projectId, raced).catch(() => new Map<string, VideoRow>());
+    for (const id of raced) outcomes[ids.indexOf(id)] = { id, ok: false, code: refusal(current.get(id), later) };
+  }
+
+  await abortUploads(
+    store,
+    [...applied].map((id) => rows.get(id)).filter((row) => row !== undefined),
+  );
+  return outcomes;
+}
+
+/**
+ * Aborts the R2 multipart uploads of deleted videos and forgets the ones that are gone. One that
+ * fails stays recorded, and the scheduled sweeper tries it again.
+ */
+export async function abortUploads(store: Store, rows: VideoRow[]): Promise<void> {
+  const active = rows.filter((row): row is VideoRow & { upload_r2_id: string } => row.upload_r2_id !== null);
+  if (active.length === 0) return;
+  const settled = await Promise.allSettled(
+    active.map((row) => store.media.resumeMultipartUpload(row.source_key, row.upload_r2_id).abort()),
+  );
+  const done = active.filter((row, i) => {
+    const result = settled[i];
+    if (result?.status === "fulfilled") return true;
+    // Already completed or aborted: nothing is left to abort.
+    if (/NoSuchUpload|10024/.test(String(result?.reason))) return true;
+    logFailure("delete: abort upload", result?.reason, { videoId: row.id });
+    return false;
+  });
+  try {
+    await clearAbortedUploads(
+      store.db,
+      done.map((row) => row.id),
+    );
+  } catch (error) {
+    logFailure("delete: clear aborted uploads", error, { count: done.length });
+  }
+}

@@ -1,0 +1,71 @@
+export const VISIBILITIES = ["public", "unlisted", "private"] as const;
+export type Visibility = (typeof VISIBILITIES)[number];
+export type VideoStatus = "waiting_for_upload" | "upload_completing" | "uploaded";
+
+export type VideoRow = {
+  id: string;
+  project_id: string;
+  title: string | null;
+  status: VideoStatus;
+  visibility: Visibility;
+  source_key: string;
+  upload_id: string | null;
+  upload_r2_id: string | null;
+  upload_expires_at: string | null;
+  completion_lease_until: string | null;
+  created_at: string;
+  updated_at: string;
+  deleted_at: string | null;
+};
+
+export type Thumbnail = { source: "auto" | "custom"; url: string };
+
+export type Video = {
+  id: string;
+  projectId: string;
+  title: string | null;
+  status: VideoStatus;
+  visibility: Visibility;
+  thumbnail: Thumbnail;
+  createdAt: string;
+  updatedAt: string;
+};
+
+/** How long a started upload completion holds the video before another may take over. */
+export const COMPLETION_LEASE_MS = 5 * 60 * 1000;
+/** How long an upload session accepts parts. */
+export const UPLOAD_SESSION_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * The status a client sees: a completion whose lease has run out is no longer in flight, so the
+ * video is waiting for its upload again.
+ */
+export function effectiveStatus(row: Pick<VideoRow, "status" | "completion_lease_until">, now: number): VideoStatus {
+  if (row.status === "upload_completing" && !completionInFlight(row, now)) return "waiting_for_upload";
+  return row.status;
+}
+
+export function completionInFlight(row: Pick<VideoRow, "status" | "completion_lease_until">, now: number): boolean {
+  return (
+    row.status === "upload_completing" &&
+    row.completion_lease_until !== null &&
+    Date.parse(row.completion_lease_until) > now
+  );
+}
+
+export function sourceKey(projectId: string, videoId: string): string {
+  return `videos/${projectId}/${videoId}/source`;
+}
+
+export function toVideo(row: VideoRow, thumbnail: Thumbnail, now: number = Date.now()): Video {
+  return {
+    id: row.id,
+    projectId: row.project_id,
+    title: row.title,
+    status: effectiveStatus(row, now),
+    visibility: row.visibility,
+    thumbnail,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}

@@ -1,0 +1,188 @@
+import type { Position } from "../lib/cursor";
+import { isoTime } from "../lib/time";
+import { COMPLETION_LEASE_MS, type VideoRow, type Visibility } from "./model";
+
+// Ids travel as one JSON array parameter: D1 allows at most 100 bound parameters per statement.
+const IDS = "SELECT value FROM json_each(?)";
+
+export async function insertVideo(db: D1Database, row: VideoRow): Promise<void> {
+  await db
+    .prepare(
+      `INSERT INTO videos (id, project_id, title, status, visibility, source_key, upload_id, upload_r2_id,
+         upload_expires_at, completion_lease_until, created_at, updated_at, deleted_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    )
+    .bind(
+      row.id,
+      row.project_id,
+      row.title,
+      row.status,
+      row.visibility,
+      row.source_key,
+      row.upload_id,
+      row.upload_r2_id,
+      row.upload_expires_at,
+      row.completion_lease_until,
+      row.created_at,
+      row.updated_at,
+      row.deleted_at,
+    )
+    .run();
+}
+
+/** A live (not deleted) video of the project. */
+export function findVideo(db: D1Database, projectId: string, id: string): Promise<VideoRow | null> {
+  return db
+    .prepare("SELECT * FROM videos WHERE id = ? AND project_id = ? AND deleted_at IS NULL")
+    .bind(id, projectId)
+    .first<VideoRow>();
+}
+
+/** The live videos of the project among `ids`, in one round trip. */
+export async function findVideos(db: D1Database, projectId: string, ids: string[]): Promise<Map<string, VideoRow>> {
+  const { results } = await db
+    .prepare(`SELECT * FROM videos WHERE project_id = ? AND deleted_at IS NULL AND id IN (${IDS})`)
+    .bind(projectId, JSON.stringify(ids))
+    .all<VideoRow>();
+  return new Map(results.map((row) => [row.id, row]));
+}
+
+/** `limit + 1` live videos after `after`, newest first. */
+export async function listVideos(
+  db: D1Database,
+  projectId: string,
+  limit: number,
+  after: Position | null,
+): Promise<VideoRow[]> {
+  const statement = after
+    ? db
+        .prepare(
+          `SELECT * FROM videos WHERE project_id = ? AND deleted_at IS NULL AND (created_at, id) < (?, ?)
+           ORDER BY created_at DESC, id DESC LIMIT ?`,
+        )
+        .bind(projectId, after.createdAt, after.id, limit + 1)
+    : db
+        .prepare(
+          "SELECT * FROM videos WHERE project_id = ? AND deleted_at IS NULL ORDER BY created_at DESC, id DESC LIMIT ?",
+        )
+        .bind(projectId, limit + 1);
+  return (await statement.all<VideoRow>()).results;
+}
+
+/** Sets the visibility of the project's live videos among `ids`; returns the ids it changed. */
+export async function setVisibility(
+  db: D1Database,
+  projectId: string,
+  ids: string[],
+  visibility: Visibility,
+  now: number,
+): Promise<Set<string>> {
+  const { results } = await db
+    .prepare(
+      `UPDATE videos SET visibility = ?, updated_at = ?
+       WHERE project_id = ? AND deleted_at IS NULL AND id IN (${IDS}) RETURNING id`,
+    )
+    .bind(visibility, isoTime(now), projectId, JSON.stringify(ids))
+    .all<{ id: string }>();
+  return new Set(results.map((row) => row.id));
+}
+
+/**
+ * The soft delete of one video and its video.deleted event, as statements for one atomic batch.
+ * The update applies only to a live video with no completion in flight; the event is written
+ * only for a deleted video, at most once per video (unique on type and subject).
+ */
+export function deleteStatements(
+  db: D1Database,
+  projectId: string,
+  videoId: string,
+  eventId: string,
+  now: number,
+): [D1PreparedStatement, D1PreparedStatement] {
+  const at = isoTime(now);
+  return [
+    db
+      .prepare(
+        `UPDATE videos
+         SET deleted_at = ?1, updated_at = ?1, upload_id = NULL, upload_expires_at = NULL,
+             completion_lease_until = NULL,
+             status = CASE WHEN status = 'upload_completing' THEN 'waiting_for_upload' ELSE status END
+         WHERE id = ?2 AND project_id = ?3 AND deleted_at IS NULL
+           AND NOT (status = 'upload_completing' AND completion_lease_until > ?1)`,
+      )
+      .bind(at, videoId, projectId),
+    db
+      .prepare(
+        `INSERT OR IGNORE INTO outbox_events (id, project_id, type, subject_id, payload, created_at)
+         SELECT ?1, v.project_id, 'video.deleted', v.id,
+                json_object('type', 'video.deleted', 'timestamp', v.deleted_at,
+                            'data', json_object('id', v.id, 'projectId', v.project_id, 'deletedAt', v.deleted_at)),
+                v.deleted_at
+         FROM videos v WHERE v.id = ?2 AND v.project_id = ?3 AND v.deleted_at IS NOT NULL`,
+      )
+      .bind(eventId, videoId, projectId),
+  ];
+}
+
+/** Forgets the R2 multipart uploads that have been aborted. */
+export async function clearAbortedUploads(db: D1Database, ids: string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await db.prepare(`UPDATE videos SET upload_r2_id = NULL WHERE id IN (${IDS})`).bind(JSON.stringify(ids)).run();
+}
+
+/** Deleted videos whose multipart upload still has to be aborted, oldest first. */
+export async function pendingAborts(db: D1Database, limit: number): Promise<VideoRow[]> {
+  const { results } = await db
+    .prepare(
+      "SELECT * FROM videos WHERE deleted_at IS NOT NULL AND upload_r2_id IS NOT NULL ORDER BY deleted_at LIMIT ?",
+    )
+    .bind(limit)
+    .all<VideoRow>();
+  return results;
+}
+
+/**
+ * Takes the completion lease of a video waiting for its upload (or whose earlier completion died).
+ * Returns the row as it is now under the lease, or null when the lease could not be taken.
+ */
+export function acquireCompletionLease(
+  db: D1Database,
+  projectId: string,
+  id: string,
+  now: number,
+): Promise<VideoRow | null> {
+  return db
+    .prepare(
+      `UPDATE videos SET status = 'upload_completing', completion_lease_until = ?1, updated_at = ?2
+       WHERE id = ?3 AND project_id = ?4 AND deleted_at IS NULL AND upload_r2_id IS NOT NULL
+         AND upload_expires_at > ?2
+         AND (status = 'waiting_for_upload' OR (status = 'upload_completing' AND completion_lease_until <= ?2))
+       RETURNING *`,
+    )
+    .bind(isoTime(now + COMPLETION_LEASE_MS), isoTime(now), id, projectId)
+    .first<VideoRow>();
+}
+
+/** Marks the upload complete, if this completion still holds the lease. */
+export function finishCompletion(db: D1Database, id: string, lease: string, now: number): Promise<VideoRow | null> {
+  return db
+    .prepare(
+      `UPDATE videos SET status = 'uploaded', completion_lease_until = NULL, upload_id = NULL, upload_r2_id = NULL,
+         upload_expires_at = NULL, updated_at = ?1
+       WHERE id = ?2 AND status = 'upload_completing' AND completion_lease_until = ?3
+       RETURNING *`,
+    )
+    .bind(isoTime(now), id, lease)
+    .first<VideoRow>();
+}
+
+/** Gives the lease back after a failed completion, so the client can try again at once. */
+export async function releaseCompletionLease(db: D1Database, id: string, lease: string, now: number): Promise<void> {
+  await db
+    .prepare(
+      `UPDATE videos SET status = 'waiting_for_upload', completion_lease_until = NULL, updated_at = ?1
+       WHERE id = ?2 AND status = 'upload_completing' AND completion_lease_until = ?3`,
+    )
+    .bind(isoTime(now), id, lease)
+    .run();
+}

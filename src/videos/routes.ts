@@ -1,0 +1,137 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { authenticate } from "../auth/middleware";
+import { jsonBody } from "../http/body";
+import { ApiError } from "../http/errors";
+import { PageQuerySchema, pageOf, parsePage } from "../http/pagination";
+import { createRouter } from "../http/router";
+import { errorResponses, jsonRequest, jsonResponse } from "../http/schemas";
+import { validationHook } from "../http/validation";
+import { isoTime } from "../lib/time";
+import { parseUlid, ulid } from "../lib/ulid";
+import { deleteVideos } from "./delete";
+import { sourceKey, UPLOAD_SESSION_MS, type VideoRow } from "./model";
+import { pathVideo, present } from "./present";
+import { insertVideo, listVideos } from "./queries";
+import { ProjectQuerySchema, UploadSessionSchema, VideoCreateSchema, VideoParamsSchema, VideoSchema } from "./schemas";
+
+export const readVideos = authenticate({ accept: "any", scope: "read", project: { from: "query" } });
+export const writeVideos = authenticate({ accept: "any", scope: "write", project: { from: "query" } });
+const AUTH_ERRORS = [
+  "unauthorized",
+  "account_not_approved",
+  "insufficient_scope",
+  "invalid_project_id",
+  "not_found",
+] as const;
+
+const create = createRoute({
+  method: "post",
+  path: "/v1/videos",
+  tags: ["Videos"],
+  summary: "Create a video and open its upload session (an R2 multipart upload)",
+  middleware: [writeVideos, jsonBody] as const,
+  request: { query: ProjectQuerySchema, body: jsonRequest(VideoCreateSchema) },
+  responses: {
+    201: jsonResponse(
+      z.object({ video: VideoSchema, upload: UploadSessionSchema }),
+      "The video and its upload session",
+    ),
+    ...errorResponses(...AUTH_ERRORS, "invalid_body", "forbidden_origin"),
+  },
+});
+
+const list = createRoute({
+  method: "get",
+  path: "/v1/videos",
+  tags: ["Videos"],
+  summary: "The project's videos, newest first",
+  middleware: [readVideos] as const,
+  request: { query: ProjectQuerySchema.extend(PageQuerySchema.shape) },
+  responses: {
+    200: jsonResponse(z.object({ data: z.array(VideoSchema), nextCursor: z.string().nullable() }), "One page"),
+    ...errorResponses(...AUTH_ERRORS, "invalid_limit", "invalid_cursor"),
+  },
+});
+
+const read = createRoute({
+  method: "get",
+  path: "/v1/videos/{id}",
+  tags: ["Videos"],
+  summary: "One video",
+  middleware: [readVideos] as const,
+  request: { params: VideoParamsSchema, query: ProjectQuerySchema },
+  responses: {
+    200: jsonResponse(VideoSchema, "The video"),
+    ...errorResponses(...AUTH_ERRORS, "video_not_found"),
+  },
+});
+
+const remove = createRoute({
+  method: "delete",
+  path: "/v1/videos/{id}",
+  tags: ["Videos"],
+  summary: "Soft-delete a video: aborts its upload session and emits video.deleted",
+  middleware: [writeVideos] as const,
+  request: { params: VideoParamsSchema, query: ProjectQuerySchema },
+  responses: {
+    204: { description: "Deleted" },
+    ...errorResponses(...AUTH_ERRORS, "video_not_found", "upload_completion_in_progress", "forbidden_origin"),
+  },
+});
+
+export const videoRoutes = createRouter()
+  .openapi(create, async (c) => {
+    const body = c.req.valid("json");
+    const now = Date.now();
+    const id = ulid(now);
+    const key = sourceKey(c.var.projectId, id);
+    const upload = await c.env.MEDIA.createMultipartUpload(key);
+    const row: VideoRow = {
+      id,
+      project_id: c.var.projectId,
+      title: body.title ?? null,
+      status: "waiting_for_upload",
+      visibility: body.visibility ?? "public",
+      source_key: key,
+      upload_id: ulid(now),
+      upload_r2_id: upload.uploadId,
+      upload_expires_at: isoTime(now + UPLOAD_SESSION_MS),
+      completion_lease_until: null,
+      created_at: isoTime(now),
+      updated_at: isoTime(now),
+      deleted_at: null,
+    };
+    try {
+      await insertVideo(c.env.DB, row);
+    } catch (error) {
+      // Leave no orphaned multipart upload behind a video that was never recorded.
+      await upload.abort().catch(() => {});
+      throw error;
+    }
+    return c.json(
+      {
+        video: present(c, row, now),
+        upload: { id: row.upload_id as string, expiresAt: row.upload_expires_at as string },
+      },
+      201,
+    );
+  })
+  .openapi(
+    list,
+    async (c) => {
+      const { limit, after } = parsePage(c.req.valid("query"));
+      const page = pageOf(await listVideos(c.env.DB, c.var.projectId, limit, after), limit);
+      const now = Date.now();
+      return c.json({ data: page.data.map((row) => present(c, row, now)), nextCursor: page.nextCursor }, 200);
+    },
+    validationHook({ query: "invalid_limit" }),
+  )
+  .openapi(read, async (c) => c.json(present(c, await pathVideo(c, c.req.valid("param").id)), 200))
+  .openapi(remove, async (c) => {
+    const id = parseUlid(c.req.valid("param").id);
+    if (!id) throw new ApiError("video_not_found");
+    const [outcome] = await deleteVideos({ db: c.env.DB, media: c.env.MEDIA }, c.var.projectId, [id]);
+    if (!outcome || !outcome.ok)
+      throw new ApiError(outcome?.code === "not_attempted" ? "internal_error" : (outcome?.code ?? "internal_error"));
+    return c.body(null, 204);
+  });

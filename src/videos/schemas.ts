@@ -1,0 +1,54 @@
+import { z } from "@hono/zod-openapi";
+import { TimestampSchema, UlidSchema } from "../http/schemas";
+import { VISIBILITIES } from "./model";
+
+export const VisibilitySchema = z.enum(VISIBILITIES).openapi({ description: "Default public" });
+
+export const ThumbnailSchema = z
+  .object({ source: z.enum(["auto", "custom"]), url: z.string().openapi({ format: "uri" }) })
+  .openapi("Thumbnail");
+
+export const VideoSchema = z
+  .object({
+    id: UlidSchema,
+    projectId: UlidSchema,
+    title: z.string().nullable(),
+    status: z.enum(["waiting_for_upload", "upload_completing", "uploaded"]),
+    visibility: VisibilitySchema,
+    thumbnail: ThumbnailSchema,
+    createdAt: TimestampSchema,
+    updatedAt: TimestampSchema,
+  })
+  .openapi("Video");
+
+export const VideoCreateSchema = z
+  .strictObject({
+    title: z.string().trim().min(1).max(200).optional(),
+    visibility: VisibilitySchema.optional(),
+  })
+  .openapi("VideoCreateRequest");
+
+export const UploadSessionSchema = z.object({ id: UlidSchema, expiresAt: TimestampSchema }).openapi("UploadSession");
+
+export const UploadCompleteSchema = z
+  .strictObject({
+    parts: z
+      .array(z.strictObject({ partNumber: z.int().min(1).max(10_000), etag: z.string().min(1).max(200) }))
+      .min(1)
+      .max(10_000)
+      .refine(
+        (parts) => new Set(parts.map((part) => part.partNumber)).size === parts.length,
+        "partNumber must not repeat",
+      ),
+  })
+  .openapi("UploadCompleteRequest");
+
+/** Query of video endpoints: `projectId` is read by authentication, under cookie auth only. */
+export const ProjectQuerySchema = z.object({
+  projectId: z
+    .string()
+    .optional()
+    .openapi({ description: "Required under session-cookie auth; ignored under API-key auth" }),
+});
+
+export const VideoParamsSchema = z.object({ id: z.string() });

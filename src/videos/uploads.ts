@@ -1,0 +1,130 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { jsonBody } from "../http/body";
+import { ApiError } from "../http/errors";
+import { createRouter } from "../http/router";
+import { errorResponses, jsonRequest, jsonResponse } from "../http/schemas";
+import { completionInFlight, type VideoRow } from "./model";
+import { pathVideo, present } from "./present";
+import { acquireCompletionLease, finishCompletion, releaseCompletionLease } from "./queries";
+import { writeVideos } from "./routes";
+import { ProjectQuerySchema, UploadCompleteSchema, VideoSchema } from "./schemas";
+
+/** R2's largest part. */
+const MAX_PART_BYTES = 5 * 1024 ** 3;
+const AUTH_ERRORS = [
+  "unauthorized",
+  "account_not_approved",
+  "insufficient_scope",
+  "invalid_project_id",
+  "not_found",
+] as const;
+
+const uploadPart = createRoute({
+  method: "put",
+  path: "/v1/videos/{id}/upload/parts/{partNumber}",
+  tags: ["Uploads"],
+  summary: "Upload one part of the video's source, streamed to R2",
+  description: "Raw bytes with a Content-Length. Parts other than the last must be at least 5 MiB.",
+  middleware: [writeVideos] as const,
+  request: {
+    params: z.object({ id: z.string(), partNumber: z.string().openapi({ description: "1 to 10000" }) }),
+    query: ProjectQuerySchema,
+    body: { content: { "application/octet-stream": { schema: z.string().openapi({ format: "binary" }) } } },
+  },
+  responses: {
+    200: jsonResponse(z.object({ partNumber: z.int(), etag: z.string() }), "The stored part"),
+    ...errorResponses(
+      ...AUTH_ERRORS,
+      "invalid_body",
+      "video_not_found",
+      "upload_not_active",
+      "upload_completion_in_progress",
+      "payload_too_large",
+    ),
+  },
+});
+
+const complete = createRoute({
+  method: "post",
+  path: "/v1/videos/{id}/upload/complete",
+  tags: ["Uploads"],
+  summary: "Complete the upload from its parts",
+  middleware: [writeVideos, jsonBody] as const,
+  request: { params: z.object({ id: z.string() }), query: ProjectQuerySchema, body: jsonRequest(UploadCompleteSchema) },
+  responses: {
+    200: jsonResponse(VideoSchema, "The video, uploaded"),
+    ...errorResponses(
+      ...AUTH_ERRORS,
+      "invalid_body",
+      "video_not_found",
+      "upload_not_active",
+      "upload_completion_in_progress",
+    ),
+  },
+});
+
+/** Why a live video takes no parts or completion now. */
+function refuseUpload(row: VideoRow, now: number): void {
+  if (completionInFlight(row, now)) throw new ApiError("upload_completion_in_progress");
+  if (
+    row.status === "uploaded" ||
+    !row.upload_r2_id ||
+    !row.upload_expires_at ||
+    Date.parse(row.upload_expires_at) <= now
+  ) {
+    throw new ApiError("upload_not_active");
+  }
+}
+
+/** R2 refuses a completion whose parts are wrong (missing, out of order, too small): the client's error. */
+function isPartError(error: unknown): boolean {
+  return /part|EntityTooSmall|1002[5-7]|10011/i.test(String(error));
+}
+
+export const uploadRoutes = createRouter()
+  .openapi(uploadPart, async (c) => {
+    const { id, partNumber: rawPart } = c.req.valid("param");
+    const row = await pathVideo(c, id);
+    const now = Date.now();
+    refuseUpload(row, now);
+    const partNumber = /^\d{1,5}$/.test(rawPart) ? Number(rawPart) : 0;
+    if (partNumber < 1 || partNumber > 10_000) {
+      throw new ApiError("invalid_body", { message: "partNumber must be an integer from 1 to 10000." });
+    }
+    const length = Number(c.req.header("content-length") ?? Number.NaN);
+    if (!Number.isInteger(length) || length <= 0 || !c.req.raw.body) {
+      throw new ApiError("invalid_body", { message: "A part needs a non-empty body with a Content-Length." });
+    }
+    if (length > MAX_PART_BYTES) throw new ApiError("payload_too_large");
+    const upload = c.env.MEDIA.resumeMultipartUpload(row.source_key, row.upload_r2_id as string);
+    const part = await upload.uploadPart(partNumber, c.req.raw.body);
+    return c.json({ partNumber: part.partNumber, etag: part.etag }, 200);
+  })
+  .openapi(complete, async (c) => {
+    const { parts } = c.req.valid("json");
+    const row = await pathVideo(c, c.req.valid("param").id);
+    const now = Date.now();
+    refuseUpload(row, now);
+    const leased = await acquireCompletionLease(c.env.DB, c.var.projectId, row.id, now);
+    if (!leased) {
+      // Another request changed the video between the read and the lease: say why, as it is now.
+      refuseUpload(await pathVideo(c, row.id), Date.now());
+      throw new ApiError("upload_completion_in_progress");
+    }
+    const lease = leased.completion_lease_until as string;
+    try {
+      const upload = c.env.MEDIA.resumeMultipartUpload(leased.source_key, leased.upload_r2_id as string);
+      await upload.complete([...parts].sort((a, b) => a.partNumber - b.partNumber));
+    } catch (error) {
+      await releaseCompletionLease(c.env.DB, leased.id, lease, Date.now());
+      if (isPartError(error)) {
+        throw new ApiError("invalid_body", {
+          message: "The parts do not complete the upload.",
+          details: [{ path: "parts", message: String(error instanceof Error ? error.message : error) }],
+        });
+      }
+      throw error;
+    }
+    const finished = await finishCompletion(c.env.DB, leased.id, lease, Date.now());
+    return c.json(present(c, finished ?? (await pathVideo(c, leased.id))), 200);
+  });

@@ -1,0 +1,74 @@
+/**
+ * Wraps a D1 binding to count round trips and statements, and to inject failures: a statement
+ * for which `failWhen` answers true throws, as an infrastructure fault would; in a batch, the
+ * whole batch fails and nothing of it is applied, as D1 does.
+ */
+export type Fault = (sql: string, params: unknown[]) => boolean;
+
+type Traced = { inner: D1PreparedStatement; sql: string; params: unknown[] };
+
+export class InstrumentedD1 {
+  roundTrips = 0;
+  statements = 0;
+  failWhen: Fault | undefined;
+  readonly #db: D1Database;
+  readonly #traced = new WeakMap<object, Traced>();
+
+  constructor(db: D1Database, failWhen?: Fault) {
+    this.#db = db;
+    this.failWhen = failWhen;
+  }
+
+  get binding(): D1Database {
+    return this as unknown as D1Database;
+  }
+
+  reset(): void {
+    this.roundTrips = 0;
+    this.statements = 0;
+  }
+
+  #check(traced: Traced): void {
+    this.statements += 1;
+    if (this.failWhen?.(traced.sql, traced.params)) throw new Error(`injected D1 failure: ${traced.sql.slice(0, 60)}`);
+  }
+
+  #wrap(traced: Traced): D1PreparedStatement {
+    const run =
+      <T>(method: (statement: D1PreparedStatement) => Promise<T>) =>
+      async () => {
+        this.roundTrips += 1;
+        this.#check(traced);
+        return method(traced.inner);
+      };
+    const statement = {
+      bind: (...params: unknown[]) => this.#wrap({ inner: traced.inner.bind(...params), sql: traced.sql, params }),
+      first: (column?: string) => run((s) => (column === undefined ? s.first() : s.first(column)))(),
+      all: () => run((s) => s.all())(),
+      run: () => run((s) => s.run())(),
+      raw: () => run((s) => s.raw())(),
+    };
+    this.#traced.set(statement, traced);
+    return statement as unknown as D1PreparedStatement;
+  }
+
+  prepare(sql: string): D1PreparedStatement {
+    return this.#wrap({ inner: this.#db.prepare(sql), sql, params: [] });
+  }
+
+  async batch<T>(statements: D1PreparedStatement[]): Promise<D1Result<T>[]> {
+    this.roundTrips += 1;
+    const traced = statements.map((statement) => {
+      const found = this.#traced.get(statement);
+      if (!found) throw new Error("batch of a statement not prepared through this wrapper");
+      return found;
+    });
+    for (const item of traced) this.#check(item);
+    return this.#db.batch<T>(traced.map((item) => item.inner));
+  }
+
+  exec(query: string): Promise<D1ExecResult> {
+    this.roundTrips += 1;
+    return this.#db.exec(query);
+  }
+}

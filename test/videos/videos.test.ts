@@ -1,0 +1,395 @@
+import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import worker from "../../src/index";
+import {
+  api,
+  bearer,
+  errorCode,
+  json,
+  newKey,
+  newProject,
+  newVideo,
+  newVideos,
+  newWorkspace,
+  type VideoBody,
+  withCookie,
+} from "../helpers";
+
+const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
+
+async function videoRow(id: string) {
+  return env.DB.prepare("SELECT * FROM videos WHERE id = ?").bind(id).first<Record<string, string | null>>();
+}
+
+async function eventsOf(videoId: string) {
+  const { results } = await env.DB.prepare("SELECT * FROM outbox_events WHERE subject_id = ?")
+    .bind(videoId)
+    .all<{ id: string; type: string; payload: string; project_id: string }>();
+  return results;
+}
+
+async function putPart(key: string, videoId: string, partNumber: number | string, bytes: Uint8Array) {
+  return api(
+    `/v1/videos/${videoId}/upload/parts/${partNumber}`,
+    bearer(key, { method: "PUT", body: bytes, headers: { "content-length": String(bytes.byteLength) } }),
+  );
+}
+
+describe("POST /v1/videos", () => {
+  it("creates a video waiting for its upload, with an open upload session", async () => {
+    const { key, project } = await newWorkspace();
+    const response = await api("/v1/videos", bearer(key, json("POST", { title: " Launch ", visibility: "unlisted" })));
+    expect(response.status).toBe(201);
+    const { video, upload } = (await response.json()) as {
+      video: VideoBody;
+      upload: { id: string; expiresAt: string };
+    };
+    expect(video).toMatchObject({
+      projectId: project.id,
+      title: "Launch",
+      status: "waiting_for_upload",
+      visibility: "unlisted",
+      thumbnail: { source: "auto", url: `http://api.test/thumbnails/${project.id}/${video.id}/poster.jpg` },
+    });
+    expect(video.id).toMatch(ULID);
+    expect(upload.id).toMatch(ULID);
+    expect(Date.parse(upload.expiresAt)).toBeGreaterThan(Date.now());
+    expect((await videoRow(video.id))?.upload_r2_id).toBeTruthy();
+  });
+
+  it("defaults to public visibility and no title", async () => {
+    const { key } = await newWorkspace();
+    const { video } = await newVideo(key);
+    expect(video).toMatchObject({ visibility: "public", title: null });
+  });
+
+  it.each([
+    ["an empty title", { title: "" }],
+    ["a title over 200 characters", { title: "x".repeat(201) }],
+    ["an unknown visibility", { visibility: "secret" }],
+    ["an unknown field", { title: "x", tags: [] }],
+    ["a number title", { title: 3 }],
+  ])("refuses %s with invalid_body", async (_, body) => {
+    const { key } = await newWorkspace();
+    const response = await api("/v1/videos", bearer(key, json("POST", body)));
+    expect(response.status).toBe(400);
+    expect(await errorCode(response)).toBe("invalid_body");
+  });
+
+  it("needs projectId under cookie auth, and only the caller's projects", async () => {
+    const { session, project } = await newWorkspace();
+    const missing = await api("/v1/videos", withCookie(session, json("POST", {})));
+    expect(missing.status).toBe(400);
+    expect(await errorCode(missing)).toBe("invalid_project_id");
+    const malformed = await api("/v1/videos?projectId=nope", withCookie(session, json("POST", {})));
+    expect(await errorCode(malformed)).toBe("invalid_project_id");
+    const foreign = await api("/v1/videos?projectId=01ARZ3NDEKTSV4RRFFQ69G5FAV", withCookie(session, json("POST", {})));
+    expect(foreign.status).toBe(404);
+    expect(await errorCode(foreign)).toBe("not_found");
+    const ok = await api(`/v1/videos?projectId=${project.id.toLowerCase()}`, withCookie(session, json("POST", {})));
+    expect(ok.status).toBe(201);
+  });
+
+  it("ignores projectId under API-key auth", async () => {
+    const { key, project } = await newWorkspace();
+    const response = await api("/v1/videos?projectId=garbage", bearer(key, json("POST", {})));
+    expect(response.status).toBe(201);
+    expect(((await response.json()) as { video: VideoBody }).video.projectId).toBe(project.id);
+  });
+});
+
+describe("reading videos", () => {
+  it("reads one video, case-insensitively", async () => {
+    const { key } = await newWorkspace();
+    const { video } = await newVideo(key, { title: "One" });
+    const response = await api(`/v1/videos/${video.id.toLowerCase()}`, bearer(key));
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual(video);
+  });
+
+  it("answers video_not_found for unknown, malformed and other projects' ids", async () => {
+    const { key } = await newWorkspace();
+    const other = await newWorkspace();
+    const { video } = await newVideo(other.key);
+    for (const id of ["01ARZ3NDEKTSV4RRFFQ69G5FAV", "not-a-ulid", video.id]) {
+      const response = await api(`/v1/videos/${id}`, bearer(key));
+      expect(response.status).toBe(404);
+      expect(await errorCode(response)).toBe("video_not_found");
+    }
+  });
+
+  it("lists newest first with keyset pagination, leaving deleted videos out", async () => {
+    const { key } = await newWorkspace();
+    const ids = await newVideos(key, 5);
+    await api(`/v1/videos/${ids[2]}`, bearer(key, { method: "DELETE" }));
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const response = await api(`/v1/videos?limit=2${cursor ? `&cursor=${cursor}` : ""}`, bearer(key));
+      expect(response.status).toBe(200);
+      const page = (await response.json()) as { data: VideoBody[]; nextCursor: string | null };
+      seen.push(...page.data.map((video) => video.id));
+      cursor = page.nextCursor;
+      pages += 1;
+    } while (cursor);
+    expect(pages).toBe(2);
+    expect(seen).toEqual([ids[4], ids[3], ids[1], ids[0]]);
+  });
+
+  it("uses 20 as the default page size", async () => {
+    const { key } = await newWorkspace();
+    await newVideos(key, 21);
+    const page = (await (await api("/v1/videos", bearer(key))).json()) as {
+      data: unknown[];
+      nextCursor: string | null;
+    };
+    expect(page.data).toHaveLength(20);
+    expect(page.nextCursor).not.toBeNull();
+  });
+
+  it.each(["0", "101", "abc", "1.5", "-1", ""])("refuses limit=%s with invalid_limit", async (limit) => {
+    const { key } = await newWorkspace();
+    const response = await api(`/v1/videos?limit=${limit}`, bearer(key));
+    expect(response.status).toBe(400);
+    expect(await errorCode(response)).toBe("invalid_limit");
+  });
+
+  it.each(["nope", "eyJhIjoxfQ", "WyJrMSIsIjIwMjYiLCJ4Il0", "%%%"])(
+    "refuses cursor %s with invalid_cursor",
+    async (cursor) => {
+      const { key } = await newWorkspace();
+      const response = await api(`/v1/videos?cursor=${cursor}`, bearer(key));
+      expect(response.status).toBe(400);
+      expect(await errorCode(response)).toBe("invalid_cursor");
+    },
+  );
+
+  it("lets a read-only key read but not write", async () => {
+    const { session, project, key } = await newWorkspace();
+    const { video } = await newVideo(key);
+    const reader = await newKey(session, project.id, ["read"]);
+    expect((await api(`/v1/videos/${video.id}`, bearer(reader))).status).toBe(200);
+    const refused = await api(`/v1/videos/${video.id}`, bearer(reader, { method: "DELETE" }));
+    expect(refused.status).toBe(403);
+    expect(await errorCode(refused)).toBe("insufficient_scope");
+  });
+});
+
+describe("uploads", () => {
+  it("streams parts to R2 and completes the upload", async () => {
+    const { key, project } = await newWorkspace();
+    const { video } = await newVideo(key);
+    const bytes = new TextEncoder().encode("not really a video, but bytes all the same");
+    const part = await putPart(key, video.id, 1, bytes);
+    expect(part.status).toBe(200);
+    const { etag, partNumber } = (await part.json()) as { etag: string; partNumber: number };
+    expect(partNumber).toBe(1);
+    const complete = await api(
+      `/v1/videos/${video.id}/upload/complete`,
+      bearer(key, json("POST", { parts: [{ partNumber: 1, etag }] })),
+    );
+    expect(complete.status).toBe(200);
+    expect(await complete.json()).toMatchObject({ id: video.id, status: "uploaded" });
+    const object = await env.MEDIA.get(`videos/${project.id}/${video.id}/source`);
+    expect(await object?.text()).toBe("not really a video, but bytes all the same");
+    const again = await putPart(key, video.id, 2, bytes);
+    expect(again.status).toBe(409);
+    expect(await errorCode(again)).toBe("upload_not_active");
+  });
+
+  it("refuses a completion with wrong parts and releases the video for another try", async () => {
+    const { key } = await newWorkspace();
+    const { video } = await newVideo(key);
+    await putPart(key, video.id, 1, new Uint8Array([1, 2, 3]));
+    const wrong = await api(
+      `/v1/videos/${video.id}/upload/complete`,
+      bearer(key, json("POST", { parts: [{ partNumber: 1, etag: "bogus" }] })),
+    );
+    expect(wrong.status).toBe(400);
+    expect(await errorCode(wrong)).toBe("invalid_body");
+    expect(((await (await api(`/v1/videos/${video.id}`, bearer(key))).json()) as VideoBody).status).toBe(
+      "waiting_for_upload",
+    );
+  });
+
+  it.each([
+    ["part 0", 0],
+    ["part 10001", 10001],
+    ["a non-numeric part", "x"],
+  ])("refuses %s with invalid_body", async (_, partNumber) => {
+    const { key } = await newWorkspace();
+    const { video } = await newVideo(key);
+    const response = await putPart(key, video.id, partNumber, new Uint8Array([1]));
+    expect(response.status).toBe(400);
+    expect(await errorCode(response)).toBe("invalid_body");
+  });
+
+  it.each([
+    ["no parts", { parts: [] }],
+    [
+      "a repeated part",
+      {
+        parts: [
+          { partNumber: 1, etag: "a" },
+          { partNumber: 1, etag: "b" },
+        ],
+      },
+    ],
+    ["a missing etag", { parts: [{ partNumber: 1 }] }],
+    ["an unknown field", { parts: [{ partNumber: 1, etag: "a" }], final: true }],
+  ])("refuses a completion with %s", async (_, body) => {
+    const { key } = await newWorkspace();
+    const { video } = await newVideo(key);
+    const response = await api(`/v1/videos/${video.id}/upload/complete`, bearer(key, json("POST", body)));
+    expect(response.status).toBe(400);
+    expect(await errorCode(response)).toBe("invalid_body");
+  });
+
+  it("refuses parts and completion while a completion is in flight", async () => {
+    const { key } = await newWorkspace();
+    const { video } = await newVideo(key);
+    await env.DB.prepare("UPDATE videos SET status = 'upload_completing', completion_lease_until = ? WHERE id = ?")
+      .bind(new Date(Date.now() + 60_000).toISOString(), video.id)
+      .run();
+    expect(((await (await api(`/v1/videos/${video.id}`, bearer(key))).json()) as VideoBody).status).toBe(
+      "upload_completing",
+    );
+    expect(await errorCode(await putPart(key, video.id, 1, new Uint8Array([1])))).toBe("upload_completion_in_progress");
+    const complete = await api(
+      `/v1/videos/${video.id}/upload/complete`,
+      bearer(key, json("POST", { parts: [{ partNumber: 1, etag: "a" }] })),
+    );
+    expect(complete.status).toBe(409);
+    expect(await errorCode(complete)).toBe("upload_completion_in_progress");
+  });
+
+  it("releases a video whose completion died once the lease expires", async () => {
+    const { key } = await newWorkspace();
+    const { video } = await newVideo(key);
+    const part = (await (await putPart(key, video.id, 1, new Uint8Array([7, 7]))).json()) as { etag: string };
+    await env.DB.prepare("UPDATE videos SET status = 'upload_completing', completion_lease_until = ? WHERE id = ?")
+      .bind(new Date(Date.now() - 1).toISOString(), video.id)
+      .run();
+    expect(((await (await api(`/v1/videos/${video.id}`, bearer(key))).json()) as VideoBody).status).toBe(
+      "waiting_for_upload",
+    );
+    const complete = await api(
+      `/v1/videos/${video.id}/upload/complete`,
+      bearer(key, json("POST", { parts: [{ partNumber: 1, etag: part.etag }] })),
+    );
+    expect(complete.status).toBe(200);
+  });
+});
+
+describe("DELETE /v1/videos/{id}", () => {
+  it("soft-deletes, writes one video.deleted event and aborts the upload session", async () => {
+    const { key, project } = await newWorkspace();
+    const { video } = await newVideo(key);
+    await putPart(key, video.id, 1, new Uint8Array([1, 2, 3]));
+    const before = await videoRow(video.id);
+    const response = await api(`/v1/videos/${video.id.toLowerCase()}`, bearer(key, { method: "DELETE" }));
+    expect(response.status).toBe(204);
+
+    const row = await videoRow(video.id);
+    expect(row?.deleted_at).toBeTruthy();
+    expect(row?.upload_r2_id).toBeNull();
+    const events = await eventsOf(video.id);
+    expect(events).toHaveLength(1);
+    expect(events[0]?.id).toMatch(ULID);
+    expect(JSON.parse(events[0]?.payload ?? "{}")).toEqual({
+      type: "video.deleted",
+      timestamp: row?.deleted_at,
+      data: { id: video.id, projectId: project.id, deletedAt: row?.deleted_at },
+    });
+    // The multipart upload is gone: R2 no longer accepts parts for it.
+    const upload = env.MEDIA.resumeMultipartUpload(String(before?.source_key), String(before?.upload_r2_id));
+    await expect(upload.uploadPart(2, new Uint8Array([1]))).rejects.toThrow();
+
+    for (const check of [
+      api(`/v1/videos/${video.id}`, bearer(key)),
+      api(`/v1/videos/${video.id}`, bearer(key, { method: "DELETE" })),
+    ]) {
+      const answer = await check;
+      expect(answer.status).toBe(404);
+      expect(await errorCode(answer)).toBe("video_not_found");
+    }
+    expect(await eventsOf(video.id)).toHaveLength(1);
+  });
+
+  it("is refused while an upload completion is in flight", async () => {
+    const { key } = await newWorkspace();
+    const { video } = await newVideo(key);
+    await env.DB.prepare("UPDATE videos SET status = 'upload_completing', completion_lease_until = ? WHERE id = ?")
+      .bind(new Date(Date.now() + 60_000).toISOString(), video.id)
+      .run();
+    const response = await api(`/v1/videos/${video.id}`, bearer(key, { method: "DELETE" }));
+    expect(response.status).toBe(409);
+    expect(await errorCode(response)).toBe("upload_completion_in_progress");
+    expect((await videoRow(video.id))?.deleted_at).toBeNull();
+    expect(await eventsOf(video.id)).toHaveLength(0);
+  });
+
+  it("deletes an uploaded video", async () => {
+    const { key } = await newWorkspace();
+    const { video } = await newVideo(key);
+    const part = (await (await putPart(key, video.id, 1, new Uint8Array([1]))).json()) as { etag: string };
+    await api(
+      `/v1/videos/${video.id}/upload/complete`,
+      bearer(key, json("POST", { parts: [{ partNumber: 1, etag: part.etag }] })),
+    );
+    expect((await api(`/v1/videos/${video.id}`, bearer(key, { method: "DELETE" }))).status).toBe(204);
+    expect(await eventsOf(video.id)).toHaveLength(1);
+  });
+
+  it("works under cookie auth with projectId", async () => {
+    const { session, project, key } = await newWorkspace();
+    const { video } = await newVideo(key);
+    const response = await api(
+      `/v1/videos/${video.id}?projectId=${project.id}`,
+      withCookie(session, { method: "DELETE" }),
+    );
+    expect(response.status).toBe(204);
+  });
+
+  it("cannot touch another project's video", async () => {
+    const mine = await newWorkspace();
+    const theirs = await newWorkspace();
+    const { video } = await newVideo(theirs.key);
+    const response = await api(`/v1/videos/${video.id}`, bearer(mine.key, { method: "DELETE" }));
+    expect(await errorCode(response)).toBe("video_not_found");
+    expect((await videoRow(video.id))?.deleted_at).toBeNull();
+  });
+});
+
+describe("the scheduled sweeper", () => {
+  it("aborts multipart uploads that a delete could not abort", async () => {
+    const { key } = await newWorkspace();
+    const { video } = await newVideo(key);
+    const row = await videoRow(video.id);
+    // As a delete whose R2 abort failed leaves it: deleted, its upload still recorded.
+    await env.DB.prepare("UPDATE videos SET deleted_at = ? WHERE id = ?")
+      .bind(new Date().toISOString(), video.id)
+      .run();
+    const ctx = createExecutionContext();
+    await worker.scheduled(createScheduledController({ cron: "* * * * *" }), env, ctx);
+    await waitOnExecutionContext(ctx);
+    expect((await videoRow(video.id))?.upload_r2_id).toBeNull();
+    const upload = env.MEDIA.resumeMultipartUpload(String(row?.source_key), String(row?.upload_r2_id));
+    await expect(upload.uploadPart(1, new Uint8Array([1]))).rejects.toThrow();
+  });
+});
+
+describe("projects and videos", () => {
+  it("keeps each project's videos apart", async () => {
+    const { session, key } = await newWorkspace();
+    const second = await newProject(session, "second");
+    const secondKey = await newKey(session, second.id);
+    await newVideos(key, 2);
+    await newVideos(secondKey, 1);
+    const page = (await (await api("/v1/videos", bearer(secondKey))).json()) as { data: VideoBody[] };
+    expect(page.data).toHaveLength(1);
+    expect(page.data[0]?.projectId).toBe(second.id);
+  });
+});
