@@ -4,45 +4,83 @@ import { Client } from "../test/e2e/client.ts";
 import { startDevServer } from "../test/e2e/server.ts";
 
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 200);
-const WARMUP = 20;
+const BULK_DELETE_SAMPLES = Number(process.env.BENCH_BULK_DELETE_SAMPLES ?? 30);
+const WARMUP = 10;
+/** Calls per caller, under every per-caller limit (30 a minute for bulk). */
+const PER_CALLER = 25;
 
-type Case = { name: string; run: (i: number) => Promise<{ status: number }>; expect: number };
+type Outcome = { status: number };
+type Case = {
+  name: string;
+  expect: number;
+  samples?: number;
+  /** Work done before each sample, outside its timing. */
+  prepare?: (i: number) => Promise<void>;
+  run: (i: number) => Promise<Outcome>;
+};
 
 function percentile(sorted: number[], p: number): number {
-  const index = Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1);
-  return sorted[Math.max(0, index)] ?? Number.NaN;
+  return sorted[Math.max(0, Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1))] ?? Number.NaN;
 }
 
-async function measure(item: Case): Promise<{ median: number; p95: number }> {
-  for (let i = 0; i < WARMUP; i++) await item.run(i);
+async function measure(item: Case) {
+  const samples = item.samples ?? SAMPLES;
   const times: number[] = [];
-  for (let i = 0; i < SAMPLES; i++) {
+  for (let i = 0; i < WARMUP + samples; i++) {
+    await item.prepare?.(i);
     const start = performance.now();
-    const { status } = await item.run(WARMUP + i);
-    times.push(performance.now() - start);
+    const { status } = await item.run(i);
+    const elapsed = performance.now() - start;
     if (status !== item.expect) throw new Error(`${item.name}: expected ${item.expect}, got ${status}`);
+    if (i >= WARMUP) times.push(elapsed);
   }
   times.sort((a, b) => a - b);
-  return { median: percentile(times, 50), p95: percentile(times, 95) };
+  return { name: item.name, samples, median: percentile(times, 50), p95: percentile(times, 95) };
 }
 
-/** Clients enough that no rate limit is reached: each one stays under `perClient` calls. */
-async function clients(baseUrl: string, calls: number, perClient: number): Promise<Client[]> {
-  const list: Client[] = [];
-  for (let i = 0; i < Math.ceil(calls / perClient); i++) {
-    const client = new Client(baseUrl);
-    await client.onboard();
-    list.push(client);
+async function inBatches<T>(count: number, size: number, task: (i: number) => Promise<T>): Promise<T[]> {
+  const out: T[] = [];
+  for (let start = 0; start < count; start += size) {
+    out.push(...(await Promise.all(Array.from({ length: Math.min(size, count - start) }, (_, j) => task(start + j)))));
   }
-  return list;
+  return out;
+}
+
+/** An approved owner with one project, and as many API keys as asked for. */
+async function workspace(baseUrl: string, keys: number) {
+  const owner = new Client(baseUrl);
+  await owner.onboard();
+  const project = await owner.request("POST", "/v1/projects", { body: { name: "bench" } });
+  const callers = await inBatches(keys, 10, async () => {
+    const created = await owner.request("POST", `/v1/projects/${project.json.id}/api-keys`, {
+      body: { name: "bench", scopes: ["read", "write"], mode: "test" },
+    });
+    const client = new Client(baseUrl);
+    const headers = { authorization: `Bearer ${created.json.key}` };
+    return (method: string, path: string, body?: unknown) => client.request(method, path, { body, headers });
+  });
+  return { owner, callers };
 }
 
 const server = await startDevServer();
 try {
   const base = server.baseUrl;
-  const [reader] = await clients(base, 1, 1);
-  if (!reader) throw new Error("no client");
-  const creators = await clients(base, SAMPLES + WARMUP, 55);
+  const callersFor = (samples: number) => Math.ceil((samples + WARMUP) / PER_CALLER);
+  const creators = await inBatches(callersFor(SAMPLES), 5, async () => {
+    const client = new Client(base);
+    await client.onboard();
+    return client;
+  });
+  const reader = creators[0] as Client;
+  const ws = await workspace(base, callersFor(SAMPLES) + callersFor(BULK_DELETE_SAMPLES) + 1);
+  const caller = (i: number, offset = 0) =>
+    ws.callers[offset + Math.floor(i / PER_CALLER)] as (typeof ws.callers)[number];
+  const api = ws.callers[ws.callers.length - 1] as (typeof ws.callers)[number];
+  const newVideos = (n: number) =>
+    inBatches(n, 20, async () => (await api("POST", "/v1/videos", {})).json.video.id as string);
+  const visibilityIds = await newVideos(100);
+  let deleteIds: string[] = [];
+
   const cases: Case[] = [
     { name: "unknown route (baseline)", expect: 404, run: () => reader.request("GET", "/v1/no-such-route") },
     { name: "GET /v1/account", expect: 200, run: () => reader.request("GET", "/v1/account") },
@@ -50,20 +88,51 @@ try {
       name: "POST /v1/projects",
       expect: 201,
       run: (i) =>
-        (creators[Math.floor(i / 55)] as Client).request("POST", "/v1/projects", { body: { name: `bench ${i}` } }),
+        (creators[Math.floor(i / PER_CALLER)] as Client).request("POST", "/v1/projects", { body: { name: `b${i}` } }),
+    },
+    { name: "GET /v1/videos/{id}", expect: 200, run: () => api("GET", `/v1/videos/${visibilityIds[0]}`) },
+    {
+      name: "bulk set_visibility x100",
+      expect: 200,
+      run: (i) =>
+        caller(i)("POST", "/v1/videos/bulk", {
+          action: "set_visibility",
+          videoIds: visibilityIds,
+          visibility: i % 2 ? "public" : "private",
+        }),
+    },
+    {
+      name: "bulk delete x100",
+      expect: 200,
+      samples: BULK_DELETE_SAMPLES,
+      prepare: async () => {
+        deleteIds = await newVideos(100);
+      },
+      run: (i) => caller(i, callersFor(SAMPLES))("POST", "/v1/videos/bulk", { action: "delete", videoIds: deleteIds }),
     },
   ];
+
   const results = [];
-  for (const item of cases) results.push({ name: item.name, ...(await measure(item)) });
+  for (const item of cases) results.push(await measure(item));
   const baseline = results[0]?.median ?? Number.NaN;
-  console.log(`samples per case: ${SAMPLES} (after ${WARMUP} warm-up), concurrency 1`);
-  console.log("case".padEnd(28), "median ms".padStart(10), "p95 ms".padStart(10), "x baseline".padStart(11));
+  const single = results.find((r) => r.name === "GET /v1/videos/{id}")?.median ?? Number.NaN;
+  console.log(`concurrency 1, ${WARMUP} warm-up calls per case; latency measured by the client over loopback`);
+  console.log(
+    "case".padEnd(26),
+    "samples".padStart(8),
+    "median ms".padStart(10),
+    "p95 ms".padStart(9),
+    "x baseline".padStart(11),
+    "x GET video".padStart(12),
+  );
   for (const r of results) {
     console.log(
-      r.name.padEnd(28),
+      r.name.padEnd(26),
+      String(r.samples).padStart(8),
       r.median.toFixed(2).padStart(10),
-      r.p95.toFixed(2).padStart(10),
+      r.p95.toFixed(2).padStart(9),
       (r.median / baseline).toFixed(2).padStart(11),
+      (r.median / single).toFixed(2).padStart(12),
     );
   }
 } finally {

@@ -96,7 +96,9 @@ export const bulkRoutes = createRouter().openapi(bulk, async (c) => {
   const ids = distinctIds(body.videoIds);
   const outcomes =
     body.action === "delete"
-      ? await deleteVideos({ db: c.env.DB, media: c.env.MEDIA }, c.var.projectId, ids)
+      ? await deleteVideos({ db: c.env.DB, media: c.env.MEDIA }, c.var.projectId, ids, {
+          background: (task) => c.executionCtx.waitUntil(task),
+        })
       : await applyVisibility(c.env.DB, c.var.projectId, ids, body.visibility);
   const results = outcomes.map((outcome) =>
     outcome.ok

@@ -7,6 +7,16 @@ export type ItemOutcome = { id: string; ok: true } | { id: string; ok: false; co
 
 type Store = { db: D1Database; media: R2Bucket };
 
+export type DeleteOptions = {
+  now?: number;
+  /**
+   * Runs work that may finish after the response (the Worker's `waitUntil`). The R2 aborts go
+   * there: the delete has already closed the upload session for the API, so they need not hold
+   * the caller up. Without it they run inline.
+   */
+  background?: (task: Promise<void>) => void;
+};
+
 function logFailure(what: string, error: unknown, context: Record<string, unknown>): void {
   console.error(
     JSON.stringify({ level: "error", what, ...context, error: error instanceof Error ? error.message : String(error) }),
@@ -25,10 +35,11 @@ function refusal(row: VideoRow | undefined, now: number): ItemCode {
 
 /**
  * Deletes videos of a project: the one rule behind `DELETE /v1/videos/{id}` and a bulk `delete`.
- * Each deletion is a soft delete written in one batch with its video.deleted event. Then the
- * active upload sessions are aborted in R2. `ids` are canonical and distinct, in request order.
+ * Each deletion is a soft delete written in one batch with its video.deleted event; from then on
+ * the upload session takes no parts and no completion. Then the R2 multipart uploads are aborted
+ * (see `background`). `ids` are canonical and distinct, in request order.
  *
- * Happy path: one read, one batch for all ids, and one write if any upload was aborted. When the
+ * Happy path: one read and one batch for all ids, then one write after the aborts. When the
  * batch fails, the ids are retried one at a time to find the failing one: it reports
  * internal_error and every later id not_attempted.
  */
@@ -36,8 +47,9 @@ export async function deleteVideos(
   store: Store,
   projectId: string,
   ids: string[],
-  now: number = Date.now(),
+  options: DeleteOptions = {},
 ): Promise<ItemOutcome[]> {
+  const now = options.now ?? Date.now();
   let rows: Map<string, VideoRow>;
   try {
     rows = await findVideos(store.db, projectId, ids);
@@ -89,10 +101,12 @@ export async function deleteVideos(
     for (const id of raced) outcomes[ids.indexOf(id)] = { id, ok: false, code: refusal(current.get(id), later) };
   }
 
-  await abortUploads(
+  const aborts = abortUploads(
     store,
     [...applied].map((id) => rows.get(id)).filter((row) => row !== undefined),
   );
+  if (options.background) options.background(aborts);
+  else await aborts;
   return outcomes;
 }
 

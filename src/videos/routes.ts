@@ -130,7 +130,9 @@ export const videoRoutes = createRouter()
   .openapi(remove, async (c) => {
     const id = parseUlid(c.req.valid("param").id);
     if (!id) throw new ApiError("video_not_found");
-    const [outcome] = await deleteVideos({ db: c.env.DB, media: c.env.MEDIA }, c.var.projectId, [id]);
+    const [outcome] = await deleteVideos({ db: c.env.DB, media: c.env.MEDIA }, c.var.projectId, [id], {
+      background: (task) => c.executionCtx.waitUntil(task),
+    });
     if (!outcome || !outcome.ok)
       throw new ApiError(outcome?.code === "not_attempted" ? "internal_error" : (outcome?.code ?? "internal_error"));
     return c.body(null, 204);

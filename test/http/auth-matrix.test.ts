@@ -30,10 +30,39 @@ const PROTECTED_ROUTES: ProtectedRoute[] = [
     body: { name: "k", scopes: ["read"], mode: "test" },
   },
   { method: "DELETE", path: "/v1/projects/{project}/api-keys/01ARZ3NDEKTSV4RRFFQ69G5FAV", accepts: "session" },
+  { method: "POST", path: "/v1/videos?projectId={project}", accepts: "any", scope: "write", body: {} },
+  { method: "GET", path: "/v1/videos?projectId={project}", accepts: "any", scope: "read" },
+  { method: "GET", path: "/v1/videos/01ARZ3NDEKTSV4RRFFQ69G5FAV?projectId={project}", accepts: "any", scope: "read" },
+  {
+    method: "DELETE",
+    path: "/v1/videos/01ARZ3NDEKTSV4RRFFQ69G5FAV?projectId={project}",
+    accepts: "any",
+    scope: "write",
+  },
+  {
+    method: "PUT",
+    path: "/v1/videos/01ARZ3NDEKTSV4RRFFQ69G5FAV/upload/parts/1?projectId={project}",
+    accepts: "any",
+    scope: "write",
+  },
+  {
+    method: "POST",
+    path: "/v1/videos/01ARZ3NDEKTSV4RRFFQ69G5FAV/upload/complete?projectId={project}",
+    accepts: "any",
+    scope: "write",
+    body: { parts: [{ partNumber: 1, etag: "x" }] },
+  },
+  {
+    method: "POST",
+    path: "/v1/videos/bulk?projectId={project}",
+    accepts: "any",
+    scope: "write",
+    body: { action: "delete", videoIds: ["01ARZ3NDEKTSV4RRFFQ69G5FAV"] },
+  },
 ];
 
 async function call(route: ProtectedRoute, projectId: string, init: RequestInit): Promise<Response> {
-  const path = route.path.replace("{project}", projectId);
+  const path = route.path.replaceAll("{project}", projectId);
   const headers = { ...(init.headers as Record<string, string>), "content-type": "application/json" };
   const body = route.body === undefined ? undefined : JSON.stringify(route.body);
   return api(path, { method: route.method, ...init, headers, body });
@@ -88,6 +117,17 @@ describe.each(PROTECTED_ROUTES)("$method $path", (route) => {
       const response = await call(route, projectId, bearer(key));
       expect(response.status).toBe(403);
       expect(await errorCode(response)).toBe("insufficient_scope");
+    });
+  }
+
+  if (route.accepts === "any") {
+    it("refuses a key whose project owner is not approved", async () => {
+      const { session, projectId } = await setUp();
+      const key = await newKey(session, projectId, ["read", "write"]);
+      await api(`/v1/admin/accounts/${session.accountId}/suspend`, { method: "POST", headers: ADMIN });
+      const response = await call(route, projectId, bearer(key));
+      expect(response.status).toBe(403);
+      expect(await errorCode(response)).toBe("account_not_approved");
     });
   }
 

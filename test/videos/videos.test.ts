@@ -15,6 +15,7 @@ import {
   type VideoBody,
   withCookie,
 } from "../helpers";
+import { apiWith } from "../support/app";
 
 const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
 
@@ -289,7 +290,8 @@ describe("DELETE /v1/videos/{id}", () => {
     const { video } = await newVideo(key);
     await putPart(key, video.id, 1, new Uint8Array([1, 2, 3]));
     const before = await videoRow(video.id);
-    const response = await api(`/v1/videos/${video.id.toLowerCase()}`, bearer(key, { method: "DELETE" }));
+    // apiWith waits for the work the response left running (the R2 abort) before returning.
+    const response = await apiWith({}, `/v1/videos/${video.id.toLowerCase()}`, bearer(key, { method: "DELETE" }));
     expect(response.status).toBe(204);
 
     const row = await videoRow(video.id);
