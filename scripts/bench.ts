@@ -9,7 +9,7 @@ const WARMUP = 10;
 /** Calls per caller, under every per-caller limit (30 a minute for bulk). */
 const PER_CALLER = 25;
 
-type Outcome = { status: number };
+type Outcome = { status: number; headers: Headers; headersMs: number };
 type Case = {
   name: string;
   expect: number;
@@ -26,16 +26,30 @@ function percentile(sorted: number[], p: number): number {
 async function measure(item: Case) {
   const samples = item.samples ?? SAMPLES;
   const times: number[] = [];
+  const worker: number[] = [];
+  const toHeaders: number[] = [];
   for (let i = 0; i < WARMUP + samples; i++) {
     await item.prepare?.(i);
     const start = performance.now();
-    const { status } = await item.run(i);
+    const { status, headers, headersMs } = await item.run(i);
     const elapsed = performance.now() - start;
     if (status !== item.expect) throw new Error(`${item.name}: expected ${item.expect}, got ${status}`);
-    if (i >= WARMUP) times.push(elapsed);
+    if (i < WARMUP) continue;
+    times.push(elapsed);
+    toHeaders.push(headersMs);
+    worker.push(Number(/app;dur=([\d.]+)/.exec(headers.get("server-timing") ?? "")?.[1] ?? Number.NaN));
   }
   times.sort((a, b) => a - b);
-  return { name: item.name, samples, median: percentile(times, 50), p95: percentile(times, 95) };
+  worker.sort((a, b) => a - b);
+  toHeaders.sort((a, b) => a - b);
+  return {
+    name: item.name,
+    samples,
+    median: percentile(times, 50),
+    p95: percentile(times, 95),
+    workerMedian: percentile(worker, 50),
+    headersMedian: percentile(toHeaders, 50),
+  };
 }
 
 async function inBatches<T>(count: number, size: number, task: (i: number) => Promise<T>): Promise<T[]> {
@@ -116,7 +130,10 @@ try {
   for (const item of cases) results.push(await measure(item));
   const baseline = results[0]?.median ?? Number.NaN;
   const single = results.find((r) => r.name === "GET /v1/videos/{id}")?.median ?? Number.NaN;
-  console.log(`concurrency 1, ${WARMUP} warm-up calls per case; latency measured by the client over loopback`);
+  console.log(`concurrency 1, ${WARMUP} warm-up calls per case; latency measured by the client over loopback;`);
+  console.log("headers ms: median time to the response headers; local wrangler dev ends the body only after");
+  console.log("  the request's waitUntil work (R2 aborts after a delete), which production does not wait for");
+  console.log("worker ms: the Worker's own time from its Server-Timing header (waitUntil work excluded)");
   console.log(
     "case".padEnd(26),
     "samples".padStart(8),
@@ -124,6 +141,8 @@ try {
     "p95 ms".padStart(9),
     "x baseline".padStart(11),
     "x GET video".padStart(12),
+    "headers ms".padStart(11),
+    "worker ms".padStart(10),
   );
   for (const r of results) {
     console.log(
@@ -133,6 +152,8 @@ try {
       r.p95.toFixed(2).padStart(9),
       (r.median / baseline).toFixed(2).padStart(11),
       (r.median / single).toFixed(2).padStart(12),
+      r.headersMedian.toFixed(2).padStart(11),
+      r.workerMedian.toFixed(1).padStart(10),
     );
   }
 } finally {

@@ -3,8 +3,13 @@ import { readConfig } from "../config";
 import { ulid } from "../lib/ulid";
 import type { AppEnv } from "./context";
 
-/** Gives every request its own id (a client-sent one is not trusted) and the parsed config. */
+/**
+ * Gives every request its own id (a client-sent one is not trusted) and the parsed config, and
+ * reports the Worker's own time to the response in `Server-Timing` (work left to `waitUntil`
+ * is not in it).
+ */
 export const requestContext = createMiddleware<AppEnv>(async (c, next) => {
+  const start = performance.now();
   const requestId = ulid();
   c.set("requestId", requestId);
   c.set("config", readConfig(c.env));
@@ -14,4 +19,5 @@ export const requestContext = createMiddleware<AppEnv>(async (c, next) => {
     c.res = new Response(c.res.body, c.res);
     c.res.headers.set("x-request-id", requestId);
   }
+  c.res.headers.append("Server-Timing", `app;dur=${(performance.now() - start).toFixed(1)}`);
 });

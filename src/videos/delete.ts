@@ -39,9 +39,9 @@ function refusal(row: VideoRow | undefined, now: number): ItemCode {
  * the upload session takes no parts and no completion. Then the R2 multipart uploads are aborted
  * (see `background`). `ids` are canonical and distinct, in request order.
  *
- * Happy path: one read and one batch for all ids, then one write after the aborts. When the
- * batch fails, the ids are retried one at a time to find the failing one: it reports
- * internal_error and every later id not_attempted.
+ * Happy path: one read and one batch of two statements for all ids, then one write after the
+ * aborts. When the batch fails, the ids are retried one at a time to find the failing one: it
+ * reports internal_error and every later id not_attempted.
  */
 export async function deleteVideos(
   store: Store,
@@ -70,19 +70,21 @@ export async function deleteVideos(
   }
   if (candidates.length === 0) return outcomes;
 
-  const statementsOf = (id: string) => deleteStatements(store.db, projectId, id, ulid(now), now);
+  const remove = async (batch: string[]) => {
+    const eventIds = Object.fromEntries(batch.map((id) => [id, ulid(now)]));
+    const [update] = await store.db.batch<{ id: string }>(deleteStatements(store.db, projectId, batch, eventIds, now));
+    for (const row of update?.results ?? []) applied.add(row.id);
+  };
   const applied = new Set<string>();
   let attempted = candidates;
   try {
-    const results = await store.db.batch(candidates.flatMap(statementsOf));
-    candidates.forEach((id, i) => (results[2 * i]?.meta.changes ?? 0) > 0 && applied.add(id));
+    await remove(candidates);
   } catch (error) {
     // The batch is atomic, so nothing was applied: go one by one to find the failing id.
     logFailure("delete: batch", error, { projectId, count: candidates.length });
     for (const [n, id] of candidates.entries()) {
       try {
-        const [update] = await store.db.batch(statementsOf(id));
-        if ((update?.meta.changes ?? 0) > 0) applied.add(id);
+        await remove([id]);
       } catch (itemError) {
         logFailure("delete: item", itemError, { projectId, videoId: id });
         const index = ids.indexOf(id);
@@ -101,12 +103,11 @@ export async function deleteVideos(
     for (const id of raced) outcomes[ids.indexOf(id)] = { id, ok: false, code: refusal(current.get(id), later) };
   }
 
-  const aborts = abortUploads(
-    store,
-    [...applied].map((id) => rows.get(id)).filter((row) => row !== undefined),
-  );
-  if (options.background) options.background(aborts);
-  else await aborts;
+  const deleted = [...applied].map((id) => rows.get(id)).filter((row) => row !== undefined);
+  if (options.background) {
+    // Started on a later turn, so the response leaves before the aborts' subrequests do.
+    options.background(new Promise((resolve) => setTimeout(resolve, 0)).then(() => abortUploads(store, deleted)));
+  } else await abortUploads(store, deleted);
   return outcomes;
 }
 

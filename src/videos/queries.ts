@@ -88,18 +88,20 @@ export async function setVisibility(
 }
 
 /**
- * The soft delete of one video and its video.deleted event, as statements for one atomic batch.
- * The update applies only to a live video with no completion in flight; the event is written
- * only for a deleted video, at most once per video (unique on type and subject).
+ * The soft delete of videos and their video.deleted events, as the two statements of one atomic
+ * batch, whatever the number of ids. The update applies only to live videos with no completion in
+ * flight, and returns the ids it deleted; an event is written only for a deleted video, at most
+ * once per video (unique on type and subject). `eventIds` maps each video id to its event's id.
  */
 export function deleteStatements(
   db: D1Database,
   projectId: string,
-  videoId: string,
-  eventId: string,
+  ids: string[],
+  eventIds: Record<string, string>,
   now: number,
 ): [D1PreparedStatement, D1PreparedStatement] {
   const at = isoTime(now);
+  const idList = JSON.stringify(ids);
   return [
     db
       .prepare(
@@ -107,20 +109,22 @@ export function deleteStatements(
          SET deleted_at = ?1, updated_at = ?1, upload_id = NULL, upload_expires_at = NULL,
              completion_lease_until = NULL,
              status = CASE WHEN status = 'upload_completing' THEN 'waiting_for_upload' ELSE status END
-         WHERE id = ?2 AND project_id = ?3 AND deleted_at IS NULL
-           AND NOT (status = 'upload_completing' AND completion_lease_until > ?1)`,
+         WHERE project_id = ?2 AND id IN (SELECT value FROM json_each(?3)) AND deleted_at IS NULL
+           AND NOT (status = 'upload_completing' AND completion_lease_until > ?1)
+         RETURNING id`,
       )
-      .bind(at, videoId, projectId),
+      .bind(at, projectId, idList),
     db
       .prepare(
         `INSERT OR IGNORE INTO outbox_events (id, project_id, type, subject_id, payload, created_at)
-         SELECT ?1, v.project_id, 'video.deleted', v.id,
+         SELECT json_extract(?1, '$.' || v.id), v.project_id, 'video.deleted', v.id,
                 json_object('type', 'video.deleted', 'timestamp', v.deleted_at,
                             'data', json_object('id', v.id, 'projectId', v.project_id, 'deletedAt', v.deleted_at)),
                 v.deleted_at
-         FROM videos v WHERE v.id = ?2 AND v.project_id = ?3 AND v.deleted_at IS NOT NULL`,
+         FROM videos v
+         WHERE v.project_id = ?2 AND v.id IN (SELECT value FROM json_each(?3)) AND v.deleted_at IS NOT NULL`,
       )
-      .bind(eventId, videoId, projectId),
+      .bind(JSON.stringify(eventIds), projectId, idList),
   ];
 }
 

@@ -20,7 +20,9 @@ export class Client {
       headers["content-type"] ??= "application/json";
       body = JSON.stringify(options.body);
     }
+    const started = performance.now();
     const response = await fetch(`${this.baseUrl}${path}`, { method, headers, body });
+    const headersMs = performance.now() - started;
     const setCookie = response.headers.get("set-cookie");
     if (setCookie?.startsWith("svc_session=")) {
       const value = setCookie.split(";")[0];
@@ -28,7 +30,7 @@ export class Client {
     }
     const text = await response.text();
     const json = text && response.headers.get("content-type")?.includes("json") ? JSON.parse(text) : undefined;
-    return { status: response.status, headers: response.headers, json, text };
+    return { status: response.status, headers: response.headers, json, text, headersMs };
   }
 
   /** Signs up, has the operator approve, and logs in. */

@@ -150,7 +150,11 @@ describe("an infrastructure failure on a delete", () => {
     const unknown = "01ARZ3NDEKTSV4RRFFQ69G5FAV";
     const request = json("POST", { action: "delete", videoIds: [...ids, unknown] });
     const failing = ids[2];
-    const db = new InstrumentedD1(env.DB, (sql, params) => sql.includes("SET deleted_at") && params[1] === failing);
+    const db = new InstrumentedD1(
+      env.DB,
+      (sql, params) =>
+        sql.includes("SET deleted_at") && params.some((param) => String(param).includes(String(failing))),
+    );
 
     const response = await apiWith({ DB: db.binding }, "/v1/videos/bulk", bearer(key, request));
     expect(response.status).toBe(200);
