@@ -133,7 +133,8 @@ export const videoRoutes = createRouter()
     const [outcome] = await deleteVideos({ db: c.env.DB, media: c.env.MEDIA }, c.var.projectId, [id], {
       background: (task) => c.executionCtx.waitUntil(task),
     });
-    if (!outcome || !outcome.ok)
-      throw new ApiError(outcome?.code === "not_attempted" ? "internal_error" : (outcome?.code ?? "internal_error"));
+    if (!outcome) throw new Error("deleteVideos gave no outcome for the id");
+    // A lone id is never "not attempted": a failure stops at it, as internal_error.
+    if (!outcome.ok) throw new ApiError(outcome.code === "not_attempted" ? "internal_error" : outcome.code);
     return c.body(null, 204);
   });
