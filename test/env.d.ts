@@ -3,3 +3,8 @@ declare namespace Cloudflare {
     TEST_MIGRATIONS: import("cloudflare:test").D1Migration[];
   }
 }
+
+declare module "*?inline" {
+  const dataUrl: string;
+  export default dataUrl;
+}
