@@ -8,6 +8,11 @@ function problem(bytes: Uint8Array, type: ImageType): string | null {
   return result.ok ? null : result.problem;
 }
 
+/** Sets a byte; XORs it with `mask` when asked to. */
+function poke(b: Uint8Array, at: number, value: number, mask = false): void {
+  b[at] = mask ? (b[at] ?? 0) ^ value : value;
+}
+
 function edited(bytes: Uint8Array, edit: (copy: Uint8Array) => void): Uint8Array {
   const copy = bytes.slice();
   edit(copy);
@@ -62,10 +67,10 @@ describe("corrupted PNG", () => {
   });
 
   it.each([
-    ["a changed signature byte", (b: Uint8Array) => (b[1] = 0x51), "no PNG signature"],
-    ["a flipped data byte", (b: Uint8Array) => (b[b.length - 20] ^= 0xff), "bad CRC"],
-    ["a changed width", (b: Uint8Array) => (b[19] ^= 1), "bad CRC in IHDR"],
-    ["an overlong chunk length", (b: Uint8Array) => (b[8] = 0x7f), "chunk overruns the file"],
+    ["a changed signature byte", (b: Uint8Array) => poke(b, 1, 0x51), "no PNG signature"],
+    ["a flipped data byte", (b: Uint8Array) => poke(b, b.length - 20, 0xff, true), "bad CRC"],
+    ["a changed width", (b: Uint8Array) => poke(b, 19, 1, true), "bad CRC in IHDR"],
+    ["an overlong chunk length", (b: Uint8Array) => poke(b, 8, 0x7f), "chunk overruns the file"],
   ])("refuses %s", (_, edit, reason) => {
     expect(problem(edited(png, edit), "image/png")).toContain(reason);
   });
@@ -91,7 +96,7 @@ describe("corrupted JPEG", () => {
   it("refuses a missing SOI, a missing EOI and a truncated file", () => {
     expect(
       problem(
-        edited(jpg, (b) => (b[1] = 0xd9)),
+        edited(jpg, (b) => poke(b, 1, 0xd9)),
         "image/jpeg",
       ),
     ).toBe("no SOI");
@@ -103,7 +108,7 @@ describe("corrupted JPEG", () => {
     // The first segment after SOI is APP0 at offset 2; its length follows the marker.
     expect(
       problem(
-        edited(jpg, (b) => ((b[4] = 0xff), (b[5] = 0xff))),
+        edited(jpg, (b) => b.fill(0xff, 4, 6)),
         "image/jpeg",
       ),
     ).toBe("segment overruns the file");
@@ -132,13 +137,18 @@ describe("corrupted WebP", () => {
     [
       "lossyWebp",
       "a RIFF size that does not match",
-      (b: Uint8Array) => (b[4] = (b[4] as number) + 2),
+      (b: Uint8Array) => poke(b, 4, (b[4] ?? 0) + 2),
       "RIFF size does not match",
     ],
-    ["lossyWebp", "a broken VP8 start code", (b: Uint8Array) => (b[23] = 0), "bad VP8 header"],
-    ["losslessWebp", "a broken VP8L signature", (b: Uint8Array) => (b[20] = 0), "bad VP8L header"],
-    ["alphaWebp", "an unknown first chunk", (b: Uint8Array) => (b[15] = 0x41), "first chunk is not VP8, VP8L or VP8X"],
-    ["lossyWebp", "a chunk longer than the file", (b: Uint8Array) => (b[17] = 0x7f), "chunk overruns the file"],
+    ["lossyWebp", "a broken VP8 start code", (b: Uint8Array) => poke(b, 23, 0), "bad VP8 header"],
+    ["losslessWebp", "a broken VP8L signature", (b: Uint8Array) => poke(b, 20, 0), "bad VP8L header"],
+    [
+      "alphaWebp",
+      "an unknown first chunk",
+      (b: Uint8Array) => poke(b, 15, 0x41),
+      "first chunk is not VP8, VP8L or VP8X",
+    ],
+    ["lossyWebp", "a chunk longer than the file", (b: Uint8Array) => poke(b, 17, 0x7f), "chunk overruns the file"],
   ] as const)("refuses %s with %s", (name, _, edit, reason) => {
     expect(problem(edited(IMAGES[name], edit), "image/webp")).toBe(reason);
   });
