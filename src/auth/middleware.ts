@@ -5,7 +5,6 @@ import { findKeyCaller, KEY_PATTERN, touchApiKey } from "../api-keys/queries";
 import type { AppEnv, Caller, Scope } from "../http/context";
 import { ApiError, type ErrorCode } from "../http/errors";
 import { parseUlid } from "../lib/ulid";
-import { findOwnedProject } from "../projects/queries";
 import { findSession, SESSION_COOKIE } from "./sessions";
 
 type ProjectSource =
@@ -26,7 +25,14 @@ export type AuthOptions = {
 
 const UNSAFE_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
-async function resolveCaller(c: Context<AppEnv>, accept: AuthOptions["accept"]): Promise<Caller> {
+type Resolved = { caller: Caller; ownsProject: boolean };
+
+/** Step 1. For a session, also learns whether it owns `projectId`, in the same query. */
+async function resolveCaller(
+  c: Context<AppEnv>,
+  accept: AuthOptions["accept"],
+  projectId: string | null,
+): Promise<Resolved> {
   const now = Date.now();
   const authorization = c.req.header("authorization");
   if (authorization !== undefined) {
@@ -37,12 +43,13 @@ async function resolveCaller(c: Context<AppEnv>, accept: AuthOptions["accept"]):
     const found = await findKeyCaller(c.env.DB, key);
     if (!found) throw new ApiError("unauthorized");
     c.executionCtx.waitUntil(touchApiKey(c.env.DB, found, now).catch(() => {}));
-    return { kind: "key", ...found };
+    return { caller: { kind: "key", ...found }, ownsProject: found.projectId === projectId };
   }
   const token = getCookie(c, SESSION_COOKIE);
-  const session = token ? await findSession(c.env.DB, token, now) : null;
+  const session = token ? await findSession(c.env.DB, token, now, projectId) : null;
   if (!session) throw new ApiError("unauthorized");
-  return { kind: "session", ...session };
+  const { ownsProject, ...caller } = session;
+  return { caller: { kind: "session", ...caller }, ownsProject };
 }
 
 /** Cookie-authenticated writes from a browser must come from this service or an allowed origin. */
@@ -54,21 +61,21 @@ function checkOrigin(c: Context<AppEnv>): void {
   throw new ApiError("forbidden_origin");
 }
 
-async function resolveProject(c: Context<AppEnv>, caller: Caller, source: ProjectSource): Promise<string> {
+/** The project id the request names, canonical, or null when absent or not a ULID. */
+function requestedProject(c: Context<AppEnv>, source: ProjectSource | undefined): string | null {
+  if (!source) return null;
+  return parseUlid(source.from === "query" ? c.req.query("projectId") : c.req.param(source.param));
+}
+
+/** Step 4: the project the request acts on. */
+function resolveProject(caller: Caller, source: ProjectSource, projectId: string | null, owns: boolean): string {
   if (source.from === "query") {
     if (caller.kind === "key") return caller.projectId;
-    const projectId = parseUlid(c.req.query("projectId"));
     if (!projectId) throw new ApiError("invalid_project_id");
-    if (!(await findOwnedProject(c.env.DB, caller.accountId, projectId))) throw new ApiError("not_found");
+    if (!owns) throw new ApiError("not_found");
     return projectId;
   }
-  const projectId = parseUlid(c.req.param(source.param));
-  if (!projectId) throw new ApiError(source.notFound);
-  const owned =
-    caller.kind === "key"
-      ? caller.projectId === projectId
-      : (await findOwnedProject(c.env.DB, caller.accountId, projectId)) !== null;
-  if (!owned) throw new ApiError(source.notFound);
+  if (!projectId || !owns) throw new ApiError(source.notFound);
   return projectId;
 }
 
@@ -78,7 +85,8 @@ async function resolveProject(c: Context<AppEnv>, caller: Caller, source: Projec
  */
 export function authenticate(options: AuthOptions) {
   return createMiddleware<AppEnv>(async (c, next) => {
-    const caller = await resolveCaller(c, options.accept);
+    const projectId = requestedProject(c, options.project);
+    const { caller, ownsProject } = await resolveCaller(c, options.accept, projectId);
     if (caller.kind === "session") checkOrigin(c);
     if ((options.approval ?? true) && !caller.approved) throw new ApiError("account_not_approved");
     if (caller.kind === "key" && options.scope) {
@@ -86,7 +94,7 @@ export function authenticate(options: AuthOptions) {
       if (!allowed) throw new ApiError("insufficient_scope");
     }
     c.set("caller", caller);
-    if (options.project) c.set("projectId", await resolveProject(c, caller, options.project));
+    if (options.project) c.set("projectId", resolveProject(caller, options.project, projectId, ownsProject));
     await next();
   });
 }

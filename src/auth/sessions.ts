@@ -18,21 +18,37 @@ export async function createSession(db: D1Database, accountId: string, now: numb
   return token;
 }
 
-export async function findSession(db: D1Database, token: string, now: number): Promise<SessionCaller | null> {
+/**
+ * The live session behind a cookie token, with its account. When `projectId` is given, the same
+ * query also tells whether the account owns that project, so project routes need no second trip.
+ */
+export async function findSession(
+  db: D1Database,
+  token: string,
+  now: number,
+  projectId: string | null = null,
+): Promise<(SessionCaller & { ownsProject: boolean }) | null> {
   const row = await db
     .prepare(
-      `SELECT s.id AS session_id, a.id AS account_id, a.approved, a.plan, a.trial_ends_at
+      `SELECT s.id AS session_id, a.id AS account_id, a.approved, a.plan, a.trial_ends_at,
+              EXISTS (SELECT 1 FROM projects p WHERE p.id = ?3 AND p.account_id = a.id) AS owns_project
        FROM sessions s JOIN accounts a ON a.id = s.account_id
-       WHERE s.token_hash = ? AND s.expires_at > ?`,
+       WHERE s.token_hash = ?1 AND s.expires_at > ?2`,
     )
-    .bind(await sha256Hex(token), isoTime(now))
-    .first<{ session_id: string; account_id: string } & Pick<AccountRow, "approved" | "plan" | "trial_ends_at">>();
+    .bind(await sha256Hex(token), isoTime(now), projectId)
+    .first<
+      { session_id: string; account_id: string; owns_project: number } & Pick<
+        AccountRow,
+        "approved" | "plan" | "trial_ends_at"
+      >
+    >();
   if (!row) return null;
   return {
     sessionId: row.session_id,
     accountId: row.account_id,
     approved: row.approved === 1,
     plan: currentPlan(row, now),
+    ownsProject: row.owns_project === 1,
   };
 }
 
