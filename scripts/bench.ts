@@ -86,6 +86,13 @@ try {
     return client;
   });
   const reader = creators[0] as Client;
+  // Each creator also edits its own project's settings: PATCH is limited to 60 a minute per session.
+  const settingsPaths = await Promise.all(
+    creators.map(async (client) => {
+      const project = await client.request("POST", "/v1/projects", { body: { name: "settings" } });
+      return `/v1/projects/${project.json.id}/encoding-settings`;
+    }),
+  );
   const ws = await workspace(base, callersFor(SAMPLES) + callersFor(BULK_DELETE_SAMPLES) + 1);
   const caller = (i: number, offset = 0) =>
     ws.callers[offset + Math.floor(i / PER_CALLER)] as (typeof ws.callers)[number];
@@ -103,6 +110,18 @@ try {
       expect: 201,
       run: (i) =>
         (creators[Math.floor(i / PER_CALLER)] as Client).request("POST", "/v1/projects", { body: { name: `b${i}` } }),
+    },
+    {
+      name: "PATCH encoding-settings",
+      expect: 200,
+      run: (i) =>
+        (creators[Math.floor(i / PER_CALLER)] as Client).request(
+          "PATCH",
+          settingsPaths[Math.floor(i / PER_CALLER)] ?? "",
+          {
+            body: { mp4FallbackEnabled: i % 2 === 0, watermark: { opacity: (i % 10) / 10 } },
+          },
+        ),
     },
     { name: "GET /v1/videos/{id}", expect: 200, run: () => api("GET", `/v1/videos/${visibilityIds[0]}`) },
     {

@@ -3,6 +3,7 @@ import { cors } from "hono/cors";
 import { adminRoutes } from "../admin/routes";
 import { apiKeyRoutes } from "../api-keys/routes";
 import { authRoutes } from "../auth/routes";
+import { encodingRoutes } from "../encoding/routes";
 import { projectRoutes } from "../projects/routes";
 import { bulkRoutes } from "../videos/bulk";
 import { videoRoutes } from "../videos/routes";
@@ -35,7 +36,16 @@ export function createApp() {
   );
 
   // The bulk route comes before /v1/videos/{id}, which would otherwise match "bulk" as an id.
-  for (const routes of [authRoutes, adminRoutes, projectRoutes, apiKeyRoutes, bulkRoutes, videoRoutes, uploadRoutes]) {
+  for (const routes of [
+    authRoutes,
+    adminRoutes,
+    projectRoutes,
+    apiKeyRoutes,
+    encodingRoutes,
+    bulkRoutes,
+    videoRoutes,
+    uploadRoutes,
+  ]) {
     app.route("/", routes);
   }
 

@@ -6,7 +6,7 @@ import { ApiError } from "./errors";
 export const MAX_JSON_BYTES = 64 * 1024;
 
 /** The media type of a Content-Type header, lower case, without parameters. */
-export function mediaType(contentType: string | undefined): string {
+export function mediaType(contentType: string | null | undefined): string {
   return (contentType ?? "").split(";")[0]?.trim().toLowerCase() ?? "";
 }
 

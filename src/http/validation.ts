@@ -6,10 +6,14 @@ import { ApiError, type ErrorCode, type ErrorDetail } from "./errors";
 type Target = "json" | "query" | "param" | "header" | "cookie" | "form";
 
 export function issueDetails(issues: readonly z.core.$ZodIssue[]): ErrorDetail[] {
-  return issues.map((issue) => ({
-    path: issue.path.map(String).join("."),
-    message: issue.message,
-  }));
+  return issues.flatMap((issue) => {
+    const path = issue.path.map(String);
+    // An unknown key is named by its own path, not its parent's.
+    if (issue.code === "unrecognized_keys") {
+      return issue.keys.map((key) => ({ path: [...path, key].join("."), message: "unknown field" }));
+    }
+    return [{ path: path.join("."), message: issue.message }];
+  });
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { Plan } from "../auth/accounts";
+import { insertDefaults } from "../encoding/queries";
 
 type ProjectRow = { id: string; account_id: string; name: string; plan: Plan; created_at: string };
 
@@ -12,10 +13,13 @@ export async function insertProject(
   db: D1Database,
   input: { id: string; accountId: string; name: string; plan: Plan; createdAt: string },
 ): Promise<Project> {
-  await db
-    .prepare("INSERT INTO projects (id, account_id, name, plan, created_at) VALUES (?, ?, ?, ?, ?)")
-    .bind(input.id, input.accountId, input.name, input.plan, input.createdAt)
-    .run();
+  // A project never exists without its encoding settings.
+  await db.batch([
+    db
+      .prepare("INSERT INTO projects (id, account_id, name, plan, created_at) VALUES (?, ?, ?, ?, ?)")
+      .bind(input.id, input.accountId, input.name, input.plan, input.createdAt),
+    insertDefaults(db, input.id, Date.parse(input.createdAt)),
+  ]);
   return { id: input.id, name: input.name, plan: input.plan, createdAt: input.createdAt };
 }
 

@@ -61,6 +61,29 @@ describe("a new user against the real dev server", () => {
     expect(Number(limited[0]?.headers.get("retry-after"))).toBeGreaterThan(0);
   });
 
+  it("edits encoding settings safely with ETag and If-Match", async () => {
+    const client = new Client(server.baseUrl);
+    await client.onboard();
+    const project = await client.request("POST", "/v1/projects", { body: { name: "encoding" } });
+    const path = `/v1/projects/${project.json.id}/encoding-settings`;
+    const read = await client.request("GET", path);
+    expect(read.json.enabledResolutions).toEqual(["360p", "720p", "1080p"]);
+    const etag = read.headers.get("etag") ?? "";
+    const edit = await client.request("PATCH", path, {
+      body: { enabledResolutions: ["1080p", "240p"], watermark: { opacity: 0.5 } },
+      headers: { "if-match": etag },
+    });
+    expect(edit.status).toBe(200);
+    expect(edit.json.enabledResolutions).toEqual(["240p", "1080p"]);
+    const stale = await client.request("PATCH", path, {
+      body: { mp4FallbackEnabled: true },
+      headers: { "if-match": etag },
+    });
+    expect(stale.status).toBe(412);
+    const codec = await client.request("PATCH", path, { body: { outputCodecs: ["vp9"] } });
+    expect(codec.json.error.code).toBe("codec_unavailable");
+  });
+
   it("answers unknown routes, wrong methods and malformed bodies with JSON errors", async () => {
     const client = new Client(server.baseUrl);
     await client.onboard();

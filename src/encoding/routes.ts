@@ -1,0 +1,179 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { authenticate } from "../auth/middleware";
+import { jsonBody } from "../http/body";
+import type { AppEnv } from "../http/context";
+import { ApiError } from "../http/errors";
+import { createRouter } from "../http/router";
+import { errorResponses, jsonRequest, jsonResponse } from "../http/schemas";
+import { validationHook } from "../http/validation";
+import { EXTENSIONS, readImageUpload } from "../images/upload";
+import { ulid } from "../lib/ulid";
+import { rateLimit } from "../rate-limit/middleware";
+import { patchSettings, readSettings, type StoredSettings, setWatermarkImage } from "./queries";
+import { EncodingPatchSchema, EncodingSettingsSchema, toMergePatch, unavailableCodecs } from "./settings";
+
+export const MAX_WATERMARK_BYTES = 1024 * 1024;
+const WATERMARK_TYPES = ["image/png", "image/webp"] as const;
+/** Attempts of a compare-and-swap write before giving up under contention. */
+const CAS_ATTEMPTS = 5;
+
+const projectSession = authenticate({
+  accept: "session",
+  project: { from: "path", param: "id", notFound: "not_found" },
+});
+const Params = z.object({ id: z.string() });
+const AUTH_ERRORS = ["unauthorized", "account_not_approved", "forbidden_origin", "not_found"] as const;
+const settingsResponse = jsonResponse(EncodingSettingsSchema, "The full effective settings; ETag names this version");
+
+function etag(version: number): string {
+  return `"${version}"`;
+}
+
+function respond(c: Context<AppEnv>, stored: StoredSettings) {
+  c.header("ETag", etag(stored.version));
+  c.header("Cache-Control", "no-store");
+  return c.json({ ...stored.document, updatedAt: stored.updatedAt }, 200);
+}
+
+async function current(c: Context<AppEnv>): Promise<StoredSettings> {
+  const stored = await readSettings(c.env.DB, c.var.projectId);
+  if (!stored) throw new ApiError("not_found");
+  return stored;
+}
+
+/** The versions If-Match allows: null for none given or `*`, else the listed ones. */
+function ifMatchVersions(header: string | undefined): number[] | null {
+  if (header === undefined || header.trim() === "*") return null;
+  return header
+    .split(",")
+    .map((tag) => /^\s*(?:W\/)?"(\d+)"\s*$/.exec(tag)?.[1])
+    .filter((version): version is string => version !== undefined)
+    .map(Number);
+}
+
+const read = createRoute({
+  method: "get",
+  path: "/v1/projects/{id}/encoding-settings",
+  tags: ["Encoding settings"],
+  summary: "The project's full effective encoding settings",
+  middleware: [projectSession] as const,
+  request: { params: Params },
+  responses: { 200: settingsResponse, ...errorResponses(...AUTH_ERRORS) },
+});
+
+const patch = createRoute({
+  method: "patch",
+  path: "/v1/projects/{id}/encoding-settings",
+  tags: ["Encoding settings"],
+  summary: "Change some encoding settings; send If-Match with an ETag for a safe edit",
+  middleware: [projectSession, rateLimit("encoding_settings"), jsonBody] as const,
+  request: {
+    params: Params,
+    headers: z.object({ "if-match": z.string().optional().openapi({ description: "ETag of the version edited" }) }),
+    body: jsonRequest(EncodingPatchSchema),
+  },
+  responses: {
+    200: settingsResponse,
+    ...errorResponses(
+      ...AUTH_ERRORS,
+      "invalid_body",
+      "invalid_encoding_settings",
+      "codec_unavailable",
+      "precondition_failed",
+      "rate_limited",
+    ),
+  },
+});
+
+const putWatermark = createRoute({
+  method: "put",
+  path: "/v1/projects/{id}/encoding-settings/watermark-image",
+  tags: ["Encoding settings"],
+  summary: "Upload the watermark image (raw PNG or WebP, at most 1 MiB); sets watermark.imageKey",
+  middleware: [projectSession] as const,
+  request: {
+    params: Params,
+    body: {
+      content: Object.fromEntries(
+        WATERMARK_TYPES.map((type) => [type, { schema: z.string().openapi({ format: "binary" }) }]),
+      ),
+    },
+  },
+  responses: {
+    200: settingsResponse,
+    ...errorResponses(...AUTH_ERRORS, "invalid_image", "payload_too_large", "unsupported_media_type"),
+  },
+});
+
+const deleteWatermark = createRoute({
+  method: "delete",
+  path: "/v1/projects/{id}/encoding-settings/watermark-image",
+  tags: ["Encoding settings"],
+  summary: "Remove the watermark image; also disables the watermark",
+  middleware: [projectSession] as const,
+  request: { params: Params },
+  responses: { 200: settingsResponse, ...errorResponses(...AUTH_ERRORS) },
+});
+
+/**
+ * Points the settings at a new watermark image (or none) by compare-and-swap on the version,
+ * then deletes the image it replaced, so no object is left behind.
+ */
+async function swapWatermark(c: Context<AppEnv>, imageKey: string | null): Promise<StoredSettings> {
+  for (let attempt = 0; attempt < CAS_ATTEMPTS; attempt++) {
+    const before = await current(c);
+    const after = await setWatermarkImage(c.env.DB, c.var.projectId, imageKey, before.version, Date.now());
+    if (!after) continue;
+    const replaced = before.document.watermark.imageKey;
+    if (replaced && replaced !== imageKey) await c.env.MEDIA.delete(replaced);
+    return after;
+  }
+  throw new Error("watermark image: too many concurrent changes");
+}
+
+export const encodingRoutes = createRouter()
+  .openapi(read, async (c) => respond(c, await current(c)))
+  .openapi(
+    patch,
+    async (c) => {
+      const body = c.req.valid("json");
+      const unavailable = unavailableCodecs(body);
+      if (unavailable.length > 0) {
+        throw new ApiError("codec_unavailable", {
+          details: unavailable.map((codec) => ({ path: "outputCodecs", message: `${codec} is not available` })),
+        });
+      }
+      const versions = ifMatchVersions(c.req.header("if-match"));
+      if (versions?.length === 0) throw new ApiError("precondition_failed");
+      const enablesWatermark = body.watermark?.enabled === true;
+      const options = { enablesWatermark, expectedVersion: null, now: Date.now() };
+      // One statement per allowed version keeps each attempt a single atomic compare-and-merge.
+      for (const expectedVersion of versions ?? [null]) {
+        const stored = await patchSettings(c.env.DB, c.var.projectId, toMergePatch(body), {
+          ...options,
+          expectedVersion,
+        });
+        if (stored) return respond(c, stored);
+      }
+      const now = await current(c);
+      if (versions && !versions.includes(now.version)) throw new ApiError("precondition_failed");
+      throw new ApiError("invalid_encoding_settings", {
+        message: "The watermark cannot be enabled before a watermark image is set.",
+        details: [{ path: "watermark.enabled", message: "no watermark image is set" }],
+      });
+    },
+    validationHook({ json: "invalid_encoding_settings", header: "precondition_failed" }),
+  )
+  .openapi(putWatermark, async (c) => {
+    const image = await readImageUpload(c.req.raw, { types: WATERMARK_TYPES, maxBytes: MAX_WATERMARK_BYTES });
+    const key = `watermarks/${c.var.projectId}/${ulid()}.${EXTENSIONS[image.type]}`;
+    await c.env.MEDIA.put(key, image.bytes, { httpMetadata: { contentType: image.type } });
+    try {
+      return respond(c, await swapWatermark(c, key));
+    } catch (error) {
+      await c.env.MEDIA.delete(key);
+      throw error;
+    }
+  })
+  .openapi(deleteWatermark, async (c) => respond(c, await swapWatermark(c, null)));

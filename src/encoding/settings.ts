@@ -1,0 +1,79 @@
+import { z } from "@hono/zod-openapi";
+import { TimestampSchema } from "../http/schemas";
+
+// The one place the allowed values and defaults live: validation, the merge, the OpenAPI
+// document and new projects all read them from here.
+export const RESOLUTIONS = ["240p", "360p", "480p", "720p", "1080p", "1440p", "2160p"] as const;
+export const POSITIONS = ["top-left", "top-right", "bottom-left", "bottom-right", "center"] as const;
+export const CODECS = ["h264"] as const;
+
+export type Resolution = (typeof RESOLUTIONS)[number];
+
+export type EncodingDocument = {
+  enabledResolutions: Resolution[];
+  mp4FallbackEnabled: boolean;
+  outputCodecs: (typeof CODECS)[number][];
+  watermark: { enabled: boolean; position: (typeof POSITIONS)[number]; opacity: number; imageKey: string | null };
+};
+
+export const DEFAULT_SETTINGS: EncodingDocument = {
+  enabledResolutions: ["360p", "720p", "1080p"],
+  mp4FallbackEnabled: false,
+  outputCodecs: ["h264"],
+  watermark: { enabled: false, position: "top-right", opacity: 1, imageKey: null },
+};
+
+export const EncodingPatchSchema = z
+  .strictObject({
+    enabledResolutions: z.array(z.enum(RESOLUTIONS)).min(1).optional(),
+    mp4FallbackEnabled: z.boolean().optional(),
+    // Any string is read here so that an unknown codec can be answered codec_unavailable.
+    outputCodecs: z
+      .array(z.string())
+      .min(1)
+      .refine((codecs) => new Set(codecs).size === codecs.length, "codecs must not repeat")
+      .optional(),
+    watermark: z
+      .strictObject({
+        enabled: z.boolean().optional(),
+        position: z.enum(POSITIONS).optional(),
+        opacity: z.number().min(0).max(1).optional(),
+      })
+      .optional(),
+  })
+  .openapi("EncodingSettingsPatch", {
+    description: "Only the fields that change. watermark merges per key; watermark.imageKey is read-only here.",
+  });
+
+export type EncodingPatch = z.infer<typeof EncodingPatchSchema>;
+
+export const EncodingSettingsSchema = z
+  .object({
+    enabledResolutions: z.array(z.enum(RESOLUTIONS)),
+    mp4FallbackEnabled: z.boolean(),
+    outputCodecs: z.array(z.enum(CODECS)),
+    watermark: z.object({
+      enabled: z.boolean(),
+      position: z.enum(POSITIONS),
+      opacity: z.number().min(0).max(1),
+      imageKey: z.string().nullable(),
+    }),
+    updatedAt: TimestampSchema,
+  })
+  .openapi("EncodingSettings");
+
+/** Resolutions deduplicated and sorted by height, low to high. */
+export function normalizeResolutions(resolutions: Resolution[]): Resolution[] {
+  return RESOLUTIONS.filter((resolution) => resolutions.includes(resolution));
+}
+
+/** The codecs of a patch that are not available, if any. */
+export function unavailableCodecs(patch: EncodingPatch): string[] {
+  return (patch.outputCodecs ?? []).filter((codec) => !(CODECS as readonly string[]).includes(codec));
+}
+
+/** The patch as an RFC 7396 merge patch of the stored document, normalized. */
+export function toMergePatch(patch: EncodingPatch): Record<string, unknown> {
+  const { enabledResolutions, ...rest } = patch;
+  return enabledResolutions ? { ...rest, enabledResolutions: normalizeResolutions(enabledResolutions) } : rest;
+}
