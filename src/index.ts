@@ -1,5 +1,5 @@
 import { createApp } from "./http/app";
-import { sweepPendingAborts } from "./videos/sweeper";
+import { sweepDeletedVideos } from "./videos/sweeper";
 
 export { RateLimiter } from "./rate-limit/limiter";
 
@@ -8,6 +8,6 @@ const app = createApp();
 export default {
   fetch: app.fetch,
   scheduled(_controller, env, ctx) {
-    ctx.waitUntil(sweepPendingAborts(env));
+    ctx.waitUntil(sweepDeletedVideos(env));
   },
 } satisfies ExportedHandler<Env>;

@@ -5,6 +5,8 @@ import { apiKeyRoutes } from "../api-keys/routes";
 import { authRoutes } from "../auth/routes";
 import { encodingRoutes } from "../encoding/routes";
 import { projectRoutes } from "../projects/routes";
+import { publicThumbnails } from "../thumbnails/public";
+import { thumbnailRoutes } from "../thumbnails/routes";
 import { bulkRoutes } from "../videos/bulk";
 import { videoRoutes } from "../videos/routes";
 import { uploadRoutes } from "../videos/uploads";
@@ -45,9 +47,13 @@ export function createApp() {
     bulkRoutes,
     videoRoutes,
     uploadRoutes,
+    thumbnailRoutes,
   ]) {
     app.route("/", routes);
   }
+
+  // Public, outside /v1: thumbnail images for browsers and CDNs.
+  app.route("/", publicThumbnails);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "apiKey", {
     type: "http",

@@ -1,6 +1,6 @@
 import { ulid } from "../lib/ulid";
 import { completionInFlight, type VideoRow } from "./model";
-import { clearAbortedUploads, deleteStatements, findVideos } from "./queries";
+import { clearCleanedUp, deleteStatements, findVideos } from "./queries";
 
 export type ItemCode = "video_not_found" | "upload_completion_in_progress" | "internal_error" | "not_attempted";
 export type ItemOutcome = { id: string; ok: true } | { id: string; ok: false; code: ItemCode };
@@ -10,9 +10,9 @@ type Store = { db: D1Database; media: R2Bucket };
 export type DeleteOptions = {
   now?: number;
   /**
-   * Runs work that may finish after the response (the Worker's `waitUntil`). The R2 aborts go
-   * there: the delete has already closed the upload session for the API, so they need not hold
-   * the caller up. Without it they run inline.
+   * Runs work that may finish after the response (the Worker's `waitUntil`). The R2 clean-up
+   * goes there: the delete has already closed the upload session and hidden the video, so it need
+   * not hold the caller up. Without it, it runs inline.
    */
   background?: (task: Promise<void>) => void;
 };
@@ -37,7 +37,8 @@ function refusal(row: VideoRow | undefined, now: number): ItemCode {
  * Deletes videos of a project: the one rule behind `DELETE /v1/videos/{id}` and a bulk `delete`.
  * Each deletion is a soft delete written in one batch with its video.deleted event; from then on
  * the upload session takes no parts and no completion. Then the R2 multipart uploads are aborted
- * (see `background`). `ids` are canonical and distinct, in request order.
+ * and custom thumbnails deleted (see `background`). `ids` are canonical and distinct, in request
+ * order.
  *
  * Happy path: one read and one batch of two statements for all ids, then one write after the
  * aborts. When the batch fails, the ids are retried one at a time to find the failing one: it
@@ -105,36 +106,45 @@ export async function deleteVideos(
 
   const deleted = [...applied].map((id) => rows.get(id)).filter((row) => row !== undefined);
   if (options.background) {
-    // Started on a later turn, so the response leaves before the aborts' subrequests do.
-    options.background(new Promise((resolve) => setTimeout(resolve, 0)).then(() => abortUploads(store, deleted)));
-  } else await abortUploads(store, deleted);
+    // Started on a later turn, so the response leaves before the clean-up's subrequests do.
+    options.background(new Promise((resolve) => setTimeout(resolve, 0)).then(() => cleanUpDeleted(store, deleted)));
+  } else await cleanUpDeleted(store, deleted);
   return outcomes;
 }
 
 /**
- * Aborts the R2 multipart uploads of deleted videos and forgets the ones that are gone. One that
- * fails stays recorded, and the scheduled sweeper tries it again.
+ * Removes what deleted videos leave in R2: aborts their multipart uploads and deletes their custom
+ * thumbnails, then forgets the videos that are clean. One that fails stays recorded, and the
+ * scheduled sweeper tries it again.
  */
-export async function abortUploads(store: Store, rows: VideoRow[]): Promise<void> {
-  const active = rows.filter((row): row is VideoRow & { upload_r2_id: string } => row.upload_r2_id !== null);
-  if (active.length === 0) return;
-  const settled = await Promise.allSettled(
-    active.map((row) => store.media.resumeMultipartUpload(row.source_key, row.upload_r2_id).abort()),
-  );
-  const done = active.filter((row, i) => {
+export async function cleanUpDeleted(store: Store, rows: VideoRow[]): Promise<void> {
+  const pending = rows.filter((row) => row.upload_r2_id !== null || row.custom_thumbnail_key !== null);
+  if (pending.length === 0) return;
+  const settled = await Promise.allSettled(pending.map((row) => cleanUpOne(store.media, row)));
+  const clean = pending.filter((row, i) => {
     const result = settled[i];
     if (result?.status === "fulfilled") return true;
-    // Already completed or aborted: nothing is left to abort.
-    if (/NoSuchUpload|10024/.test(String(result?.reason))) return true;
-    logFailure("delete: abort upload", result?.reason, { videoId: row.id });
+    logFailure("delete: clean up R2", result?.reason, { videoId: row.id });
     return false;
   });
   try {
-    await clearAbortedUploads(
+    await clearCleanedUp(
       store.db,
-      done.map((row) => row.id),
+      clean.map((row) => row.id),
     );
   } catch (error) {
-    logFailure("delete: clear aborted uploads", error, { count: done.length });
+    logFailure("delete: record clean-up", error, { count: clean.length });
+  }
+}
+
+async function cleanUpOne(media: R2Bucket, row: VideoRow): Promise<void> {
+  if (row.custom_thumbnail_key) await media.delete(row.custom_thumbnail_key);
+  if (row.upload_r2_id) {
+    try {
+      await media.resumeMultipartUpload(row.source_key, row.upload_r2_id).abort();
+    } catch (error) {
+      // Already completed or aborted: nothing is left to abort.
+      if (!/NoSuchUpload|10024/.test(String(error))) throw error;
+    }
   }
 }

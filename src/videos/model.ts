@@ -13,6 +13,7 @@ export type VideoRow = {
   upload_r2_id: string | null;
   upload_expires_at: string | null;
   completion_lease_until: string | null;
+  custom_thumbnail_key: string | null;
   created_at: string;
   updated_at: string;
   deleted_at: string | null;

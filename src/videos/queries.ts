@@ -128,21 +128,52 @@ export function deleteStatements(
   ];
 }
 
-/** Forgets the R2 multipart uploads that have been aborted. */
-export async function clearAbortedUploads(db: D1Database, ids: string[]): Promise<void> {
+/** Forgets the R2 uploads and objects of deleted videos that have been cleaned up. */
+export async function clearCleanedUp(db: D1Database, ids: string[]): Promise<void> {
   if (ids.length === 0) return;
-  await db.prepare(`UPDATE videos SET upload_r2_id = NULL WHERE id IN (${IDS})`).bind(JSON.stringify(ids)).run();
+  await db
+    .prepare(
+      `UPDATE videos SET upload_r2_id = NULL, custom_thumbnail_key = NULL
+       WHERE deleted_at IS NOT NULL AND id IN (${IDS})`,
+    )
+    .bind(JSON.stringify(ids))
+    .run();
 }
 
-/** Deleted videos whose multipart upload still has to be aborted, oldest first. */
-export async function pendingAborts(db: D1Database, limit: number): Promise<VideoRow[]> {
+/** Deleted videos with an upload to abort or a custom thumbnail to delete, oldest first. */
+export async function pendingCleanups(db: D1Database, limit: number): Promise<VideoRow[]> {
   const { results } = await db
     .prepare(
-      "SELECT * FROM videos WHERE deleted_at IS NOT NULL AND upload_r2_id IS NOT NULL ORDER BY deleted_at LIMIT ?",
+      `SELECT * FROM videos
+       WHERE deleted_at IS NOT NULL AND (upload_r2_id IS NOT NULL OR custom_thumbnail_key IS NOT NULL)
+       ORDER BY deleted_at LIMIT ?`,
     )
     .bind(limit)
     .all<VideoRow>();
   return results;
+}
+
+/**
+ * Points a live video at a new custom thumbnail (or none), if it still has `expected`: a
+ * compare-and-swap, so the object it replaced is known exactly. Null when the video is gone or
+ * changed meanwhile.
+ */
+export function swapCustomThumbnail(
+  db: D1Database,
+  projectId: string,
+  id: string,
+  expected: string | null,
+  next: string | null,
+  now: number,
+): Promise<VideoRow | null> {
+  return db
+    .prepare(
+      `UPDATE videos SET custom_thumbnail_key = ?1, updated_at = ?2
+       WHERE id = ?3 AND project_id = ?4 AND deleted_at IS NULL AND custom_thumbnail_key IS ?5
+       RETURNING *`,
+    )
+    .bind(next, isoTime(now), id, projectId, expected)
+    .first<VideoRow>();
 }
 
 /**

@@ -97,6 +97,7 @@ export const videoRoutes = createRouter()
       upload_r2_id: upload.uploadId,
       upload_expires_at: isoTime(now + UPLOAD_SESSION_MS),
       completion_lease_until: null,
+      custom_thumbnail_key: null,
       created_at: isoTime(now),
       updated_at: isoTime(now),
       deleted_at: null,

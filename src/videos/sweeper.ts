@@ -1,10 +1,9 @@
-import { abortUploads } from "./delete";
-import { pendingAborts } from "./queries";
+import { cleanUpDeleted } from "./delete";
+import { pendingCleanups } from "./queries";
 
 const BATCH = 100;
 
-/** Retries the aborts of multipart uploads that a delete could not abort at the time. */
-export async function sweepPendingAborts(env: Env): Promise<void> {
-  const rows = await pendingAborts(env.DB, BATCH);
-  await abortUploads({ db: env.DB, media: env.MEDIA }, rows);
+/** Retries the R2 clean-up of deleted videos that a delete could not finish at the time. */
+export async function sweepDeletedVideos(env: Env): Promise<void> {
+  await cleanUpDeleted({ db: env.DB, media: env.MEDIA }, await pendingCleanups(env.DB, BATCH));
 }

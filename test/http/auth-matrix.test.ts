@@ -57,6 +57,18 @@ const PROTECTED_ROUTES: ProtectedRoute[] = [
     body: { parts: [{ partNumber: 1, etag: "x" }] },
   },
   {
+    method: "PUT",
+    path: "/v1/videos/01ARZ3NDEKTSV4RRFFQ69G5FAV/thumbnail?projectId={project}",
+    accepts: "any",
+    scope: "write",
+  },
+  {
+    method: "DELETE",
+    path: "/v1/videos/01ARZ3NDEKTSV4RRFFQ69G5FAV/thumbnail?projectId={project}",
+    accepts: "any",
+    scope: "write",
+  },
+  {
     method: "POST",
     path: "/v1/videos/bulk?projectId={project}",
     accepts: "any",

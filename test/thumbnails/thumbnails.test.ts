@@ -1,0 +1,251 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { inspectImage } from "../../src/images/inspect";
+import { IMAGES } from "../fixtures/images";
+import { api, bearer, errorCode, newKey, newVideo, newWorkspace, type VideoBody, withCookie } from "../helpers";
+import { apiWith } from "../support/app";
+import { InstrumentedD1 } from "../support/d1";
+import { paddedPng } from "../support/images";
+
+const FIVE_MIB = 5 * 1024 * 1024;
+type Result = { videoId: string; thumbnailUrl: string; source: string };
+
+function put(key: string, videoId: string, body: BodyInit, contentType: string, extra: Record<string, string> = {}) {
+  return api(
+    `/v1/videos/${videoId}/thumbnail`,
+    bearer(key, { method: "PUT", body, headers: { "content-type": contentType, ...extra } }),
+  );
+}
+
+/** Fetches a public URL of this Worker without any credential. */
+function open(url: string, headers: Record<string, string> = {}) {
+  return api(new URL(url).pathname, { headers });
+}
+
+async function setUp() {
+  const { key, session, project } = await newWorkspace();
+  const { video } = await newVideo(key);
+  return { key, session, project, video };
+}
+
+describe("PUT /v1/videos/{id}/thumbnail", () => {
+  it.each([
+    ["image/png", IMAGES.rgbPng, "png"],
+    ["image/jpeg", IMAGES.progressiveJpg, "jpg"],
+    ["image/webp", IMAGES.losslessWebp, "webp"],
+  ] as const)(
+    "stores a %s and serves it publicly with its bytes, type, ETag and cache lifetime",
+    async (type, bytes, ext) => {
+      const { key, project, video } = await setUp();
+      const response = await put(key, video.id, bytes, type);
+      expect(response.status).toBe(200);
+      const result = (await response.json()) as Result;
+      expect(result).toEqual({
+        videoId: video.id,
+        source: "custom",
+        thumbnailUrl: expect.stringMatching(
+          new RegExp(`^http://api\\.test/thumbnails/${project.id}/${video.id}/[0-9A-Z]{26}\\.${ext}$`),
+        ),
+      });
+      const read = (await (await api(`/v1/videos/${video.id}`, bearer(key))).json()) as VideoBody;
+      expect(read.thumbnail).toEqual({ source: "custom", url: result.thumbnailUrl });
+
+      const served = await open(result.thumbnailUrl);
+      expect(served.status).toBe(200);
+      expect(served.headers.get("content-type")).toBe(type);
+      expect(served.headers.get("cache-control")).toBe("public, max-age=31536000, immutable");
+      const etag = served.headers.get("etag");
+      expect(etag).toMatch(/^".+"$/);
+      expect(new Uint8Array(await served.arrayBuffer())).toEqual(bytes);
+      const again = await open(result.thumbnailUrl, { "if-none-match": etag ?? "" });
+      expect(again.status).toBe(304);
+    },
+  );
+
+  it("ignores Content-Type parameters", async () => {
+    const { key, video } = await setUp();
+    expect((await put(key, video.id, IMAGES.rgbPng, "image/png; charset=binary")).status).toBe(200);
+  });
+
+  it("replaces a custom thumbnail: the old URL answers 404 and its object is gone", async () => {
+    const { key, video } = await setUp();
+    const first = (await (await put(key, video.id, IMAGES.rgbPng, "image/png")).json()) as Result;
+    const second = (await (await put(key, video.id, IMAGES.baselineJpg, "image/jpeg")).json()) as Result;
+    expect(second.thumbnailUrl).not.toBe(first.thumbnailUrl);
+    const gone = await open(first.thumbnailUrl);
+    expect(gone.status).toBe(404);
+    expect(await errorCode(gone)).toBe("not_found");
+    const listed = await env.MEDIA.list({
+      prefix: `thumbnails/${new URL(first.thumbnailUrl).pathname.split("/")[2]}/${video.id}/`,
+    });
+    expect(listed.objects.map((object) => object.key)).toEqual([new URL(second.thumbnailUrl).pathname.slice(1)]);
+  });
+
+  it("accepts exactly 5 MiB and refuses one byte more, declared or streamed", async () => {
+    const { key, video } = await setUp();
+    const exact = paddedPng(IMAGES.rgbPng, FIVE_MIB);
+    expect(inspectImage(exact, "image/png").ok).toBe(true);
+    expect((await put(key, video.id, exact, "image/png")).status).toBe(200);
+
+    const over = paddedPng(IMAGES.rgbPng, FIVE_MIB + 1);
+    const declared = await put(key, video.id, over, "image/png");
+    expect(declared.status).toBe(413);
+    expect(await errorCode(declared)).toBe("payload_too_large");
+
+    // No Content-Length: a stream of 64 MiB is cut off at the limit, not read to its end.
+    let pulled = 0;
+    const stream = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (pulled >= 64 * FIVE_MIB) return controller.close();
+        pulled += 64 * 1024;
+        controller.enqueue(new Uint8Array(64 * 1024));
+      },
+    });
+    const streamed = await put(key, video.id, stream, "image/png");
+    expect(streamed.status).toBe(413);
+    expect(await errorCode(streamed)).toBe("payload_too_large");
+    expect(pulled).toBeLessThan(4 * FIVE_MIB);
+  });
+
+  it.each([
+    ["text/plain", IMAGES.rgbPng],
+    ["image/gif", IMAGES.rgbPng],
+    ["application/json", IMAGES.rgbPng],
+    ["", IMAGES.rgbPng],
+  ])("refuses Content-Type %j with 415", async (type, bytes) => {
+    const { key, video } = await setUp();
+    const response = await put(key, video.id, bytes, type);
+    expect(response.status).toBe(415);
+    expect(await errorCode(response)).toBe("unsupported_media_type");
+  });
+
+  it.each([
+    ["PNG bytes declared as JPEG", IMAGES.rgbPng, "image/jpeg"],
+    ["JPEG bytes declared as WebP", IMAGES.baselineJpg, "image/webp"],
+    ["a PNG cut short", IMAGES.rgbPng.slice(0, 100), "image/png"],
+    ["a JPEG without EOI", IMAGES.baselineJpg.slice(0, -2), "image/jpeg"],
+    ["a PNG over 8192 pixels wide", IMAGES.tooWidePng, "image/png"],
+    ["an empty body", new Uint8Array(0), "image/png"],
+    ["only a PNG signature", IMAGES.rgbPng.slice(0, 8), "image/png"],
+  ])("refuses %s with invalid_image", async (_, bytes, type) => {
+    const { key, video } = await setUp();
+    const response = await put(key, video.id, bytes, type);
+    expect(response.status).toBe(400);
+    expect(await errorCode(response)).toBe("invalid_image");
+    const read = (await (await api(`/v1/videos/${video.id}`, bearer(key))).json()) as VideoBody;
+    expect(read.thumbnail.source).toBe("auto");
+  });
+
+  it("answers video_not_found for unknown, malformed and deleted videos, after checking the image", async () => {
+    const { key, video } = await setUp();
+    await api(`/v1/videos/${video.id}`, bearer(key, { method: "DELETE" }));
+    for (const id of [video.id, "01ARZ3NDEKTSV4RRFFQ69G5FAV", "nope"]) {
+      const response = await put(key, id, IMAGES.rgbPng, "image/png");
+      expect(response.status).toBe(404);
+      expect(await errorCode(response)).toBe("video_not_found");
+    }
+    expect(await errorCode(await put(key, "nope", IMAGES.rgbPng, "image/jpeg"))).toBe("invalid_image");
+    expect(await errorCode(await put(key, "nope", IMAGES.rgbPng, "text/plain"))).toBe("unsupported_media_type");
+  });
+
+  it("uses PUBLIC_BASE_URL as the origin of thumbnail URLs", async () => {
+    const { key, video } = await setUp();
+    const response = await apiWith(
+      { PUBLIC_BASE_URL: "https://media.example.com" },
+      `/v1/videos/${video.id}/thumbnail`,
+      bearer(key, { method: "PUT", body: IMAGES.rgbPng, headers: { "content-type": "image/png" } }),
+    );
+    expect(((await response.json()) as Result).thumbnailUrl).toMatch(/^https:\/\/media\.example\.com\/thumbnails\//);
+  });
+
+  it("leaves no object behind when the database write fails", async () => {
+    const { key, project, video } = await setUp();
+    const db = new InstrumentedD1(env.DB, (sql) => sql.includes("SET custom_thumbnail_key"));
+    const response = await apiWith(
+      { DB: db.binding },
+      `/v1/videos/${video.id}/thumbnail`,
+      bearer(key, { method: "PUT", body: IMAGES.rgbPng, headers: { "content-type": "image/png" } }),
+    );
+    expect(response.status).toBe(500);
+    expect((await env.MEDIA.list({ prefix: `thumbnails/${project.id}/${video.id}/` })).objects).toHaveLength(0);
+  });
+
+  it("needs a write key, and projectId under cookie auth", async () => {
+    const { key, session, project, video } = await setUp();
+    const reader = await newKey(session, project.id, ["read"]);
+    expect(await errorCode(await put(reader, video.id, IMAGES.rgbPng, "image/png"))).toBe("insufficient_scope");
+    const cookie = (query: string) =>
+      api(
+        `/v1/videos/${video.id}/thumbnail${query}`,
+        withCookie(session, { method: "PUT", body: IMAGES.rgbPng, headers: { "content-type": "image/png" } }),
+      );
+    expect(await errorCode(await cookie(""))).toBe("invalid_project_id");
+    expect((await cookie(`?projectId=${project.id}`)).status).toBe(200);
+    expect((await put(key, video.id, IMAGES.rgbPng, "image/png")).headers.get("ratelimit-policy")).toBe(
+      '"thumbnail";q=30;w=60',
+    );
+  });
+});
+
+describe("DELETE /v1/videos/{id}/thumbnail", () => {
+  it("restores the automatic poster frame and deletes the custom image", async () => {
+    const { key, project, video } = await setUp();
+    const custom = (await (await put(key, video.id, IMAGES.rgbPng, "image/png")).json()) as Result;
+    const response = await api(`/v1/videos/${video.id}/thumbnail`, bearer(key, { method: "DELETE" }));
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({
+      videoId: video.id,
+      source: "auto",
+      thumbnailUrl: `http://api.test/thumbnails/${project.id}/${video.id}/poster.jpg`,
+    });
+    expect((await open(custom.thumbnailUrl)).status).toBe(404);
+    const read = (await (await api(`/v1/videos/${video.id}`, bearer(key))).json()) as VideoBody;
+    expect(read.thumbnail.source).toBe("auto");
+    // Again: nothing custom left, the same answer.
+    expect((await api(`/v1/videos/${video.id}/thumbnail`, bearer(key, { method: "DELETE" }))).status).toBe(200);
+  });
+
+  it("answers video_not_found for an unknown video", async () => {
+    const { key } = await setUp();
+    const response = await api("/v1/videos/01ARZ3NDEKTSV4RRFFQ69G5FAV/thumbnail", bearer(key, { method: "DELETE" }));
+    expect(await errorCode(response)).toBe("video_not_found");
+  });
+
+  it("keeps the poster frame apart: the encoder's poster never replaces a custom image", async () => {
+    const { key, project, video } = await setUp();
+    const custom = (await (await put(key, video.id, IMAGES.rgbPng, "image/png")).json()) as Result;
+    // What an encode retry does: write the poster frame to its own key.
+    await env.MEDIA.put(`thumbnails/${project.id}/${video.id}/poster.jpg`, IMAGES.baselineJpg, {
+      httpMetadata: { contentType: "image/jpeg" },
+    });
+    const read = (await (await api(`/v1/videos/${video.id}`, bearer(key))).json()) as VideoBody;
+    expect(read.thumbnail.url).toBe(custom.thumbnailUrl);
+    const removed = (await (
+      await api(`/v1/videos/${video.id}/thumbnail`, bearer(key, { method: "DELETE" }))
+    ).json()) as Result;
+    const poster = await open(removed.thumbnailUrl);
+    expect(poster.status).toBe(200);
+    expect(new Uint8Array(await poster.arrayBuffer())).toEqual(IMAGES.baselineJpg);
+  });
+});
+
+describe("a deleted video's thumbnail", () => {
+  it("is deleted with the video", async () => {
+    const { key, video } = await setUp();
+    const custom = (await (await put(key, video.id, IMAGES.rgbPng, "image/png")).json()) as Result;
+    const response = await apiWith({}, `/v1/videos/${video.id}`, bearer(key, { method: "DELETE" }));
+    expect(response.status).toBe(204);
+    expect((await open(custom.thumbnailUrl)).status).toBe(404);
+  });
+});
+
+describe("the public thumbnail route", () => {
+  it.each(["/thumbnails/x/y/z.png", "/thumbnails/01ARZ3NDEKTSV4RRFFQ69G5FAV/01ARZ3NDEKTSV4RRFFQ69G5FAV/poster.jpg"])(
+    "answers %s with 404 not_found",
+    async (path) => {
+      const response = await api(path);
+      expect(response.status).toBe(404);
+      expect(await errorCode(response)).toBe("not_found");
+    },
+  );
+});
