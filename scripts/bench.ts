@@ -1,7 +1,10 @@
 // `npm run bench`: starts the real dev server and prints latency figures at concurrency 1.
 // Figures, not pass/fail: targets are read by people, never asserted in tests.
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
 import { Client } from "../test/e2e/client.ts";
 import { startDevServer } from "../test/e2e/server.ts";
+import { paddedPng } from "../test/support/images.ts";
 
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 200);
 const BULK_DELETE_SAMPLES = Number(process.env.BENCH_BULK_DELETE_SAMPLES ?? 30);
@@ -70,10 +73,38 @@ async function workspace(baseUrl: string, keys: number) {
       body: { name: "bench", scopes: ["read", "write"], mode: "test" },
     });
     const client = new Client(baseUrl);
-    const headers = { authorization: `Bearer ${created.json.key}` };
-    return (method: string, path: string, body?: unknown) => client.request(method, path, { body, headers });
+    const auth = { authorization: `Bearer ${created.json.key}` };
+    return (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
+      client.request(method, path, { body, headers: { ...auth, ...headers } });
   });
   return { owner, callers };
+}
+
+/** The workerd processes of the dev server: where the Worker runs locally. */
+function workerdPids(processGroup: number): number[] {
+  return readdirSync("/proc")
+    .filter((name) => /^\d+$/.test(name))
+    .filter((pid) => {
+      try {
+        const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+        const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+        return Number(fields[2]) === processGroup && stat.includes("(workerd)");
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+/** Peak resident memory (VmHWM) of the processes, in MiB; resettable through clear_refs. */
+function peakMemory(pids: number[], reset = false): number {
+  let total = 0;
+  for (const pid of pids) {
+    if (reset) writeFileSync(`/proc/${pid}/clear_refs`, "5");
+    const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+    total += Number(match?.[1] ?? 0) / 1024;
+  }
+  return total;
 }
 
 const server = await startDevServer();
@@ -100,6 +131,21 @@ try {
   const newVideos = (n: number) =>
     inBatches(n, 20, async () => (await api("POST", "/v1/videos", {})).json.video.id as string);
   const visibilityIds = await newVideos(100);
+  const png = new Uint8Array(readFileSync(path.join(import.meta.dirname, "../test/fixtures/images/rgb.png")));
+  const thumbnails = { small: paddedPng(png, 200 * 1024), large: paddedPng(png, 5 * 1024 * 1024) };
+  const thumbnailCallers = await workspace(base, 2 * callersFor(SAMPLES));
+  const thumbnailOwner = thumbnailCallers.callers[0] as (typeof ws.callers)[number];
+  const thumbnailVideo = (await thumbnailOwner("POST", "/v1/videos", {})).json.video.id as string;
+  let publicUrl = "";
+  // Each upload replaces the last; the public GET case reads the latest one.
+  const putThumbnail = async (i: number, offset: number, bytes: Uint8Array) => {
+    const caller = thumbnailCallers.callers[offset + Math.floor(i / PER_CALLER)] as (typeof ws.callers)[number];
+    const response = await caller("PUT", `/v1/videos/${thumbnailVideo}/thumbnail`, bytes, {
+      "content-type": "image/png",
+    });
+    publicUrl = response.json?.thumbnailUrl ?? publicUrl;
+    return response;
+  };
   let deleteIds: string[] = [];
 
   const cases: Case[] = [
@@ -145,8 +191,35 @@ try {
     },
   ];
 
+  cases.push(
+    {
+      name: "PUT thumbnail 200 KB",
+      expect: 200,
+      run: (i) => putThumbnail(i, 0, thumbnails.small),
+    },
+    { name: "PUT thumbnail 5 MiB", expect: 200, run: (i) => putThumbnail(i, callersFor(SAMPLES), thumbnails.large) },
+    {
+      name: "GET public thumbnail",
+      expect: 200,
+      run: async () => {
+        const started = performance.now();
+        const response = await fetch(publicUrl);
+        const headersMs = performance.now() - started;
+        await response.arrayBuffer();
+        return { status: response.status, headers: response.headers, headersMs };
+      },
+    },
+  );
+
   const results = [];
-  for (const item of cases) results.push(await measure(item));
+  const workerd = workerdPids(server.processGroup);
+  let thumbnailPeak = Number.NaN;
+  let basePeak = Number.NaN;
+  for (const item of cases) {
+    if (item.name === "PUT thumbnail 200 KB") basePeak = peakMemory(workerd, true);
+    results.push(await measure(item));
+    if (item.name === "GET public thumbnail") thumbnailPeak = peakMemory(workerd);
+  }
   const baseline = results[0]?.median ?? Number.NaN;
   const single = results.find((r) => r.name === "GET /v1/videos/{id}")?.median ?? Number.NaN;
   console.log(`concurrency 1, ${WARMUP} warm-up calls per case; latency measured by the client over loopback;`);
@@ -175,6 +248,10 @@ try {
       r.workerMedian.toFixed(1).padStart(10),
     );
   }
+  console.log(
+    `workerd peak RSS (VmHWM, ${workerd.length} process): ${basePeak.toFixed(1)} MiB before the thumbnail cases, ` +
+      `${thumbnailPeak.toFixed(1)} MiB at their peak`,
+  );
 } finally {
   await server.stop();
 }

@@ -15,8 +15,10 @@ export class Client {
     const headers: Record<string, string> = { "cf-connecting-ip": this.ip, ...options.headers };
     if (this.cookie) headers.cookie = this.cookie;
     let body: BodyInit | undefined;
-    if (options.body instanceof Uint8Array) body = options.body.slice();
-    else if (options.body !== undefined) {
+    if (options.body instanceof Uint8Array) {
+      body = options.body.slice();
+      headers["content-type"] ??= "application/octet-stream";
+    } else if (options.body !== undefined) {
       headers["content-type"] ??= "application/json";
       body = JSON.stringify(options.body);
     }

@@ -20,7 +20,12 @@ function freePort(): Promise<number> {
   });
 }
 
-export type DevServer = { baseUrl: string; stop: () => Promise<void> };
+export type DevServer = {
+  baseUrl: string;
+  /** The process group of the server: its launcher, wrangler and workerd. */
+  processGroup: number;
+  stop: () => Promise<void>;
+};
 
 /**
  * Starts the real dev server (`npm run dev`'s script) on a free port with its own empty state,
@@ -67,7 +72,7 @@ export async function startDevServer(extraArgs: string[] = []): Promise<DevServe
     if (child.exitCode !== null) throw new Error(`dev server exited early:\n${output}`);
     try {
       const response = await fetch(`${baseUrl}/v1/openapi.json`);
-      if (response.ok) return { baseUrl, stop };
+      if (response.ok) return { baseUrl, processGroup: child.pid as number, stop };
     } catch {
       // not listening yet
     }

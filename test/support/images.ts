@@ -1,4 +1,4 @@
-import { crc32 } from "../../src/images/crc32";
+import { crc32 } from "../../src/images/crc32.ts";
 
 /**
  * A valid PNG of exactly `size` bytes: `png` with an ancillary (skippable) chunk of padding
