@@ -1,23 +1,27 @@
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { createMiddleware } from "hono/factory";
 import { OPERATOR_PLANS, setApproved, setPlan, toAccount } from "../auth/accounts";
 import { AccountSchema } from "../auth/schemas";
 import { jsonBody } from "../http/body";
 import type { AppEnv } from "../http/context";
 import { ApiError } from "../http/errors";
+import { documented, route } from "../http/route";
 import { createRouter } from "../http/router";
-import { errorResponses, jsonRequest, jsonResponse } from "../http/schemas";
+import { jsonRequest, jsonResponse } from "../http/schemas";
 import { timingSafeEqual } from "../lib/crypto";
 import { parseUlid } from "../lib/ulid";
 
 /** The operator API exists only while ADMIN_TOKEN is set; it answers 404 otherwise. */
-const operatorOnly = createMiddleware<AppEnv>(async (c, next) => {
-  const token = c.var.config.adminToken;
-  if (!token) throw new ApiError("not_found");
-  const presented = /^Bearer (\S+)$/.exec(c.req.header("authorization") ?? "")?.[1] ?? "";
-  if (!timingSafeEqual(presented, token)) throw new ApiError("unauthorized");
-  await next();
-});
+const operatorOnly = documented(
+  createMiddleware<AppEnv>(async (c, next) => {
+    const token = c.var.config.adminToken;
+    if (!token) throw new ApiError("not_found");
+    const presented = /^Bearer (\S+)$/.exec(c.req.header("authorization") ?? "")?.[1] ?? "";
+    if (!timingSafeEqual(presented, token)) throw new ApiError("unauthorized");
+    await next();
+  }),
+  () => ["not_found", "unauthorized"],
+);
 
 const AccountParams = z.object({ accountId: z.string() });
 const PlanBody = z.strictObject({ plan: z.enum(OPERATOR_PLANS) }).openapi("OperatorPlan");
@@ -34,21 +38,18 @@ function accountRoute(method: "post" | "put", action: string, summary: string) {
   };
 }
 
-const responses = {
-  200: jsonResponse(AccountSchema, "The account"),
-  ...errorResponses("unauthorized", "not_found"),
-};
+const responses = { 200: jsonResponse(AccountSchema, "The account") };
 
-const approve = createRoute({ ...accountRoute("post", "approve", "Approve an account"), responses });
-const suspend = createRoute({
+const approve = route({ ...accountRoute("post", "approve", "Approve an account"), responses });
+const suspend = route({
   ...accountRoute("post", "suspend", "Suspend an account (approved becomes false)"),
   responses,
 });
-const plan = createRoute({
+const plan = route({
   ...accountRoute("put", "plan", "Set the plan an account moves to after its trial"),
   middleware: [operatorOnly, jsonBody] as const,
   request: { params: AccountParams, body: jsonRequest(PlanBody) },
-  responses: { ...responses, ...errorResponses("unauthorized", "not_found", "invalid_body") },
+  responses,
 });
 
 function found<T>(row: T | null): T {

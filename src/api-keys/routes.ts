@@ -1,9 +1,10 @@
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { authenticate } from "../auth/middleware";
 import { jsonBody } from "../http/body";
 import { ApiError } from "../http/errors";
+import { route } from "../http/route";
 import { createRouter } from "../http/router";
-import { errorResponses, jsonRequest, jsonResponse, TimestampSchema, UlidSchema } from "../http/schemas";
+import { jsonRequest, jsonResponse, TimestampSchema, UlidSchema } from "../http/schemas";
 import { randomToken } from "../lib/crypto";
 import { parseUlid, ulid } from "../lib/ulid";
 import { insertApiKey, listApiKeys, revokeApiKey } from "./queries";
@@ -43,7 +44,7 @@ const projectScoped = authenticate({
 });
 const ProjectParams = z.object({ id: z.string() });
 
-const create = createRoute({
+const create = route({
   method: "post",
   path: "/v1/projects/{id}/api-keys",
   tags: ["API keys"],
@@ -52,11 +53,10 @@ const create = createRoute({
   request: { params: ProjectParams, body: jsonRequest(ApiKeyCreateSchema) },
   responses: {
     201: jsonResponse(CreatedApiKeySchema, "The key, with its secret"),
-    ...errorResponses("invalid_body", "unauthorized", "account_not_approved", "forbidden_origin", "not_found"),
   },
 });
 
-const list = createRoute({
+const list = route({
   method: "get",
   path: "/v1/projects/{id}/api-keys",
   tags: ["API keys"],
@@ -65,22 +65,23 @@ const list = createRoute({
   request: { params: ProjectParams },
   responses: {
     200: jsonResponse(z.object({ data: z.array(ApiKeySchema) }), "The keys"),
-    ...errorResponses("unauthorized", "account_not_approved", "not_found"),
   },
 });
 
-const revoke = createRoute({
-  method: "delete",
-  path: "/v1/projects/{id}/api-keys/{keyId}",
-  tags: ["API keys"],
-  summary: "Revoke a key; it is refused from then on",
-  middleware: [projectScoped] as const,
-  request: { params: z.object({ id: z.string(), keyId: z.string() }) },
-  responses: {
-    204: { description: "Revoked" },
-    ...errorResponses("unauthorized", "account_not_approved", "forbidden_origin", "not_found"),
+const revoke = route(
+  {
+    method: "delete",
+    path: "/v1/projects/{id}/api-keys/{keyId}",
+    tags: ["API keys"],
+    summary: "Revoke a key; it is refused from then on",
+    middleware: [projectScoped] as const,
+    request: { params: z.object({ id: z.string(), keyId: z.string() }) },
+    responses: {
+      204: { description: "Revoked" },
+    },
   },
-});
+  ["not_found"],
+);
 
 export const apiKeyRoutes = createRouter()
   .openapi(create, async (c) => {

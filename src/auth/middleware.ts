@@ -4,6 +4,7 @@ import { createMiddleware } from "hono/factory";
 import { findKeyCaller, KEY_PATTERN, touchApiKey } from "../api-keys/queries";
 import type { AppEnv, Caller, Scope } from "../http/context";
 import { ApiError, type ErrorCode } from "../http/errors";
+import { documented } from "../http/route";
 import { parseUlid } from "../lib/ulid";
 import { findSession, SESSION_COOKIE } from "./sessions";
 
@@ -84,7 +85,7 @@ function resolveProject(caller: Caller, source: ProjectSource, projectId: string
  * Sets `caller` and, when a project source is given, `projectId`.
  */
 export function authenticate(options: AuthOptions) {
-  return createMiddleware<AppEnv>(async (c, next) => {
+  const middleware = createMiddleware<AppEnv>(async (c, next) => {
     const projectId = requestedProject(c, options.project);
     const { caller, ownsProject } = await resolveCaller(c, options.accept, projectId);
     if (caller.kind === "session") checkOrigin(c);
@@ -97,6 +98,18 @@ export function authenticate(options: AuthOptions) {
     if (options.project) c.set("projectId", resolveProject(caller, options.project, projectId, ownsProject));
     await next();
   });
+  return documented(middleware, (method) => authErrorCodes(options, method));
+}
+
+/** The codes `authenticate(options)` can answer for a request of `method`. */
+function authErrorCodes(options: AuthOptions, method: string): ErrorCode[] {
+  const codes: ErrorCode[] = ["unauthorized"];
+  if (UNSAFE_METHODS.has(method.toUpperCase())) codes.push("forbidden_origin");
+  if (options.approval ?? true) codes.push("account_not_approved");
+  if (options.scope) codes.push("insufficient_scope");
+  if (options.project?.from === "query") codes.push("invalid_project_id", "not_found");
+  if (options.project?.from === "path") codes.push(options.project.notFound);
+  return codes;
 }
 
 /** The session behind a cookie-only route. */

@@ -1,9 +1,9 @@
-import { createRoute } from "@hono/zod-openapi";
 import { deleteCookie, setCookie } from "hono/cookie";
 import { jsonBody } from "../http/body";
 import { ApiError } from "../http/errors";
+import { route } from "../http/route";
 import { createRouter } from "../http/router";
-import { errorResponses, jsonRequest, jsonResponse } from "../http/schemas";
+import { jsonRequest, jsonResponse } from "../http/schemas";
 import { isoTime } from "../lib/time";
 import { ulid } from "../lib/ulid";
 import { rateLimit } from "../rate-limit/middleware";
@@ -13,33 +13,37 @@ import { hashPassword, verifyPassword } from "./passwords";
 import { AccountSchema, CredentialsSchema } from "./schemas";
 import { createSession, deleteSession, SESSION_COOKIE, SESSION_LIFETIME_SECONDS } from "./sessions";
 
-const signup = createRoute({
-  method: "post",
-  path: "/v1/auth/signup",
-  tags: ["Accounts"],
-  summary: "Create an account (not approved until an operator approves it)",
-  middleware: [rateLimit("signup"), jsonBody] as const,
-  request: { body: jsonRequest(CredentialsSchema) },
-  responses: {
-    201: jsonResponse(AccountSchema, "The new account"),
-    ...errorResponses("invalid_body", "email_taken", "rate_limited"),
+const signup = route(
+  {
+    method: "post",
+    path: "/v1/auth/signup",
+    tags: ["Accounts"],
+    summary: "Create an account (not approved until an operator approves it)",
+    middleware: [rateLimit("signup"), jsonBody] as const,
+    request: { body: jsonRequest(CredentialsSchema) },
+    responses: {
+      201: jsonResponse(AccountSchema, "The new account"),
+    },
   },
-});
+  ["email_taken"],
+);
 
-const login = createRoute({
-  method: "post",
-  path: "/v1/auth/login",
-  tags: ["Accounts"],
-  summary: "Log in; sets the svc_session cookie",
-  middleware: [rateLimit("login"), jsonBody] as const,
-  request: { body: jsonRequest(CredentialsSchema) },
-  responses: {
-    200: jsonResponse(AccountSchema, "The account; the session cookie is set"),
-    ...errorResponses("invalid_body", "invalid_credentials", "rate_limited"),
+const login = route(
+  {
+    method: "post",
+    path: "/v1/auth/login",
+    tags: ["Accounts"],
+    summary: "Log in; sets the svc_session cookie",
+    middleware: [rateLimit("login"), jsonBody] as const,
+    request: { body: jsonRequest(CredentialsSchema) },
+    responses: {
+      200: jsonResponse(AccountSchema, "The account; the session cookie is set"),
+    },
   },
-});
+  ["invalid_credentials"],
+);
 
-const logout = createRoute({
+const logout = route({
   method: "post",
   path: "/v1/auth/logout",
   tags: ["Accounts"],
@@ -47,11 +51,10 @@ const logout = createRoute({
   middleware: [authenticate({ accept: "session", approval: false })] as const,
   responses: {
     204: { description: "Logged out" },
-    ...errorResponses("unauthorized", "forbidden_origin"),
   },
 });
 
-const account = createRoute({
+const account = route({
   method: "get",
   path: "/v1/account",
   tags: ["Accounts"],
@@ -59,7 +62,6 @@ const account = createRoute({
   middleware: [authenticate({ accept: "session", approval: false })] as const,
   responses: {
     200: jsonResponse(AccountSchema, "The account"),
-    ...errorResponses("unauthorized"),
   },
 });
 

@@ -1,11 +1,12 @@
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { authenticate } from "../auth/middleware";
 import { jsonBody } from "../http/body";
 import type { AppEnv } from "../http/context";
 import { ApiError } from "../http/errors";
+import { route } from "../http/route";
 import { createRouter } from "../http/router";
-import { errorResponses, jsonRequest, jsonResponse } from "../http/schemas";
+import { jsonRequest, jsonResponse } from "../http/schemas";
 import { validationHook } from "../http/validation";
 import { EXTENSIONS, readImageUpload } from "../images/upload";
 import { ulid } from "../lib/ulid";
@@ -23,7 +24,6 @@ const projectSession = authenticate({
   project: { from: "path", param: "id", notFound: "not_found" },
 });
 const Params = z.object({ id: z.string() });
-const AUTH_ERRORS = ["unauthorized", "account_not_approved", "forbidden_origin", "not_found"] as const;
 const settingsResponse = jsonResponse(EncodingSettingsSchema, "The full effective settings; ETag names this version");
 
 function etag(version: number): string {
@@ -52,68 +52,65 @@ function ifMatchVersions(header: string | undefined): number[] | null {
     .map(Number);
 }
 
-const read = createRoute({
+const read = route({
   method: "get",
   path: "/v1/projects/{id}/encoding-settings",
   tags: ["Encoding settings"],
   summary: "The project's full effective encoding settings",
   middleware: [projectSession] as const,
   request: { params: Params },
-  responses: { 200: settingsResponse, ...errorResponses(...AUTH_ERRORS) },
+  responses: { 200: settingsResponse },
 });
 
-const patch = createRoute({
-  method: "patch",
-  path: "/v1/projects/{id}/encoding-settings",
-  tags: ["Encoding settings"],
-  summary: "Change some encoding settings; send If-Match with an ETag for a safe edit",
-  middleware: [projectSession, rateLimit("encoding_settings"), jsonBody] as const,
-  request: {
-    params: Params,
-    headers: z.object({ "if-match": z.string().optional().openapi({ description: "ETag of the version edited" }) }),
-    body: jsonRequest(EncodingPatchSchema),
-  },
-  responses: {
-    200: settingsResponse,
-    ...errorResponses(
-      ...AUTH_ERRORS,
-      "invalid_body",
-      "invalid_encoding_settings",
-      "codec_unavailable",
-      "precondition_failed",
-      "rate_limited",
-    ),
-  },
-});
-
-const putWatermark = createRoute({
-  method: "put",
-  path: "/v1/projects/{id}/encoding-settings/watermark-image",
-  tags: ["Encoding settings"],
-  summary: "Upload the watermark image (raw PNG or WebP, at most 1 MiB); sets watermark.imageKey",
-  middleware: [projectSession] as const,
-  request: {
-    params: Params,
-    body: {
-      content: Object.fromEntries(
-        WATERMARK_TYPES.map((type) => [type, { schema: z.string().openapi({ format: "binary" }) }]),
-      ),
+const patch = route(
+  {
+    method: "patch",
+    path: "/v1/projects/{id}/encoding-settings",
+    tags: ["Encoding settings"],
+    summary: "Change some encoding settings; send If-Match with an ETag for a safe edit",
+    middleware: [projectSession, rateLimit("encoding_settings"), jsonBody] as const,
+    request: {
+      params: Params,
+      headers: z.object({ "if-match": z.string().optional().openapi({ description: "ETag of the version edited" }) }),
+      body: jsonRequest(EncodingPatchSchema),
+    },
+    responses: {
+      200: settingsResponse,
     },
   },
-  responses: {
-    200: settingsResponse,
-    ...errorResponses(...AUTH_ERRORS, "invalid_image", "payload_too_large", "unsupported_media_type"),
-  },
-});
+  ["invalid_encoding_settings", "codec_unavailable", "precondition_failed"],
+);
 
-const deleteWatermark = createRoute({
+const putWatermark = route(
+  {
+    method: "put",
+    path: "/v1/projects/{id}/encoding-settings/watermark-image",
+    tags: ["Encoding settings"],
+    summary: "Upload the watermark image (raw PNG or WebP, at most 1 MiB); sets watermark.imageKey",
+    middleware: [projectSession] as const,
+    request: {
+      params: Params,
+      body: {
+        content: Object.fromEntries(
+          WATERMARK_TYPES.map((type) => [type, { schema: z.string().openapi({ format: "binary" }) }]),
+        ),
+      },
+    },
+    responses: {
+      200: settingsResponse,
+    },
+  },
+  ["invalid_image", "payload_too_large", "unsupported_media_type"],
+);
+
+const deleteWatermark = route({
   method: "delete",
   path: "/v1/projects/{id}/encoding-settings/watermark-image",
   tags: ["Encoding settings"],
   summary: "Remove the watermark image; also disables the watermark",
   middleware: [projectSession] as const,
   request: { params: Params },
-  responses: { 200: settingsResponse, ...errorResponses(...AUTH_ERRORS) },
+  responses: { 200: settingsResponse },
 });
 
 /**

@@ -1,6 +1,7 @@
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "./context";
 import { ApiError } from "./errors";
+import { documented } from "./route";
 
 /** JSON bodies are small; anything larger is refused before it is read whole. */
 export const MAX_JSON_BYTES = 64 * 1024;
@@ -49,19 +50,22 @@ function isJsonMediaType(type: string): boolean {
  * Requires a JSON body: a JSON Content-Type and parseable JSON, else 400 invalid_body. The parsed
  * text is left in Hono's body cache, where the route's schema validator reads it.
  */
-export const jsonBody = createMiddleware<AppEnv>(async (c, next) => {
-  if (!isJsonMediaType(mediaType(c.req.header("content-type")))) {
-    throw new ApiError("invalid_body", { message: "Content-Type must be application/json." });
-  }
-  const bytes = await readLimited(c.req.raw, MAX_JSON_BYTES);
-  let text: string;
-  try {
-    text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
-    JSON.parse(text);
-  } catch {
-    throw new ApiError("invalid_body", { message: "The body is not valid JSON." });
-  }
-  // Hono caches body promises under these keys, though its type names the resolved values.
-  (c.req.bodyCache as { text?: Promise<string> }).text = Promise.resolve(text);
-  await next();
-});
+export const jsonBody = documented(
+  createMiddleware<AppEnv>(async (c, next) => {
+    if (!isJsonMediaType(mediaType(c.req.header("content-type")))) {
+      throw new ApiError("invalid_body", { message: "Content-Type must be application/json." });
+    }
+    const bytes = await readLimited(c.req.raw, MAX_JSON_BYTES);
+    let text: string;
+    try {
+      text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
+      JSON.parse(text);
+    } catch {
+      throw new ApiError("invalid_body", { message: "The body is not valid JSON." });
+    }
+    // Hono caches body promises under these keys, though its type names the resolved values.
+    (c.req.bodyCache as { text?: Promise<string> }).text = Promise.resolve(text);
+    await next();
+  }),
+  () => ["invalid_body", "payload_too_large"],
+);

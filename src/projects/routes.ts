@@ -1,9 +1,10 @@
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { authenticate, sessionOf } from "../auth/middleware";
 import { jsonBody } from "../http/body";
 import { ApiError } from "../http/errors";
+import { route } from "../http/route";
 import { createRouter } from "../http/router";
-import { errorResponses, jsonRequest, jsonResponse, TimestampSchema, UlidSchema } from "../http/schemas";
+import { jsonRequest, jsonResponse, TimestampSchema, UlidSchema } from "../http/schemas";
 import { validationHook } from "../http/validation";
 import { isoTime } from "../lib/time";
 import { parseUlid, ulid } from "../lib/ulid";
@@ -35,27 +36,22 @@ export const ProjectSchema = z
 
 const sessionOnly = authenticate({ accept: "session" });
 
-const create = createRoute({
-  method: "post",
-  path: "/v1/projects",
-  tags: ["Projects"],
-  summary: "Create a project on the account's current plan",
-  middleware: [sessionOnly, rateLimit("project_create"), jsonBody] as const,
-  request: { body: jsonRequest(ProjectCreateSchema) },
-  responses: {
-    201: jsonResponse(ProjectSchema, "The new project"),
-    ...errorResponses(
-      "invalid_body",
-      "invalid_name",
-      "unauthorized",
-      "account_not_approved",
-      "forbidden_origin",
-      "rate_limited",
-    ),
+const create = route(
+  {
+    method: "post",
+    path: "/v1/projects",
+    tags: ["Projects"],
+    summary: "Create a project on the account's current plan",
+    middleware: [sessionOnly, rateLimit("project_create"), jsonBody] as const,
+    request: { body: jsonRequest(ProjectCreateSchema) },
+    responses: {
+      201: jsonResponse(ProjectSchema, "The new project"),
+    },
   },
-});
+  ["invalid_name"],
+);
 
-const list = createRoute({
+const list = route({
   method: "get",
   path: "/v1/projects",
   tags: ["Projects"],
@@ -63,22 +59,23 @@ const list = createRoute({
   middleware: [sessionOnly] as const,
   responses: {
     200: jsonResponse(z.object({ data: z.array(ProjectSchema) }), "The projects"),
-    ...errorResponses("unauthorized", "account_not_approved"),
   },
 });
 
-const read = createRoute({
-  method: "get",
-  path: "/v1/projects/{id}",
-  tags: ["Projects"],
-  summary: "One project",
-  middleware: [sessionOnly] as const,
-  request: { params: z.object({ id: z.string() }) },
-  responses: {
-    200: jsonResponse(ProjectSchema, "The project"),
-    ...errorResponses("unauthorized", "account_not_approved", "not_found"),
+const read = route(
+  {
+    method: "get",
+    path: "/v1/projects/{id}",
+    tags: ["Projects"],
+    summary: "One project",
+    middleware: [sessionOnly] as const,
+    request: { params: z.object({ id: z.string() }) },
+    responses: {
+      200: jsonResponse(ProjectSchema, "The project"),
+    },
   },
-});
+  ["not_found"],
+);
 
 export const projectRoutes = createRouter()
   .openapi(

@@ -1,6 +1,7 @@
 import { createMiddleware } from "hono/factory";
 import type { AppEnv, Caller } from "../http/context";
 import { ApiError } from "../http/errors";
+import { documented } from "../http/route";
 import { POLICIES, type PolicyName } from "./policies";
 
 function callerKey(caller: Caller): string {
@@ -10,7 +11,7 @@ function callerKey(caller: Caller): string {
 /** Counts the request against `name`; sets RateLimit headers on every answer, 429 past the limit. */
 export function rateLimit(name: PolicyName) {
   const policy = POLICIES[name];
-  return createMiddleware<AppEnv>(async (c, next) => {
+  const middleware = createMiddleware<AppEnv>(async (c, next) => {
     const subject =
       policy.per === "ip" ? `ip:${c.req.header("cf-connecting-ip") ?? "unknown"}` : callerKey(c.var.caller);
     const limiter = c.env.RATE_LIMITER.get(c.env.RATE_LIMITER.idFromName(subject));
@@ -26,4 +27,5 @@ export function rateLimit(name: PolicyName) {
     }
     await next();
   });
+  return documented(middleware, () => ["rate_limited"]);
 }

@@ -1,9 +1,10 @@
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "../http/context";
 import { publicOrigin } from "../http/public-url";
+import { route } from "../http/route";
 import { createRouter } from "../http/router";
-import { errorResponses, jsonResponse, UlidSchema } from "../http/schemas";
+import { jsonResponse, UlidSchema } from "../http/schemas";
 import { IMAGE_TYPES } from "../images/inspect";
 import { EXTENSIONS, readImageUpload } from "../images/upload";
 import { ulid } from "../lib/ulid";
@@ -28,55 +29,43 @@ const ThumbnailResultSchema = z
   })
   .openapi("ThumbnailResult");
 
-const AUTH_ERRORS = [
-  "unauthorized",
-  "account_not_approved",
-  "insufficient_scope",
-  "invalid_project_id",
-  "not_found",
-  "forbidden_origin",
-] as const;
-
-const put = createRoute({
-  method: "put",
-  path: "/v1/videos/{id}/thumbnail",
-  tags: ["Thumbnails"],
-  summary: "Set a custom thumbnail from raw JPEG, PNG or WebP bytes (at most 5 MiB)",
-  middleware: [writeVideos, rateLimit("thumbnail")] as const,
-  request: {
-    params: VideoParamsSchema,
-    query: ProjectQuerySchema,
-    body: {
-      content: Object.fromEntries(
-        IMAGE_TYPES.map((type) => [type, { schema: z.string().openapi({ format: "binary" }) }]),
-      ),
+const put = route(
+  {
+    method: "put",
+    path: "/v1/videos/{id}/thumbnail",
+    tags: ["Thumbnails"],
+    summary: "Set a custom thumbnail from raw JPEG, PNG or WebP bytes (at most 5 MiB)",
+    middleware: [writeVideos, rateLimit("thumbnail")] as const,
+    request: {
+      params: VideoParamsSchema,
+      query: ProjectQuerySchema,
+      body: {
+        content: Object.fromEntries(
+          IMAGE_TYPES.map((type) => [type, { schema: z.string().openapi({ format: "binary" }) }]),
+        ),
+      },
+    },
+    responses: {
+      200: jsonResponse(ThumbnailResultSchema, "The new public thumbnail URL"),
     },
   },
-  responses: {
-    200: jsonResponse(ThumbnailResultSchema, "The new public thumbnail URL"),
-    ...errorResponses(
-      ...AUTH_ERRORS,
-      "unsupported_media_type",
-      "payload_too_large",
-      "invalid_image",
-      "video_not_found",
-      "rate_limited",
-    ),
-  },
-});
+  ["unsupported_media_type", "payload_too_large", "invalid_image", "video_not_found"],
+);
 
-const remove = createRoute({
-  method: "delete",
-  path: "/v1/videos/{id}/thumbnail",
-  tags: ["Thumbnails"],
-  summary: "Remove the custom thumbnail, restoring the automatic poster frame",
-  middleware: [writeVideos] as const,
-  request: { params: VideoParamsSchema, query: ProjectQuerySchema },
-  responses: {
-    200: jsonResponse(ThumbnailResultSchema, "The automatic poster frame URL"),
-    ...errorResponses(...AUTH_ERRORS, "video_not_found"),
+const remove = route(
+  {
+    method: "delete",
+    path: "/v1/videos/{id}/thumbnail",
+    tags: ["Thumbnails"],
+    summary: "Remove the custom thumbnail, restoring the automatic poster frame",
+    middleware: [writeVideos] as const,
+    request: { params: VideoParamsSchema, query: ProjectQuerySchema },
+    responses: {
+      200: jsonResponse(ThumbnailResultSchema, "The automatic poster frame URL"),
+    },
   },
-});
+  ["video_not_found"],
+);
 
 /**
  * Points the video at `next` (a stored object, or null) by compare-and-swap, then deletes the

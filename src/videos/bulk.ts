@@ -1,8 +1,9 @@
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { jsonBody } from "../http/body";
 import { ERRORS } from "../http/errors";
+import { route } from "../http/route";
 import { createRouter } from "../http/router";
-import { errorResponses, jsonRequest, jsonResponse, UlidSchema } from "../http/schemas";
+import { jsonRequest, jsonResponse, UlidSchema } from "../http/schemas";
 import { parseUlid } from "../lib/ulid";
 import { rateLimit } from "../rate-limit/middleware";
 import { deleteVideos, type ItemCode, type ItemOutcome, stopAt } from "./delete";
@@ -39,7 +40,7 @@ const BulkResultSchema = z
   ])
   .openapi("VideoBulkResult");
 
-const bulk = createRoute({
+const bulk = route({
   method: "post",
   path: "/v1/videos/bulk",
   tags: ["Videos"],
@@ -53,16 +54,6 @@ const bulk = createRoute({
   request: { query: ProjectQuerySchema, body: jsonRequest(BulkRequestSchema) },
   responses: {
     200: jsonResponse(z.object({ results: z.array(BulkResultSchema) }), "One result per distinct id"),
-    ...errorResponses(
-      "invalid_body",
-      "unauthorized",
-      "account_not_approved",
-      "insufficient_scope",
-      "invalid_project_id",
-      "not_found",
-      "forbidden_origin",
-      "rate_limited",
-    ),
   },
 });
 

@@ -1,10 +1,11 @@
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { authenticate } from "../auth/middleware";
 import { jsonBody } from "../http/body";
 import { ApiError } from "../http/errors";
 import { PageQuerySchema, pageOf, parsePage } from "../http/pagination";
+import { route } from "../http/route";
 import { createRouter } from "../http/router";
-import { errorResponses, jsonRequest, jsonResponse } from "../http/schemas";
+import { jsonRequest, jsonResponse } from "../http/schemas";
 import { validationHook } from "../http/validation";
 import { isoTime } from "../lib/time";
 import { parseUlid, ulid } from "../lib/ulid";
@@ -16,15 +17,8 @@ import { ProjectQuerySchema, UploadSessionSchema, VideoCreateSchema, VideoParams
 
 export const readVideos = authenticate({ accept: "any", scope: "read", project: { from: "query" } });
 export const writeVideos = authenticate({ accept: "any", scope: "write", project: { from: "query" } });
-const AUTH_ERRORS = [
-  "unauthorized",
-  "account_not_approved",
-  "insufficient_scope",
-  "invalid_project_id",
-  "not_found",
-] as const;
 
-const create = createRoute({
+const create = route({
   method: "post",
   path: "/v1/videos",
   tags: ["Videos"],
@@ -36,48 +30,53 @@ const create = createRoute({
       z.object({ video: VideoSchema, upload: UploadSessionSchema }),
       "The video and its upload session",
     ),
-    ...errorResponses(...AUTH_ERRORS, "invalid_body", "forbidden_origin"),
   },
 });
 
-const list = createRoute({
-  method: "get",
-  path: "/v1/videos",
-  tags: ["Videos"],
-  summary: "The project's videos, newest first",
-  middleware: [readVideos] as const,
-  request: { query: ProjectQuerySchema.extend(PageQuerySchema.shape) },
-  responses: {
-    200: jsonResponse(z.object({ data: z.array(VideoSchema), nextCursor: z.string().nullable() }), "One page"),
-    ...errorResponses(...AUTH_ERRORS, "invalid_limit", "invalid_cursor"),
+const list = route(
+  {
+    method: "get",
+    path: "/v1/videos",
+    tags: ["Videos"],
+    summary: "The project's videos, newest first",
+    middleware: [readVideos] as const,
+    request: { query: ProjectQuerySchema.extend(PageQuerySchema.shape) },
+    responses: {
+      200: jsonResponse(z.object({ data: z.array(VideoSchema), nextCursor: z.string().nullable() }), "One page"),
+    },
   },
-});
+  ["invalid_limit", "invalid_cursor"],
+);
 
-const read = createRoute({
-  method: "get",
-  path: "/v1/videos/{id}",
-  tags: ["Videos"],
-  summary: "One video",
-  middleware: [readVideos] as const,
-  request: { params: VideoParamsSchema, query: ProjectQuerySchema },
-  responses: {
-    200: jsonResponse(VideoSchema, "The video"),
-    ...errorResponses(...AUTH_ERRORS, "video_not_found"),
+const read = route(
+  {
+    method: "get",
+    path: "/v1/videos/{id}",
+    tags: ["Videos"],
+    summary: "One video",
+    middleware: [readVideos] as const,
+    request: { params: VideoParamsSchema, query: ProjectQuerySchema },
+    responses: {
+      200: jsonResponse(VideoSchema, "The video"),
+    },
   },
-});
+  ["video_not_found"],
+);
 
-const remove = createRoute({
-  method: "delete",
-  path: "/v1/videos/{id}",
-  tags: ["Videos"],
-  summary: "Soft-delete a video: aborts its upload session and emits video.deleted",
-  middleware: [writeVideos] as const,
-  request: { params: VideoParamsSchema, query: ProjectQuerySchema },
-  responses: {
-    204: { description: "Deleted" },
-    ...errorResponses(...AUTH_ERRORS, "video_not_found", "upload_completion_in_progress", "forbidden_origin"),
+const remove = route(
+  {
+    method: "delete",
+    path: "/v1/videos/{id}",
+    tags: ["Videos"],
+    summary: "Soft-delete a video: aborts its upload session and emits video.deleted",
+    middleware: [writeVideos] as const,
+    request: { params: VideoParamsSchema, query: ProjectQuerySchema },
+    responses: {
+      204: { description: "Deleted" },
+    },
   },
-});
+  ["video_not_found", "upload_completion_in_progress"],
+);
 
 export const videoRoutes = createRouter()
   .openapi(create, async (c) => {

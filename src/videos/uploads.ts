@@ -1,8 +1,9 @@
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { jsonBody } from "../http/body";
 import { ApiError } from "../http/errors";
+import { route } from "../http/route";
 import { createRouter } from "../http/router";
-import { errorResponses, jsonRequest, jsonResponse } from "../http/schemas";
+import { jsonRequest, jsonResponse } from "../http/schemas";
 import { completionInFlight, type VideoRow } from "./model";
 import { pathVideo, present } from "./present";
 import { acquireCompletionLease, finishCompletion, releaseCompletionLease } from "./queries";
@@ -11,57 +12,45 @@ import { ProjectQuerySchema, UploadCompleteSchema, VideoSchema } from "./schemas
 
 /** R2's largest part. */
 const MAX_PART_BYTES = 5 * 1024 ** 3;
-const AUTH_ERRORS = [
-  "unauthorized",
-  "account_not_approved",
-  "insufficient_scope",
-  "invalid_project_id",
-  "not_found",
-] as const;
 
-const uploadPart = createRoute({
-  method: "put",
-  path: "/v1/videos/{id}/upload/parts/{partNumber}",
-  tags: ["Uploads"],
-  summary: "Upload one part of the video's source, streamed to R2",
-  description: "Raw bytes with a Content-Length. Parts other than the last must be at least 5 MiB.",
-  middleware: [writeVideos] as const,
-  request: {
-    params: z.object({ id: z.string(), partNumber: z.string().openapi({ description: "1 to 10000" }) }),
-    query: ProjectQuerySchema,
-    body: { content: { "application/octet-stream": { schema: z.string().openapi({ format: "binary" }) } } },
+const uploadPart = route(
+  {
+    method: "put",
+    path: "/v1/videos/{id}/upload/parts/{partNumber}",
+    tags: ["Uploads"],
+    summary: "Upload one part of the video's source, streamed to R2",
+    description: "Raw bytes with a Content-Length. Parts other than the last must be at least 5 MiB.",
+    middleware: [writeVideos] as const,
+    request: {
+      params: z.object({ id: z.string(), partNumber: z.string().openapi({ description: "1 to 10000" }) }),
+      query: ProjectQuerySchema,
+      body: { content: { "application/octet-stream": { schema: z.string().openapi({ format: "binary" }) } } },
+    },
+    responses: {
+      200: jsonResponse(z.object({ partNumber: z.int(), etag: z.string() }), "The stored part"),
+    },
   },
-  responses: {
-    200: jsonResponse(z.object({ partNumber: z.int(), etag: z.string() }), "The stored part"),
-    ...errorResponses(
-      ...AUTH_ERRORS,
-      "invalid_body",
-      "video_not_found",
-      "upload_not_active",
-      "upload_completion_in_progress",
-      "payload_too_large",
-    ),
-  },
-});
+  ["invalid_body", "video_not_found", "upload_not_active", "upload_completion_in_progress", "payload_too_large"],
+);
 
-const complete = createRoute({
-  method: "post",
-  path: "/v1/videos/{id}/upload/complete",
-  tags: ["Uploads"],
-  summary: "Complete the upload from its parts",
-  middleware: [writeVideos, jsonBody] as const,
-  request: { params: z.object({ id: z.string() }), query: ProjectQuerySchema, body: jsonRequest(UploadCompleteSchema) },
-  responses: {
-    200: jsonResponse(VideoSchema, "The video, uploaded"),
-    ...errorResponses(
-      ...AUTH_ERRORS,
-      "invalid_body",
-      "video_not_found",
-      "upload_not_active",
-      "upload_completion_in_progress",
-    ),
+const complete = route(
+  {
+    method: "post",
+    path: "/v1/videos/{id}/upload/complete",
+    tags: ["Uploads"],
+    summary: "Complete the upload from its parts",
+    middleware: [writeVideos, jsonBody] as const,
+    request: {
+      params: z.object({ id: z.string() }),
+      query: ProjectQuerySchema,
+      body: jsonRequest(UploadCompleteSchema),
+    },
+    responses: {
+      200: jsonResponse(VideoSchema, "The video, uploaded"),
+    },
   },
-});
+  ["invalid_body", "video_not_found", "upload_not_active", "upload_completion_in_progress"],
+);
 
 /** Why a live video takes no parts or completion now. */
 function refuseUpload(row: VideoRow, now: number): void {

@@ -40,8 +40,16 @@ describe("HTTP conventions", () => {
     expect(Object.keys(doc.paths)).toEqual(
       expect.arrayContaining(["/v1/auth/signup", "/v1/projects", "/v1/projects/{id}/api-keys"]),
     );
-    const create = doc.paths["/v1/projects"]?.post as { responses: Record<string, { description: string }> };
+    type Operation = { responses: Record<string, { description: string }> };
+    const create = doc.paths["/v1/projects"]?.post as Operation;
     expect(create.responses["400"]?.description).toContain("invalid_name");
+    // Error responses come from the middleware each route runs, as well as from its handler.
+    const bulk = doc.paths["/v1/videos/bulk"]?.post as Operation;
+    expect(Object.keys(bulk.responses).sort()).toEqual(["200", "400", "401", "403", "404", "413", "429"]);
+    expect(bulk.responses["403"]?.description).toBe("`forbidden_origin`, `account_not_approved`, `insufficient_scope`");
+    expect(bulk.responses["400"]?.description).toContain("invalid_project_id");
+    const read = doc.paths["/v1/videos/{id}"]?.get as Operation;
+    expect(read.responses["403"]?.description).not.toContain("forbidden_origin");
     const page = await api("/docs");
     expect(page.headers.get("content-type")).toContain("text/html");
     expect(await page.text()).toContain("/v1/projects/{id}/api-keys");
