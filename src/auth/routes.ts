@@ -10,7 +10,7 @@ import { rateLimit } from "../rate-limit/middleware";
 import { findAccount, findAccountByEmail, insertAccount, toAccount, trialEnd } from "./accounts";
 import { authenticate, sessionOf } from "./middleware";
 import { hashPassword, verifyPassword } from "./passwords";
-import { AccountSchema, CredentialsSchema } from "./schemas";
+import { AccountSchema, CredentialsSchema, LoginSchema } from "./schemas";
 import { createSession, deleteSession, SESSION_COOKIE, SESSION_LIFETIME_SECONDS } from "./sessions";
 
 const signup = route(
@@ -35,7 +35,7 @@ const login = route(
     tags: ["Accounts"],
     summary: "Log in; sets the svc_session cookie",
     middleware: [rateLimit("login"), jsonBody] as const,
-    request: { body: jsonRequest(CredentialsSchema) },
+    request: { body: jsonRequest(LoginSchema) },
     responses: {
       200: jsonResponse(AccountSchema, "The account; the session cookie is set"),
     },

@@ -8,6 +8,14 @@ export const CredentialsSchema = z
   })
   .openapi("Credentials");
 
+/** Login takes any strings: a wrong password of any length is just wrong (invalid_credentials). */
+export const LoginSchema = z
+  .strictObject({
+    email: z.string().trim().max(254).openapi({ example: "ada@example.com" }),
+    password: z.string().max(1024).openapi({ example: "correct horse battery" }),
+  })
+  .openapi("Login");
+
 export const AccountSchema = z
   .object({
     id: UlidSchema,

@@ -19,5 +19,9 @@ export const requestContext = createMiddleware<AppEnv>(async (c, next) => {
     c.res = new Response(c.res.body, c.res);
     c.res.headers.set("x-request-id", requestId);
   }
+  // The contract's JSON media type names its charset.
+  if (c.res.headers.get("content-type") === "application/json") {
+    c.res.headers.set("content-type", "application/json; charset=utf-8");
+  }
   c.res.headers.append("Server-Timing", `app;dur=${(performance.now() - start).toFixed(1)}`);
 });

@@ -1,6 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { ADMIN, api, approve, clientIp, errorCode, json, logIn, newSession, signUp, withCookie } from "../helpers";
+import { apiWith } from "../support/app";
 
 describe("signup", () => {
   it("creates an unapproved account on a 14-day trial", async () => {
@@ -111,6 +112,18 @@ describe("login and logout", () => {
     expect(a.error.message).toBe(b.error.message);
   });
 
+  it("answers any wrong password invalid_credentials, however short", async () => {
+    const { email } = await signUp();
+    const response = await api(
+      "/v1/auth/login",
+      json("POST", { email, password: "x" }, { "cf-connecting-ip": clientIp() }),
+    );
+    expect(response.status).toBe(401);
+    expect(await errorCode(response)).toBe("invalid_credentials");
+    const malformed = await api("/v1/auth/login", json("POST", { email }, { "cf-connecting-ip": clientIp() }));
+    expect(await errorCode(malformed)).toBe("invalid_body");
+  });
+
   it("stores the session token only as a hash", async () => {
     const session = await newSession();
     const token = session.cookie.split("=")[1] ?? "";
@@ -190,6 +203,16 @@ describe("operator API", () => {
     const refused = await api("/v1/projects", { headers: { cookie } });
     expect(refused.status).toBe(403);
     expect(await errorCode(refused)).toBe("account_not_approved");
+  });
+
+  it("answers 404 not_found when ADMIN_TOKEN is unset", async () => {
+    const { account } = await signUp();
+    const response = await apiWith({ ADMIN_TOKEN: "" }, `/v1/admin/accounts/${account.id}/approve`, {
+      method: "POST",
+      headers: { authorization: "Bearer " },
+    });
+    expect(response.status).toBe(404);
+    expect(await errorCode(response)).toBe("not_found");
   });
 
   it("refuses a wrong token and unknown accounts", async () => {

@@ -7,7 +7,7 @@ describe("HTTP conventions", () => {
   it("answers unknown routes with a JSON not_found carrying the request id", async () => {
     const response = await api("/v1/nothing-here", { headers: { "x-request-id": "client-chosen" } });
     expect(response.status).toBe(404);
-    expect(response.headers.get("content-type")).toContain("application/json");
+    expect(response.headers.get("content-type")).toBe("application/json; charset=utf-8");
     const requestId = response.headers.get("x-request-id");
     expect(requestId).toMatch(ULID);
     const body = (await response.json()) as { error: Record<string, unknown> };
