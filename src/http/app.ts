@@ -10,6 +10,7 @@ import { thumbnailRoutes } from "../thumbnails/routes";
 import { bulkRoutes } from "../videos/bulk";
 import { videoRoutes } from "../videos/routes";
 import { uploadRoutes } from "../videos/uploads";
+import { webhookRoutes } from "../webhooks/routes";
 import type { AppEnv } from "./context";
 import { renderDocs } from "./docs";
 import { handleError } from "./errors";
@@ -48,6 +49,7 @@ export function createApp() {
     videoRoutes,
     uploadRoutes,
     thumbnailRoutes,
+    webhookRoutes,
   ]) {
     app.route("/", routes);
   }

@@ -6,7 +6,7 @@ import { createRouter } from "../http/router";
 import { jsonRequest, jsonResponse, UlidSchema } from "../http/schemas";
 import { parseUlid } from "../lib/ulid";
 import { rateLimit } from "../rate-limit/middleware";
-import { deleteVideos, type ItemCode, type ItemOutcome, stopAt } from "./delete";
+import { deleteVideos, type ItemCode, type ItemOutcome, stopAt, storeOf } from "./delete";
 import type { Visibility } from "./model";
 import { setVisibility } from "./queries";
 import { writeVideos } from "./routes";
@@ -87,7 +87,7 @@ export const bulkRoutes = createRouter().openapi(bulk, async (c) => {
   const ids = distinctIds(body.videoIds);
   const outcomes =
     body.action === "delete"
-      ? await deleteVideos({ db: c.env.DB, media: c.env.MEDIA }, c.var.projectId, ids, {
+      ? await deleteVideos(storeOf(c.env), c.var.projectId, ids, {
           background: (task) => c.executionCtx.waitUntil(task),
         })
       : await applyVisibility(c.env.DB, c.var.projectId, ids, body.visibility);

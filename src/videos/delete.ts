@@ -1,11 +1,16 @@
 import { ulid } from "../lib/ulid";
+import { publishEvents } from "../webhooks/outbox";
 import { completionInFlight, type VideoRow } from "./model";
 import { clearCleanedUp, deleteStatements, findVideos } from "./queries";
 
 export type ItemCode = "video_not_found" | "upload_completion_in_progress" | "internal_error" | "not_attempted";
 export type ItemOutcome = { id: string; ok: true } | { id: string; ok: false; code: ItemCode };
 
-type Store = { db: D1Database; media: R2Bucket };
+export type Store = { db: D1Database; media: R2Bucket; queue: Queue };
+
+export function storeOf(env: Env): Store {
+  return { db: env.DB, media: env.MEDIA, queue: env.WEBHOOK_QUEUE };
+}
 
 export type DeleteOptions = {
   now?: number;
@@ -71,8 +76,9 @@ export async function deleteVideos(
   }
   if (candidates.length === 0) return outcomes;
 
+  const eventIds: Record<string, string> = {};
   const remove = async (batch: string[]) => {
-    const eventIds = Object.fromEntries(batch.map((id) => [id, ulid(now)]));
+    for (const id of batch) eventIds[id] = ulid(now);
     const [update] = await store.db.batch<{ id: string }>(deleteStatements(store.db, projectId, batch, eventIds, now));
     for (const row of update?.results ?? []) applied.add(row.id);
   };
@@ -105,10 +111,19 @@ export async function deleteVideos(
   }
 
   const deleted = [...applied].map((id) => rows.get(id)).filter((row) => row !== undefined);
+  if (applied.size === 0) return outcomes;
+  const published = [...applied].map((id) => eventIds[id] as string);
+  const followUp = async () => {
+    // The events are safe in the outbox already; publishing now only saves the sweep's wait.
+    await publishEvents({ db: store.db, queue: store.queue }, { ids: published }).catch((error) =>
+      logFailure("delete: publish events", error, { count: published.length }),
+    );
+    await cleanUpDeleted(store, deleted);
+  };
   if (options.background) {
-    // Started on a later turn, so the response leaves before the clean-up's subrequests do.
-    options.background(new Promise((resolve) => setTimeout(resolve, 0)).then(() => cleanUpDeleted(store, deleted)));
-  } else await cleanUpDeleted(store, deleted);
+    // Started on a later turn, so the response leaves before the follow-up's subrequests do.
+    options.background(new Promise((resolve) => setTimeout(resolve, 0)).then(followUp));
+  } else await followUp();
   return outcomes;
 }
 
@@ -117,7 +132,7 @@ export async function deleteVideos(
  * thumbnails, then forgets the videos that are clean. One that fails stays recorded, and the
  * scheduled sweeper tries it again.
  */
-export async function cleanUpDeleted(store: Store, rows: VideoRow[]): Promise<void> {
+export async function cleanUpDeleted(store: Pick<Store, "db" | "media">, rows: VideoRow[]): Promise<void> {
   const pending = rows.filter((row) => row.upload_r2_id !== null || row.custom_thumbnail_key !== null);
   if (pending.length === 0) return;
   const settled = await Promise.allSettled(pending.map((row) => cleanUpOne(store.media, row)));

@@ -9,7 +9,7 @@ import { jsonRequest, jsonResponse } from "../http/schemas";
 import { validationHook } from "../http/validation";
 import { isoTime } from "../lib/time";
 import { parseUlid, ulid } from "../lib/ulid";
-import { deleteVideos } from "./delete";
+import { deleteVideos, storeOf } from "./delete";
 import { sourceKey, UPLOAD_SESSION_MS, type VideoRow } from "./model";
 import { pathVideo, present } from "./present";
 import { insertVideo, listVideos } from "./queries";
@@ -130,7 +130,7 @@ export const videoRoutes = createRouter()
   .openapi(remove, async (c) => {
     const id = parseUlid(c.req.valid("param").id);
     if (!id) throw new ApiError("video_not_found");
-    const [outcome] = await deleteVideos({ db: c.env.DB, media: c.env.MEDIA }, c.var.projectId, [id], {
+    const [outcome] = await deleteVideos(storeOf(c.env), c.var.projectId, [id], {
       background: (task) => c.executionCtx.waitUntil(task),
     });
     if (!outcome) throw new Error("deleteVideos gave no outcome for the id");

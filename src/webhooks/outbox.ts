@@ -1,0 +1,74 @@
+import { isoTime, MINUTE } from "../lib/time";
+import { ulid } from "../lib/ulid";
+import type { EventType } from "./model";
+import {
+  enabledEndpoints,
+  insertAttempts,
+  markPublished,
+  type NewAttempt,
+  pendingAttemptIds,
+  unpublishedEvents,
+} from "./queries";
+
+export type Bindings = { db: D1Database; queue: Queue };
+export type DeliveryMessage = { deliveryId: string };
+
+/** Queues sendBatch takes at most this many messages. */
+const SEND_BATCH = 100;
+
+export async function enqueue(queue: Queue, deliveryIds: string[], delaySeconds = 0): Promise<void> {
+  for (let i = 0; i < deliveryIds.length; i += SEND_BATCH) {
+    const chunk = deliveryIds.slice(i, i + SEND_BATCH);
+    await queue.sendBatch(
+      chunk.map((deliveryId) => ({ body: { deliveryId } satisfies DeliveryMessage, delaySeconds })),
+    );
+  }
+}
+
+/**
+ * Moves outbox events on to delivery: writes the first attempt of each event to every enabled
+ * endpoint of its project subscribed to its type, sends those attempts to the queue, then marks
+ * the events published. Each step can be repeated safely: attempts are unique per event, endpoint
+ * and number, and the consumer delivers an attempt only while it is pending. A crash between the
+ * steps leaves the event unpublished, and the scheduled sweep publishes it again.
+ */
+export async function publishEvents(
+  bindings: Bindings,
+  which: { ids: string[] } | { createdBefore: string },
+  now: number = Date.now(),
+): Promise<void> {
+  const events = await unpublishedEvents(bindings.db, which);
+  if (events.length === 0) return;
+  const endpoints = await enabledEndpoints(bindings.db, [...new Set(events.map((event) => event.project_id))]);
+  const attempts: NewAttempt[] = events.flatMap((event) =>
+    endpoints
+      .filter((endpoint) => endpoint.project_id === event.project_id)
+      .filter((endpoint) => (JSON.parse(endpoint.event_types) as EventType[]).some((type) => type === event.type))
+      .map((endpoint) => ({
+        id: ulid(now),
+        endpointId: endpoint.id,
+        eventId: event.id,
+        eventType: event.type,
+        attempt: 1,
+        dueAt: isoTime(now),
+      })),
+  );
+  const eventIds = events.map((event) => event.id);
+  if (attempts.length > 0) {
+    await insertAttempts(bindings.db, attempts, now).run();
+    await enqueue(bindings.queue, await pendingAttemptIds(bindings.db, { eventIds }));
+  }
+  await markPublished(bindings.db, eventIds, now).run();
+}
+
+/** How long past due a pending attempt may wait before its message is taken as lost. */
+const LOST_AFTER_MS = 15 * MINUTE;
+
+/**
+ * The scheduled safety net: publishes events the request did not get to, and sends again the
+ * pending attempts whose message was lost.
+ */
+export async function sweepOutbox(bindings: Bindings, now: number = Date.now()): Promise<void> {
+  await publishEvents(bindings, { createdBefore: isoTime(now - MINUTE) }, now);
+  await enqueue(bindings.queue, await pendingAttemptIds(bindings.db, { dueBefore: isoTime(now - LOST_AFTER_MS) }));
+}

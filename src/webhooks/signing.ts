@@ -1,0 +1,28 @@
+import { fromBase64, toBase64 } from "../lib/encoding";
+
+const PREFIX = "whsec_";
+
+/** A new endpoint secret: `whsec_` and 24 random bytes in base64. */
+export function newSecret(): string {
+  return PREFIX + toBase64(crypto.getRandomValues(new Uint8Array(24)));
+}
+
+/**
+ * Standard Webhooks headers for a delivery: `webhook-signature` is `v1,` and the base64
+ * HMAC-SHA256 of "id.timestamp.body", keyed by the secret's base64 part.
+ */
+export async function signatureHeaders(secret: string, eventId: string, timestamp: number, body: string) {
+  const key = await crypto.subtle.importKey(
+    "raw",
+    fromBase64(secret.slice(PREFIX.length)),
+    { name: "HMAC", hash: "SHA-256" },
+    false,
+    ["sign"],
+  );
+  const signed = await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(`${eventId}.${timestamp}.${body}`));
+  return {
+    "webhook-id": eventId,
+    "webhook-timestamp": String(timestamp),
+    "webhook-signature": `v1,${toBase64(new Uint8Array(signed))}`,
+  };
+}
