@@ -46,6 +46,8 @@ export async function startDevServer(extraArgs: string[] = []): Promise<DevServe
       `ADMIN_TOKEN:${E2E_ADMIN_TOKEN}`,
       "--var",
       "ALLOWED_ORIGINS:https://dashboard.example",
+      "--var",
+      "ALLOW_HTTP_WEBHOOKS:true",
       ...extraArgs,
     ],
     { cwd: path.resolve(import.meta.dirname, "../.."), detached: true, stdio: ["ignore", "pipe", "pipe"] },
