@@ -68,11 +68,16 @@ describe("webhooks over HTTP", () => {
     const [first, second] = delivered as [Received, Received];
     expect(first.headers["webhook-id"]).toBe(second.headers["webhook-id"]);
     const event = JSON.parse(second.body);
-    expect(event).toMatchObject({ type: "video.deleted", data: { id: video.json.video.id, projectId: project.json.id } });
+    expect(event).toMatchObject({
+      type: "video.deleted",
+      data: { id: video.json.video.id, projectId: project.json.id },
+    });
 
     const secret = Buffer.from(String(endpoint.json.secret).slice("whsec_".length), "base64");
     const signed = `${second.headers["webhook-id"]}.${second.headers["webhook-timestamp"]}.${second.body}`;
-    expect(second.headers["webhook-signature"]).toBe(`v1,${createHmac("sha256", secret).update(signed).digest("base64")}`);
+    expect(second.headers["webhook-signature"]).toBe(
+      `v1,${createHmac("sha256", secret).update(signed).digest("base64")}`,
+    );
 
     const attempts = await until(async () => {
       const page = await call("GET", `${base}/${endpoint.json.id}/deliveries`);
