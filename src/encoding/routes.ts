@@ -9,6 +9,7 @@ import { createRouter } from "../http/router";
 import { jsonRequest, jsonResponse } from "../http/schemas";
 import { validationHook } from "../http/validation";
 import { EXTENSIONS, readImageUpload } from "../images/upload";
+import { swapObject } from "../lib/swap-object";
 import { ulid } from "../lib/ulid";
 import { rateLimit } from "../rate-limit/middleware";
 import { patchSettings, readSettings, type StoredSettings, setWatermarkImage } from "./queries";
@@ -16,8 +17,6 @@ import { EncodingPatchSchema, EncodingSettingsSchema, toMergePatch, unavailableC
 
 export const MAX_WATERMARK_BYTES = 1024 * 1024;
 const WATERMARK_TYPES = ["image/png", "image/webp"] as const;
-/** Attempts of a compare-and-swap write before giving up under contention. */
-const CAS_ATTEMPTS = 5;
 
 const projectSession = authenticate({
   accept: "session",
@@ -113,20 +112,13 @@ const deleteWatermark = route({
   responses: { 200: settingsResponse },
 });
 
-/**
- * Points the settings at a new watermark image (or none) by compare-and-swap on the version,
- * then deletes the image it replaced, so no object is left behind.
- */
-async function swapWatermark(c: Context<AppEnv>, imageKey: string | null): Promise<StoredSettings> {
-  for (let attempt = 0; attempt < CAS_ATTEMPTS; attempt++) {
+/** Points the settings at a new watermark image (or none), deleting the one it replaced. */
+function swapWatermark(c: Context<AppEnv>, imageKey: string | null): Promise<StoredSettings> {
+  return swapObject(c.env.MEDIA, imageKey, async () => {
     const before = await current(c);
-    const after = await setWatermarkImage(c.env.DB, c.var.projectId, imageKey, before.version, Date.now());
-    if (!after) continue;
-    const replaced = before.document.watermark.imageKey;
-    if (replaced && replaced !== imageKey) await c.env.MEDIA.delete(replaced);
-    return after;
-  }
-  throw new Error("watermark image: too many concurrent changes");
+    const result = await setWatermarkImage(c.env.DB, c.var.projectId, imageKey, before.version, Date.now());
+    return { replaced: before.document.watermark.imageKey, result };
+  });
 }
 
 export const encodingRoutes = createRouter()

@@ -1,6 +1,7 @@
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { logError } from "../lib/log";
 import type { AppEnv } from "./context";
 
 /** Every error code the API answers with, and its HTTP status. The OpenAPI document reads this too. */
@@ -80,14 +81,6 @@ export function handleError(error: unknown, c: Context<AppEnv>): Response {
     // Hono's own body parsing failures (malformed JSON) are the client's.
     return errorResponse(c, new ApiError("invalid_body"));
   }
-  console.error(
-    JSON.stringify({
-      level: "error",
-      requestId: c.get("requestId"),
-      method: c.req.method,
-      path: c.req.path,
-      error: error instanceof Error ? { name: error.name, message: error.message, stack: error.stack } : String(error),
-    }),
-  );
+  logError("request", error, { requestId: c.get("requestId"), method: c.req.method, path: c.req.path });
   return errorResponse(c, new ApiError("internal_error"));
 }

@@ -7,6 +7,7 @@ import { createRouter } from "../http/router";
 import { jsonResponse, UlidSchema } from "../http/schemas";
 import { IMAGE_TYPES } from "../images/inspect";
 import { EXTENSIONS, readImageUpload } from "../images/upload";
+import { swapObject } from "../lib/swap-object";
 import { ulid } from "../lib/ulid";
 import { rateLimit } from "../rate-limit/middleware";
 import type { VideoRow } from "../videos/model";
@@ -19,7 +20,6 @@ import { customThumbnailKey, thumbnailOf } from "./urls";
 export const MAX_THUMBNAIL_BYTES = 5 * 1024 * 1024;
 /** A year: every upload gets a new URL, so a URL's bytes never change. */
 export const THUMBNAIL_CACHE_CONTROL = "public, max-age=31536000, immutable";
-const CAS_ATTEMPTS = 5;
 
 const ThumbnailResultSchema = z
   .object({
@@ -67,15 +67,11 @@ const remove = route(
   ["video_not_found"],
 );
 
-/**
- * Points the video at `next` (a stored object, or null) by compare-and-swap, then deletes the
- * object it replaced. The new object is stored before and the old one deleted after the switch,
- * so the video never points at a missing object.
- */
-async function switchThumbnail(c: Context<AppEnv>, videoId: string, next: string | null): Promise<VideoRow> {
-  for (let attempt = 0; attempt < CAS_ATTEMPTS; attempt++) {
+/** Points the video at `next` (a stored object, or null), deleting the image it replaced. */
+function switchThumbnail(c: Context<AppEnv>, videoId: string, next: string | null): Promise<VideoRow> {
+  return swapObject(c.env.MEDIA, next, async () => {
     const before = await pathVideo(c, videoId);
-    const after = await swapCustomThumbnail(
+    const result = await swapCustomThumbnail(
       c.env.DB,
       c.var.projectId,
       before.id,
@@ -83,13 +79,8 @@ async function switchThumbnail(c: Context<AppEnv>, videoId: string, next: string
       next,
       Date.now(),
     );
-    if (!after) continue;
-    if (before.custom_thumbnail_key && before.custom_thumbnail_key !== next) {
-      await c.env.MEDIA.delete(before.custom_thumbnail_key);
-    }
-    return after;
-  }
-  throw new Error("thumbnail: too many concurrent changes");
+    return { replaced: before.custom_thumbnail_key, result };
+  });
 }
 
 function result(c: Context<AppEnv>, row: VideoRow) {

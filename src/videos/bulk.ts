@@ -4,6 +4,7 @@ import { ERRORS } from "../http/errors";
 import { route } from "../http/route";
 import { createRouter } from "../http/router";
 import { jsonRequest, jsonResponse, UlidSchema } from "../http/schemas";
+import { logError } from "../lib/log";
 import { parseUlid } from "../lib/ulid";
 import { rateLimit } from "../rate-limit/middleware";
 import { deleteVideos, type ItemCode, type ItemOutcome, stopAt, storeOf } from "./delete";
@@ -76,7 +77,7 @@ async function applyVisibility(db: D1Database, projectId: string, ids: string[],
       (id): ItemOutcome => (changed.has(id) ? { id, ok: true } : { id, ok: false, code: "video_not_found" }),
     );
   } catch (error) {
-    console.error(JSON.stringify({ level: "error", what: "bulk set_visibility", error: String(error) }));
+    logError("bulk set_visibility", error, { projectId });
     // One atomic statement: nothing changed, so processing stopped at the first id.
     return stopAt(ids, 0);
   }

@@ -1,3 +1,4 @@
+import { logError } from "../lib/log";
 import { ulid } from "../lib/ulid";
 import { publishEvents } from "../webhooks/outbox";
 import { completionInFlight, type VideoRow } from "./model";
@@ -21,12 +22,6 @@ export type DeleteOptions = {
    */
   background?: (task: Promise<void>) => void;
 };
-
-function logFailure(what: string, error: unknown, context: Record<string, unknown>): void {
-  console.error(
-    JSON.stringify({ level: "error", what, ...context, error: error instanceof Error ? error.message : String(error) }),
-  );
-}
 
 /** Marks `ids[from]` internal_error and every id after it not_attempted: processing stops there. */
 export function stopAt(ids: string[], from: number): ItemOutcome[] {
@@ -60,7 +55,7 @@ export async function deleteVideos(
   try {
     rows = await findVideos(store.db, projectId, ids);
   } catch (error) {
-    logFailure("delete: read videos", error, { projectId });
+    logError("delete: read videos", error, { projectId });
     return stopAt(ids, 0);
   }
 
@@ -88,12 +83,12 @@ export async function deleteVideos(
     await remove(candidates);
   } catch (error) {
     // The batch is atomic, so nothing was applied: go one by one to find the failing id.
-    logFailure("delete: batch", error, { projectId, count: candidates.length });
+    logError("delete: batch", error, { projectId, count: candidates.length });
     for (const [n, id] of candidates.entries()) {
       try {
         await remove([id]);
       } catch (itemError) {
-        logFailure("delete: item", itemError, { projectId, videoId: id });
+        logError("delete: item", itemError, { projectId, videoId: id });
         const index = ids.indexOf(id);
         outcomes.splice(index, outcomes.length - index, ...stopAt(ids, index));
         attempted = candidates.slice(0, n);
@@ -116,7 +111,7 @@ export async function deleteVideos(
   const followUp = async () => {
     // The events are safe in the outbox already; publishing now only saves the sweep's wait.
     await publishEvents({ db: store.db, queue: store.queue }, { ids: published }).catch((error) =>
-      logFailure("delete: publish events", error, { count: published.length }),
+      logError("delete: publish events", error, { count: published.length }),
     );
     await cleanUpDeleted(store, deleted);
   };
@@ -139,7 +134,7 @@ export async function cleanUpDeleted(store: Pick<Store, "db" | "media">, rows: V
   const clean = pending.filter((row, i) => {
     const result = settled[i];
     if (result?.status === "fulfilled") return true;
-    logFailure("delete: clean up R2", result?.reason, { videoId: row.id });
+    logError("delete: clean up R2", result?.reason, { videoId: row.id });
     return false;
   });
   try {
@@ -148,7 +143,7 @@ export async function cleanUpDeleted(store: Pick<Store, "db" | "media">, rows: V
       clean.map((row) => row.id),
     );
   } catch (error) {
-    logFailure("delete: record clean-up", error, { count: clean.length });
+    logError("delete: record clean-up", error, { count: clean.length });
   }
 }
 

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { logError } from "../lib/log";
 import { isoTime } from "../lib/time";
 import { ulid } from "../lib/ulid";
 import { DELIVERY_TIMEOUT_MS, RETRY_DELAYS_SECONDS } from "./model";
@@ -85,7 +86,7 @@ export async function consumeDeliveries(batch: MessageBatch<unknown>, deps: Deps
     const parsed = DeliveryMessageSchema.safeParse(message.body);
     if (!parsed.success) {
       // It can never succeed: say so in the log and drop it rather than retry it.
-      console.error(JSON.stringify({ level: "error", what: "webhook message malformed", id: message.id }));
+      logError("webhook message malformed", parsed.error.message, { messageId: message.id });
       message.ack();
       continue;
     }
@@ -93,7 +94,7 @@ export async function consumeDeliveries(batch: MessageBatch<unknown>, deps: Deps
       await deliver(deps, parsed.data.deliveryId);
       message.ack();
     } catch (error) {
-      console.error(JSON.stringify({ level: "error", what: "webhook delivery", id: message.id, error: String(error) }));
+      logError("webhook delivery", error, { messageId: message.id });
       message.retry();
     }
   }

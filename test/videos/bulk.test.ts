@@ -185,6 +185,21 @@ describe("an infrastructure failure on a delete", () => {
     expect(await Promise.all(ids.map(isDeleted))).toEqual([false, false, false]);
   });
 
+  it("on set_visibility stops at the first id, changing nothing", async () => {
+    const { key } = await newWorkspace();
+    const ids = await newVideos(key, 3);
+    const db = new InstrumentedD1(env.DB, (sql) => sql.includes("SET visibility"));
+    const body = { action: "set_visibility", videoIds: ids, visibility: "private" };
+    const response = await apiWith({ DB: db.binding }, "/v1/videos/bulk", bearer(key, json("POST", body)));
+    const results = ((await response.json()) as { results: Result[] }).results;
+    expect(codes(results)).toEqual(["internal_error", "not_attempted", "not_attempted"]);
+    for (const id of ids) {
+      const video = (await (await api(`/v1/videos/${id}`, bearer(key))).json()) as { visibility: string };
+      expect(video.visibility).toBe("public");
+    }
+    expect(codes(await bulk(key, body))).toEqual(["ok", "ok", "ok"]);
+  });
+
   it("answers 500 internal_error on DELETE /v1/videos/{id}, changing nothing", async () => {
     const { key } = await newWorkspace();
     const [id = ""] = await newVideos(key, 1);
