@@ -30,6 +30,8 @@ export default defineConfig({
           include: ["test/**/*.test.ts"],
           exclude: ["test/e2e/**"],
           setupFiles: ["./test/setup.ts"],
+          // Some tests set up a hundred videos first; a loaded 2-core CI machine needs headroom.
+          testTimeout: 20_000,
         },
       },
       {
