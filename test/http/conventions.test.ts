@@ -56,6 +56,25 @@ describe("HTTP conventions", () => {
   });
 });
 
+describe("request bodies", () => {
+  it("refuses a JSON body over 64 KiB with 413 payload_too_large, declared or streamed", async () => {
+    const session = await newSession();
+    const big = JSON.stringify({ name: "x".repeat(70 * 1024) });
+    const declared = await api("/v1/projects", withCookie(session, json("POST", big)));
+    expect(declared.status).toBe(413);
+    expect(((await declared.json()) as { error: { code: string } }).error.code).toBe("payload_too_large");
+    const streamed = await api(
+      "/v1/projects",
+      withCookie(session, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: new Blob([big]).stream(),
+      }),
+    );
+    expect(streamed.status).toBe(413);
+  });
+});
+
 describe("cross-origin writes under cookie auth", () => {
   it("refuses an Origin outside ALLOWED_ORIGINS with forbidden_origin", async () => {
     const session = await newSession();
