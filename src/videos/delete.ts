@@ -71,13 +71,14 @@ export async function deleteVideos(
   }
   if (candidates.length === 0) return outcomes;
 
+  // The rows as the delete left them: what the R2 clean-up works from, never the earlier read.
+  const applied = new Map<string, VideoRow>();
   const eventIds: Record<string, string> = {};
   const remove = async (batch: string[]) => {
     for (const id of batch) eventIds[id] = ulid(now);
-    const [update] = await store.db.batch<{ id: string }>(deleteStatements(store.db, projectId, batch, eventIds, now));
-    for (const row of update?.results ?? []) applied.add(row.id);
+    const [update] = await store.db.batch<VideoRow>(deleteStatements(store.db, projectId, batch, eventIds, now));
+    for (const row of update?.results ?? []) applied.set(row.id, row);
   };
-  const applied = new Set<string>();
   let attempted = candidates;
   try {
     await remove(candidates);
@@ -105,9 +106,9 @@ export async function deleteVideos(
     for (const id of raced) outcomes[ids.indexOf(id)] = { id, ok: false, code: refusal(current.get(id), later) };
   }
 
-  const deleted = [...applied].map((id) => rows.get(id)).filter((row) => row !== undefined);
   if (applied.size === 0) return outcomes;
-  const published = [...applied].map((id) => eventIds[id] as string);
+  const deleted = [...applied.values()];
+  const published = deleted.map((row) => eventIds[row.id] as string);
   const followUp = async () => {
     // The events are safe in the outbox already; publishing now only saves the sweep's wait.
     await publishEvents({ db: store.db, queue: store.queue }, { ids: published }).catch((error) =>

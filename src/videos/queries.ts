@@ -90,7 +90,8 @@ export async function setVisibility(
 /**
  * The soft delete of videos and their video.deleted events, as the two statements of one atomic
  * batch, whatever the number of ids. The update applies only to live videos with no completion in
- * flight, and returns the ids it deleted; an event is written only for a deleted video, at most
+ * flight, and returns the rows it deleted, as they stand from then on (a deleted video takes no
+ * more uploads or thumbnails); an event is written only for a deleted video, at most
  * once per video (unique on type and subject). `eventIds` maps each video id to its event's id.
  */
 export function deleteStatements(
@@ -111,7 +112,7 @@ export function deleteStatements(
              status = CASE WHEN status = 'upload_completing' THEN 'waiting_for_upload' ELSE status END
          WHERE project_id = ?2 AND id IN (SELECT value FROM json_each(?3)) AND deleted_at IS NULL
            AND NOT (status = 'upload_completing' AND completion_lease_until > ?1)
-         RETURNING id`,
+         RETURNING *`,
       )
       .bind(at, projectId, idList),
     db

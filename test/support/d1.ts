@@ -1,7 +1,8 @@
 /**
  * Wraps a D1 binding to count round trips and statements, and to inject failures: a statement
  * for which `failWhen` answers true throws, as an infrastructure fault would; in a batch, the
- * whole batch fails and nothing of it is applied, as D1 does.
+ * whole batch fails and nothing of it is applied, as D1 does. `before` runs just before each
+ * statement, to stage what a concurrent request would have done by then.
  */
 export type Fault = (sql: string, params: unknown[]) => boolean;
 
@@ -11,6 +12,7 @@ export class InstrumentedD1 {
   roundTrips = 0;
   statements = 0;
   failWhen: Fault | undefined;
+  before: ((sql: string, params: unknown[]) => Promise<void>) | undefined;
   readonly #db: D1Database;
   readonly #traced = new WeakMap<object, Traced>();
 
@@ -38,6 +40,7 @@ export class InstrumentedD1 {
       <T>(method: (statement: D1PreparedStatement) => Promise<T>) =>
       async () => {
         this.roundTrips += 1;
+        await this.before?.(traced.sql, traced.params);
         this.#check(traced);
         return method(traced.inner);
       };
@@ -63,7 +66,10 @@ export class InstrumentedD1 {
       if (!found) throw new Error("batch of a statement not prepared through this wrapper");
       return found;
     });
-    for (const item of traced) this.#check(item);
+    for (const item of traced) {
+      await this.before?.(item.sql, item.params);
+      this.#check(item);
+    }
     return this.#db.batch<T>(traced.map((item) => item.inner));
   }
 

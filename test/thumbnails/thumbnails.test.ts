@@ -231,6 +231,23 @@ describe("DELETE /v1/videos/{id}/thumbnail", () => {
 });
 
 describe("a deleted video's thumbnail", () => {
+  it("is deleted even when it was set between the delete's read and its write", async () => {
+    const { key, project, video } = await setUp();
+    const raced = `thumbnails/${project.id}/${video.id}/01ARZ3NDEKTSV4RRFFQ69G5FAV.png`;
+    const db = new InstrumentedD1(env.DB);
+    db.before = async (sql) => {
+      if (!sql.includes("SET deleted_at") || (await env.MEDIA.head(raced))) return;
+      // A concurrent thumbnail upload lands now, after the delete read the video.
+      await env.MEDIA.put(raced, IMAGES.rgbPng, { httpMetadata: { contentType: "image/png" } });
+      await env.DB.prepare("UPDATE videos SET custom_thumbnail_key = ? WHERE id = ?").bind(raced, video.id).run();
+    };
+    const response = await apiWith({ DB: db.binding }, `/v1/videos/${video.id}`, bearer(key, { method: "DELETE" }));
+    expect(response.status).toBe(204);
+    expect(await env.MEDIA.head(raced)).toBeNull();
+    const row = await env.DB.prepare("SELECT custom_thumbnail_key FROM videos WHERE id = ?").bind(video.id).first();
+    expect(row?.custom_thumbnail_key).toBeNull();
+  });
+
   it("is deleted with the video", async () => {
     const { key, video } = await setUp();
     const custom = (await (await put(key, video.id, IMAGES.rgbPng, "image/png")).json()) as Result;
