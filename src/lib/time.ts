@@ -5,5 +5,4 @@ export function isoTime(ms: number): string {
 
 export const SECOND = 1000;
 export const MINUTE = 60 * SECOND;
-export const HOUR = 60 * MINUTE;
-export const DAY = 24 * HOUR;
+export const DAY = 24 * 60 * MINUTE;

@@ -21,7 +21,3 @@ export function parseUlid(text: string | undefined | null): string | null {
   const upper = text.toUpperCase();
   return ULID_PATTERN.test(upper) ? upper : null;
 }
-
-export function isUlid(text: string): boolean {
-  return parseUlid(text) !== null;
-}
