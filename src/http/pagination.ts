@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { decodeCursor, encodeCursor, type Position } from "../lib/cursor";
-import { ApiError } from "./errors";
+import { ApiError, type ErrorCode } from "./errors";
 
 export const DEFAULT_PAGE_SIZE = 20;
 export const MAX_PAGE_SIZE = 100;
@@ -14,6 +14,12 @@ export const PageQuerySchema = z.object({
 });
 
 export type Page = { limit: number; after: Position | null };
+
+/** Codes of the page query's fields, for a route's validation hook (a repeated one, say). */
+export const PAGE_QUERY_CODES = { limit: "invalid_limit", cursor: "invalid_cursor" } satisfies Record<
+  string,
+  ErrorCode
+>;
 
 /** Reads `limit` and `cursor`, answering invalid_limit and invalid_cursor for anything else. */
 export function parsePage(query: { limit?: string | undefined; cursor?: string | undefined }): Page {

@@ -18,15 +18,18 @@ export function issueDetails(issues: readonly z.core.$ZodIssue[]): ErrorDetail[]
 
 /**
  * A validation hook that turns a failed schema check into the route's error code. `codes` names
- * the code per validated part of the request; a part not named falls back to invalid_body.
+ * the code per validated part of the request, or per field of it (by the first failing field);
+ * anything not named falls back to invalid_body.
  */
 export function validationHook<Input, Path extends string, Output>(
-  codes: Partial<Record<Target, ErrorCode>> = {},
+  codes: Partial<Record<Target, ErrorCode | Record<string, ErrorCode>>> = {},
 ): Hook<Input, AppEnv, Path, Output | undefined> {
   return (result) => {
     if (result.success) return undefined;
     const target = (result as { target?: Target }).target;
-    const code = (target && codes[target]) ?? "invalid_body";
+    const named = target ? codes[target] : undefined;
+    const field = String(result.error.issues[0]?.path[0] ?? "");
+    const code = (typeof named === "string" ? named : named?.[field]) ?? "invalid_body";
     throw new ApiError(code, { details: issueDetails(result.error.issues) });
   };
 }

@@ -2,7 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { authenticate } from "../auth/middleware";
 import { jsonBody } from "../http/body";
 import { ApiError } from "../http/errors";
-import { PageQuerySchema, pageOf, parsePage } from "../http/pagination";
+import { PAGE_QUERY_CODES, PageQuerySchema, pageOf, parsePage } from "../http/pagination";
 import { route } from "../http/route";
 import { createRouter } from "../http/router";
 import { jsonRequest, jsonResponse } from "../http/schemas";
@@ -124,7 +124,7 @@ export const videoRoutes = createRouter()
       const now = Date.now();
       return c.json({ data: page.data.map((row) => present(c, row, now)), nextCursor: page.nextCursor }, 200);
     },
-    validationHook({ query: "invalid_limit" }),
+    validationHook({ query: PAGE_QUERY_CODES }),
   )
   .openapi(read, async (c) => c.json(present(c, await pathVideo(c, c.req.valid("param").id)), 200))
   .openapi(remove, async (c) => {

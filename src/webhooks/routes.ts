@@ -4,7 +4,7 @@ import { authenticate } from "../auth/middleware";
 import { jsonBody } from "../http/body";
 import type { AppEnv } from "../http/context";
 import { ApiError } from "../http/errors";
-import { PageQuerySchema, pageOf, parsePage } from "../http/pagination";
+import { PAGE_QUERY_CODES, PageQuerySchema, pageOf, parsePage } from "../http/pagination";
 import { route } from "../http/route";
 import { createRouter } from "../http/router";
 import { jsonRequest, jsonResponse, TimestampSchema, UlidSchema } from "../http/schemas";
@@ -220,7 +220,7 @@ export const webhookRoutes = createRouter()
       const page = pageOf(await listDeliveries(c.env.DB, endpoint.id, filter, limit, after), limit);
       return c.json({ data: page.data.map(toDelivery), nextCursor: page.nextCursor }, 200);
     },
-    validationHook({ query: "invalid_limit" }),
+    validationHook({ query: { ...PAGE_QUERY_CODES, state: "invalid_state" } }),
   )
   .openapi(retry, async (c) => {
     const params = c.req.valid("param");

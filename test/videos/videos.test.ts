@@ -157,6 +157,12 @@ describe("reading videos", () => {
     expect(await errorCode(response)).toBe("invalid_limit");
   });
 
+  it("answers a repeated parameter with that parameter's code", async () => {
+    const { key } = await newWorkspace();
+    expect(await errorCode(await api("/v1/videos?limit=1&limit=2", bearer(key)))).toBe("invalid_limit");
+    expect(await errorCode(await api("/v1/videos?cursor=a&cursor=b", bearer(key)))).toBe("invalid_cursor");
+  });
+
   it.each(["nope", "eyJhIjoxfQ", "WyJrMSIsIjIwMjYiLCJ4Il0", "%%%"])(
     "refuses cursor %s with invalid_cursor",
     async (cursor) => {

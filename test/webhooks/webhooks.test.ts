@@ -322,6 +322,8 @@ describe("GET …/deliveries", () => {
     ["limit=0", "invalid_limit"],
     ["limit=101", "invalid_limit"],
     ["cursor=forged", "invalid_cursor"],
+    ["state=failed&state=pending", "invalid_state"],
+    ["cursor=a&cursor=b", "invalid_cursor"],
   ])("refuses %s", async (query, code) => {
     const { key, path } = await withAttempts();
     const response = await api(`${path}?${query}`, bearer(key));
