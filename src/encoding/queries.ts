@@ -27,14 +27,14 @@ export async function readSettings(db: D1Database, projectId: string): Promise<S
 /**
  * Merges a patch into the stored document inside one statement (SQLite's json_patch is RFC 7396),
  * so concurrent patches of different keys never overwrite each other. It applies only when the
- * version matches `expectedVersion` (if given) and, when the patch enables the watermark, when an
- * image is set; null means one of those did not hold.
+ * version is one of `expectedVersions` (if given) and, when the patch enables the watermark, when
+ * an image is set; null means one of those did not hold.
  */
 export async function patchSettings(
   db: D1Database,
   projectId: string,
   mergePatch: object,
-  options: { enablesWatermark: boolean; expectedVersion: number | null; now: number },
+  options: { enablesWatermark: boolean; expectedVersions: number[] | null; now: number },
 ): Promise<StoredSettings | null> {
   const row = await db
     .prepare(
@@ -42,7 +42,7 @@ export async function patchSettings(
        SET document = json_patch(document, ?1), version = version + 1, updated_at = ?2
        WHERE project_id = ?3
          AND (?4 = 0 OR json_extract(document, '$.watermark.imageKey') IS NOT NULL)
-         AND (?5 IS NULL OR version = ?5)
+         AND (?5 IS NULL OR version IN (SELECT value FROM json_each(?5)))
        RETURNING document, version, updated_at`,
     )
     .bind(
@@ -50,7 +50,7 @@ export async function patchSettings(
       isoTime(options.now),
       projectId,
       options.enablesWatermark ? 1 : 0,
-      options.expectedVersion,
+      options.expectedVersions && JSON.stringify(options.expectedVersions),
     )
     .first<Row>();
   return row ? toStored(row) : null;

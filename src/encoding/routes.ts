@@ -135,16 +135,12 @@ export const encodingRoutes = createRouter()
       }
       const versions = ifMatchVersions(c.req.header("if-match"));
       if (versions?.length === 0) throw new ApiError("precondition_failed");
-      const enablesWatermark = body.watermark?.enabled === true;
-      const options = { enablesWatermark, expectedVersion: null, now: Date.now() };
-      // One statement per allowed version keeps each attempt a single atomic compare-and-merge.
-      for (const expectedVersion of versions ?? [null]) {
-        const stored = await patchSettings(c.env.DB, c.var.projectId, toMergePatch(body), {
-          ...options,
-          expectedVersion,
-        });
-        if (stored) return respond(c, stored);
-      }
+      const stored = await patchSettings(c.env.DB, c.var.projectId, toMergePatch(body), {
+        enablesWatermark: body.watermark?.enabled === true,
+        expectedVersions: versions,
+        now: Date.now(),
+      });
+      if (stored) return respond(c, stored);
       const now = await current(c);
       if (versions && !versions.includes(now.version)) throw new ApiError("precondition_failed");
       throw new ApiError("invalid_encoding_settings", {
