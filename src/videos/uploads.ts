@@ -86,8 +86,14 @@ export const uploadRoutes = createRouter()
     }
     if (length > MAX_PART_BYTES) throw new ApiError("payload_too_large");
     const upload = c.env.MEDIA.resumeMultipartUpload(row.source_key, row.upload_r2_id as string);
-    const part = await upload.uploadPart(partNumber, c.req.raw.body);
-    return c.json({ partNumber: part.partNumber, etag: part.etag }, 200);
+    try {
+      const part = await upload.uploadPart(partNumber, c.req.raw.body);
+      return c.json({ partNumber: part.partNumber, etag: part.etag }, 200);
+    } catch (error) {
+      // A delete (or completion) that landed meanwhile closed the upload: say so, as it is now.
+      refuseUpload(await pathVideo(c, row.id), Date.now());
+      throw error;
+    }
   })
   .openapi(complete, async (c) => {
     const { parts } = c.req.valid("json");

@@ -185,6 +185,31 @@ describe("reading videos", () => {
 });
 
 describe("uploads", () => {
+  it("answers video_not_found when a delete lands while a part is on its way to R2", async () => {
+    const { key } = await newWorkspace();
+    const { video } = await newVideo(key);
+    // R2 as seen by the request: the delete happens between the request's read and its upload.
+    const media = {
+      resumeMultipartUpload: (objectKey: string, uploadId: string) => {
+        const real = env.MEDIA.resumeMultipartUpload(objectKey, uploadId);
+        return {
+          uploadPart: async (partNumber: number, body: ReadableStream) => {
+            await apiWith({}, `/v1/videos/${video.id}`, bearer(key, { method: "DELETE" }));
+            return real.uploadPart(partNumber, body);
+          },
+        };
+      },
+    } as unknown as R2Bucket;
+    const bytes = new Uint8Array([1, 2, 3]);
+    const response = await apiWith(
+      { MEDIA: media },
+      `/v1/videos/${video.id}/upload/parts/1`,
+      bearer(key, { method: "PUT", body: bytes, headers: { "content-length": "3" } }),
+    );
+    expect(response.status).toBe(404);
+    expect(await errorCode(response)).toBe("video_not_found");
+  });
+
   it("streams parts to R2 and completes the upload", async () => {
     const { key, project } = await newWorkspace();
     const { video } = await newVideo(key);
