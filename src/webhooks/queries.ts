@@ -96,15 +96,25 @@ export function insertAttempts(db: D1Database, attempts: NewAttempt[], now: numb
     .bind(isoTime(now), JSON.stringify(attempts));
 }
 
-/** The next attempt number of an event to an endpoint. */
-export async function nextAttemptNumber(db: D1Database, endpointId: string, eventId: string): Promise<number> {
-  const row = await db
+/**
+ * Writes the next attempt of an attempt's event to its endpoint, numbered inside the statement so
+ * concurrent retries each get their own number.
+ */
+export function insertRetryAttempt(
+  db: D1Database,
+  original: DeliveryRow,
+  id: string,
+  now: number,
+): Promise<DeliveryRow | null> {
+  return db
     .prepare(
-      "SELECT coalesce(max(attempt), 0) + 1 AS next FROM webhook_deliveries WHERE endpoint_id = ? AND event_id = ?",
+      `INSERT INTO webhook_deliveries (id, endpoint_id, event_id, event_type, state, attempt, created_at, due_at)
+       SELECT ?1, ?2, ?3, ?4, 'pending', coalesce(max(attempt), 0) + 1, ?5, ?5
+       FROM webhook_deliveries WHERE endpoint_id = ?2 AND event_id = ?3
+       RETURNING *`,
     )
-    .bind(endpointId, eventId)
-    .first<{ next: number }>();
-  return row?.next ?? 1;
+    .bind(id, original.endpoint_id, original.event_id, original.event_type, isoTime(now))
+    .first<DeliveryRow>();
 }
 
 /** Pending attempts among these events' first attempts, or due long ago (their message was lost). */

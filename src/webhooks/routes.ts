@@ -18,11 +18,10 @@ import {
   deleteEndpoint,
   findDelivery,
   findEndpoint,
-  insertAttempts,
   insertEndpoint,
+  insertRetryAttempt,
   listDeliveries,
   listEndpoints,
-  nextAttemptNumber,
 } from "./queries";
 import { newSecret } from "./signing";
 
@@ -228,18 +227,8 @@ export const webhookRoutes = createRouter()
     const attemptId = parseUlid(params.attemptId);
     const original = attemptId ? await findDelivery(c.env.DB, endpoint.id, attemptId) : null;
     if (!original) throw new ApiError("not_found", { message: "No such delivery attempt." });
-    const now = Date.now();
-    const next = {
-      id: ulid(now),
-      endpointId: endpoint.id,
-      eventId: original.event_id,
-      eventType: original.event_type,
-      attempt: await nextAttemptNumber(c.env.DB, endpoint.id, original.event_id),
-      dueAt: isoTime(now),
-    };
-    await insertAttempts(c.env.DB, [next], now).run();
-    await enqueue(c.env.WEBHOOK_QUEUE, [next.id]);
-    const created = await findDelivery(c.env.DB, endpoint.id, next.id);
+    const created = await insertRetryAttempt(c.env.DB, original, ulid(), Date.now());
     if (!created) throw new Error("retry attempt was not written");
+    await enqueue(c.env.WEBHOOK_QUEUE, [created.id]);
     return c.json(toDelivery(created), 202);
   });

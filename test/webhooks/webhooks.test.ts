@@ -351,6 +351,13 @@ describe("GET …/deliveries", () => {
     const response = await api(`${path}/${failed?.id}/retry`, bearer(key, { method: "POST" }));
     expect(response.status).toBe(202);
     expect(await response.json()).toMatchObject({ state: "pending", attempt: 3, eventId: failed?.eventId });
+    // Concurrent retries each get an attempt of their own.
+    const burst = await Promise.all(
+      [4, 5, 6].map(() => api(`${path}/${failed?.id}/retry`, bearer(key, { method: "POST" }))),
+    );
+    expect(burst.map((r) => r.status)).toEqual([202, 202, 202]);
+    const numbers = await Promise.all(burst.map(async (r) => ((await r.json()) as Attempt).attempt));
+    expect(numbers.sort()).toEqual([4, 5, 6]);
     const unknown = await api(`${path}/01ARZ3NDEKTSV4RRFFQ69G5FAV/retry`, bearer(key, { method: "POST" }));
     expect(await errorCode(unknown)).toBe("not_found");
   });
