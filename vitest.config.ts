@@ -15,8 +15,16 @@ export default defineConfig({
             main: "./src/index.ts",
             wrangler: { configPath: "./wrangler.toml" },
             miniflare: {
+              // Tests run the queue handler themselves (createMessageBatch), so they decide when a
+              // message is consumed; the live consumers wait as long as Miniflare allows.
+              queueConsumers: {
+                "webhook-deliveries": { maxBatchSize: 100, maxBatchTimeout: 60 },
+                "webhook-deliveries-dlq": { maxBatchSize: 100, maxBatchTimeout: 60 },
+              },
               bindings: {
                 TEST_MIGRATIONS: migrations,
+                ENVIRONMENT: "development",
+                CURSOR_SECRET: "test-cursor-secret-0123456789abcdef0123",
                 ADMIN_TOKEN: "test-admin-token",
                 ALLOWED_ORIGINS: "https://dashboard.example",
                 ALLOW_HTTP_WEBHOOKS: "false",

@@ -1,13 +1,19 @@
 // `npm run bench`: starts the real dev server and prints latency figures at concurrency 1.
 // Figures, not pass/fail: targets are read by people, never asserted in tests.
+import { spawnSync } from "node:child_process";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { build } from "esbuild";
 import { Client } from "../test/e2e/client.ts";
 import { startDevServer } from "../test/e2e/server.ts";
 import { paddedPng } from "../test/support/images.ts";
 
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 200);
 const BULK_DELETE_SAMPLES = Number(process.env.BENCH_BULK_DELETE_SAMPLES ?? 30);
+const DELIVERY_SAMPLES = Number(process.env.BENCH_DELIVERY_SAMPLES ?? 100);
+/** Attempts seeded on one endpoint for the deliveries cases; 1% of them failed. */
+const SEEDED_ATTEMPTS = 100_000;
+const CURSOR_SECRET = "bench-cursor-secret-0123456789abcdef0123456789";
 const WARMUP = 10;
 /** Calls per caller, under every per-caller limit (30 a minute for bulk). */
 const PER_CALLER = 25;
@@ -107,7 +113,69 @@ function peakMemory(pids: number[], reset = false): number {
   return total;
 }
 
-const server = await startDevServer();
+/**
+ * Seeds `SEEDED_ATTEMPTS` attempts of one event on the endpoint straight into the server's local
+ * D1 (the same state directory), created one second apart; every hundredth one failed. Row n
+ * (1-based, oldest first) has id `01BENCH` + n and createdAt base + n seconds.
+ */
+function seedAttempts(persistTo: string, endpointId: string, projectId: string) {
+  const sql = `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${SEEDED_ATTEMPTS})
+    INSERT INTO webhook_deliveries (id, endpoint_id, event_id, event_type, state, attempt, response_status,
+      duration_ms, created_at, completed_at, due_at)
+    SELECT printf('01BENCH%019d', i), '${endpointId}',
+      (SELECT id FROM outbox_events WHERE project_id = '${projectId}' LIMIT 1), 'video.deleted',
+      CASE WHEN i % 100 = 0 THEN 'failed' ELSE 'succeeded' END, i,
+      CASE WHEN i % 100 = 0 THEN 500 ELSE 200 END, 12,
+      strftime('%Y-%m-%dT%H:%M:%fZ', '2026-01-01', '+' || i || ' seconds'),
+      strftime('%Y-%m-%dT%H:%M:%fZ', '2026-01-01', '+' || i || ' seconds'),
+      strftime('%Y-%m-%dT%H:%M:%fZ', '2026-01-01', '+' || i || ' seconds')
+    FROM n`;
+  const result = spawnSync(
+    "wrangler",
+    ["d1", "execute", "DB", "--local", "--persist-to", persistTo, "--command", sql.replace(/\s+/g, " ")],
+    { encoding: "utf8", env: { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false" } },
+  );
+  if (result.status !== 0) throw new Error(`seeding failed:\n${result.stdout}\n${result.stderr}`);
+}
+
+/** The seeded attempt n rows from the oldest, as a listing position. */
+function seededPosition(n: number) {
+  return {
+    createdAt: new Date(Date.parse("2026-01-01T00:00:00.000Z") + n * 1000).toISOString(),
+    id: `01BENCH${String(n).padStart(19, "0")}`,
+  };
+}
+
+// Declared here rather than imported: the Worker's sources type-check against the Workers runtime.
+type CursorCode = {
+  encodeCursor(secret: string, scope: string, position: { createdAt: string; id: string }): Promise<string>;
+  deliveriesCursorScope(endpointId: string, filter: { state?: string }): string;
+};
+
+/**
+ * The project's own cursor signing, bundled with esbuild as wrangler bundles the Worker (Node's
+ * type stripping cannot resolve the Worker's extensionless imports), so the bench signs cursors
+ * exactly as the service does instead of walking 500 pages to reach one.
+ */
+async function loadCursorCode(): Promise<CursorCode> {
+  const bundled = await build({
+    stdin: {
+      contents:
+        'export { encodeCursor } from "./src/lib/cursor"; export { deliveriesCursorScope } from "./src/webhooks/model";',
+      resolveDir: path.join(import.meta.dirname, ".."),
+      loader: "ts",
+    },
+    bundle: true,
+    format: "esm",
+    platform: "neutral",
+    write: false,
+  });
+  const code = bundled.outputFiles[0]?.text ?? "";
+  return import(`data:text/javascript;base64,${Buffer.from(code).toString("base64")}`);
+}
+const { encodeCursor, deliveriesCursorScope } = await loadCursorCode();
+
+const server = await startDevServer(["--var", `CURSOR_SECRET:${CURSOR_SECRET}`]);
 try {
   const base = server.baseUrl;
   const callersFor = (samples: number) => Math.ceil((samples + WARMUP) / PER_CALLER);
@@ -211,11 +279,68 @@ try {
     },
   );
 
+  // Deliveries: one endpoint holding SEEDED_ATTEMPTS attempts; pages at the top and 50,000 deep.
+  const hooks = await workspace(base, 3 * Math.ceil((DELIVERY_SAMPLES + WARMUP) / PER_CALLER));
+  const hooksProject = (await hooks.owner.request("GET", "/v1/projects")).json.data[0].id as string;
+  const hookVideo = (await (hooks.callers[0] as (typeof ws.callers)[number])("POST", "/v1/videos", {})).json.video.id;
+  // The video's event is deleted before the endpoint exists, so no real delivery is attempted.
+  await (hooks.callers[0] as (typeof ws.callers)[number])("DELETE", `/v1/videos/${hookVideo}`);
+  const hookEndpoint = (
+    await hooks.owner.request("POST", `/v1/projects/${hooksProject}/webhook-endpoints`, {
+      body: { url: "https://hooks.example.com/bench" },
+    })
+  ).json.id as string;
+  const seedStarted = performance.now();
+  seedAttempts(server.persistTo, hookEndpoint, hooksProject);
+  console.log(`seeded ${SEEDED_ATTEMPTS} attempts in ${((performance.now() - seedStarted) / 1000).toFixed(1)} s`);
+  const deliveriesPath = `/v1/projects/${hooksProject}/webhook-endpoints/${hookEndpoint}/deliveries`;
+  const deep = SEEDED_ATTEMPTS / 2;
+  const deepCursor = await encodeCursor(CURSOR_SECRET, deliveriesCursorScope(hookEndpoint, {}), seededPosition(deep));
+  const failedCursor = await encodeCursor(
+    CURSOR_SECRET,
+    deliveriesCursorScope(hookEndpoint, { state: "failed" }),
+    seededPosition(deep),
+  );
+  // The signed positions must land where the seed says: the page after row `deep` starts at row deep - 1.
+  const check = await (hooks.callers[0] as (typeof ws.callers)[number])(
+    "GET",
+    `${deliveriesPath}?limit=100&state=failed&cursor=${failedCursor}`,
+  );
+  if (check.json?.data?.[0]?.attempt !== deep - 100 || check.json.data.length !== 100) {
+    throw new Error(`deliveries seed: unexpected deep page ${check.status} ${check.text.slice(0, 200)}`);
+  }
+  const hookCaller = (i: number, offset: number) =>
+    hooks.callers[
+      offset * Math.ceil((DELIVERY_SAMPLES + WARMUP) / PER_CALLER) + Math.floor(i / PER_CALLER)
+    ] as (typeof ws.callers)[number];
+  cases.push(
+    {
+      name: "deliveries page, top",
+      expect: 200,
+      samples: DELIVERY_SAMPLES,
+      run: (i) => hookCaller(i, 0)("GET", `${deliveriesPath}?limit=100`),
+    },
+    {
+      name: `deliveries page, ${deep} deep`,
+      expect: 200,
+      samples: DELIVERY_SAMPLES,
+      run: (i) => hookCaller(i, 1)("GET", `${deliveriesPath}?limit=100&cursor=${deepCursor}`),
+    },
+    {
+      name: "deliveries failed, deep",
+      expect: 200,
+      samples: DELIVERY_SAMPLES,
+      run: (i) => hookCaller(i, 2)("GET", `${deliveriesPath}?limit=100&state=failed&cursor=${failedCursor}`),
+    },
+  );
+
   const results = [];
   const workerd = workerdPids(server.processGroup);
   let thumbnailPeak = Number.NaN;
   let basePeak = Number.NaN;
-  for (const item of cases) {
+  // BENCH_ONLY=text runs only the cases whose name contains it (the baseline always runs).
+  const only = process.env.BENCH_ONLY;
+  for (const item of cases.filter((c, i) => i === 0 || !only || c.name.includes(only))) {
     if (item.name === "PUT thumbnail 200 KB") basePeak = peakMemory(workerd, true);
     results.push(await measure(item));
     if (item.name === "GET public thumbnail") thumbnailPeak = peakMemory(workerd);
@@ -247,6 +372,10 @@ try {
       r.headersMedian.toFixed(2).padStart(11),
       r.workerMedian.toFixed(1).padStart(10),
     );
+  }
+  const top = results.find((r) => r.name === "deliveries page, top")?.median ?? Number.NaN;
+  for (const r of results.filter((r) => r.name.startsWith("deliveries"))) {
+    console.log(`${r.name}: ${(r.median / top).toFixed(2)}x the first page`);
   }
   console.log(
     `workerd peak RSS (VmHWM, ${workerd.length} process): ${basePeak.toFixed(1)} MiB before the thumbnail cases, ` +

@@ -2,7 +2,7 @@
 // `npm run dev [-- wrangler dev options]`: prepares local state, then serves the API with every
 // binding (D1, R2, Durable Objects, Queues) embedded. Defaults to http://127.0.0.1:8787.
 import { spawn, spawnSync } from "node:child_process";
-import { copyFileSync, existsSync } from "node:fs";
+import { appendFileSync, copyFileSync, existsSync, readFileSync } from "node:fs";
 
 const args = process.argv.slice(2);
 const option = (name) => {
@@ -11,9 +11,29 @@ const option = (name) => {
   return args[index].includes("=") ? args[index].split("=")[1] : args[index + 1];
 };
 
+const keysOf = (file) =>
+  new Set(
+    readFileSync(file, "utf8")
+      .split("\n")
+      .map((line) => /^\s*([A-Z_][A-Z0-9_]*)\s*=/.exec(line)?.[1])
+      .filter(Boolean),
+  );
 if (!existsSync(".dev.vars")) {
   copyFileSync(".dev.vars.example", ".dev.vars");
   console.log("Created .dev.vars from .dev.vars.example");
+} else {
+  // A variable added since .dev.vars was made gets its development default.
+  const have = keysOf(".dev.vars");
+  const missing = readFileSync(".dev.vars.example", "utf8")
+    .split("\n")
+    .filter((line) => {
+      const key = /^\s*([A-Z_][A-Z0-9_]*)\s*=/.exec(line)?.[1];
+      return key && !have.has(key);
+    });
+  if (missing.length > 0) {
+    appendFileSync(".dev.vars", `\n${missing.join("\n")}\n`);
+    console.log(`Added to .dev.vars from .dev.vars.example: ${missing.map((line) => line.split("=")[0]).join(", ")}`);
+  }
 }
 
 const persist = option("--persist-to");
@@ -31,5 +51,15 @@ const dev = spawn("wrangler", ["dev", ...defaults, ...args], {
   stdio: "inherit",
   env: { WRANGLER_SEND_METRICS: "false", ...process.env },
 });
+
+// wrangler dev never fires cron triggers; production's runs every minute, so do the same here.
+const host = option("--ip") ?? "127.0.0.1";
+const port = option("--port") ?? "8787";
+const tick = setInterval(() => {
+  fetch(`http://${host.includes(":") ? `[${host}]` : host}:${port}/cdn-cgi/local/scheduled`)
+    .then((response) => response.body?.cancel())
+    .catch(() => {}); // not listening yet, or restarting: the next tick tries again
+}, 60_000);
 for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => dev.kill(signal));
+dev.on("exit", () => clearInterval(tick));
 dev.on("exit", (code, signal) => process.exit(code ?? (signal ? 1 : 0)));

@@ -1,31 +1,63 @@
 import { z } from "zod";
 
 const EnvSchema = z.object({
+  ENVIRONMENT: z.string().optional(),
   ADMIN_TOKEN: z.string().optional(),
   ALLOWED_ORIGINS: z.string().optional(),
   ALLOW_HTTP_WEBHOOKS: z.string().optional(),
   PUBLIC_BASE_URL: z.string().optional(),
+  CURSOR_SECRET: z.string().optional(),
 });
 
 export type Config = {
+  /** "development" only where ENVIRONMENT says so; anything else is held to production's rules. */
+  development: boolean;
   /** Null when unset: the operator API then answers 404. */
   adminToken: string | null;
   allowedOrigins: ReadonlySet<string>;
   allowHttpWebhooks: boolean;
-  /** Null when unset: public URLs then use the request's own origin. */
+  /** Null only in development, where public URLs then use the request's own origin. */
   publicBaseUrl: string | null;
+  /** Signs pagination cursors. */
+  cursorSecret: string;
 };
+
+/** The shortest secret accepted for the operator token and the cursor key. */
+export const MIN_SECRET_LENGTH = 32;
+
+/** A configuration the Worker refuses to run with; the message names the variable. */
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
 
 const cache = new WeakMap<object, Config>();
 
-/** Reads the variables once per environment object; a malformed value fails loudly at startup. */
-export function readConfig(env: Env): Config {
-  const cached = cache.get(env);
-  if (cached) return cached;
+function parseConfig(env: Env): Config {
   const vars = EnvSchema.parse(env);
-  const publicBaseUrl = vars.PUBLIC_BASE_URL?.trim();
-  const config: Config = {
-    adminToken: vars.ADMIN_TOKEN?.trim() || null,
+  const development = vars.ENVIRONMENT?.trim().toLowerCase() === "development";
+  const adminToken = vars.ADMIN_TOKEN?.trim() || null;
+  if (adminToken && !development && adminToken.length < MIN_SECRET_LENGTH) {
+    throw new ConfigError(`ADMIN_TOKEN must be at least ${MIN_SECRET_LENGTH} characters outside development`);
+  }
+  const cursorSecret = vars.CURSOR_SECRET?.trim() ?? "";
+  if (cursorSecret.length < MIN_SECRET_LENGTH) {
+    throw new ConfigError(`CURSOR_SECRET must be set, at least ${MIN_SECRET_LENGTH} characters`);
+  }
+  const base = vars.PUBLIC_BASE_URL?.trim();
+  if (!base && !development) {
+    throw new ConfigError("PUBLIC_BASE_URL must be set outside development (the origin of public URLs)");
+  }
+  let publicBaseUrl: string | null = null;
+  if (base) {
+    try {
+      publicBaseUrl = new URL(base).origin;
+    } catch {
+      throw new ConfigError("PUBLIC_BASE_URL must be an absolute URL such as https://api.example.com");
+    }
+  }
+  return {
+    development,
+    adminToken,
     allowedOrigins: new Set(
       (vars.ALLOWED_ORIGINS ?? "")
         .split(",")
@@ -33,8 +65,16 @@ export function readConfig(env: Env): Config {
         .filter(Boolean),
     ),
     allowHttpWebhooks: vars.ALLOW_HTTP_WEBHOOKS?.trim().toLowerCase() === "true",
-    publicBaseUrl: publicBaseUrl ? new URL(publicBaseUrl).origin : null,
+    publicBaseUrl,
+    cursorSecret,
   };
+}
+
+/** Reads the variables once per environment object; a value it refuses fails loudly, naming it. */
+export function readConfig(env: Env): Config {
+  const cached = cache.get(env);
+  if (cached) return cached;
+  const config = parseConfig(env);
   cache.set(env, config);
   return config;
 }

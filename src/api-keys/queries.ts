@@ -36,14 +36,19 @@ function toApiKey(row: ApiKeyRow): ApiKey {
   };
 }
 
+/** Adds a key unless the project already has `quota` unrevoked ones; null when it is full. */
 export async function insertApiKey(
   db: D1Database,
   input: { id: string; projectId: string; name: string; scopes: Scope[]; mode: KeyMode; key: string; now: number },
-): Promise<ApiKey> {
+  quota: number,
+): Promise<ApiKey | null> {
+  // The count and the insert are one statement, so concurrent creates cannot pass the quota.
   const row = await db
     .prepare(
       `INSERT INTO api_keys (id, project_id, name, scopes, mode, key_hash, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING *`,
+       SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7
+       WHERE (SELECT count(*) FROM api_keys WHERE project_id = ?2 AND revoked_at IS NULL) < ?8
+       RETURNING *`,
     )
     .bind(
       input.id,
@@ -53,10 +58,10 @@ export async function insertApiKey(
       input.mode,
       await sha256Hex(input.key),
       isoTime(input.now),
+      quota,
     )
     .first<ApiKeyRow>();
-  if (!row) throw new Error("api key insert returned no row");
-  return toApiKey(row);
+  return row ? toApiKey(row) : null;
 }
 
 export async function listApiKeys(db: D1Database, projectId: string): Promise<ApiKey[]> {

@@ -7,6 +7,7 @@ import { createRouter } from "../http/router";
 import { jsonRequest, jsonResponse, TimestampSchema, UlidSchema } from "../http/schemas";
 import { randomToken } from "../lib/crypto";
 import { parseUlid, ulid } from "../lib/ulid";
+import { QUOTAS, quotaExceeded } from "../rate-limit/policies";
 import { insertApiKey, listApiKeys, revokeApiKey } from "./queries";
 
 const ScopeSchema = z.enum(["read", "write"]);
@@ -44,17 +45,20 @@ const projectScoped = authenticate({
 });
 const ProjectParams = z.object({ id: z.string() });
 
-const create = route({
-  method: "post",
-  path: "/v1/projects/{id}/api-keys",
-  tags: ["API keys"],
-  summary: "Create an API key; the key is shown only in this response",
-  middleware: [projectScoped, jsonBody] as const,
-  request: { params: ProjectParams, body: jsonRequest(ApiKeyCreateSchema) },
-  responses: {
-    201: jsonResponse(CreatedApiKeySchema, "The key, with its secret"),
+const create = route(
+  {
+    method: "post",
+    path: "/v1/projects/{id}/api-keys",
+    tags: ["API keys"],
+    summary: "Create an API key; the key is shown only in this response",
+    middleware: [projectScoped, jsonBody] as const,
+    request: { params: ProjectParams, body: jsonRequest(ApiKeyCreateSchema) },
+    responses: {
+      201: jsonResponse(CreatedApiKeySchema, "The key, with its secret"),
+    },
   },
-});
+  ["quota_exceeded"],
+);
 
 const list = route({
   method: "get",
@@ -88,16 +92,21 @@ export const apiKeyRoutes = createRouter()
     const { name, scopes, mode } = c.req.valid("json");
     const now = Date.now();
     const key = `svc_${mode}_${randomToken(32)}`;
-    const created = await insertApiKey(c.env.DB, {
-      id: ulid(now),
-      projectId: c.var.projectId,
-      name,
-      // One order, whatever order they were sent in.
-      scopes: ScopeSchema.options.filter((scope) => scopes.includes(scope)),
-      mode,
-      key,
-      now,
-    });
+    const created = await insertApiKey(
+      c.env.DB,
+      {
+        id: ulid(now),
+        projectId: c.var.projectId,
+        name,
+        // One order, whatever order they were sent in.
+        scopes: ScopeSchema.options.filter((scope) => scopes.includes(scope)),
+        mode,
+        key,
+        now,
+      },
+      QUOTAS.api_keys.limit,
+    );
+    if (!created) throw quotaExceeded("api_keys");
     return c.json({ ...created, key }, 201);
   })
   .openapi(list, async (c) => c.json({ data: await listApiKeys(c.env.DB, c.var.projectId) }, 200))

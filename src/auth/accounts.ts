@@ -1,4 +1,5 @@
 import { DAY, isoTime } from "../lib/time";
+import { deleteAccountSessions } from "./sessions";
 
 export const TRIAL_DAYS = 14;
 export const OPERATOR_PLANS = ["free", "pro", "business"] as const;
@@ -76,6 +77,15 @@ export function setApproved(db: D1Database, id: string, approved: boolean): Prom
     .prepare("UPDATE accounts SET approved = ? WHERE id = ? RETURNING *")
     .bind(approved ? 1 : 0, id)
     .first<AccountRow>();
+}
+
+/** Suspends an account: not approved any more, and every session of it ends in the same batch. */
+export async function suspendAccount(db: D1Database, id: string): Promise<AccountRow | null> {
+  const [updated] = await db.batch<AccountRow>([
+    db.prepare("UPDATE accounts SET approved = 0 WHERE id = ? RETURNING *").bind(id),
+    deleteAccountSessions(db, id),
+  ]);
+  return updated?.results[0] ?? null;
 }
 
 export function setPlan(db: D1Database, id: string, plan: OperatorPlan): Promise<AccountRow | null> {

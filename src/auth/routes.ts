@@ -6,7 +6,7 @@ import { createRouter } from "../http/router";
 import { jsonRequest, jsonResponse } from "../http/schemas";
 import { isoTime } from "../lib/time";
 import { ulid } from "../lib/ulid";
-import { rateLimit } from "../rate-limit/middleware";
+import { limitLoginFailures, rateLimit } from "../rate-limit/middleware";
 import { findAccount, findAccountByEmail, insertAccount, toAccount, trialEnd } from "./accounts";
 import { authenticate, sessionOf } from "./middleware";
 import { hashPassword, verifyPassword } from "./passwords";
@@ -83,10 +83,13 @@ export const authRoutes = createRouter()
   })
   .openapi(login, async (c) => {
     const { email, password } = c.req.valid("json");
+    // Counted as a failure until it succeeds, so concurrent guesses cannot pass the limit together.
+    const failure = await limitLoginFailures(c, email);
     const row = await findAccountByEmail(c.env.DB, email);
     // Verified even without an account, so a wrong email and a wrong password cost the same.
     const valid = await verifyPassword(password, row?.password_hash ?? null);
     if (!row || !valid) throw new ApiError("invalid_credentials");
+    await failure.release();
     const now = Date.now();
     const token = await createSession(c.env.DB, row.id, now);
     setCookie(c, SESSION_COOKIE, token, {

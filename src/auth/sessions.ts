@@ -55,3 +55,19 @@ export async function findSession(
 export async function deleteSession(db: D1Database, sessionId: string): Promise<void> {
   await db.prepare("DELETE FROM sessions WHERE id = ?").bind(sessionId).run();
 }
+
+/** Ends every session of an account (it was suspended). */
+export function deleteAccountSessions(db: D1Database, accountId: string): D1PreparedStatement {
+  return db.prepare("DELETE FROM sessions WHERE account_id = ?").bind(accountId);
+}
+
+/** Deletes up to `limit` sessions that have expired; how many it deleted. */
+export async function deleteExpiredSessions(db: D1Database, now: number, limit: number): Promise<number> {
+  const result = await db
+    .prepare(
+      "DELETE FROM sessions WHERE id IN (SELECT id FROM sessions WHERE expires_at <= ? ORDER BY expires_at LIMIT ?)",
+    )
+    .bind(isoTime(now), limit)
+    .run();
+  return result.meta.changes;
+}

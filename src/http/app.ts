@@ -15,7 +15,7 @@ import type { AppEnv } from "./context";
 import { renderDocs } from "./docs";
 import { handleError } from "./errors";
 import { notFoundHandler } from "./not-found";
-import { requestContext } from "./request-context";
+import { loadConfig, requestContext } from "./request-context";
 import { validationHook } from "./validation";
 
 const OPENAPI_INFO = {
@@ -27,6 +27,7 @@ export function createApp() {
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook() });
 
   app.use("*", requestContext);
+  app.use("*", loadConfig);
   app.use(
     "/v1/*",
     cors({

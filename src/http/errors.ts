@@ -30,6 +30,8 @@ export const ERRORS = {
     message: "An upload completion is in flight for this video.",
   },
   upload_not_active: { status: 409, message: "The video has no active upload session." },
+  endpoint_disabled: { status: 409, message: "The webhook endpoint is disabled; enable it first." },
+  quota_exceeded: { status: 409, message: "The project already holds as many of these as it may." },
   precondition_failed: { status: 412, message: "The resource changed since the given ETag." },
   payload_too_large: { status: 413, message: "The request body is too large." },
   unsupported_media_type: { status: 415, message: "This content type is not supported here." },

@@ -21,8 +21,17 @@ export const PAGE_QUERY_CODES = { limit: "invalid_limit", cursor: "invalid_curso
   ErrorCode
 >;
 
+/**
+ * Where a listing's cursors are valid: signed with the configured secret over `scope`, which names
+ * the listing (its owner and filter), so a cursor of another listing is refused.
+ */
+export type CursorScope = { secret: string; scope: string };
+
 /** Reads `limit` and `cursor`, answering invalid_limit and invalid_cursor for anything else. */
-export function parsePage(query: { limit?: string | undefined; cursor?: string | undefined }): Page {
+export async function parsePage(
+  query: { limit?: string | undefined; cursor?: string | undefined },
+  cursors: CursorScope,
+): Promise<Page> {
   let limit = DEFAULT_PAGE_SIZE;
   if (query.limit !== undefined) {
     if (!/^\d{1,3}$/.test(query.limit)) throw new ApiError("invalid_limit");
@@ -31,16 +40,23 @@ export function parsePage(query: { limit?: string | undefined; cursor?: string |
   }
   let after: Position | null = null;
   if (query.cursor !== undefined) {
-    after = decodeCursor(query.cursor);
+    after = await decodeCursor(cursors.secret, cursors.scope, query.cursor);
     if (!after) throw new ApiError("invalid_cursor");
   }
   return { limit, after };
 }
 
 /** Splits a `limit + 1` row fetch into a page and the cursor of the next one. */
-export function pageOf<Row extends { created_at: string; id: string }>(rows: Row[], limit: number) {
+export async function pageOf<Row extends { created_at: string; id: string }>(
+  rows: Row[],
+  limit: number,
+  cursors: CursorScope,
+) {
   const data = rows.slice(0, limit);
   const last = data[data.length - 1];
-  const nextCursor = rows.length > limit && last ? encodeCursor({ createdAt: last.created_at, id: last.id }) : null;
+  const nextCursor =
+    rows.length > limit && last
+      ? await encodeCursor(cursors.secret, cursors.scope, { createdAt: last.created_at, id: last.id })
+      : null;
   return { data, nextCursor };
 }

@@ -1,49 +1,113 @@
 import { DurableObject } from "cloudflare:workers";
 import { z } from "zod";
 
+const Bucket = z.strictObject({ subject: z.string().min(1).max(200), limit: z.int().positive() });
+
 const ConsumeInput = z.strictObject({
   policy: z.string().min(1).max(64),
-  limit: z.int().positive(),
-  windowSeconds: z.int().positive(),
+  windowSeconds: z.int().positive().max(86_400),
+  /** Every bucket the request counts against; it passes only if each has room. */
+  buckets: z.array(Bucket).min(1).max(4),
 });
 export type ConsumeInput = z.infer<typeof ConsumeInput>;
 
+const ReleaseInput = z.strictObject({ policy: z.string().min(1).max(64), subject: z.string().min(1).max(200) });
+
 export type ConsumeResult = {
   allowed: boolean;
+  /** Which bucket the answer is about: the tightest one, or the one that refused. */
+  bucket: number;
   limit: number;
   remaining: number;
-  /** Seconds until the oldest counted request leaves the window and frees a slot. */
+  /** Seconds until that bucket's oldest counted request leaves the window and frees a slot. */
   resetSeconds: number;
 };
 
+/** Hits older than the longest window any policy uses are dropped by the alarm. */
+const LONGEST_WINDOW_MS = 24 * 60 * 60 * 1000;
+
 /**
- * One instance per caller. A rolling-window log of accepted requests per policy, kept in the
- * object's SQLite storage. `consume` runs without awaiting, so concurrent calls are serialized by
- * the runtime and counting is exact.
+ * One instance per tenant (an account, a client address, an email): a rolling-window log of
+ * accepted requests per policy and subject, in the object's SQLite storage. Every bucket a request
+ * counts against lives in the same instance, so one call checks and counts them all at once.
+ * `consume` runs without awaiting, so concurrent calls are serialized by the runtime and counting
+ * is exact.
  */
 export class RateLimiter extends DurableObject<Env> {
+  #alarmArmed = false;
+
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
+    // `hits` (one bucket per object, before tenant buckets) holds only seconds of state: drop it.
     ctx.storage.sql.exec(
-      "CREATE TABLE IF NOT EXISTS hits (policy TEXT NOT NULL, at INTEGER NOT NULL);" +
-        "CREATE INDEX IF NOT EXISTS hits_policy_at ON hits (policy, at);",
+      "DROP TABLE IF EXISTS hits;" +
+        "CREATE TABLE IF NOT EXISTS bucket_hits (policy TEXT NOT NULL, subject TEXT NOT NULL, at INTEGER NOT NULL);" +
+        "CREATE INDEX IF NOT EXISTS bucket_hits_at ON bucket_hits (policy, subject, at);",
     );
   }
 
   consume(input: ConsumeInput, now: number = Date.now()): ConsumeResult {
-    const { policy, limit, windowSeconds } = ConsumeInput.parse(input);
+    const { policy, windowSeconds, buckets } = ConsumeInput.parse(input);
     const windowMs = windowSeconds * 1000;
     const sql = this.ctx.storage.sql;
-    sql.exec("DELETE FROM hits WHERE policy = ? AND at <= ?", policy, now - windowMs);
-    const { count, oldest } = sql
-      .exec<{ count: number; oldest: number | null }>(
-        "SELECT count(*) AS count, min(at) AS oldest FROM hits WHERE policy = ?",
-        policy,
-      )
-      .one();
-    const resetSeconds = Math.max(1, Math.ceil(((oldest ?? now) + windowMs - now) / 1000));
-    if (count >= limit) return { allowed: false, limit, remaining: 0, resetSeconds };
-    sql.exec("INSERT INTO hits (policy, at) VALUES (?, ?)", policy, now);
-    return { allowed: true, limit, remaining: limit - count - 1, resetSeconds };
+    const states = buckets.map(({ subject, limit }) => {
+      sql.exec("DELETE FROM bucket_hits WHERE policy = ? AND subject = ? AND at <= ?", policy, subject, now - windowMs);
+      const { count, oldest } = sql
+        .exec<{ count: number; oldest: number | null }>(
+          "SELECT count(*) AS count, min(at) AS oldest FROM bucket_hits WHERE policy = ? AND subject = ?",
+          policy,
+          subject,
+        )
+        .one();
+      const resetSeconds = Math.max(1, Math.ceil(((oldest ?? now) + windowMs - now) / 1000));
+      return { subject, limit, count, resetSeconds };
+    });
+    const full = states.map((state, bucket) => ({ ...state, bucket })).filter((state) => state.count >= state.limit);
+    if (full.length > 0) {
+      // A request may pass only when every full bucket has freed a slot: report the last to do so.
+      const last = full.reduce((a, b) => (b.resetSeconds > a.resetSeconds ? b : a));
+      return { allowed: false, bucket: last.bucket, limit: last.limit, remaining: 0, resetSeconds: last.resetSeconds };
+    }
+    for (const { subject } of states)
+      sql.exec("INSERT INTO bucket_hits (policy, subject, at) VALUES (?, ?, ?)", policy, subject, now);
+    this.#armAlarm(now);
+    let tightest = 0;
+    states.forEach((state, i) => {
+      const best = states[tightest] as (typeof states)[number];
+      if (state.limit - state.count < best.limit - best.count) tightest = i;
+    });
+    const state = states[tightest] as (typeof states)[number];
+    return {
+      allowed: true,
+      bucket: tightest,
+      limit: state.limit,
+      remaining: state.limit - state.count - 1,
+      resetSeconds: state.resetSeconds,
+    };
+  }
+
+  /** Gives back the latest counted request of a bucket (a reservation that turned out not to count). */
+  release(input: z.infer<typeof ReleaseInput>): void {
+    const { policy, subject } = ReleaseInput.parse(input);
+    this.ctx.storage.sql.exec(
+      "DELETE FROM bucket_hits WHERE rowid = (SELECT rowid FROM bucket_hits WHERE policy = ? AND subject = ? ORDER BY at DESC LIMIT 1)",
+      policy,
+      subject,
+    );
+  }
+
+  /** Drops hits of buckets nobody has used for a day, so an idle object keeps no storage. */
+  override alarm(): void {
+    this.#alarmArmed = false;
+    const sql = this.ctx.storage.sql;
+    sql.exec("DELETE FROM bucket_hits WHERE at <= ?", Date.now() - LONGEST_WINDOW_MS);
+    const left = sql.exec<{ n: number }>("SELECT count(*) AS n FROM bucket_hits").one().n;
+    if (left > 0) this.#armAlarm(Date.now());
+  }
+
+  #armAlarm(now: number): void {
+    if (this.#alarmArmed) return;
+    this.#alarmArmed = true;
+    void this.ctx.storage.setAlarm(now + LONGEST_WINDOW_MS);
   }
 }

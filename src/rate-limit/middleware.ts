@@ -1,31 +1,118 @@
+import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv, Caller } from "../http/context";
 import { ApiError } from "../http/errors";
 import { documented } from "../http/route";
-import { POLICIES, type PolicyName } from "./policies";
+import { sha256Hex } from "../lib/crypto";
+import type { ConsumeInput, ConsumeResult } from "./limiter";
+import { POLICIES, type PolicyName, TENANT_MULTIPLIER } from "./policies";
 
-function callerKey(caller: Caller): string {
+type Bucket = ConsumeInput["buckets"][number] & { name: string };
+
+/** Where a policy's buckets live (one Durable Object) and what they are. */
+type Plan = { object: string; buckets: Bucket[] };
+
+/**
+ * The address a per-IP limit counts: an IPv4 address as it is, an IPv6 address by its /64, since
+ * one client usually holds a whole /64.
+ */
+export function clientSubject(ip: string | undefined): string {
+  if (!ip) return "ip:unknown";
+  if (!ip.includes(":")) return `ip:${ip}`;
+  const [head = "", tail = ""] = ip.toLowerCase().split("::");
+  const left = head ? head.split(":") : [];
+  const right = tail ? tail.split(":") : [];
+  const groups = [...left, ...Array<string>(Math.max(0, 8 - left.length - right.length)).fill("0"), ...right];
+  return `ip6:${groups
+    .slice(0, 4)
+    .map((group) => Number.parseInt(group || "0", 16).toString(16))
+    .join(":")}::/64`;
+}
+
+function callerSubject(caller: Caller): string {
   return caller.kind === "key" ? `key:${caller.keyId}` : `session:${caller.sessionId}`;
 }
 
-/** Counts the request against `name`; sets RateLimit headers on every answer, 429 past the limit. */
+function planFor(c: Context<AppEnv>, name: PolicyName): Plan {
+  const policy = POLICIES[name];
+  if (policy.per === "ip") {
+    const subject = clientSubject(c.req.header("cf-connecting-ip"));
+    return { object: subject, buckets: [{ name, subject, limit: policy.limit }] };
+  }
+  if (policy.per === "email") throw new Error(`policy ${name} is counted through limitLoginFailures`);
+  const caller = c.var.caller;
+  const projectId = c.get("projectId");
+  const tenant = projectId
+    ? { name: `${name}_per_project`, subject: `project:${projectId}` }
+    : { name: `${name}_per_account`, subject: `account:${caller.accountId}` };
+  // Every bucket of an account's requests lives in the account's object: one call counts them all.
+  return {
+    object: `account:${caller.accountId}`,
+    buckets: [
+      { name, subject: callerSubject(caller), limit: policy.limit },
+      { ...tenant, limit: policy.limit * TENANT_MULTIPLIER },
+    ],
+  };
+}
+
+function limiterOf(env: Env, object: string) {
+  return env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(object));
+}
+
+/** The RateLimit headers of an answer, naming the bucket it is about. */
+function headersOf(bucket: Bucket, windowSeconds: number, result: ConsumeResult): Record<string, string> {
+  return {
+    "RateLimit-Policy": `"${bucket.name}";q=${bucket.limit};w=${windowSeconds}`,
+    RateLimit: `"${bucket.name}";r=${result.remaining};t=${result.resetSeconds}`,
+  };
+}
+
+/**
+ * Counts the request against `name`; sets RateLimit headers on every answer (naming the tighter
+ * bucket), 429 past the limit.
+ */
 export function rateLimit(name: PolicyName) {
   const policy = POLICIES[name];
   const middleware = createMiddleware<AppEnv>(async (c, next) => {
-    const subject =
-      policy.per === "ip" ? `ip:${c.req.header("cf-connecting-ip") ?? "unknown"}` : callerKey(c.var.caller);
-    const limiter = c.env.RATE_LIMITER.get(c.env.RATE_LIMITER.idFromName(subject));
-    const result = await limiter.consume({
+    const { object, buckets } = planFor(c, name);
+    const result = await limiterOf(c.env, object).consume({
       policy: name,
-      limit: policy.limit,
       windowSeconds: policy.windowSeconds,
+      buckets: buckets.map(({ subject, limit }) => ({ subject, limit })),
     });
-    c.header("RateLimit-Policy", `"${name}";q=${policy.limit};w=${policy.windowSeconds}`);
-    c.header("RateLimit", `"${name}";r=${result.remaining};t=${result.resetSeconds}`);
-    if (!result.allowed) {
+    const headers = headersOf(buckets[result.bucket] as Bucket, policy.windowSeconds, result);
+    for (const [header, value] of Object.entries(headers)) c.header(header, value);
+    if (!result.allowed)
       throw new ApiError("rate_limited", { headers: { "Retry-After": String(result.resetSeconds) } });
-    }
     await next();
   });
   return documented(middleware, () => ["rate_limited"]);
+}
+
+/**
+ * Reserves one of an email's failed-login slots before the password is checked, so concurrent
+ * guesses cannot pass the limit together; `release` gives it back when the login succeeds. The
+ * same answer comes for a known and an unknown email. (A consequence: more than ten logins to one
+ * email in flight at the same instant are refused too, right or wrong.)
+ */
+export async function limitLoginFailures(c: Context<AppEnv>, email: string): Promise<{ release: () => Promise<void> }> {
+  const policy = POLICIES.login_failures;
+  const object = `email:${await sha256Hex(email.trim().toLowerCase())}`;
+  const limiter = limiterOf(c.env, object);
+  const bucket = { name: "login_failures", subject: object, limit: policy.limit };
+  const result = await limiter.consume({
+    policy: "login_failures",
+    windowSeconds: policy.windowSeconds,
+    buckets: [{ subject: bucket.subject, limit: bucket.limit }],
+  });
+  if (!result.allowed) {
+    // Named in the headers instead of the per-address policy this request passed.
+    for (const [header, value] of Object.entries(headersOf(bucket, policy.windowSeconds, result)))
+      c.header(header, value);
+    throw new ApiError("rate_limited", {
+      message: "Too many failed logins for this email; retry later.",
+      headers: { "Retry-After": String(result.resetSeconds) },
+    });
+  }
+  return { release: () => limiter.release({ policy: "login_failures", subject: object }) };
 }

@@ -1,15 +1,38 @@
+import { ApiError } from "../http/errors";
+
 /**
- * Every rate limit of the API, as data. `per: "caller"` counts per API key or session,
- * `per: "ip"` per client address (for the unauthenticated auth endpoints).
+ * Every rate limit of the API, as data. `per: "caller"` counts per API key or session, and beside
+ * it per tenant (the request's project, else the caller's account) at `TENANT_MULTIPLIER` times
+ * the limit, so that minting keys or logging in again does not multiply a tenant's ceiling.
+ * `per: "ip"` counts per client address (IPv6 per /64), `per: "email"` per login email.
  */
 export const POLICIES = {
   signup: { limit: 10, windowSeconds: 60, per: "ip" },
   login: { limit: 10, windowSeconds: 60, per: "ip" },
+  /** Failed logins per email, whoever tries: counted before the password check, given back on success. */
+  login_failures: { limit: 10, windowSeconds: 15 * 60, per: "email" },
   bulk: { limit: 30, windowSeconds: 60, per: "caller" },
   thumbnail: { limit: 30, windowSeconds: 60, per: "caller" },
   deliveries: { limit: 60, windowSeconds: 60, per: "caller" },
   encoding_settings: { limit: 60, windowSeconds: 60, per: "caller" },
   project_create: { limit: 60, windowSeconds: 60, per: "caller" },
-} as const satisfies Record<string, { limit: number; windowSeconds: number; per: "caller" | "ip" }>;
+  delivery_retry: { limit: 30, windowSeconds: 60, per: "caller" },
+} as const satisfies Record<string, { limit: number; windowSeconds: number; per: "caller" | "ip" | "email" }>;
+
+/** A tenant's bucket holds this many times its callers' limit. */
+export const TENANT_MULTIPLIER = 10;
 
 export type PolicyName = keyof typeof POLICIES;
+
+/** How many of a thing one project may hold at once; one more is `409 quota_exceeded`. */
+export const QUOTAS = {
+  webhook_endpoints: { limit: 20, what: "webhook endpoints" },
+  api_keys: { limit: 100, what: "unrevoked API keys" },
+} as const satisfies Record<string, { limit: number; what: string }>;
+
+export type QuotaName = keyof typeof QUOTAS;
+
+export function quotaExceeded(name: QuotaName): ApiError {
+  const quota = QUOTAS[name];
+  return new ApiError("quota_exceeded", { message: `A project may hold at most ${quota.limit} ${quota.what}.` });
+}

@@ -150,12 +150,16 @@ export async function cleanUpDeleted(store: Pick<Store, "db" | "media">, rows: V
 
 async function cleanUpOne(media: R2Bucket, row: VideoRow): Promise<void> {
   if (row.custom_thumbnail_key) await media.delete(row.custom_thumbnail_key);
-  if (row.upload_r2_id) {
-    try {
-      await media.resumeMultipartUpload(row.source_key, row.upload_r2_id).abort();
-    } catch (error) {
-      // Already completed or aborted: nothing is left to abort.
-      if (!/NoSuchUpload|10024/.test(String(error))) throw error;
-    }
+  await abortUpload(media, row);
+}
+
+/** Aborts the video's R2 multipart upload, if it has one; one already gone is not an error. */
+export async function abortUpload(media: R2Bucket, row: Pick<VideoRow, "source_key" | "upload_r2_id">) {
+  if (!row.upload_r2_id) return;
+  try {
+    await media.resumeMultipartUpload(row.source_key, row.upload_r2_id).abort();
+  } catch (error) {
+    // Already completed or aborted: nothing is left to abort.
+    if (!/NoSuchUpload|10024/.test(String(error))) throw error;
   }
 }

@@ -222,3 +222,35 @@ export async function releaseCompletionLease(db: D1Database, id: string, lease: 
     .bind(isoTime(now), id, lease)
     .run();
 }
+
+/**
+ * Live videos whose upload session expired with its R2 multipart upload still open, oldest first;
+ * a completion still under its lease is left alone.
+ */
+export async function expiredUploads(db: D1Database, now: number, limit: number): Promise<VideoRow[]> {
+  const { results } = await db
+    .prepare(
+      `SELECT * FROM videos
+       WHERE upload_r2_id IS NOT NULL AND deleted_at IS NULL AND upload_expires_at <= ?1
+         AND NOT (status = 'upload_completing' AND completion_lease_until > ?1)
+       ORDER BY upload_expires_at LIMIT ?2`,
+    )
+    .bind(isoTime(now), limit)
+    .all<VideoRow>();
+  return results;
+}
+
+/** Forgets the aborted R2 uploads of these expired sessions (unless something changed them since). */
+export async function clearExpiredUploads(db: D1Database, rows: VideoRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  await db
+    .prepare(
+      `UPDATE videos SET upload_r2_id = NULL
+       WHERE id IN (SELECT json_extract(value, '$.id') FROM json_each(?1))
+         AND upload_r2_id = (SELECT json_extract(value, '$.upload') FROM json_each(?1)
+                             WHERE json_extract(value, '$.id') = videos.id)
+         AND deleted_at IS NULL AND status != 'uploaded'`,
+    )
+    .bind(JSON.stringify(rows.map((row) => ({ id: row.id, upload: row.upload_r2_id }))))
+    .run();
+}

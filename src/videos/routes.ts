@@ -119,8 +119,9 @@ export const videoRoutes = createRouter()
   .openapi(
     list,
     async (c) => {
-      const { limit, after } = parsePage(c.req.valid("query"));
-      const page = pageOf(await listVideos(c.env.DB, c.var.projectId, limit, after), limit);
+      const cursors = { secret: c.var.config.cursorSecret, scope: `videos:${c.var.projectId}` };
+      const { limit, after } = await parsePage(c.req.valid("query"), cursors);
+      const page = await pageOf(await listVideos(c.env.DB, c.var.projectId, limit, after), limit, cursors);
       const now = Date.now();
       return c.json({ data: page.data.map((row) => present(c, row, now)), nextCursor: page.nextCursor }, 200);
     },

@@ -4,6 +4,7 @@ import { ApiError } from "../http/errors";
 import { route } from "../http/route";
 import { createRouter } from "../http/router";
 import { jsonRequest, jsonResponse } from "../http/schemas";
+import { logError } from "../lib/log";
 import { completionInFlight, type VideoRow } from "./model";
 import { pathVideo, present } from "./present";
 import { acquireCompletionLease, finishCompletion, releaseCompletionLease } from "./queries";
@@ -113,9 +114,17 @@ export const uploadRoutes = createRouter()
     } catch (error) {
       await releaseCompletionLease(c.env.DB, leased.id, lease, Date.now());
       if (isPartError(error)) {
+        // R2's own words go to the log; the client gets this API's.
+        logError("upload complete: parts refused", error, { videoId: leased.id });
         throw new ApiError("invalid_body", {
           message: "The parts do not complete the upload.",
-          details: [{ path: "parts", message: String(error instanceof Error ? error.message : error) }],
+          details: [
+            {
+              path: "parts",
+              message:
+                "every part must have been uploaded with the etag given, and every part but the last must be at least 5 MiB",
+            },
+          ],
         });
       }
       throw error;

@@ -2,25 +2,62 @@ import { z } from "zod";
 import { logError } from "../lib/log";
 import { isoTime } from "../lib/time";
 import { ulid } from "../lib/ulid";
-import { DELIVERY_TIMEOUT_MS, RETRY_DELAYS_SECONDS } from "./model";
+import { DELIVERY_TIMEOUT_MS, type DeliveryError, RETRY_DELAYS_SECONDS } from "./model";
 import { enqueue } from "./outbox";
-import { type ClaimedAttempt, claimAttempt, finishAttempt, insertAttempts } from "./queries";
+import {
+  type ClaimedAttempt,
+  claimAttempt,
+  disableGone,
+  finishAttempt,
+  giveUpAttempt,
+  insertAttempts,
+} from "./queries";
 import { signatureHeaders } from "./signing";
+import { type TargetRules, targetProblem } from "./targets";
 
 const DeliveryMessageSchema = z.strictObject({ deliveryId: z.string().min(1).max(40) });
 
-export type Deps = { db: D1Database; queue: Queue; fetch: typeof fetch };
+export type Deps = { db: D1Database; queue: Queue; fetch: typeof fetch; targets: TargetRules };
 
 /** A consumer holds an attempt this long: past the request's own timeout, with room to record it. */
 const CLAIM_MS = DELIVERY_TIMEOUT_MS + 45_000;
 
-type Outcome = { ok: boolean; responseStatus: number | null; error: string | null; durationMs: number };
+type Outcome = {
+  ok: boolean;
+  responseStatus: number | null;
+  error: DeliveryError | null;
+  durationMs: number | null;
+  /** Whether a later attempt may succeed where this one failed. */
+  retryable: boolean;
+};
+
+const refused = (error: DeliveryError): Outcome => ({
+  ok: false,
+  responseStatus: null,
+  error,
+  durationMs: null,
+  retryable: false,
+});
+
+/** The secrets that sign an attempt now: the current one, and a rotated-out one while it overlaps. */
+function signingSecrets(attempt: ClaimedAttempt, now: number): string[] {
+  const overlapping =
+    attempt.previous_secret !== null &&
+    attempt.previous_secret_until !== null &&
+    Date.parse(attempt.previous_secret_until) > now;
+  return overlapping ? [attempt.secret, attempt.previous_secret as string] : [attempt.secret];
+}
 
 async function post(deps: Deps, attempt: ClaimedAttempt, now: number): Promise<Outcome> {
   const headers = {
     "content-type": "application/json",
     "user-agent": "video-hosting-webhooks/1",
-    ...(await signatureHeaders(attempt.secret, attempt.event_id, Math.floor(now / 1000), attempt.payload)),
+    ...(await signatureHeaders(
+      signingSecrets(attempt, now),
+      attempt.event_id,
+      Math.floor(now / 1000),
+      attempt.payload,
+    )),
   };
   const started = Date.now();
   try {
@@ -36,27 +73,44 @@ async function post(deps: Deps, attempt: ClaimedAttempt, now: number): Promise<O
     return {
       ok,
       responseStatus: response.status,
-      error: ok ? null : `HTTP ${response.status}`,
+      error: ok ? null : "http_status",
       durationMs: Date.now() - started,
+      retryable: response.status !== 410,
     };
   } catch (error) {
     const timedOut = error instanceof Error && (error.name === "TimeoutError" || error.name === "AbortError");
-    const reason = timedOut ? `no answer within ${DELIVERY_TIMEOUT_MS / 1000} s` : `request failed: ${String(error)}`;
-    return { ok: false, responseStatus: null, error: reason.slice(0, 500), durationMs: Date.now() - started };
+    // The exception's own words stay in the log; the attempt records only the category.
+    logError("webhook post", error, { deliveryId: attempt.id, endpointId: attempt.endpoint_id });
+    return {
+      ok: false,
+      responseStatus: null,
+      error: timedOut ? "timeout" : "connection_failed",
+      durationMs: Date.now() - started,
+      retryable: true,
+    };
   }
+}
+
+/** Sends the attempt, unless its endpoint, its account or its URL no longer allow it. */
+function send(deps: Deps, attempt: ClaimedAttempt, now: number): Promise<Outcome> {
+  if (attempt.endpoint_enabled !== 1) return Promise.resolve(refused("endpoint_disabled"));
+  if (attempt.account_approved !== 1) return Promise.resolve(refused("account_suspended"));
+  if (targetProblem(attempt.url, deps.targets)) return Promise.resolve(refused("invalid_target"));
+  return post(deps, attempt, now);
 }
 
 /**
  * Delivers one attempt. A failure is recorded on the attempt, and the next attempt is written and
- * sent to the queue with its delay, until the schedule runs out. Infrastructure errors are
- * thrown, for the queue's own retries and then its dead-letter queue.
+ * sent to the queue with its delay, until the schedule runs out; a 410 disables the endpoint
+ * instead. Infrastructure errors are thrown, for the queue's own retries and then its
+ * dead-letter queue.
  */
 export async function deliver(deps: Deps, deliveryId: string, now: number = Date.now()): Promise<void> {
   const attempt = await claimAttempt(deps.db, deliveryId, now, CLAIM_MS);
   if (!attempt) return; // done already, or another consumer holds it
-  const outcome = await post(deps, attempt, now);
+  const { retryable, ...outcome } = await send(deps, attempt, now);
   const finished = Date.now();
-  const delay = outcome.ok ? undefined : RETRY_DELAYS_SECONDS[attempt.attempt - 1];
+  const delay = outcome.ok || !retryable ? undefined : RETRY_DELAYS_SECONDS[attempt.attempt - 1];
   const nextRetryAt = delay === undefined ? null : isoTime(finished + delay * 1000);
   const record = finishAttempt(
     deps.db,
@@ -64,6 +118,10 @@ export async function deliver(deps: Deps, deliveryId: string, now: number = Date
     { state: outcome.ok ? "succeeded" : "failed", ...outcome, nextRetryAt },
     finished,
   );
+  if (outcome.responseStatus === 410) {
+    await deps.db.batch([record, disableGone(deps.db, attempt.endpoint_id)]);
+    return;
+  }
   if (delay === undefined || nextRetryAt === null) {
     await record.run();
     return;
@@ -80,21 +138,44 @@ export async function deliver(deps: Deps, deliveryId: string, now: number = Date
   await enqueue(deps.queue, [next.id], delay);
 }
 
+/** Messages that can never succeed are logged and acknowledged rather than retried. */
+function parseMessage(message: Message<unknown>): string | null {
+  const parsed = DeliveryMessageSchema.safeParse(message.body);
+  if (parsed.success) return parsed.data.deliveryId;
+  logError("webhook message malformed", parsed.error.message, { messageId: message.id });
+  message.ack();
+  return null;
+}
+
 /** The queue handler: one attempt per message. */
 export async function consumeDeliveries(batch: MessageBatch<unknown>, deps: Deps): Promise<void> {
   for (const message of batch.messages) {
-    const parsed = DeliveryMessageSchema.safeParse(message.body);
-    if (!parsed.success) {
-      // It can never succeed: say so in the log and drop it rather than retry it.
-      logError("webhook message malformed", parsed.error.message, { messageId: message.id });
-      message.ack();
-      continue;
-    }
+    const deliveryId = parseMessage(message);
+    if (deliveryId === null) continue;
     try {
-      await deliver(deps, parsed.data.deliveryId);
+      await deliver(deps, deliveryId);
       message.ack();
     } catch (error) {
       logError("webhook delivery", error, { messageId: message.id });
+      message.retry();
+    }
+  }
+}
+
+/**
+ * The dead-letter queue's handler: a message here used up the queue's retries, so its attempt is
+ * failed as `gave_up`; nothing stays pending for the sweeper to send again in a loop.
+ */
+export async function consumeDeadLetters(batch: MessageBatch<unknown>, db: D1Database): Promise<void> {
+  const now = Date.now();
+  for (const message of batch.messages) {
+    const deliveryId = parseMessage(message);
+    if (deliveryId === null) continue;
+    try {
+      await giveUpAttempt(db, deliveryId, now).run();
+      message.ack();
+    } catch (error) {
+      logError("webhook dead letter", error, { messageId: message.id });
       message.retry();
     }
   }

@@ -8,14 +8,35 @@ export const RETRY_DELAYS_SECONDS = [5, 300, 1800, 7200, 18000, 36000, 36000] as
 /** A 2xx within this is success. */
 export const DELIVERY_TIMEOUT_MS = 15_000;
 
+/** Why an attempt failed: a category, never an exception's text (that goes to the log). */
+export const DELIVERY_ERRORS = [
+  "http_status",
+  "timeout",
+  "connection_failed",
+  "invalid_target",
+  "endpoint_disabled",
+  "account_suspended",
+  "gave_up",
+] as const;
+export type DeliveryError = (typeof DELIVERY_ERRORS)[number];
+
+export const DISABLED_REASONS = ["gone", "manual"] as const;
+export type DisabledReason = (typeof DISABLED_REASONS)[number];
+
+/** How long the old secret keeps signing after a rotation, beside the new one. */
+export const SECRET_OVERLAP_MS = 24 * 60 * 60 * 1000;
+
 export type EndpointRow = {
   id: string;
   project_id: string;
   url: string;
   event_types: string;
   enabled: number;
+  disabled_reason: DisabledReason | null;
   description: string | null;
   secret: string;
+  previous_secret: string | null;
+  previous_secret_until: string | null;
   created_at: string;
 };
 
@@ -27,7 +48,7 @@ export type DeliveryRow = {
   state: DeliveryState;
   attempt: number;
   response_status: number | null;
-  error: string | null;
+  error: DeliveryError | null;
   duration_ms: number | null;
   created_at: string;
   completed_at: string | null;
@@ -40,6 +61,7 @@ export function toEndpoint(row: EndpointRow) {
     url: row.url,
     eventTypes: JSON.parse(row.event_types) as EventType[],
     enabled: row.enabled === 1,
+    disabledReason: row.disabled_reason,
     description: row.description,
     createdAt: row.created_at,
   };
@@ -60,4 +82,15 @@ export function toDelivery(row: DeliveryRow) {
     completedAt: row.completed_at,
     nextRetryAt: row.next_retry_at,
   };
+}
+
+/**
+ * What a deliveries cursor is signed over besides its position: the endpoint and the filter, so it
+ * is refused on any other listing.
+ */
+export function deliveriesCursorScope(
+  endpointId: string,
+  filter: { state?: string | undefined; eventType?: string | undefined },
+): string {
+  return JSON.stringify(["deliveries", endpointId, filter.state ?? null, filter.eventType ?? null]);
 }

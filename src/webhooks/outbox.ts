@@ -61,8 +61,12 @@ export async function publishEvents(
   await markPublished(bindings.db, eventIds, now).run();
 }
 
-/** How long past due a pending attempt may wait before its message is taken as lost. */
-const LOST_AFTER_MS = 15 * MINUTE;
+/**
+ * How long past due a pending attempt that no consumer holds may wait before its message is taken
+ * as lost. Sending one again is harmless: the consumer claims an attempt before sending it, so a
+ * duplicate message finds it held or done.
+ */
+const LOST_AFTER_MS = MINUTE;
 
 /**
  * The scheduled safety net: publishes events the request did not get to, and sends again the
@@ -70,5 +74,6 @@ const LOST_AFTER_MS = 15 * MINUTE;
  */
 export async function sweepOutbox(bindings: Bindings, now: number = Date.now()): Promise<void> {
   await publishEvents(bindings, { createdBefore: isoTime(now - MINUTE) }, now);
-  await enqueue(bindings.queue, await pendingAttemptIds(bindings.db, { dueBefore: isoTime(now - LOST_AFTER_MS) }));
+  const lost = await pendingAttemptIds(bindings.db, { dueBefore: isoTime(now - LOST_AFTER_MS), now: isoTime(now) });
+  await enqueue(bindings.queue, lost);
 }

@@ -1,17 +1,102 @@
 import type { Position } from "../lib/cursor";
 import { isoTime } from "../lib/time";
-import type { DeliveryRow, DeliveryState, EndpointRow } from "./model";
+import type { DeliveryError, DeliveryRow, DeliveryState, EndpointRow } from "./model";
 
 const IDS = "SELECT value FROM json_each(?)";
 
-export async function insertEndpoint(db: D1Database, row: EndpointRow): Promise<void> {
-  await db
+/**
+ * Adds the endpoint unless the project already has `quota` of them; the count and the insert are
+ * one statement, so concurrent creates cannot pass the quota together. False when it is full.
+ */
+export async function insertEndpoint(db: D1Database, row: EndpointRow, quota: number): Promise<boolean> {
+  const result = await db
     .prepare(
       `INSERT INTO webhook_endpoints (id, project_id, url, event_types, enabled, description, secret, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+       SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8
+       WHERE (SELECT count(*) FROM webhook_endpoints WHERE project_id = ?2) < ?9`,
     )
-    .bind(row.id, row.project_id, row.url, row.event_types, row.enabled, row.description, row.secret, row.created_at)
+    .bind(
+      row.id,
+      row.project_id,
+      row.url,
+      row.event_types,
+      row.enabled,
+      row.description,
+      row.secret,
+      row.created_at,
+      quota,
+    )
     .run();
+  return result.meta.changes > 0;
+}
+
+export type EndpointPatch = {
+  url?: string | undefined;
+  eventTypes?: string[] | undefined;
+  /** Absent: unchanged; null clears it. */
+  description?: string | null | undefined;
+  enabled?: boolean | undefined;
+};
+
+/**
+ * Applies a patch in one statement. Enabling clears `disabled_reason`; disabling records "manual"
+ * unless the endpoint was disabled already (a "gone" endpoint stays "gone").
+ */
+export function updateEndpoint(
+  db: D1Database,
+  projectId: string,
+  id: string,
+  patch: EndpointPatch,
+): Promise<EndpointRow | null> {
+  const enabled = patch.enabled === undefined ? null : patch.enabled ? 1 : 0;
+  return db
+    .prepare(
+      `UPDATE webhook_endpoints
+       SET url = coalesce(?3, url),
+           event_types = coalesce(?4, event_types),
+           description = CASE WHEN ?5 THEN ?6 ELSE description END,
+           disabled_reason = CASE
+             WHEN ?7 IS NULL THEN disabled_reason
+             WHEN ?7 = 1 THEN NULL
+             WHEN enabled = 0 THEN coalesce(disabled_reason, 'manual')
+             ELSE 'manual' END,
+           enabled = coalesce(?7, enabled)
+       WHERE id = ?1 AND project_id = ?2
+       RETURNING *`,
+    )
+    .bind(
+      id,
+      projectId,
+      patch.url ?? null,
+      patch.eventTypes ? JSON.stringify(patch.eventTypes) : null,
+      patch.description === undefined ? 0 : 1,
+      patch.description ?? null,
+      enabled,
+    )
+    .first<EndpointRow>();
+}
+
+/** Makes `secret` the endpoint's secret; the one it replaces keeps signing until `overlapUntil`. */
+export async function rotateSecret(
+  db: D1Database,
+  projectId: string,
+  id: string,
+  secret: string,
+  overlapUntil: string,
+): Promise<boolean> {
+  const result = await db
+    .prepare(
+      `UPDATE webhook_endpoints SET previous_secret = secret, previous_secret_until = ?3, secret = ?4
+       WHERE id = ?1 AND project_id = ?2`,
+    )
+    .bind(id, projectId, overlapUntil, secret)
+    .run();
+  return result.meta.changes > 0;
+}
+
+/** Disables an endpoint that said it is gone (410). */
+export function disableGone(db: D1Database, id: string): D1PreparedStatement {
+  return db.prepare("UPDATE webhook_endpoints SET enabled = 0, disabled_reason = 'gone' WHERE id = ?").bind(id);
 }
 
 export async function listEndpoints(db: D1Database, projectId: string): Promise<EndpointRow[]> {
@@ -40,6 +125,37 @@ export async function deleteEndpoint(db: D1Database, projectId: string, id: stri
 
 export type DeliveryFilter = { state?: DeliveryState | undefined; eventType?: string | undefined };
 
+/**
+ * The page query for a filter: built from the filters given rather than `(? IS NULL OR …)` guards,
+ * so each shape is one seek on the index that leads with its filters in the listing order.
+ */
+export function deliveriesQuery(
+  endpointId: string,
+  filter: DeliveryFilter,
+  limit: number,
+  after: Position | null,
+): { sql: string; params: unknown[] } {
+  const where = ["endpoint_id = ?"];
+  const params: unknown[] = [endpointId];
+  if (filter.state !== undefined) {
+    where.push("state = ?");
+    params.push(filter.state);
+  }
+  if (filter.eventType !== undefined) {
+    where.push("event_type = ?");
+    params.push(filter.eventType);
+  }
+  if (after) {
+    where.push("(created_at, id) < (?, ?)");
+    params.push(after.createdAt, after.id);
+  }
+  params.push(limit + 1);
+  return {
+    sql: `SELECT * FROM webhook_deliveries WHERE ${where.join(" AND ")} ORDER BY created_at DESC, id DESC LIMIT ?`,
+    params,
+  };
+}
+
 /** `limit + 1` attempts of the endpoint after `after`, newest first. */
 export async function listDeliveries(
   db: D1Database,
@@ -48,23 +164,13 @@ export async function listDeliveries(
   limit: number,
   after: Position | null,
 ): Promise<DeliveryRow[]> {
-  const { results } = await db
-    .prepare(
-      `SELECT * FROM webhook_deliveries
-       WHERE endpoint_id = ?1 AND (?2 IS NULL OR state = ?2) AND (?3 IS NULL OR event_type = ?3)
-         AND (?4 IS NULL OR (created_at, id) < (?4, ?5))
-       ORDER BY created_at DESC, id DESC LIMIT ?6`,
-    )
-    .bind(
-      endpointId,
-      filter.state ?? null,
-      filter.eventType ?? null,
-      after?.createdAt ?? null,
-      after?.id ?? null,
-      limit + 1,
-    )
-    .all<DeliveryRow>();
-  return results;
+  const { sql, params } = deliveriesQuery(endpointId, filter, limit, after);
+  return (
+    await db
+      .prepare(sql)
+      .bind(...params)
+      .all<DeliveryRow>()
+  ).results;
 }
 
 export function findDelivery(db: D1Database, endpointId: string, id: string): Promise<DeliveryRow | null> {
@@ -117,10 +223,13 @@ export function insertRetryAttempt(
     .first<DeliveryRow>();
 }
 
-/** Pending attempts among these events' first attempts, or due long ago (their message was lost). */
+/**
+ * Pending attempts among these events' first attempts, or due before `dueBefore` and held by no
+ * consumer (their message was lost).
+ */
 export async function pendingAttemptIds(
   db: D1Database,
-  where: { eventIds: string[] } | { dueBefore: string },
+  where: { eventIds: string[] } | { dueBefore: string; now: string },
 ): Promise<string[]> {
   const statement =
     "eventIds" in where
@@ -128,8 +237,12 @@ export async function pendingAttemptIds(
           .prepare(`SELECT id FROM webhook_deliveries WHERE state = 'pending' AND attempt = 1 AND event_id IN (${IDS})`)
           .bind(JSON.stringify(where.eventIds))
       : db
-          .prepare("SELECT id FROM webhook_deliveries WHERE state = 'pending' AND due_at < ? ORDER BY due_at LIMIT 500")
-          .bind(where.dueBefore);
+          .prepare(
+            `SELECT id FROM webhook_deliveries
+             WHERE state = 'pending' AND due_at < ?1 AND (claimed_until IS NULL OR claimed_until < ?2)
+             ORDER BY due_at LIMIT 500`,
+          )
+          .bind(where.dueBefore, where.now);
   return (await statement.all<{ id: string }>()).results.map((row) => row.id);
 }
 
@@ -168,9 +281,21 @@ export function markPublished(db: D1Database, eventIds: string[], now: number): 
     .bind(isoTime(now), JSON.stringify(eventIds));
 }
 
-export type ClaimedAttempt = DeliveryRow & { url: string; secret: string; payload: string };
+export type ClaimedAttempt = DeliveryRow & {
+  url: string;
+  secret: string;
+  previous_secret: string | null;
+  previous_secret_until: string | null;
+  endpoint_enabled: number;
+  account_approved: number;
+  payload: string;
+};
 
-/** Takes a pending attempt for delivery for `leaseMs`; null when it is done or held by another. */
+/**
+ * Takes a pending attempt for delivery for `leaseMs`; null when it is done or held by another.
+ * Returns, in the same round trip, what decides whether it may be sent: the endpoint's URL,
+ * secrets and state, and whether the project's account is approved.
+ */
 export function claimAttempt(db: D1Database, id: string, now: number, leaseMs: number): Promise<ClaimedAttempt | null> {
   return db
     .prepare(
@@ -179,6 +304,11 @@ export function claimAttempt(db: D1Database, id: string, now: number, leaseMs: n
        RETURNING *,
          (SELECT url FROM webhook_endpoints WHERE id = endpoint_id) AS url,
          (SELECT secret FROM webhook_endpoints WHERE id = endpoint_id) AS secret,
+         (SELECT previous_secret FROM webhook_endpoints WHERE id = endpoint_id) AS previous_secret,
+         (SELECT previous_secret_until FROM webhook_endpoints WHERE id = endpoint_id) AS previous_secret_until,
+         (SELECT enabled FROM webhook_endpoints WHERE id = endpoint_id) AS endpoint_enabled,
+         (SELECT a.approved FROM webhook_endpoints e JOIN projects p ON p.id = e.project_id
+            JOIN accounts a ON a.id = p.account_id WHERE e.id = endpoint_id) AS account_approved,
          (SELECT payload FROM outbox_events WHERE id = event_id) AS payload`,
     )
     .bind(isoTime(now + leaseMs), id, isoTime(now))
@@ -191,8 +321,8 @@ export function finishAttempt(
   outcome: {
     state: "succeeded" | "failed";
     responseStatus: number | null;
-    error: string | null;
-    durationMs: number;
+    error: DeliveryError | null;
+    durationMs: number | null;
     nextRetryAt: string | null;
   },
   now: number,
@@ -213,4 +343,42 @@ export function finishAttempt(
       outcome.nextRetryAt,
       id,
     );
+}
+
+/** Fails an attempt whose message used up the queue's retries (the dead-letter queue has it). */
+export function giveUpAttempt(db: D1Database, id: string, now: number): D1PreparedStatement {
+  return db
+    .prepare(
+      `UPDATE webhook_deliveries
+       SET state = 'failed', error = 'gave_up', completed_at = ?2, next_retry_at = NULL, claimed_until = NULL
+       WHERE id = ?1 AND state = 'pending'`,
+    )
+    .bind(id, isoTime(now));
+}
+
+/** Deletes up to `limit` attempts created before `before`; how many it deleted. */
+export async function deleteAttemptsBefore(db: D1Database, before: string, limit: number): Promise<number> {
+  const result = await db
+    .prepare(
+      `DELETE FROM webhook_deliveries
+       WHERE id IN (SELECT id FROM webhook_deliveries WHERE created_at < ? ORDER BY created_at LIMIT ?)`,
+    )
+    .bind(before, limit)
+    .run();
+  return result.meta.changes;
+}
+
+/** Deletes up to `limit` events published before `before` that no attempt refers to any more. */
+export async function deleteEventsBefore(db: D1Database, before: string, limit: number): Promise<number> {
+  const result = await db
+    .prepare(
+      `DELETE FROM outbox_events WHERE id IN (
+         SELECT id FROM outbox_events o
+         WHERE published_at IS NOT NULL AND published_at < ?
+           AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = o.id)
+         ORDER BY published_at LIMIT ?)`,
+    )
+    .bind(before, limit)
+    .run();
+  return result.meta.changes;
 }

@@ -12,7 +12,18 @@ import { validationHook } from "../http/validation";
 import { isoTime } from "../lib/time";
 import { parseUlid, ulid } from "../lib/ulid";
 import { rateLimit } from "../rate-limit/middleware";
-import { DELIVERY_STATES, type DeliveryState, type EndpointRow, EVENT_TYPES, toDelivery, toEndpoint } from "./model";
+import { QUOTAS, quotaExceeded } from "../rate-limit/policies";
+import {
+  DELIVERY_ERRORS,
+  DELIVERY_STATES,
+  DISABLED_REASONS,
+  deliveriesCursorScope,
+  type EndpointRow,
+  EVENT_TYPES,
+  SECRET_OVERLAP_MS,
+  toDelivery,
+  toEndpoint,
+} from "./model";
 import { enqueue } from "./outbox";
 import {
   deleteEndpoint,
@@ -22,20 +33,34 @@ import {
   insertRetryAttempt,
   listDeliveries,
   listEndpoints,
+  rotateSecret,
+  updateEndpoint,
 } from "./queries";
 import { newSecret } from "./signing";
+import { targetProblem } from "./targets";
+
+const EventTypesSchema = z
+  .array(z.enum(EVENT_TYPES))
+  .min(1)
+  .refine((types) => new Set(types).size === types.length, "event types must not repeat");
+const DescriptionSchema = z.string().max(500).nullable();
 
 const EndpointCreateSchema = z
   .strictObject({
     url: z.string().max(2048),
-    eventTypes: z
-      .array(z.enum(EVENT_TYPES))
-      .min(1)
-      .refine((types) => new Set(types).size === types.length, "event types must not repeat")
-      .optional(),
-    description: z.string().max(500).nullable().optional(),
+    eventTypes: EventTypesSchema.optional(),
+    description: DescriptionSchema.optional(),
   })
   .openapi("WebhookEndpointCreateRequest");
+
+const EndpointPatchSchema = z
+  .strictObject({
+    url: z.string().max(2048).optional(),
+    eventTypes: EventTypesSchema.optional(),
+    description: DescriptionSchema.optional(),
+    enabled: z.boolean().optional().openapi({ description: "true re-enables an endpoint disabled for any reason" }),
+  })
+  .openapi("WebhookEndpointPatch");
 
 const EndpointSchema = z
   .object({
@@ -43,6 +68,10 @@ const EndpointSchema = z
     url: z.string(),
     eventTypes: z.array(z.enum(EVENT_TYPES)),
     enabled: z.boolean(),
+    disabledReason: z
+      .enum(DISABLED_REASONS)
+      .nullable()
+      .openapi({ description: "gone: it answered 410 Gone; manual: disabled through PATCH" }),
     description: z.string().nullable(),
     createdAt: TimestampSchema,
   })
@@ -61,7 +90,7 @@ const DeliverySchema = z
     state: z.enum(DELIVERY_STATES),
     attempt: z.int(),
     responseStatus: z.int().nullable(),
-    error: z.string().nullable(),
+    error: z.enum(DELIVERY_ERRORS).nullable(),
     durationMs: z.int().nullable(),
     createdAt: TimestampSchema,
     completedAt: TimestampSchema.nullable(),
@@ -85,7 +114,38 @@ const create = route(
     request: { params: ProjectParams, body: jsonRequest(EndpointCreateSchema) },
     responses: { 201: jsonResponse(CreatedEndpointSchema, "The endpoint, with its secret") },
   },
-  ["invalid_body"],
+  ["invalid_body", "quota_exceeded"],
+);
+
+const patch = route(
+  {
+    method: "patch",
+    path: "/v1/projects/{projectId}/webhook-endpoints/{id}",
+    tags: ["Webhooks"],
+    summary: "Change an endpoint's URL, event types, description, or whether it is enabled",
+    middleware: [project("write", "endpoint_not_found"), jsonBody] as const,
+    request: { params: EndpointParams, body: jsonRequest(EndpointPatchSchema) },
+    responses: { 200: jsonResponse(EndpointSchema, "The endpoint after the change") },
+  },
+  ["endpoint_not_found", "invalid_body"],
+);
+
+const rotate = route(
+  {
+    method: "post",
+    path: "/v1/projects/{projectId}/webhook-endpoints/{id}/rotate-secret",
+    tags: ["Webhooks"],
+    summary: "Replace the signing secret; for 24 h deliveries carry the new and the old signature",
+    middleware: [project("write", "endpoint_not_found")] as const,
+    request: { params: EndpointParams },
+    responses: {
+      200: jsonResponse(
+        z.object({ secret: z.string().openapi({ description: "whsec_…: shown only in this response" }) }),
+        "The new secret",
+      ),
+    },
+  },
+  ["endpoint_not_found"],
 );
 
 const list = route({
@@ -125,7 +185,7 @@ const remove = route(
 );
 
 const DeliveriesQuerySchema = PageQuerySchema.extend({
-  state: z.string().optional().openapi({ description: "pending, succeeded or failed" }),
+  state: z.enum(DELIVERY_STATES).optional().openapi({ description: "pending, succeeded or failed" }),
   eventType: z.string().optional().openapi({ example: "video.deleted" }),
 });
 
@@ -150,29 +210,18 @@ const retry = route(
     path: "/v1/projects/{projectId}/webhook-endpoints/{id}/deliveries/{attemptId}/retry",
     tags: ["Webhooks"],
     summary: "Send the attempt's event to the endpoint again, as a new attempt",
-    middleware: [project("write", "endpoint_not_found")] as const,
+    middleware: [project("write", "endpoint_not_found"), rateLimit("delivery_retry")] as const,
     request: { params: EndpointParams.extend({ attemptId: z.string() }) },
     responses: { 202: jsonResponse(DeliverySchema, "The new attempt, pending") },
   },
-  ["endpoint_not_found", "not_found"],
+  ["endpoint_not_found", "not_found", "endpoint_disabled"],
 );
 
-/** The URL rule: https, or http where ALLOW_HTTP_WEBHOOKS is true; absolute, without credentials. */
+/** A webhook URL the service may deliver to (contract §10), normalized; else invalid_body on `url`. */
 function webhookUrl(c: Context<AppEnv>, text: string): string {
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    throw new ApiError("invalid_body", { details: [{ path: "url", message: "must be an absolute URL" }] });
-  }
-  const allowed = url.protocol === "https:" || (url.protocol === "http:" && c.var.config.allowHttpWebhooks);
-  if (!allowed || url.username || url.password) {
-    const scheme = c.var.config.allowHttpWebhooks ? "https:// or http://" : "https://";
-    throw new ApiError("invalid_body", {
-      details: [{ path: "url", message: `must be a ${scheme} URL without credentials` }],
-    });
-  }
-  return url.toString();
+  const problem = targetProblem(text, { allowHttp: c.var.config.allowHttpWebhooks });
+  if (problem) throw new ApiError("invalid_body", { details: [{ path: "url", message: problem }] });
+  return new URL(text).toString();
 }
 
 async function pathEndpoint(c: Context<AppEnv>, rawId: string): Promise<EndpointRow> {
@@ -192,38 +241,63 @@ export const webhookRoutes = createRouter()
       url: webhookUrl(c, body.url),
       event_types: JSON.stringify(body.eventTypes ?? ["video.deleted"]),
       enabled: 1,
+      disabled_reason: null,
       description: body.description ?? null,
       secret: newSecret(),
+      previous_secret: null,
+      previous_secret_until: null,
       created_at: isoTime(now),
     };
-    await insertEndpoint(c.env.DB, row);
+    if (!(await insertEndpoint(c.env.DB, row, QUOTAS.webhook_endpoints.limit)))
+      throw quotaExceeded("webhook_endpoints");
     return c.json({ ...toEndpoint(row), secret: row.secret }, 201);
   })
   .openapi(list, async (c) => c.json({ data: (await listEndpoints(c.env.DB, c.var.projectId)).map(toEndpoint) }, 200))
   .openapi(read, async (c) => c.json(toEndpoint(await pathEndpoint(c, c.req.valid("param").id)), 200))
+  .openapi(patch, async (c) => {
+    const id = parseUlid(c.req.valid("param").id);
+    if (!id) throw new ApiError("endpoint_not_found");
+    const body = c.req.valid("json");
+    const url = body.url === undefined ? undefined : webhookUrl(c, body.url);
+    const row = await updateEndpoint(c.env.DB, c.var.projectId, id, { ...body, url });
+    if (!row) throw new ApiError("endpoint_not_found");
+    return c.json(toEndpoint(row), 200);
+  })
+  .openapi(rotate, async (c) => {
+    const id = parseUlid(c.req.valid("param").id);
+    const secret = newSecret();
+    const overlapUntil = isoTime(Date.now() + SECRET_OVERLAP_MS);
+    if (!id || !(await rotateSecret(c.env.DB, c.var.projectId, id, secret, overlapUntil))) {
+      throw new ApiError("endpoint_not_found");
+    }
+    return c.json({ secret }, 200);
+  })
   .openapi(remove, async (c) => {
-    const endpoint = await pathEndpoint(c, c.req.valid("param").id);
-    if (!(await deleteEndpoint(c.env.DB, c.var.projectId, endpoint.id))) throw new ApiError("endpoint_not_found");
+    const id = parseUlid(c.req.valid("param").id);
+    if (!id || !(await deleteEndpoint(c.env.DB, c.var.projectId, id))) throw new ApiError("endpoint_not_found");
     return c.body(null, 204);
   })
   .openapi(
     deliveries,
     async (c) => {
       const endpoint = await pathEndpoint(c, c.req.valid("param").id);
-      const query = c.req.valid("query");
-      const state = query.state;
-      if (state !== undefined && !(DELIVERY_STATES as readonly string[]).includes(state))
-        throw new ApiError("invalid_state");
-      const { limit, after } = parsePage(query);
-      const filter = { state: state as DeliveryState | undefined, eventType: query.eventType };
-      const page = pageOf(await listDeliveries(c.env.DB, endpoint.id, filter, limit, after), limit);
-      return c.json({ data: page.data.map(toDelivery), nextCursor: page.nextCursor }, 200);
+      const { state, eventType, ...page } = c.req.valid("query");
+      // A cursor is valid only for the listing it came from: this endpoint, this filter.
+      const cursors = {
+        secret: c.var.config.cursorSecret,
+        scope: deliveriesCursorScope(endpoint.id, { state, eventType }),
+      };
+      const { limit, after } = await parsePage(page, cursors);
+      const rows = await listDeliveries(c.env.DB, endpoint.id, { state, eventType }, limit, after);
+      const { data, nextCursor } = await pageOf(rows, limit, cursors);
+      return c.json({ data: data.map(toDelivery), nextCursor }, 200);
     },
     validationHook({ query: { ...PAGE_QUERY_CODES, state: "invalid_state" } }),
   )
   .openapi(retry, async (c) => {
     const params = c.req.valid("param");
     const endpoint = await pathEndpoint(c, params.id);
+    if (endpoint.enabled !== 1) throw new ApiError("endpoint_disabled");
     const attemptId = parseUlid(params.attemptId);
     const original = attemptId ? await findDelivery(c.env.DB, endpoint.id, attemptId) : null;
     if (!original) throw new ApiError("not_found", { message: "No such delivery attempt." });

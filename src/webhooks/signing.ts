@@ -7,11 +7,7 @@ export function newSecret(): string {
   return PREFIX + toBase64(crypto.getRandomValues(new Uint8Array(24)));
 }
 
-/**
- * Standard Webhooks headers for a delivery: `webhook-signature` is `v1,` and the base64
- * HMAC-SHA256 of "id.timestamp.body", keyed by the secret's base64 part.
- */
-export async function signatureHeaders(secret: string, eventId: string, timestamp: number, body: string) {
+async function sign(secret: string, content: Uint8Array): Promise<string> {
   const key = await crypto.subtle.importKey(
     "raw",
     fromBase64(secret.slice(PREFIX.length)),
@@ -19,10 +15,20 @@ export async function signatureHeaders(secret: string, eventId: string, timestam
     false,
     ["sign"],
   );
-  const signed = await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(`${eventId}.${timestamp}.${body}`));
+  return `v1,${toBase64(new Uint8Array(await crypto.subtle.sign("HMAC", key, content)))}`;
+}
+
+/**
+ * Standard Webhooks headers for a delivery: `webhook-signature` is `v1,` and the base64
+ * HMAC-SHA256 of "id.timestamp.body", keyed by the secret's base64 part; one signature per secret,
+ * space-separated, in the order given (after a rotation: the new secret's first).
+ */
+export async function signatureHeaders(secrets: string[], eventId: string, timestamp: number, body: string) {
+  const content = new TextEncoder().encode(`${eventId}.${timestamp}.${body}`);
+  const signatures = await Promise.all(secrets.map((secret) => sign(secret, content)));
   return {
     "webhook-id": eventId,
     "webhook-timestamp": String(timestamp),
-    "webhook-signature": `v1,${toBase64(new Uint8Array(signed))}`,
+    "webhook-signature": signatures.join(" "),
   };
 }

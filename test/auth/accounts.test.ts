@@ -200,9 +200,16 @@ describe("operator API", () => {
       headers: ADMIN,
     });
     expect(await suspended.json()).toMatchObject({ approved: false });
-    const refused = await api("/v1/projects", { headers: { cookie } });
+    // Suspension ends every session: the old cookie is gone, even after approval again.
+    const ended = await api("/v1/projects", { headers: { cookie } });
+    expect(ended.status).toBe(401);
+    const fresh = await logIn(email, password);
+    const refused = await api("/v1/projects", { headers: { cookie: fresh } });
     expect(refused.status).toBe(403);
     expect(await errorCode(refused)).toBe("account_not_approved");
+    await api(`/v1/admin/accounts/${account.id}/approve`, { method: "POST", headers: ADMIN });
+    expect((await api("/v1/projects", { headers: { cookie } })).status).toBe(401);
+    expect((await api("/v1/projects", { headers: { cookie: fresh } })).status).toBe(200);
   });
 
   it("answers 404 not_found when ADMIN_TOKEN is unset", async () => {

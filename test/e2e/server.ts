@@ -24,16 +24,25 @@ export type DevServer = {
   baseUrl: string;
   /** The process group of the server: its launcher, wrangler and workerd. */
   processGroup: number;
+  /** Where its local D1, R2, Durable Object and queue state lives. */
+  persistTo: string;
+  /** Stops the server and deletes its state. */
   stop: () => Promise<void>;
+  /** SIGKILLs the whole process group at once, as a crash would, and keeps the state. */
+  kill: () => Promise<void>;
 };
 
 /**
- * Starts the real dev server (`npm run dev`'s script) on a free port with its own empty state,
- * waits until it answers, and returns a handle that stops its whole process group by id.
+ * Starts the real dev server (`npm run dev`'s script) on a free port, with its own empty state or
+ * the state left in `persistTo`, waits until it answers, and returns a handle that stops its whole
+ * process group by id.
  */
-export async function startDevServer(extraArgs: string[] = []): Promise<DevServer> {
+export async function startDevServer(
+  extraArgs: string[] = [],
+  options: { persistTo?: string } = {},
+): Promise<DevServer> {
   const port = await freePort();
-  const persistTo = mkdtempSync(path.join(tmpdir(), "video-api-e2e-"));
+  const persistTo = options.persistTo ?? mkdtempSync(path.join(tmpdir(), "video-api-e2e-"));
   const child: ChildProcess = spawn(
     process.execPath,
     [
@@ -60,21 +69,29 @@ export async function startDevServer(extraArgs: string[] = []): Promise<DevServe
     output += chunk;
   });
   const baseUrl = `http://127.0.0.1:${port}`;
+  // A process ended by a signal has no exit code, only a signal code.
+  const running = () => child.exitCode === null && child.signalCode === null;
   const stop = async () => {
-    if (child.pid && child.exitCode === null) {
+    if (child.pid && running()) {
       const exited = new Promise((resolve) => child.once("exit", resolve));
       process.kill(-child.pid, "SIGTERM");
       await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 5000))]);
-      if (child.exitCode === null) process.kill(-child.pid, "SIGKILL");
+      if (running()) process.kill(-child.pid, "SIGKILL");
     }
     rmSync(persistTo, { recursive: true, force: true });
   };
+  const kill = async () => {
+    if (!child.pid || !running()) return;
+    const exited = new Promise((resolve) => child.once("exit", resolve));
+    process.kill(-child.pid, "SIGKILL");
+    await exited;
+  };
   const deadline = Date.now() + 90_000;
   while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`dev server exited early:\n${output}`);
+    if (!running()) throw new Error(`dev server exited early:\n${output}`);
     try {
       const response = await fetch(`${baseUrl}/v1/openapi.json`);
-      if (response.ok) return { baseUrl, processGroup: child.pid as number, stop };
+      if (response.ok) return { baseUrl, processGroup: child.pid as number, persistTo, stop, kill };
     } catch {
       // not listening yet
     }

@@ -1,5 +1,16 @@
 import { describe, expect, it } from "vitest";
-import { ADMIN, api, bearer, errorCode, newKey, newProject, newSession, type Session, withCookie } from "../helpers";
+import {
+  ADMIN,
+  api,
+  bearer,
+  errorCode,
+  logIn,
+  newKey,
+  newProject,
+  newSession,
+  type Session,
+  withCookie,
+} from "../helpers";
 
 /**
  * Every protected route, with what it accepts. The same credential checks run against each, so a
@@ -51,6 +62,19 @@ const PROTECTED_ROUTES: ProtectedRoute[] = [
   {
     method: "DELETE",
     path: "/v1/projects/{project}/webhook-endpoints/01ARZ3NDEKTSV4RRFFQ69G5FAV",
+    accepts: "any",
+    scope: "write",
+  },
+  {
+    method: "PATCH",
+    path: "/v1/projects/{project}/webhook-endpoints/01ARZ3NDEKTSV4RRFFQ69G5FAV",
+    accepts: "any",
+    scope: "write",
+    body: { enabled: false },
+  },
+  {
+    method: "POST",
+    path: "/v1/projects/{project}/webhook-endpoints/01ARZ3NDEKTSV4RRFFQ69G5FAV/rotate-secret",
     accepts: "any",
     scope: "write",
   },
@@ -183,7 +207,9 @@ describe.each(PROTECTED_ROUTES)("$method $path", (route) => {
     it("refuses an unapproved account", async () => {
       const { session, projectId } = await setUp();
       await api(`/v1/admin/accounts/${session.accountId}/suspend`, { method: "POST", headers: ADMIN });
-      const response = await call(route, projectId, withCookie(session));
+      // Suspension ended the session; a new login works, and is refused here.
+      const cookie = await logIn(session.email, session.password);
+      const response = await call(route, projectId, withCookie({ ...session, cookie }));
       expect(response.status).toBe(403);
       expect(await errorCode(response)).toBe("account_not_approved");
     });

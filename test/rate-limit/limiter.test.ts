@@ -8,16 +8,29 @@ function limiter(name: string) {
   return env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(name));
 }
 
+const one = (policy: string, limit: number, subject = "caller") => ({
+  policy,
+  windowSeconds: 60,
+  buckets: [{ subject, limit }],
+});
+
 describe("RateLimiter Durable Object", () => {
   it("counts a rolling window, with time injected", async () => {
     await runInDurableObject(limiter("unit-rolling"), (instance: RateLimiter) => {
-      const policy = { policy: "p", limit: 3, windowSeconds: 60 };
+      const policy = one("p", 3);
       const t0 = 1_700_000_000_000;
-      expect(instance.consume(policy, t0)).toEqual({ allowed: true, limit: 3, remaining: 2, resetSeconds: 60 });
+      expect(instance.consume(policy, t0)).toEqual({
+        allowed: true,
+        bucket: 0,
+        limit: 3,
+        remaining: 2,
+        resetSeconds: 60,
+      });
       expect(instance.consume(policy, t0 + 10_000).remaining).toBe(1);
       expect(instance.consume(policy, t0 + 20_000).remaining).toBe(0);
       expect(instance.consume(policy, t0 + 30_000)).toEqual({
         allowed: false,
+        bucket: 0,
         limit: 3,
         remaining: 0,
         resetSeconds: 30,
@@ -28,27 +41,60 @@ describe("RateLimiter Durable Object", () => {
     });
   });
 
-  it("keeps policies apart", async () => {
+  it("keeps policies and subjects apart", async () => {
     await runInDurableObject(limiter("unit-policies"), (instance: RateLimiter) => {
       const now = 1_700_000_000_000;
-      expect(instance.consume({ policy: "a", limit: 1, windowSeconds: 60 }, now).allowed).toBe(true);
-      expect(instance.consume({ policy: "a", limit: 1, windowSeconds: 60 }, now).allowed).toBe(false);
-      expect(instance.consume({ policy: "b", limit: 1, windowSeconds: 60 }, now).allowed).toBe(true);
+      expect(instance.consume(one("a", 1), now).allowed).toBe(true);
+      expect(instance.consume(one("a", 1), now).allowed).toBe(false);
+      expect(instance.consume(one("b", 1), now).allowed).toBe(true);
+      expect(instance.consume(one("a", 1, "other"), now).allowed).toBe(true);
+    });
+  });
+
+  it("passes a request only when every bucket has room, and counts it in each", async () => {
+    await runInDurableObject(limiter("unit-buckets"), (instance: RateLimiter) => {
+      const now = 1_700_000_000_000;
+      const request = (caller: string) => ({
+        policy: "bulk",
+        windowSeconds: 60,
+        buckets: [
+          { subject: caller, limit: 3 },
+          { subject: "project", limit: 5 },
+        ],
+      });
+      // Caller a: its own bucket is the tighter one.
+      expect(instance.consume(request("a"), now)).toMatchObject({ allowed: true, bucket: 0, remaining: 2 });
+      expect(instance.consume(request("a"), now)).toMatchObject({ allowed: true, bucket: 0, remaining: 1 });
+      expect(instance.consume(request("b"), now)).toMatchObject({ allowed: true, bucket: 0, remaining: 2 });
+      expect(instance.consume(request("c"), now)).toMatchObject({ allowed: true, bucket: 1, remaining: 1 });
+      expect(instance.consume(request("c"), now)).toMatchObject({ allowed: true, bucket: 1, remaining: 0 });
+      // The project is full: a fresh caller is refused, and nothing of it is counted.
+      expect(instance.consume(request("d"), now)).toMatchObject({ allowed: false, bucket: 1, limit: 5 });
+      expect(instance.consume(request("d"), now + 60_000)).toMatchObject({ allowed: true, bucket: 0, remaining: 2 });
+    });
+  });
+
+  it("gives back a released request", async () => {
+    await runInDurableObject(limiter("unit-release"), (instance: RateLimiter) => {
+      const now = 1_700_000_000_000;
+      instance.consume(one("p", 1), now);
+      expect(instance.consume(one("p", 1), now).allowed).toBe(false);
+      instance.release({ policy: "p", subject: "caller" });
+      expect(instance.consume(one("p", 1), now).allowed).toBe(true);
     });
   });
 
   it("validates its input", async () => {
     await runInDurableObject(limiter("unit-input"), (instance: RateLimiter) => {
-      expect(() => instance.consume({ policy: "", limit: 1, windowSeconds: 60 })).toThrow();
-      expect(() => instance.consume({ policy: "p", limit: 0, windowSeconds: 60 })).toThrow();
+      expect(() => instance.consume(one("", 1))).toThrow();
+      expect(() => instance.consume(one("p", 0))).toThrow();
+      expect(() => instance.consume({ policy: "p", windowSeconds: 60, buckets: [] })).toThrow();
     });
   });
 
   it("is exact under concurrent RPC calls", async () => {
     const stub = limiter("unit-concurrent");
-    const results = await Promise.all(
-      Array.from({ length: 40 }, () => stub.consume({ policy: "bulk", limit: 30, windowSeconds: 60 })),
-    );
+    const results = await Promise.all(Array.from({ length: 40 }, () => stub.consume(one("bulk", 30))));
     expect(results.filter((result) => result.allowed)).toHaveLength(30);
   });
 });

@@ -8,82 +8,14 @@ import {
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import worker from "../../src/index";
-import { toBase64 } from "../../src/lib/encoding";
 import { api, bearer, errorCode, json, newKey, newVideo, newWorkspace, withCookie } from "../helpers";
 import { apiWith } from "../support/app";
 import { InstrumentedD1 } from "../support/d1";
-
-type Endpoint = {
-  id: string;
-  url: string;
-  eventTypes: string[];
-  enabled: boolean;
-  description: string | null;
-  createdAt: string;
-  secret?: string;
-};
-type Attempt = {
-  id: string;
-  endpointId: string;
-  eventId: string;
-  eventType: string;
-  state: string;
-  attempt: number;
-  responseStatus: number | null;
-  error: string | null;
-  durationMs: number | null;
-  createdAt: string;
-  completedAt: string | null;
-  nextRetryAt: string | null;
-};
+import { type Attempt, attemptsOf, consume, deleteAVideo, type Endpoint, expectedSignature, setUp } from "./support";
 
 afterEach(() => {
   vi.restoreAllMocks();
 });
-
-async function setUp() {
-  const workspace = await newWorkspace();
-  const base = `/v1/projects/${workspace.project.id}/webhook-endpoints`;
-  const created = await api(
-    base,
-    bearer(workspace.key, json("POST", { url: "https://hooks.example.com/in", description: "main" })),
-  );
-  expect(created.status).toBe(201);
-  return { ...workspace, base, endpoint: (await created.json()) as Endpoint };
-}
-
-/** Deletes a video and waits for the request's follow-up (publishing its event). */
-async function deleteAVideo(key: string): Promise<string> {
-  const { video } = await newVideo(key);
-  const response = await apiWith({}, `/v1/videos/${video.id}`, bearer(key, { method: "DELETE" }));
-  expect(response.status).toBe(204);
-  return video.id;
-}
-
-async function attemptsOf(endpointId: string) {
-  const { results } = await env.DB.prepare("SELECT * FROM webhook_deliveries WHERE endpoint_id = ? ORDER BY attempt")
-    .bind(endpointId)
-    .all<{ id: string; state: string; attempt: number; next_retry_at: string | null; event_id: string }>();
-  return results;
-}
-
-/** Runs the Worker's queue handler over messages, as the Queues runtime would. */
-async function consume(bodies: unknown[]) {
-  const batch = createMessageBatch(
-    "webhook-deliveries",
-    bodies.map((body, i) => ({ id: `m${i}`, timestamp: new Date(), attempts: 1, body })),
-  );
-  const ctx = createExecutionContext();
-  await worker.queue(batch, env, ctx);
-  return getQueueResult(batch, ctx);
-}
-
-async function expectedSignature(secret: string, id: string, timestamp: string, body: string): Promise<string> {
-  const keyBytes = Uint8Array.from(atob(secret.slice("whsec_".length)), (c) => c.charCodeAt(0));
-  const key = await crypto.subtle.importKey("raw", keyBytes, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
-  const mac = await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(`${id}.${timestamp}.${body}`));
-  return `v1,${toBase64(new Uint8Array(mac))}`;
-}
 
 describe("webhook endpoints", () => {
   it("creates an endpoint with a secret shown once, lists, reads and deletes it", async () => {
@@ -285,7 +217,7 @@ describe("GET …/deliveries", () => {
     expect(all.data[1]).toMatchObject({
       eventType: "video.deleted",
       responseStatus: 500,
-      error: "HTTP 500",
+      error: "http_status",
       nextRetryAt: expect.any(String),
     });
     expect(Object.keys(all.data[1] ?? {}).sort()).toEqual([

@@ -1,0 +1,87 @@
+import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { expect } from "vitest";
+import worker from "../../src/index";
+import { toBase64 } from "../../src/lib/encoding";
+import { api, bearer, json, newVideo, newWorkspace } from "../helpers";
+import { apiWith } from "../support/app";
+
+export type Endpoint = {
+  id: string;
+  url: string;
+  eventTypes: string[];
+  enabled: boolean;
+  disabledReason: string | null;
+  description: string | null;
+  createdAt: string;
+  secret?: string;
+};
+export type Attempt = {
+  id: string;
+  endpointId: string;
+  eventId: string;
+  eventType: string;
+  state: string;
+  attempt: number;
+  responseStatus: number | null;
+  error: string | null;
+  durationMs: number | null;
+  createdAt: string;
+  completedAt: string | null;
+  nextRetryAt: string | null;
+};
+
+export async function setUp() {
+  const workspace = await newWorkspace();
+  const base = `/v1/projects/${workspace.project.id}/webhook-endpoints`;
+  const created = await api(
+    base,
+    bearer(workspace.key, json("POST", { url: "https://hooks.example.com/in", description: "main" })),
+  );
+  expect(created.status).toBe(201);
+  return { ...workspace, base, endpoint: (await created.json()) as Endpoint };
+}
+
+/** Deletes a video and waits for the request's follow-up (publishing its event). */
+export async function deleteAVideo(key: string): Promise<string> {
+  const { video } = await newVideo(key);
+  const response = await apiWith({}, `/v1/videos/${video.id}`, bearer(key, { method: "DELETE" }));
+  expect(response.status).toBe(204);
+  return video.id;
+}
+
+export async function attemptsOf(endpointId: string) {
+  const { results } = await env.DB.prepare("SELECT * FROM webhook_deliveries WHERE endpoint_id = ? ORDER BY attempt")
+    .bind(endpointId)
+    .all<{ id: string; state: string; attempt: number; next_retry_at: string | null; event_id: string }>();
+  return results;
+}
+
+/** Runs the Worker's queue handler over messages, as the Queues runtime would. */
+export async function consume(bodies: unknown[]) {
+  const batch = createMessageBatch(
+    "webhook-deliveries",
+    bodies.map((body, i) => ({ id: `m${i}`, timestamp: new Date(), attempts: 1, body })),
+  );
+  const ctx = createExecutionContext();
+  await worker.queue(batch, env, ctx);
+  return getQueueResult(batch, ctx);
+}
+
+export async function expectedSignature(secret: string, id: string, timestamp: string, body: string): Promise<string> {
+  const keyBytes = Uint8Array.from(atob(secret.slice("whsec_".length)), (c) => c.charCodeAt(0));
+  const key = await crypto.subtle.importKey("raw", keyBytes, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+  const mac = await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(`${id}.${timestamp}.${body}`));
+  return `v1,${toBase64(new Uint8Array(mac))}`;
+}
+
+/** Runs the dead-letter queue's handler over messages. */
+export async function consumeDeadLetters(bodies: unknown[]) {
+  const batch = createMessageBatch(
+    "webhook-deliveries-dlq",
+    bodies.map((body, i) => ({ id: `d${i}`, timestamp: new Date(), attempts: 1, body })),
+  );
+  const ctx = createExecutionContext();
+  await worker.queue(batch, env, ctx);
+  return getQueueResult(batch, ctx);
+}
