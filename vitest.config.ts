@@ -25,6 +25,9 @@ export default defineConfig({
                 TEST_MIGRATIONS: migrations,
                 ENVIRONMENT: "development",
                 CURSOR_SECRET: "test-cursor-secret-0123456789abcdef0123",
+                // The fuzzer's size and seed: npm test runs a fixed seed, npm run fuzz more at random.
+                FUZZ_RUNS: process.env.FUZZ_RUNS ?? "2000",
+                FUZZ_SEED: process.env.FUZZ_SEED ?? "20261122",
                 ADMIN_TOKEN: "test-admin-token",
                 ALLOWED_ORIGINS: "https://dashboard.example",
                 ALLOW_HTTP_WEBHOOKS: "false",

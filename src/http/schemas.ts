@@ -7,16 +7,21 @@ export const TimestampSchema = z
   .string()
   .openapi({ example: "2026-11-22T06:00:00.000Z", description: "ISO 8601 UTC with milliseconds" });
 
-export const ErrorBodySchema = z
-  .object({
+const ErrorDetailSchema = z
+  .object({ path: z.string(), message: z.string() })
+  .openapi("ErrorDetail", { description: "Which field is at fault (dotted path) and why" });
+
+/** The error body, with `code` limited to the codes that can come with this status. */
+function errorBody(codes: [ErrorCode, ...ErrorCode[]]) {
+  return z.object({
     error: z.object({
-      code: z.string(),
-      message: z.string(),
-      requestId: z.string(),
-      details: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+      code: z.enum(codes),
+      message: z.string().openapi({ description: "Human readable; may change" }),
+      requestId: z.string().openapi({ description: "The response's x-request-id" }),
+      details: z.array(ErrorDetailSchema).optional(),
     }),
-  })
-  .openapi("Error");
+  });
+}
 
 /** OpenAPI responses for the given error codes, grouped by status, read from the one error table. */
 export function errorResponses(...codes: ErrorCode[]) {
@@ -30,7 +35,7 @@ export function errorResponses(...codes: ErrorCode[]) {
       status,
       {
         description: group.map((code) => `\`${code}\``).join(", "),
-        content: { "application/json": { schema: ErrorBodySchema } },
+        content: { "application/json": { schema: errorBody(group as [ErrorCode, ...ErrorCode[]]) } },
       },
     ]),
   );

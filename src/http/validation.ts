@@ -16,6 +16,11 @@ export function issueDetails(issues: readonly z.core.$ZodIssue[]): ErrorDetail[]
   });
 }
 
+/** Codes every route gives a field, unless it names its own: the project under cookie auth. */
+const COMMON_FIELD_CODES: Partial<Record<Target, Record<string, ErrorCode>>> = {
+  query: { projectId: "invalid_project_id" },
+};
+
 /**
  * A validation hook that turns a failed schema check into the route's error code. `codes` names
  * the code per validated part of the request, or per field of it (by the first failing field);
@@ -29,7 +34,10 @@ export function validationHook<Input, Path extends string, Output>(
     const target = (result as { target?: Target }).target;
     const named = target ? codes[target] : undefined;
     const field = String(result.error.issues[0]?.path[0] ?? "");
-    const code = (typeof named === "string" ? named : named?.[field]) ?? "invalid_body";
+    const code =
+      (typeof named === "string" ? named : named?.[field]) ??
+      (target ? COMMON_FIELD_CODES[target]?.[field] : undefined) ??
+      "invalid_body";
     throw new ApiError(code, { details: issueDetails(result.error.issues) });
   };
 }

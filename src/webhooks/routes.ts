@@ -186,7 +186,7 @@ const remove = route(
 
 const DeliveriesQuerySchema = PageQuerySchema.extend({
   state: z.enum(DELIVERY_STATES).optional().openapi({ description: "pending, succeeded or failed" }),
-  eventType: z.string().optional().openapi({ example: "video.deleted" }),
+  eventType: z.string().max(100).optional().openapi({ example: "video.deleted" }),
 });
 
 const deliveries = route(
@@ -201,7 +201,8 @@ const deliveries = route(
       200: jsonResponse(z.object({ data: z.array(DeliverySchema), nextCursor: z.string().nullable() }), "One page"),
     },
   },
-  ["endpoint_not_found", "invalid_limit", "invalid_cursor", "invalid_state"],
+  // invalid_body: a malformed eventType (sent twice, say), which has no code of its own.
+  ["endpoint_not_found", "invalid_limit", "invalid_cursor", "invalid_state", "invalid_body"],
 );
 
 const retry = route(
