@@ -20,6 +20,8 @@ export default defineConfig({
               queueConsumers: {
                 "webhook-deliveries": { maxBatchSize: 100, maxBatchTimeout: 60 },
                 "webhook-deliveries-dlq": { maxBatchSize: 100, maxBatchTimeout: 60 },
+                "video-deletions": { maxBatchSize: 100, maxBatchTimeout: 60 },
+                "video-deletions-dlq": { maxBatchSize: 100, maxBatchTimeout: 60 },
               },
               bindings: {
                 TEST_MIGRATIONS: migrations,

@@ -3,6 +3,7 @@ import { readConfig } from "./config";
 import { createApp } from "./http/app";
 import { drain } from "./lib/drain";
 import { logError } from "./lib/log";
+import { consumeDeadDeletions, consumeDeletions } from "./videos/deletions";
 import { sweepDeletedVideos, sweepExpiredUploads } from "./videos/sweeper";
 import { consumeDeadLetters, consumeDeliveries } from "./webhooks/consumer";
 import { sweepOutbox } from "./webhooks/outbox";
@@ -11,13 +12,30 @@ import { deleteExpiredDeliveries } from "./webhooks/retention";
 export { RateLimiter } from "./rate-limit/limiter";
 
 const app = createApp();
-const DEAD_LETTERS = "webhook-deliveries-dlq";
+/** Queue names, as in wrangler.toml: one handler serves them all. */
+const QUEUES = {
+  deliveries: "webhook-deliveries",
+  deadDeliveries: "webhook-deliveries-dlq",
+  deletions: "video-deletions",
+  deadDeletions: "video-deletions-dlq",
+} as const;
 const noop = () => {};
 
 export default {
   fetch: app.fetch,
-  queue(batch, env, _ctx) {
-    if (batch.queue === DEAD_LETTERS) return consumeDeadLetters(batch, env.DB);
+  async queue(batch, env, _ctx) {
+    switch (batch.queue) {
+      case QUEUES.deletions:
+        return consumeDeletions(batch, { db: env.DB, media: env.MEDIA, webhooks: env.WEBHOOK_QUEUE });
+      case QUEUES.deadDeletions:
+        return consumeDeadDeletions(batch);
+      case QUEUES.deadDeliveries:
+        return consumeDeadLetters(batch, env.DB);
+      case QUEUES.deliveries:
+        break;
+      default:
+        throw new Error(`no consumer for queue ${batch.queue}`);
+    }
     return consumeDeliveries(batch, {
       db: env.DB,
       queue: env.WEBHOOK_QUEUE,

@@ -61,13 +61,13 @@ function found<T>(row: T | null): T {
 export const adminRoutes = createRouter()
   .openapi(approve, async (c) => {
     const id = found(parseUlid(c.req.valid("param").accountId));
-    return c.json(toAccount(found(await setApproved(c.env.DB, id, true))), 200);
+    return c.json(toAccount(found(await setApproved(c.var.db, id, true))), 200);
   })
   .openapi(suspend, async (c) => {
     const id = found(parseUlid(c.req.valid("param").accountId));
-    return c.json(toAccount(found(await suspendAccount(c.env.DB, id))), 200);
+    return c.json(toAccount(found(await suspendAccount(c.var.db, id))), 200);
   })
   .openapi(plan, async (c) => {
     const id = found(parseUlid(c.req.valid("param").accountId));
-    return c.json(toAccount(found(await setPlan(c.env.DB, id, c.req.valid("json").plan))), 200);
+    return c.json(toAccount(found(await setPlan(c.var.db, id, c.req.valid("json").plan))), 200);
   });

@@ -1,5 +1,6 @@
 import type { Scope } from "../http/context";
 import { sha256Hex } from "../lib/crypto";
+import type { Db } from "../lib/db";
 import { isoTime, MINUTE } from "../lib/time";
 
 export type KeyMode = "test" | "live";
@@ -38,7 +39,7 @@ function toApiKey(row: ApiKeyRow): ApiKey {
 
 /** Adds a key unless the project already has `quota` unrevoked ones; null when it is full. */
 export async function insertApiKey(
-  db: D1Database,
+  db: Db,
   input: { id: string; projectId: string; name: string; scopes: Scope[]; mode: KeyMode; key: string; now: number },
   quota: number,
 ): Promise<ApiKey | null> {
@@ -64,7 +65,7 @@ export async function insertApiKey(
   return row ? toApiKey(row) : null;
 }
 
-export async function listApiKeys(db: D1Database, projectId: string): Promise<ApiKey[]> {
+export async function listApiKeys(db: Db, projectId: string): Promise<ApiKey[]> {
   const { results } = await db
     .prepare("SELECT * FROM api_keys WHERE project_id = ? AND revoked_at IS NULL ORDER BY created_at DESC, id DESC")
     .bind(projectId)
@@ -73,7 +74,7 @@ export async function listApiKeys(db: D1Database, projectId: string): Promise<Ap
 }
 
 /** Revokes the key; false when the project has no such live key. */
-export async function revokeApiKey(db: D1Database, projectId: string, keyId: string, now: number): Promise<boolean> {
+export async function revokeApiKey(db: Db, projectId: string, keyId: string, now: number): Promise<boolean> {
   const result = await db
     .prepare("UPDATE api_keys SET revoked_at = ? WHERE id = ? AND project_id = ? AND revoked_at IS NULL")
     .bind(isoTime(now), keyId, projectId)
@@ -91,7 +92,7 @@ export type KeyCaller = {
 };
 
 /** The unrevoked key with this secret, with its project's owner, in one query. */
-export async function findKeyCaller(db: D1Database, key: string): Promise<KeyCaller | null> {
+export async function findKeyCaller(db: Db, key: string): Promise<KeyCaller | null> {
   const row = await db
     .prepare(
       `SELECT k.id, k.project_id, k.scopes, k.last_used_at, p.account_id, a.approved
@@ -121,7 +122,7 @@ export async function findKeyCaller(db: D1Database, key: string): Promise<KeyCal
 }
 
 /** Records use at most once a minute per key, so the hot path does not write on every request. */
-export async function touchApiKey(db: D1Database, caller: KeyCaller, now: number): Promise<void> {
+export async function touchApiKey(db: Db, caller: KeyCaller, now: number): Promise<void> {
   if (caller.lastUsedAt && Date.parse(caller.lastUsedAt) > now - MINUTE) return;
   await db.prepare("UPDATE api_keys SET last_used_at = ? WHERE id = ?").bind(isoTime(now), caller.keyId).run();
 }

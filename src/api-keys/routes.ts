@@ -93,7 +93,7 @@ export const apiKeyRoutes = createRouter()
     const now = Date.now();
     const key = `svc_${mode}_${randomToken(32)}`;
     const created = await insertApiKey(
-      c.env.DB,
+      c.var.db,
       {
         id: ulid(now),
         projectId: c.var.projectId,
@@ -109,10 +109,10 @@ export const apiKeyRoutes = createRouter()
     if (!created) throw quotaExceeded("api_keys");
     return c.json({ ...created, key }, 201);
   })
-  .openapi(list, async (c) => c.json({ data: await listApiKeys(c.env.DB, c.var.projectId) }, 200))
+  .openapi(list, async (c) => c.json({ data: await listApiKeys(c.var.db, c.var.projectId) }, 200))
   .openapi(revoke, async (c) => {
     const keyId = parseUlid(c.req.valid("param").keyId);
-    if (!keyId || !(await revokeApiKey(c.env.DB, c.var.projectId, keyId, Date.now()))) {
+    if (!keyId || !(await revokeApiKey(c.var.db, c.var.projectId, keyId, Date.now()))) {
       throw new ApiError("not_found");
     }
     return c.body(null, 204);

@@ -1,3 +1,4 @@
+import type { Db } from "../lib/db";
 import { DAY, isoTime } from "../lib/time";
 import { deleteAccountSessions } from "./sessions";
 
@@ -46,7 +47,7 @@ export function trialEnd(createdAt: number): string {
   return isoTime(createdAt + TRIAL_DAYS * DAY);
 }
 
-export async function insertAccount(db: D1Database, row: AccountRow): Promise<"created" | "email_taken"> {
+export async function insertAccount(db: Db, row: AccountRow): Promise<"created" | "email_taken"> {
   try {
     await db
       .prepare(
@@ -64,15 +65,15 @@ export async function insertAccount(db: D1Database, row: AccountRow): Promise<"c
   }
 }
 
-export function findAccountByEmail(db: D1Database, email: string): Promise<AccountRow | null> {
+export function findAccountByEmail(db: Db, email: string): Promise<AccountRow | null> {
   return db.prepare("SELECT * FROM accounts WHERE email = ?").bind(email).first<AccountRow>();
 }
 
-export function findAccount(db: D1Database, id: string): Promise<AccountRow | null> {
+export function findAccount(db: Db, id: string): Promise<AccountRow | null> {
   return db.prepare("SELECT * FROM accounts WHERE id = ?").bind(id).first<AccountRow>();
 }
 
-export function setApproved(db: D1Database, id: string, approved: boolean): Promise<AccountRow | null> {
+export function setApproved(db: Db, id: string, approved: boolean): Promise<AccountRow | null> {
   return db
     .prepare("UPDATE accounts SET approved = ? WHERE id = ? RETURNING *")
     .bind(approved ? 1 : 0, id)
@@ -80,7 +81,7 @@ export function setApproved(db: D1Database, id: string, approved: boolean): Prom
 }
 
 /** Suspends an account: not approved any more, and every session of it ends in the same batch. */
-export async function suspendAccount(db: D1Database, id: string): Promise<AccountRow | null> {
+export async function suspendAccount(db: Db, id: string): Promise<AccountRow | null> {
   const [updated] = await db.batch<AccountRow>([
     db.prepare("UPDATE accounts SET approved = 0 WHERE id = ? RETURNING *").bind(id),
     deleteAccountSessions(db, id),
@@ -88,6 +89,6 @@ export async function suspendAccount(db: D1Database, id: string): Promise<Accoun
   return updated?.results[0] ?? null;
 }
 
-export function setPlan(db: D1Database, id: string, plan: OperatorPlan): Promise<AccountRow | null> {
+export function setPlan(db: Db, id: string, plan: OperatorPlan): Promise<AccountRow | null> {
   return db.prepare("UPDATE accounts SET plan = ? WHERE id = ? RETURNING *").bind(plan, id).first<AccountRow>();
 }

@@ -41,13 +41,13 @@ async function resolveCaller(
     const match = /^Bearer (\S+)$/.exec(authorization);
     const key = match?.[1];
     if (accept !== "any" || !key || !KEY_PATTERN.test(key)) throw new ApiError("unauthorized");
-    const found = await findKeyCaller(c.env.DB, key);
+    const found = await findKeyCaller(c.var.db, key);
     if (!found) throw new ApiError("unauthorized");
-    c.executionCtx.waitUntil(touchApiKey(c.env.DB, found, now).catch(() => {}));
+    c.executionCtx.waitUntil(touchApiKey(c.var.db, found, now).catch(() => {}));
     return { caller: { kind: "key", ...found }, ownsProject: found.projectId === projectId };
   }
   const token = getCookie(c, SESSION_COOKIE);
-  const session = token ? await findSession(c.env.DB, token, now, projectId) : null;
+  const session = token ? await findSession(c.var.db, token, now, projectId) : null;
   if (!session) throw new ApiError("unauthorized");
   const { ownsProject, ...caller } = session;
   return { caller: { kind: "session", ...caller }, ownsProject };

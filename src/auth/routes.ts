@@ -78,20 +78,20 @@ export const authRoutes = createRouter()
       trial_ends_at: trialEnd(now),
       created_at: isoTime(now),
     };
-    if ((await insertAccount(c.env.DB, row)) === "email_taken") throw new ApiError("email_taken");
+    if ((await insertAccount(c.var.db, row)) === "email_taken") throw new ApiError("email_taken");
     return c.json(toAccount(row, now), 201);
   })
   .openapi(login, async (c) => {
     const { email, password } = c.req.valid("json");
     // Counted as a failure until it succeeds, so concurrent guesses cannot pass the limit together.
     const failure = await limitLoginFailures(c, email);
-    const row = await findAccountByEmail(c.env.DB, email);
+    const row = await findAccountByEmail(c.var.db, email);
     // Verified even without an account, so a wrong email and a wrong password cost the same.
     const valid = await verifyPassword(password, row?.password_hash ?? null);
     if (!row || !valid) throw new ApiError("invalid_credentials");
     await failure.release();
     const now = Date.now();
-    const token = await createSession(c.env.DB, row.id, now);
+    const token = await createSession(c.var.db, row.id, now);
     setCookie(c, SESSION_COOKIE, token, {
       httpOnly: true,
       secure: true,
@@ -102,12 +102,12 @@ export const authRoutes = createRouter()
     return c.json(toAccount(row, now), 200);
   })
   .openapi(logout, async (c) => {
-    await deleteSession(c.env.DB, sessionOf(c).sessionId);
+    await deleteSession(c.var.db, sessionOf(c).sessionId);
     deleteCookie(c, SESSION_COOKIE, { httpOnly: true, secure: true, sameSite: "Strict", path: "/" });
     return c.body(null, 204);
   })
   .openapi(account, async (c) => {
-    const row = await findAccount(c.env.DB, sessionOf(c).accountId);
+    const row = await findAccount(c.var.db, sessionOf(c).accountId);
     if (!row) throw new ApiError("unauthorized");
     return c.json(toAccount(row), 200);
   });

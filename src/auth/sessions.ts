@@ -1,4 +1,5 @@
 import { randomToken, sha256Hex } from "../lib/crypto";
+import type { Db } from "../lib/db";
 import { DAY, isoTime } from "../lib/time";
 import { ulid } from "../lib/ulid";
 import { type AccountRow, currentPlan, type Plan } from "./accounts";
@@ -9,7 +10,7 @@ export const SESSION_LIFETIME_SECONDS = (7 * DAY) / 1000;
 export type SessionCaller = { sessionId: string; accountId: string; approved: boolean; plan: Plan };
 
 /** Starts a session; returns the cookie token, which is stored only as its SHA-256. */
-export async function createSession(db: D1Database, accountId: string, now: number): Promise<string> {
+export async function createSession(db: Db, accountId: string, now: number): Promise<string> {
   const token = randomToken();
   await db
     .prepare("INSERT INTO sessions (id, token_hash, account_id, created_at, expires_at) VALUES (?, ?, ?, ?, ?)")
@@ -23,7 +24,7 @@ export async function createSession(db: D1Database, accountId: string, now: numb
  * query also tells whether the account owns that project, so project routes need no second trip.
  */
 export async function findSession(
-  db: D1Database,
+  db: Db,
   token: string,
   now: number,
   projectId: string | null = null,
@@ -52,17 +53,17 @@ export async function findSession(
   };
 }
 
-export async function deleteSession(db: D1Database, sessionId: string): Promise<void> {
+export async function deleteSession(db: Db, sessionId: string): Promise<void> {
   await db.prepare("DELETE FROM sessions WHERE id = ?").bind(sessionId).run();
 }
 
 /** Ends every session of an account (it was suspended). */
-export function deleteAccountSessions(db: D1Database, accountId: string): D1PreparedStatement {
+export function deleteAccountSessions(db: Db, accountId: string): D1PreparedStatement {
   return db.prepare("DELETE FROM sessions WHERE account_id = ?").bind(accountId);
 }
 
 /** Deletes up to `limit` sessions that have expired; how many it deleted. */
-export async function deleteExpiredSessions(db: D1Database, now: number, limit: number): Promise<number> {
+export async function deleteExpiredSessions(db: Db, now: number, limit: number): Promise<number> {
   const result = await db
     .prepare(
       "DELETE FROM sessions WHERE id IN (SELECT id FROM sessions WHERE expires_at <= ? ORDER BY expires_at LIMIT ?)",

@@ -1,3 +1,4 @@
+import type { Db } from "../lib/db";
 import { isoTime } from "../lib/time";
 import { DEFAULT_SETTINGS, type EncodingDocument } from "./settings";
 
@@ -10,13 +11,13 @@ function toStored(row: Row): StoredSettings {
 }
 
 /** The statement that gives a new project the default settings, for the project's insert batch. */
-export function insertDefaults(db: D1Database, projectId: string, now: number): D1PreparedStatement {
+export function insertDefaults(db: Db, projectId: string, now: number): D1PreparedStatement {
   return db
     .prepare("INSERT INTO encoding_settings (project_id, document, version, updated_at) VALUES (?, ?, 1, ?)")
     .bind(projectId, JSON.stringify(DEFAULT_SETTINGS), isoTime(now));
 }
 
-export async function readSettings(db: D1Database, projectId: string): Promise<StoredSettings | null> {
+export async function readSettings(db: Db, projectId: string): Promise<StoredSettings | null> {
   const row = await db
     .prepare("SELECT document, version, updated_at FROM encoding_settings WHERE project_id = ?")
     .bind(projectId)
@@ -31,7 +32,7 @@ export async function readSettings(db: D1Database, projectId: string): Promise<S
  * an image is set; null means one of those did not hold.
  */
 export async function patchSettings(
-  db: D1Database,
+  db: Db,
   projectId: string,
   mergePatch: object,
   options: { enablesWatermark: boolean; expectedVersions: number[] | null; now: number },
@@ -61,7 +62,7 @@ export async function patchSettings(
  * disables the watermark. Null when another change came first.
  */
 export async function setWatermarkImage(
-  db: D1Database,
+  db: Db,
   projectId: string,
   imageKey: string | null,
   version: number,

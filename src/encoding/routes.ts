@@ -36,7 +36,7 @@ function respond(c: Context<AppEnv>, stored: StoredSettings) {
 }
 
 async function current(c: Context<AppEnv>): Promise<StoredSettings> {
-  const stored = await readSettings(c.env.DB, c.var.projectId);
+  const stored = await readSettings(c.var.db, c.var.projectId);
   if (!stored) throw new ApiError("not_found");
   return stored;
 }
@@ -116,7 +116,7 @@ const deleteWatermark = route({
 function swapWatermark(c: Context<AppEnv>, imageKey: string | null): Promise<StoredSettings> {
   return swapObject(c.env.MEDIA, imageKey, async () => {
     const before = await current(c);
-    const result = await setWatermarkImage(c.env.DB, c.var.projectId, imageKey, before.version, Date.now());
+    const result = await setWatermarkImage(c.var.db, c.var.projectId, imageKey, before.version, Date.now());
     return { replaced: before.document.watermark.imageKey, result };
   });
 }
@@ -135,7 +135,7 @@ export const encodingRoutes = createRouter()
       }
       const versions = ifMatchVersions(c.req.header("if-match"));
       if (versions?.length === 0) throw new ApiError("precondition_failed");
-      const stored = await patchSettings(c.env.DB, c.var.projectId, toMergePatch(body), {
+      const stored = await patchSettings(c.var.db, c.var.projectId, toMergePatch(body), {
         enablesWatermark: body.watermark?.enabled === true,
         expectedVersions: versions,
         now: Date.now(),

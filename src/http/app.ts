@@ -12,6 +12,7 @@ import { videoRoutes } from "../videos/routes";
 import { uploadRoutes } from "../videos/uploads";
 import { webhookRoutes } from "../webhooks/routes";
 import type { AppEnv } from "./context";
+import { d1Session } from "./d1-session";
 import { renderDocs } from "./docs";
 import { handleError } from "./errors";
 import { notFoundHandler } from "./not-found";
@@ -28,13 +29,14 @@ export function createApp() {
 
   app.use("*", requestContext);
   app.use("*", loadConfig);
+  app.use("*", d1Session);
   app.use(
     "/v1/*",
     cors({
       origin: (origin, c) => (c.var.config.allowedOrigins.has(origin) ? origin : null),
       credentials: true,
       allowMethods: ["GET", "POST", "PUT", "PATCH", "DELETE"],
-      exposeHeaders: ["x-request-id", "RateLimit", "RateLimit-Policy", "Retry-After", "ETag"],
+      exposeHeaders: ["x-request-id", "x-d1-bookmark", "RateLimit", "RateLimit-Policy", "Retry-After", "ETag"],
       maxAge: 600,
     }),
   );

@@ -20,6 +20,8 @@ export type AppEnv = {
   Variables: {
     requestId: string;
     config: Config;
+    /** The request's D1 session: every query of a request goes through it (see d1Session). */
+    db: D1DatabaseSession;
     caller: Caller;
     /** The project a video operation acts on: the key's, or `?projectId=` under cookie auth. */
     projectId: string;

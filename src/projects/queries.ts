@@ -1,5 +1,6 @@
 import type { Plan } from "../auth/accounts";
 import { insertDefaults } from "../encoding/queries";
+import type { Db } from "../lib/db";
 
 type ProjectRow = { id: string; account_id: string; name: string; plan: Plan; created_at: string };
 
@@ -10,7 +11,7 @@ function toProject(row: ProjectRow): Project {
 }
 
 export async function insertProject(
-  db: D1Database,
+  db: Db,
   input: { id: string; accountId: string; name: string; plan: Plan; createdAt: string },
 ): Promise<Project> {
   // A project never exists without its encoding settings.
@@ -23,7 +24,7 @@ export async function insertProject(
   return { id: input.id, name: input.name, plan: input.plan, createdAt: input.createdAt };
 }
 
-export async function listProjects(db: D1Database, accountId: string): Promise<Project[]> {
+export async function listProjects(db: Db, accountId: string): Promise<Project[]> {
   const { results } = await db
     .prepare("SELECT * FROM projects WHERE account_id = ? ORDER BY created_at DESC, id DESC")
     .bind(accountId)
@@ -32,7 +33,7 @@ export async function listProjects(db: D1Database, accountId: string): Promise<P
 }
 
 /** The account's project with this id, or null (unknown and foreign projects look the same). */
-export async function findOwnedProject(db: D1Database, accountId: string, projectId: string): Promise<Project | null> {
+export async function findOwnedProject(db: Db, accountId: string, projectId: string): Promise<Project | null> {
   const row = await db
     .prepare("SELECT * FROM projects WHERE id = ? AND account_id = ?")
     .bind(projectId, accountId)

@@ -83,7 +83,7 @@ export const projectRoutes = createRouter()
     async (c) => {
       const { accountId, plan } = sessionOf(c);
       const now = Date.now();
-      const project = await insertProject(c.env.DB, {
+      const project = await insertProject(c.var.db, {
         id: ulid(now),
         accountId,
         name: c.req.valid("json").name,
@@ -94,10 +94,10 @@ export const projectRoutes = createRouter()
     },
     validationHook({ json: "invalid_name" }),
   )
-  .openapi(list, async (c) => c.json({ data: await listProjects(c.env.DB, sessionOf(c).accountId) }, 200))
+  .openapi(list, async (c) => c.json({ data: await listProjects(c.var.db, sessionOf(c).accountId) }, 200))
   .openapi(read, async (c) => {
     const id = parseUlid(c.req.valid("param").id);
-    const project = id ? await findOwnedProject(c.env.DB, sessionOf(c).accountId, id) : null;
+    const project = id ? await findOwnedProject(c.var.db, sessionOf(c).accountId, id) : null;
     if (!project) throw new ApiError("not_found");
     return c.json(project, 200);
   });

@@ -72,7 +72,7 @@ function switchThumbnail(c: Context<AppEnv>, videoId: string, next: string | nul
   return swapObject(c.env.MEDIA, next, async () => {
     const before = await pathVideo(c, videoId);
     const result = await swapCustomThumbnail(
-      c.env.DB,
+      c.var.db,
       c.var.projectId,
       before.id,
       before.custom_thumbnail_key,

@@ -4,6 +4,7 @@ import { ERRORS } from "../http/errors";
 import { route } from "../http/route";
 import { createRouter } from "../http/router";
 import { jsonRequest, jsonResponse, UlidSchema } from "../http/schemas";
+import type { Db } from "../lib/db";
 import { logError } from "../lib/log";
 import { parseUlid } from "../lib/ulid";
 import { rateLimit } from "../rate-limit/middleware";
@@ -70,7 +71,7 @@ const ITEM_MESSAGES: Record<ItemCode, string> = {
   not_attempted: "Not attempted: processing stopped at an earlier item. Retry the request.",
 };
 
-async function applyVisibility(db: D1Database, projectId: string, ids: string[], visibility: Visibility) {
+async function applyVisibility(db: Db, projectId: string, ids: string[], visibility: Visibility) {
   try {
     const changed = await setVisibility(db, projectId, ids, visibility, Date.now());
     return ids.map(
@@ -88,10 +89,8 @@ export const bulkRoutes = createRouter().openapi(bulk, async (c) => {
   const ids = distinctIds(body.videoIds);
   const outcomes =
     body.action === "delete"
-      ? await deleteVideos(storeOf(c.env), c.var.projectId, ids, {
-          background: (task) => c.executionCtx.waitUntil(task),
-        })
-      : await applyVisibility(c.env.DB, c.var.projectId, ids, body.visibility);
+      ? await deleteVideos(storeOf(c), c.var.projectId, ids)
+      : await applyVisibility(c.var.db, c.var.projectId, ids, body.visibility);
   const results = outcomes.map((outcome) =>
     outcome.ok
       ? { id: outcome.id, ok: true as const }

@@ -1,27 +1,23 @@
+import type { Context } from "hono";
+import type { AppEnv } from "../http/context";
+import type { Db } from "../lib/db";
 import { logError } from "../lib/log";
 import { ulid } from "../lib/ulid";
-import { publishEvents } from "../webhooks/outbox";
+import { sendDeletion } from "./deletions";
 import { completionInFlight, type VideoRow } from "./model";
 import { clearCleanedUp, deleteStatements, findVideos } from "./queries";
 
 export type ItemCode = "video_not_found" | "upload_completion_in_progress" | "internal_error" | "not_attempted";
 export type ItemOutcome = { id: string; ok: true } | { id: string; ok: false; code: ItemCode };
 
-export type Store = { db: D1Database; media: R2Bucket; queue: Queue };
+/** What a delete touches on the request's path: D1 (the request's session) and one queue send. */
+export type Store = { db: Db; deletions: Queue };
 
-export function storeOf(env: Env): Store {
-  return { db: env.DB, media: env.MEDIA, queue: env.WEBHOOK_QUEUE };
+export function storeOf(c: Context<AppEnv>): Store {
+  return { db: c.var.db, deletions: c.env.DELETION_QUEUE };
 }
 
-export type DeleteOptions = {
-  now?: number;
-  /**
-   * Runs work that may finish after the response (the Worker's `waitUntil`). The R2 clean-up
-   * goes there: the delete has already closed the upload session and hidden the video, so it need
-   * not hold the caller up. Without it, it runs inline.
-   */
-  background?: (task: Promise<void>) => void;
-};
+export type DeleteOptions = { now?: number };
 
 /** Marks `ids[from]` internal_error and every id after it not_attempted: processing stops there. */
 export function stopAt(ids: string[], from: number): ItemOutcome[] {
@@ -36,13 +32,14 @@ function refusal(row: VideoRow | undefined, now: number): ItemCode {
 /**
  * Deletes videos of a project: the one rule behind `DELETE /v1/videos/{id}` and a bulk `delete`.
  * Each deletion is a soft delete written in one batch with its video.deleted event; from then on
- * the upload session takes no parts and no completion. Then the R2 multipart uploads are aborted
- * and custom thumbnails deleted (see `background`). `ids` are canonical and distinct, in request
- * order.
+ * the upload session takes no parts and no completion. The rest (publishing the events, aborting
+ * the R2 multipart uploads, deleting custom thumbnails) is one message to the deletions queue,
+ * whose consumer does it with the queue's retries (see `deletions.ts`). `ids` are canonical and
+ * distinct, in request order.
  *
- * Happy path: one read and one batch of two statements for all ids, then one write after the
- * aborts. When the batch fails, the ids are retried one at a time to find the failing one: it
- * reports internal_error and every later id not_attempted.
+ * Happy path: one read and one batch of two statements for all ids, then one queue send. When the
+ * batch fails, the ids are retried one at a time to find the failing one: it reports
+ * internal_error and every later id not_attempted.
  */
 export async function deleteVideos(
   store: Store,
@@ -107,30 +104,24 @@ export async function deleteVideos(
   }
 
   if (applied.size === 0) return outcomes;
-  const deleted = [...applied.values()];
-  const published = deleted.map((row) => eventIds[row.id] as string);
-  const followUp = async () => {
-    // The events are safe in the outbox already; publishing now only saves the sweep's wait.
-    await publishEvents({ db: store.db, queue: store.queue }, { ids: published }).catch((error) =>
-      logError("delete: publish events", error, { count: published.length }),
-    );
-    await cleanUpDeleted(store, deleted);
-  };
-  if (options.background) {
-    // Started on a later turn, so the response leaves before the follow-up's subrequests do.
-    options.background(new Promise((resolve) => setTimeout(resolve, 0)).then(followUp));
-  } else await followUp();
+  const videoIds = [...applied.keys()];
+  try {
+    await sendDeletion(store.deletions, { videoIds, eventIds: videoIds.map((id) => eventIds[id] as string) });
+  } catch (error) {
+    // The events and the clean-up are recorded in D1 already: the scheduled sweep does them.
+    logError("delete: send follow-up", error, { count: videoIds.length });
+  }
   return outcomes;
 }
 
 /**
  * Removes what deleted videos leave in R2: aborts their multipart uploads and deletes their custom
- * thumbnails, then forgets the videos that are clean. One that fails stays recorded, and the
- * scheduled sweeper tries it again.
+ * thumbnails, then forgets the videos that are clean. One that fails stays recorded, for a retry
+ * of the message or the scheduled sweeper. Returns how many failed.
  */
-export async function cleanUpDeleted(store: Pick<Store, "db" | "media">, rows: VideoRow[]): Promise<void> {
+export async function cleanUpDeleted(store: { db: Db; media: R2Bucket }, rows: VideoRow[]): Promise<number> {
   const pending = rows.filter((row) => row.upload_r2_id !== null || row.custom_thumbnail_key !== null);
-  if (pending.length === 0) return;
+  if (pending.length === 0) return 0;
   const settled = await Promise.allSettled(pending.map((row) => cleanUpOne(store.media, row)));
   const clean = pending.filter((row, i) => {
     const result = settled[i];
@@ -146,6 +137,7 @@ export async function cleanUpDeleted(store: Pick<Store, "db" | "media">, rows: V
   } catch (error) {
     logError("delete: record clean-up", error, { count: clean.length });
   }
+  return pending.length - clean.length;
 }
 
 async function cleanUpOne(media: R2Bucket, row: VideoRow): Promise<void> {

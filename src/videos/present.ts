@@ -15,7 +15,7 @@ export function present(c: Context<AppEnv>, row: VideoRow, now: number = Date.no
 /** The live video the path names in the caller's project; anything else is video_not_found. */
 export async function pathVideo(c: Context<AppEnv>, rawId: string): Promise<VideoRow> {
   const id = parseUlid(rawId);
-  const row = id ? await findVideo(c.env.DB, c.var.projectId, id) : null;
+  const row = id ? await findVideo(c.var.db, c.var.projectId, id) : null;
   if (!row) throw new ApiError("video_not_found");
   return row;
 }

@@ -1,11 +1,12 @@
 import type { Position } from "../lib/cursor";
+import type { Db } from "../lib/db";
 import { isoTime } from "../lib/time";
 import { COMPLETION_LEASE_MS, type VideoRow, type Visibility } from "./model";
 
 // Ids travel as one JSON array parameter: D1 allows at most 100 bound parameters per statement.
 const IDS = "SELECT value FROM json_each(?)";
 
-export async function insertVideo(db: D1Database, row: VideoRow): Promise<void> {
+export async function insertVideo(db: Db, row: VideoRow): Promise<void> {
   await db
     .prepare(
       `INSERT INTO videos (id, project_id, title, status, visibility, source_key, upload_id, upload_r2_id,
@@ -31,7 +32,7 @@ export async function insertVideo(db: D1Database, row: VideoRow): Promise<void> 
 }
 
 /** A live (not deleted) video of the project. */
-export function findVideo(db: D1Database, projectId: string, id: string): Promise<VideoRow | null> {
+export function findVideo(db: Db, projectId: string, id: string): Promise<VideoRow | null> {
   return db
     .prepare("SELECT * FROM videos WHERE id = ? AND project_id = ? AND deleted_at IS NULL")
     .bind(id, projectId)
@@ -39,7 +40,7 @@ export function findVideo(db: D1Database, projectId: string, id: string): Promis
 }
 
 /** The live videos of the project among `ids`, in one round trip. */
-export async function findVideos(db: D1Database, projectId: string, ids: string[]): Promise<Map<string, VideoRow>> {
+export async function findVideos(db: Db, projectId: string, ids: string[]): Promise<Map<string, VideoRow>> {
   const { results } = await db
     .prepare(`SELECT * FROM videos WHERE project_id = ? AND deleted_at IS NULL AND id IN (${IDS})`)
     .bind(projectId, JSON.stringify(ids))
@@ -49,7 +50,7 @@ export async function findVideos(db: D1Database, projectId: string, ids: string[
 
 /** `limit + 1` live videos after `after`, newest first. */
 export async function listVideos(
-  db: D1Database,
+  db: Db,
   projectId: string,
   limit: number,
   after: Position | null,
@@ -71,7 +72,7 @@ export async function listVideos(
 
 /** Sets the visibility of the project's live videos among `ids`; returns the ids it changed. */
 export async function setVisibility(
-  db: D1Database,
+  db: Db,
   projectId: string,
   ids: string[],
   visibility: Visibility,
@@ -95,7 +96,7 @@ export async function setVisibility(
  * once per video (unique on type and subject). `eventIds` maps each video id to its event's id.
  */
 export function deleteStatements(
-  db: D1Database,
+  db: Db,
   projectId: string,
   ids: string[],
   eventIds: Record<string, string>,
@@ -130,7 +131,7 @@ export function deleteStatements(
 }
 
 /** Forgets the R2 uploads and objects of deleted videos that have been cleaned up. */
-export async function clearCleanedUp(db: D1Database, ids: string[]): Promise<void> {
+export async function clearCleanedUp(db: Db, ids: string[]): Promise<void> {
   if (ids.length === 0) return;
   await db
     .prepare(
@@ -141,8 +142,21 @@ export async function clearCleanedUp(db: D1Database, ids: string[]): Promise<voi
     .run();
 }
 
+/** These videos, where deleted with an upload to abort or a custom thumbnail to delete. */
+export async function deletedWithLeftovers(db: Db, ids: string[]): Promise<VideoRow[]> {
+  const { results } = await db
+    .prepare(
+      `SELECT * FROM videos
+       WHERE id IN (${IDS}) AND deleted_at IS NOT NULL
+         AND (upload_r2_id IS NOT NULL OR custom_thumbnail_key IS NOT NULL)`,
+    )
+    .bind(JSON.stringify(ids))
+    .all<VideoRow>();
+  return results;
+}
+
 /** Deleted videos with an upload to abort or a custom thumbnail to delete, oldest first. */
-export async function pendingCleanups(db: D1Database, limit: number): Promise<VideoRow[]> {
+export async function pendingCleanups(db: Db, limit: number): Promise<VideoRow[]> {
   const { results } = await db
     .prepare(
       `SELECT * FROM videos
@@ -160,7 +174,7 @@ export async function pendingCleanups(db: D1Database, limit: number): Promise<Vi
  * changed meanwhile.
  */
 export function swapCustomThumbnail(
-  db: D1Database,
+  db: Db,
   projectId: string,
   id: string,
   expected: string | null,
@@ -181,12 +195,7 @@ export function swapCustomThumbnail(
  * Takes the completion lease of a video waiting for its upload (or whose earlier completion died).
  * Returns the row as it is now under the lease, or null when the lease could not be taken.
  */
-export function acquireCompletionLease(
-  db: D1Database,
-  projectId: string,
-  id: string,
-  now: number,
-): Promise<VideoRow | null> {
+export function acquireCompletionLease(db: Db, projectId: string, id: string, now: number): Promise<VideoRow | null> {
   return db
     .prepare(
       `UPDATE videos SET status = 'upload_completing', completion_lease_until = ?1, updated_at = ?2
@@ -200,7 +209,7 @@ export function acquireCompletionLease(
 }
 
 /** Marks the upload complete, if this completion still holds the lease. */
-export function finishCompletion(db: D1Database, id: string, lease: string, now: number): Promise<VideoRow | null> {
+export function finishCompletion(db: Db, id: string, lease: string, now: number): Promise<VideoRow | null> {
   return db
     .prepare(
       `UPDATE videos SET status = 'uploaded', completion_lease_until = NULL, upload_id = NULL, upload_r2_id = NULL,
@@ -213,7 +222,7 @@ export function finishCompletion(db: D1Database, id: string, lease: string, now:
 }
 
 /** Gives the lease back after a failed completion, so the client can try again at once. */
-export async function releaseCompletionLease(db: D1Database, id: string, lease: string, now: number): Promise<void> {
+export async function releaseCompletionLease(db: Db, id: string, lease: string, now: number): Promise<void> {
   await db
     .prepare(
       `UPDATE videos SET status = 'waiting_for_upload', completion_lease_until = NULL, updated_at = ?1
@@ -227,7 +236,7 @@ export async function releaseCompletionLease(db: D1Database, id: string, lease: 
  * Live videos whose upload session expired with its R2 multipart upload still open, oldest first;
  * a completion still under its lease is left alone.
  */
-export async function expiredUploads(db: D1Database, now: number, limit: number): Promise<VideoRow[]> {
+export async function expiredUploads(db: Db, now: number, limit: number): Promise<VideoRow[]> {
   const { results } = await db
     .prepare(
       `SELECT * FROM videos
@@ -241,7 +250,7 @@ export async function expiredUploads(db: D1Database, now: number, limit: number)
 }
 
 /** Forgets the aborted R2 uploads of these expired sessions (unless something changed them since). */
-export async function clearExpiredUploads(db: D1Database, rows: VideoRow[]): Promise<void> {
+export async function clearExpiredUploads(db: Db, rows: VideoRow[]): Promise<void> {
   if (rows.length === 0) return;
   await db
     .prepare(

@@ -102,7 +102,7 @@ export const videoRoutes = createRouter()
       deleted_at: null,
     };
     try {
-      await insertVideo(c.env.DB, row);
+      await insertVideo(c.var.db, row);
     } catch (error) {
       // Leave no orphaned multipart upload behind a video that was never recorded.
       await upload.abort().catch(() => {});
@@ -121,7 +121,7 @@ export const videoRoutes = createRouter()
     async (c) => {
       const cursors = { secret: c.var.config.cursorSecret, scope: `videos:${c.var.projectId}` };
       const { limit, after } = await parsePage(c.req.valid("query"), cursors);
-      const page = await pageOf(await listVideos(c.env.DB, c.var.projectId, limit, after), limit, cursors);
+      const page = await pageOf(await listVideos(c.var.db, c.var.projectId, limit, after), limit, cursors);
       const now = Date.now();
       return c.json({ data: page.data.map((row) => present(c, row, now)), nextCursor: page.nextCursor }, 200);
     },
@@ -131,9 +131,7 @@ export const videoRoutes = createRouter()
   .openapi(remove, async (c) => {
     const id = parseUlid(c.req.valid("param").id);
     if (!id) throw new ApiError("video_not_found");
-    const [outcome] = await deleteVideos(storeOf(c.env), c.var.projectId, [id], {
-      background: (task) => c.executionCtx.waitUntil(task),
-    });
+    const [outcome] = await deleteVideos(storeOf(c), c.var.projectId, [id]);
     if (!outcome) throw new Error("deleteVideos gave no outcome for the id");
     // A lone id is never "not attempted": a failure stops at it, as internal_error.
     if (!outcome.ok) throw new ApiError(outcome.code === "not_attempted" ? "internal_error" : outcome.code);

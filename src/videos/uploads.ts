@@ -101,7 +101,7 @@ export const uploadRoutes = createRouter()
     const row = await pathVideo(c, c.req.valid("param").id);
     const now = Date.now();
     refuseUpload(row, now);
-    const leased = await acquireCompletionLease(c.env.DB, c.var.projectId, row.id, now);
+    const leased = await acquireCompletionLease(c.var.db, c.var.projectId, row.id, now);
     if (!leased) {
       // Another request changed the video between the read and the lease: say why, as it is now.
       refuseUpload(await pathVideo(c, row.id), Date.now());
@@ -112,7 +112,7 @@ export const uploadRoutes = createRouter()
       const upload = c.env.MEDIA.resumeMultipartUpload(leased.source_key, leased.upload_r2_id as string);
       await upload.complete([...parts].sort((a, b) => a.partNumber - b.partNumber));
     } catch (error) {
-      await releaseCompletionLease(c.env.DB, leased.id, lease, Date.now());
+      await releaseCompletionLease(c.var.db, leased.id, lease, Date.now());
       if (isPartError(error)) {
         // R2's own words go to the log; the client gets this API's.
         logError("upload complete: parts refused", error, { videoId: leased.id });
@@ -129,6 +129,6 @@ export const uploadRoutes = createRouter()
       }
       throw error;
     }
-    const finished = await finishCompletion(c.env.DB, leased.id, lease, Date.now());
+    const finished = await finishCompletion(c.var.db, leased.id, lease, Date.now());
     return c.json(present(c, finished ?? (await pathVideo(c, leased.id))), 200);
   });

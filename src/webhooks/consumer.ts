@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { Db } from "../lib/db";
 import { logError } from "../lib/log";
 import { isoTime } from "../lib/time";
 import { ulid } from "../lib/ulid";
@@ -17,7 +18,7 @@ import { type TargetRules, targetProblem } from "./targets";
 
 const DeliveryMessageSchema = z.strictObject({ deliveryId: z.string().min(1).max(40) });
 
-export type Deps = { db: D1Database; queue: Queue; fetch: typeof fetch; targets: TargetRules };
+export type Deps = { db: Db; queue: Queue; fetch: typeof fetch; targets: TargetRules };
 
 /** A consumer holds an attempt this long: past the request's own timeout, with room to record it. */
 const CLAIM_MS = DELIVERY_TIMEOUT_MS + 45_000;
@@ -166,7 +167,7 @@ export async function consumeDeliveries(batch: MessageBatch<unknown>, deps: Deps
  * The dead-letter queue's handler: a message here used up the queue's retries, so its attempt is
  * failed as `gave_up`; nothing stays pending for the sweeper to send again in a loop.
  */
-export async function consumeDeadLetters(batch: MessageBatch<unknown>, db: D1Database): Promise<void> {
+export async function consumeDeadLetters(batch: MessageBatch<unknown>, db: Db): Promise<void> {
   const now = Date.now();
   for (const message of batch.messages) {
     const deliveryId = parseMessage(message);

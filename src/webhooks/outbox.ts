@@ -1,3 +1,4 @@
+import type { Db } from "../lib/db";
 import { isoTime, MINUTE } from "../lib/time";
 import { ulid } from "../lib/ulid";
 import type { EventType } from "./model";
@@ -10,7 +11,7 @@ import {
   unpublishedEvents,
 } from "./queries";
 
-export type Bindings = { db: D1Database; queue: Queue };
+export type Bindings = { db: Db; queue: Queue };
 export type DeliveryMessage = { deliveryId: string };
 
 /** Queues sendBatch takes at most this many messages. */

@@ -1,4 +1,5 @@
 import type { Position } from "../lib/cursor";
+import type { Db } from "../lib/db";
 import { isoTime } from "../lib/time";
 import type { DeliveryError, DeliveryRow, DeliveryState, EndpointRow } from "./model";
 
@@ -8,7 +9,7 @@ const IDS = "SELECT value FROM json_each(?)";
  * Adds the endpoint unless the project already has `quota` of them; the count and the insert are
  * one statement, so concurrent creates cannot pass the quota together. False when it is full.
  */
-export async function insertEndpoint(db: D1Database, row: EndpointRow, quota: number): Promise<boolean> {
+export async function insertEndpoint(db: Db, row: EndpointRow, quota: number): Promise<boolean> {
   const result = await db
     .prepare(
       `INSERT INTO webhook_endpoints (id, project_id, url, event_types, enabled, description, secret, created_at)
@@ -43,7 +44,7 @@ export type EndpointPatch = {
  * unless the endpoint was disabled already (a "gone" endpoint stays "gone").
  */
 export function updateEndpoint(
-  db: D1Database,
+  db: Db,
   projectId: string,
   id: string,
   patch: EndpointPatch,
@@ -78,7 +79,7 @@ export function updateEndpoint(
 
 /** Makes `secret` the endpoint's secret; the one it replaces keeps signing until `overlapUntil`. */
 export async function rotateSecret(
-  db: D1Database,
+  db: Db,
   projectId: string,
   id: string,
   secret: string,
@@ -95,11 +96,11 @@ export async function rotateSecret(
 }
 
 /** Disables an endpoint that said it is gone (410). */
-export function disableGone(db: D1Database, id: string): D1PreparedStatement {
+export function disableGone(db: Db, id: string): D1PreparedStatement {
   return db.prepare("UPDATE webhook_endpoints SET enabled = 0, disabled_reason = 'gone' WHERE id = ?").bind(id);
 }
 
-export async function listEndpoints(db: D1Database, projectId: string): Promise<EndpointRow[]> {
+export async function listEndpoints(db: Db, projectId: string): Promise<EndpointRow[]> {
   const { results } = await db
     .prepare("SELECT * FROM webhook_endpoints WHERE project_id = ? ORDER BY created_at DESC, id DESC")
     .bind(projectId)
@@ -107,7 +108,7 @@ export async function listEndpoints(db: D1Database, projectId: string): Promise<
   return results;
 }
 
-export function findEndpoint(db: D1Database, projectId: string, id: string): Promise<EndpointRow | null> {
+export function findEndpoint(db: Db, projectId: string, id: string): Promise<EndpointRow | null> {
   return db
     .prepare("SELECT * FROM webhook_endpoints WHERE id = ? AND project_id = ?")
     .bind(id, projectId)
@@ -115,7 +116,7 @@ export function findEndpoint(db: D1Database, projectId: string, id: string): Pro
 }
 
 /** Deletes the endpoint and, with it, its delivery attempts. */
-export async function deleteEndpoint(db: D1Database, projectId: string, id: string): Promise<boolean> {
+export async function deleteEndpoint(db: Db, projectId: string, id: string): Promise<boolean> {
   const result = await db
     .prepare("DELETE FROM webhook_endpoints WHERE id = ? AND project_id = ?")
     .bind(id, projectId)
@@ -158,7 +159,7 @@ export function deliveriesQuery(
 
 /** `limit + 1` attempts of the endpoint after `after`, newest first. */
 export async function listDeliveries(
-  db: D1Database,
+  db: Db,
   endpointId: string,
   filter: DeliveryFilter,
   limit: number,
@@ -173,7 +174,7 @@ export async function listDeliveries(
   ).results;
 }
 
-export function findDelivery(db: D1Database, endpointId: string, id: string): Promise<DeliveryRow | null> {
+export function findDelivery(db: Db, endpointId: string, id: string): Promise<DeliveryRow | null> {
   return db
     .prepare("SELECT * FROM webhook_deliveries WHERE id = ? AND endpoint_id = ?")
     .bind(id, endpointId)
@@ -190,7 +191,7 @@ export type NewAttempt = {
 };
 
 /** Writes pending attempts, skipping any that exist already; one statement for any number. */
-export function insertAttempts(db: D1Database, attempts: NewAttempt[], now: number): D1PreparedStatement {
+export function insertAttempts(db: Db, attempts: NewAttempt[], now: number): D1PreparedStatement {
   return db
     .prepare(
       `INSERT OR IGNORE INTO webhook_deliveries (id, endpoint_id, event_id, event_type, state, attempt, created_at, due_at)
@@ -207,7 +208,7 @@ export function insertAttempts(db: D1Database, attempts: NewAttempt[], now: numb
  * concurrent retries each get their own number.
  */
 export function insertRetryAttempt(
-  db: D1Database,
+  db: Db,
   original: DeliveryRow,
   id: string,
   now: number,
@@ -228,7 +229,7 @@ export function insertRetryAttempt(
  * consumer (their message was lost).
  */
 export async function pendingAttemptIds(
-  db: D1Database,
+  db: Db,
   where: { eventIds: string[] } | { dueBefore: string; now: string },
 ): Promise<string[]> {
   const statement =
@@ -250,7 +251,7 @@ export type OutboxEvent = { id: string; project_id: string; type: string };
 
 /** Unpublished events: these ids, or any created before `createdBefore`; oldest first. */
 export async function unpublishedEvents(
-  db: D1Database,
+  db: Db,
   where: { ids: string[] } | { createdBefore: string },
 ): Promise<OutboxEvent[]> {
   const statement =
@@ -267,7 +268,7 @@ export async function unpublishedEvents(
 }
 
 /** Enabled endpoints of these projects. */
-export async function enabledEndpoints(db: D1Database, projectIds: string[]): Promise<EndpointRow[]> {
+export async function enabledEndpoints(db: Db, projectIds: string[]): Promise<EndpointRow[]> {
   const { results } = await db
     .prepare(`SELECT * FROM webhook_endpoints WHERE enabled = 1 AND project_id IN (${IDS})`)
     .bind(JSON.stringify(projectIds))
@@ -275,7 +276,7 @@ export async function enabledEndpoints(db: D1Database, projectIds: string[]): Pr
   return results;
 }
 
-export function markPublished(db: D1Database, eventIds: string[], now: number): D1PreparedStatement {
+export function markPublished(db: Db, eventIds: string[], now: number): D1PreparedStatement {
   return db
     .prepare(`UPDATE outbox_events SET published_at = ? WHERE published_at IS NULL AND id IN (${IDS})`)
     .bind(isoTime(now), JSON.stringify(eventIds));
@@ -296,7 +297,7 @@ export type ClaimedAttempt = DeliveryRow & {
  * Returns, in the same round trip, what decides whether it may be sent: the endpoint's URL,
  * secrets and state, and whether the project's account is approved.
  */
-export function claimAttempt(db: D1Database, id: string, now: number, leaseMs: number): Promise<ClaimedAttempt | null> {
+export function claimAttempt(db: Db, id: string, now: number, leaseMs: number): Promise<ClaimedAttempt | null> {
   return db
     .prepare(
       `UPDATE webhook_deliveries SET claimed_until = ?1
@@ -316,7 +317,7 @@ export function claimAttempt(db: D1Database, id: string, now: number, leaseMs: n
 }
 
 export function finishAttempt(
-  db: D1Database,
+  db: Db,
   id: string,
   outcome: {
     state: "succeeded" | "failed";
@@ -346,7 +347,7 @@ export function finishAttempt(
 }
 
 /** Fails an attempt whose message used up the queue's retries (the dead-letter queue has it). */
-export function giveUpAttempt(db: D1Database, id: string, now: number): D1PreparedStatement {
+export function giveUpAttempt(db: Db, id: string, now: number): D1PreparedStatement {
   return db
     .prepare(
       `UPDATE webhook_deliveries
@@ -357,7 +358,7 @@ export function giveUpAttempt(db: D1Database, id: string, now: number): D1Prepar
 }
 
 /** Deletes up to `limit` attempts created before `before`; how many it deleted. */
-export async function deleteAttemptsBefore(db: D1Database, before: string, limit: number): Promise<number> {
+export async function deleteAttemptsBefore(db: Db, before: string, limit: number): Promise<number> {
   const result = await db
     .prepare(
       `DELETE FROM webhook_deliveries
@@ -369,7 +370,7 @@ export async function deleteAttemptsBefore(db: D1Database, before: string, limit
 }
 
 /** Deletes up to `limit` events published before `before` that no attempt refers to any more. */
-export async function deleteEventsBefore(db: D1Database, before: string, limit: number): Promise<number> {
+export async function deleteEventsBefore(db: Db, before: string, limit: number): Promise<number> {
   const result = await db
     .prepare(
       `DELETE FROM outbox_events WHERE id IN (

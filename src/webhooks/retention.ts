@@ -1,3 +1,4 @@
+import type { Db } from "../lib/db";
 import { drain } from "../lib/drain";
 import { DAY, isoTime } from "../lib/time";
 import { deleteAttemptsBefore, deleteEventsBefore } from "./queries";
@@ -9,7 +10,7 @@ export const RETENTION_MS = 30 * DAY;
  * Deletes delivery attempts older than 30 days, then the published outbox events older than that
  * which no attempt refers to any more, in bounded batches. Unpublished events are never deleted.
  */
-export async function deleteExpiredDeliveries(db: D1Database, now: number = Date.now()) {
+export async function deleteExpiredDeliveries(db: Db, now: number = Date.now()) {
   const before = isoTime(now - RETENTION_MS);
   const attempts = await drain((limit) => deleteAttemptsBefore(db, before, limit));
   const events = await drain((limit) => deleteEventsBefore(db, before, limit));

@@ -227,7 +227,7 @@ function webhookUrl(c: Context<AppEnv>, text: string): string {
 
 async function pathEndpoint(c: Context<AppEnv>, rawId: string): Promise<EndpointRow> {
   const id = parseUlid(rawId);
-  const row = id ? await findEndpoint(c.env.DB, c.var.projectId, id) : null;
+  const row = id ? await findEndpoint(c.var.db, c.var.projectId, id) : null;
   if (!row) throw new ApiError("endpoint_not_found");
   return row;
 }
@@ -249,18 +249,18 @@ export const webhookRoutes = createRouter()
       previous_secret_until: null,
       created_at: isoTime(now),
     };
-    if (!(await insertEndpoint(c.env.DB, row, QUOTAS.webhook_endpoints.limit)))
+    if (!(await insertEndpoint(c.var.db, row, QUOTAS.webhook_endpoints.limit)))
       throw quotaExceeded("webhook_endpoints");
     return c.json({ ...toEndpoint(row), secret: row.secret }, 201);
   })
-  .openapi(list, async (c) => c.json({ data: (await listEndpoints(c.env.DB, c.var.projectId)).map(toEndpoint) }, 200))
+  .openapi(list, async (c) => c.json({ data: (await listEndpoints(c.var.db, c.var.projectId)).map(toEndpoint) }, 200))
   .openapi(read, async (c) => c.json(toEndpoint(await pathEndpoint(c, c.req.valid("param").id)), 200))
   .openapi(patch, async (c) => {
     const id = parseUlid(c.req.valid("param").id);
     if (!id) throw new ApiError("endpoint_not_found");
     const body = c.req.valid("json");
     const url = body.url === undefined ? undefined : webhookUrl(c, body.url);
-    const row = await updateEndpoint(c.env.DB, c.var.projectId, id, { ...body, url });
+    const row = await updateEndpoint(c.var.db, c.var.projectId, id, { ...body, url });
     if (!row) throw new ApiError("endpoint_not_found");
     return c.json(toEndpoint(row), 200);
   })
@@ -268,14 +268,14 @@ export const webhookRoutes = createRouter()
     const id = parseUlid(c.req.valid("param").id);
     const secret = newSecret();
     const overlapUntil = isoTime(Date.now() + SECRET_OVERLAP_MS);
-    if (!id || !(await rotateSecret(c.env.DB, c.var.projectId, id, secret, overlapUntil))) {
+    if (!id || !(await rotateSecret(c.var.db, c.var.projectId, id, secret, overlapUntil))) {
       throw new ApiError("endpoint_not_found");
     }
     return c.json({ secret }, 200);
   })
   .openapi(remove, async (c) => {
     const id = parseUlid(c.req.valid("param").id);
-    if (!id || !(await deleteEndpoint(c.env.DB, c.var.projectId, id))) throw new ApiError("endpoint_not_found");
+    if (!id || !(await deleteEndpoint(c.var.db, c.var.projectId, id))) throw new ApiError("endpoint_not_found");
     return c.body(null, 204);
   })
   .openapi(
@@ -289,7 +289,7 @@ export const webhookRoutes = createRouter()
         scope: deliveriesCursorScope(endpoint.id, { state, eventType }),
       };
       const { limit, after } = await parsePage(page, cursors);
-      const rows = await listDeliveries(c.env.DB, endpoint.id, { state, eventType }, limit, after);
+      const rows = await listDeliveries(c.var.db, endpoint.id, { state, eventType }, limit, after);
       const { data, nextCursor } = await pageOf(rows, limit, cursors);
       return c.json({ data: data.map(toDelivery), nextCursor }, 200);
     },
@@ -300,9 +300,9 @@ export const webhookRoutes = createRouter()
     const endpoint = await pathEndpoint(c, params.id);
     if (endpoint.enabled !== 1) throw new ApiError("endpoint_disabled");
     const attemptId = parseUlid(params.attemptId);
-    const original = attemptId ? await findDelivery(c.env.DB, endpoint.id, attemptId) : null;
+    const original = attemptId ? await findDelivery(c.var.db, endpoint.id, attemptId) : null;
     if (!original) throw new ApiError("not_found", { message: "No such delivery attempt." });
-    const created = await insertRetryAttempt(c.env.DB, original, ulid(), Date.now());
+    const created = await insertRetryAttempt(c.var.db, original, ulid(), Date.now());
     if (!created) throw new Error("retry attempt was not written");
     await enqueue(c.env.WEBHOOK_QUEUE, [created.id]);
     return c.json(toDelivery(created), 202);

@@ -7,7 +7,6 @@ import {
   api,
   bearer,
   json,
-  logIn,
   newKey,
   newSession,
   newVideo,
@@ -16,7 +15,7 @@ import {
   signUp,
   withCookie,
 } from "../helpers";
-import { type Document, type JsonSchema, mutate, valueOf } from "./schemas";
+import { type Document, type JsonSchema, mutate, schemaValue } from "./schemas";
 
 /**
  * A property-based fuzzer over every operation of the OpenAPI document: generated and mutated
@@ -151,7 +150,7 @@ describe("fuzzing every operation", () => {
             ...params
               .filter((p) => p.in === "query")
               .flatMap((p) => [
-                valueOf(doc, p.schema ?? {}, ids).map((value) => [p.name, String(value)] as const),
+                schemaValue(doc, p.schema ?? {}, ids).map((value) => [p.name, String(value)] as const),
                 (p.name === "projectId" ? fc.constant(me.projectId) : garbage).map((value) => [p.name, value] as const),
                 mutate(null).map((value) => [p.name, JSON.stringify(value).slice(0, 500)] as const),
               ]),
@@ -163,7 +162,7 @@ describe("fuzzing every operation", () => {
         const jsonSchema = content["application/json"]?.schema;
         const binaryTypes = Object.keys(content).filter((type) => type !== "application/json");
         const body: fc.Arbitrary<{ type?: string; data?: BodyInit }> = jsonSchema
-          ? valueOf(doc, jsonSchema, ids).chain((valid) =>
+          ? schemaValue(doc, jsonSchema, ids).chain((valid) =>
               fc.oneof(
                 fc.constant({ type: "application/json", data: JSON.stringify(valid) }),
                 mutate(valid).map((bad) => ({ type: "application/json", data: JSON.stringify(bad) ?? "" })),

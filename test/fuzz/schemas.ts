@@ -33,16 +33,21 @@ export function resolve(doc: Document, schema: JsonSchema): JsonSchema {
  * Values that fit the schema. `ids` stands in for any string described as a ULID, so bodies
  * name real videos (the caller's and other tenants') as well as unknown ones.
  */
-export function valueOf(doc: Document, raw: JsonSchema, ids: fc.Arbitrary<string>, depth = 0): fc.Arbitrary<unknown> {
+export function schemaValue(
+  doc: Document,
+  raw: JsonSchema,
+  ids: fc.Arbitrary<string>,
+  depth = 0,
+): fc.Arbitrary<unknown> {
   const schema = resolve(doc, raw);
   if (depth > 6) return fc.constant(null);
   if (schema.const !== undefined) return fc.constant(schema.const);
   if (schema.enum) return fc.constantFrom(...schema.enum);
   const choices = schema.anyOf ?? schema.oneOf;
-  if (choices) return fc.oneof(...choices.map((choice) => valueOf(doc, choice, ids, depth + 1)));
-  if (schema.allOf?.[0]) return valueOf(doc, schema.allOf[0], ids, depth + 1);
+  if (choices) return fc.oneof(...choices.map((choice) => schemaValue(doc, choice, ids, depth + 1)));
+  if (schema.allOf?.[0]) return schemaValue(doc, schema.allOf[0], ids, depth + 1);
   if (Array.isArray(schema.type)) {
-    return fc.oneof(...schema.type.map((type) => valueOf(doc, { ...schema, type }, ids, depth)));
+    return fc.oneof(...schema.type.map((type) => schemaValue(doc, { ...schema, type }, ids, depth)));
   }
   switch (schema.type) {
     case "null":
@@ -58,14 +63,14 @@ export function valueOf(doc: Document, raw: JsonSchema, ids: fc.Arbitrary<string
       if (schema.format === "binary") return fc.constant("");
       return fc.string({ minLength: schema.minLength ?? 0, maxLength: Math.min(schema.maxLength ?? 40, 40) });
     case "array":
-      return fc.array(valueOf(doc, schema.items ?? {}, ids, depth + 1), {
+      return fc.array(schemaValue(doc, schema.items ?? {}, ids, depth + 1), {
         minLength: schema.minItems ?? 0,
         maxLength: Math.min(schema.maxItems ?? 5, 5),
       });
     case "object": {
       const properties = schema.properties ?? {};
       const record = Object.fromEntries(
-        Object.entries(properties).map(([key, value]) => [key, valueOf(doc, value, ids, depth + 1)]),
+        Object.entries(properties).map(([key, value]) => [key, schemaValue(doc, value, ids, depth + 1)]),
       );
       return fc.record(record, { requiredKeys: (schema.required ?? []).filter((key) => key in properties) });
     }
@@ -74,7 +79,13 @@ export function valueOf(doc: Document, raw: JsonSchema, ids: fc.Arbitrary<string
   }
 }
 
-const CONTROL = fc.stringMatching(/^[\u0000-\u001f\u007f\u202e\u200b]{1,20}$/);
+/** Control characters, and the invisible ones that change how text reads. */
+const CONTROL = fc
+  .array(
+    fc.constantFrom(...Array.from({ length: 32 }, (_, i) => String.fromCharCode(i)), "\u007f", "\u202e", "\u200b"),
+    { minLength: 1, maxLength: 20 },
+  )
+  .map((chars) => chars.join(""));
 
 /** A value broken the ways clients break them. */
 export function mutate(value: unknown): fc.Arbitrary<unknown> {

@@ -11,14 +11,27 @@ type Traced = { inner: D1PreparedStatement; sql: string; params: unknown[] };
 export class InstrumentedD1 {
   roundTrips = 0;
   statements = 0;
+  /** How each D1 session of the requests started: "first-primary", "first-unconstrained" or a bookmark. */
+  sessions: string[] = [];
   failWhen: Fault | undefined;
   before: ((sql: string, params: unknown[]) => Promise<void>) | undefined;
   readonly #db: D1Database;
   readonly #traced = new WeakMap<object, Traced>();
+  /** Counters and faults live on the binding; its sessions report to it. */
+  readonly #root: InstrumentedD1;
 
-  constructor(db: D1Database, failWhen?: Fault) {
+  constructor(db: D1Database, failWhen?: Fault, root?: InstrumentedD1) {
     this.#db = db;
     this.failWhen = failWhen;
+    this.#root = root ?? this;
+  }
+
+  withSession(constraint?: string): InstrumentedD1 & { getBookmark: () => string | null } {
+    this.#root.sessions.push(constraint ?? "first-unconstrained");
+    const session = this.#db.withSession(constraint);
+    return Object.assign(new InstrumentedD1(session as unknown as D1Database, undefined, this.#root), {
+      getBookmark: () => session.getBookmark(),
+    });
   }
 
   get binding(): D1Database {
@@ -31,16 +44,17 @@ export class InstrumentedD1 {
   }
 
   #check(traced: Traced): void {
-    this.statements += 1;
-    if (this.failWhen?.(traced.sql, traced.params)) throw new Error(`injected D1 failure: ${traced.sql.slice(0, 60)}`);
+    this.#root.statements += 1;
+    if (this.#root.failWhen?.(traced.sql, traced.params))
+      throw new Error(`injected D1 failure: ${traced.sql.slice(0, 60)}`);
   }
 
   #wrap(traced: Traced): D1PreparedStatement {
     const run =
       <T>(method: (statement: D1PreparedStatement) => Promise<T>) =>
       async () => {
-        this.roundTrips += 1;
-        await this.before?.(traced.sql, traced.params);
+        this.#root.roundTrips += 1;
+        await this.#root.before?.(traced.sql, traced.params);
         this.#check(traced);
         return method(traced.inner);
       };
@@ -60,21 +74,21 @@ export class InstrumentedD1 {
   }
 
   async batch<T>(statements: D1PreparedStatement[]): Promise<D1Result<T>[]> {
-    this.roundTrips += 1;
+    this.#root.roundTrips += 1;
     const traced = statements.map((statement) => {
       const found = this.#traced.get(statement);
       if (!found) throw new Error("batch of a statement not prepared through this wrapper");
       return found;
     });
     for (const item of traced) {
-      await this.before?.(item.sql, item.params);
+      await this.#root.before?.(item.sql, item.params);
       this.#check(item);
     }
     return this.#db.batch<T>(traced.map((item) => item.inner));
   }
 
   exec(query: string): Promise<D1ExecResult> {
-    this.roundTrips += 1;
+    this.#root.roundTrips += 1;
     return this.#db.exec(query);
   }
 }

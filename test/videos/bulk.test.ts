@@ -1,6 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { deleteVideos } from "../../src/videos/delete";
+import { type DeletionMessage, finishDeletion } from "../../src/videos/deletions";
 import { api, bearer, errorCode, json, newKey, newVideos, newWorkspace, withCookie } from "../helpers";
 import { apiWith } from "../support/app";
 import { InstrumentedD1 } from "../support/d1";
@@ -215,25 +216,21 @@ describe("an infrastructure failure on a delete", () => {
 });
 
 describe("round trips", () => {
-  it("deleteVideos answers 100 ids in 2 D1 round trips, and its follow-up takes a bounded few", async () => {
+  it("deleteVideos answers 100 ids in 2 D1 round trips and one queue send; its follow-up takes a few", async () => {
     const { key, project } = await newWorkspace();
     const ids = await newVideos(key, 100);
     const db = new InstrumentedD1(env.DB);
-    const background: Promise<void>[] = [];
-    const outcomes = await deleteVideos(
-      { db: db.binding, media: env.MEDIA, queue: env.WEBHOOK_QUEUE },
-      project.id,
-      ids,
-      {
-        background: (task) => background.push(task),
-      },
-    );
+    const sent: DeletionMessage[] = [];
+    const deletions = { send: async (body: DeletionMessage) => void sent.push(body) } as unknown as Queue;
+    const outcomes = await deleteVideos({ db: db.binding, deletions }, project.id, ids);
     expect(outcomes.every((outcome) => outcome.ok)).toBe(true);
     expect(db.roundTrips).toBe(2);
+    expect(sent).toHaveLength(1);
+    expect(sent[0]?.videoIds.sort()).toEqual([...ids].sort());
     db.reset();
-    await Promise.all(background);
-    // Publishing the events (no endpoints here) and recording the R2 clean-up.
-    expect(db.roundTrips).toBeLessThanOrEqual(4);
+    await finishDeletion({ db: db.binding, media: env.MEDIA, webhooks: env.WEBHOOK_QUEUE }, sent[0] as DeletionMessage);
+    // Publishing the events (no endpoints here), reading the leftovers, recording the R2 clean-up.
+    expect(db.roundTrips).toBeLessThanOrEqual(5);
     expect(await eventCount(ids[99] ?? "")).toBe(1);
   });
 

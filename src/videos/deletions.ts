@@ -1,0 +1,66 @@
+import { z } from "zod";
+import type { Db } from "../lib/db";
+import { logError } from "../lib/log";
+import { parseUlid } from "../lib/ulid";
+import { publishEvents } from "../webhooks/outbox";
+import { cleanUpDeleted } from "./delete";
+import { deletedWithLeftovers } from "./queries";
+
+const Ulid = z.string().refine((text) => parseUlid(text) === text, "not a canonical ULID");
+
+/** One delete's follow-up: the videos it deleted and the ids of their video.deleted events. */
+const DeletionMessageSchema = z.strictObject({
+  videoIds: z.array(Ulid).min(1).max(100),
+  eventIds: z.array(Ulid).max(100),
+});
+export type DeletionMessage = z.infer<typeof DeletionMessageSchema>;
+
+export function sendDeletion(queue: Queue, message: DeletionMessage): Promise<unknown> {
+  return queue.send(DeletionMessageSchema.parse(message));
+}
+
+export type DeletionDeps = { db: Db; media: R2Bucket; webhooks: Queue };
+
+/**
+ * What a delete leaves for later, done off the request's path: publish the video.deleted events,
+ * abort the R2 multipart uploads and delete the custom thumbnails. Each step is safe to repeat; a
+ * failure throws, so the queue retries the message.
+ */
+export async function finishDeletion(deps: DeletionDeps, message: DeletionMessage): Promise<void> {
+  await publishEvents({ db: deps.db, queue: deps.webhooks }, { ids: message.eventIds });
+  const failed = await cleanUpDeleted(deps, await deletedWithLeftovers(deps.db, message.videoIds));
+  if (failed > 0) throw new Error(`${failed} of the deleted videos' R2 clean-ups failed`);
+}
+
+/** The deletions queue's handler: one delete per message, retried by the queue on failure. */
+export async function consumeDeletions(batch: MessageBatch<unknown>, deps: DeletionDeps): Promise<void> {
+  for (const message of batch.messages) {
+    const parsed = DeletionMessageSchema.safeParse(message.body);
+    if (!parsed.success) {
+      logError("deletion message malformed", parsed.error.message, { messageId: message.id });
+      message.ack();
+      continue;
+    }
+    try {
+      await finishDeletion(deps, parsed.data);
+      message.ack();
+    } catch (error) {
+      logError("deletion follow-up", error, { messageId: message.id, attempts: message.attempts });
+      message.retry();
+    }
+  }
+}
+
+/**
+ * The deletions dead-letter queue's handler. What a message there did not finish is still recorded
+ * in D1 (unpublished events, deleted videos with R2 leftovers), so the scheduled sweep does it;
+ * the message is logged and acknowledged.
+ */
+export function consumeDeadDeletions(batch: MessageBatch<unknown>): void {
+  for (const message of batch.messages) {
+    logError("deletion follow-up gave up; the sweep takes over", JSON.stringify(message.body), {
+      messageId: message.id,
+    });
+    message.ack();
+  }
+}
