@@ -1,26 +1,32 @@
-// `npm run bench`: starts the real dev server and prints latency figures at concurrency 1.
-// Figures, not pass/fail: targets are read by people, never asserted in tests.
+// `npm run bench`: starts the real dev server and times every route at concurrency 1, printing one
+// table (median, p95, ratio to the bare route, round trips by kind) and writing it as JSON to
+// .bench/results.json. Figures, not pass/fail: targets are read by people, never asserted in tests.
 import { spawnSync } from "node:child_process";
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { build } from "esbuild";
 import { Client } from "../test/e2e/client.ts";
-import { startDevServer } from "../test/e2e/server.ts";
+import { E2E_ADMIN_TOKEN, startDevServer } from "../test/e2e/server.ts";
+import { type BudgetedRoute, ROUND_TRIP_BUDGET } from "../test/round-trip-budget.ts";
 import { paddedPng } from "../test/support/images.ts";
 
-const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 200);
+const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 100);
 const BULK_DELETE_SAMPLES = Number(process.env.BENCH_BULK_DELETE_SAMPLES ?? 30);
 const DELIVERY_SAMPLES = Number(process.env.BENCH_DELIVERY_SAMPLES ?? 100);
 /** Attempts seeded on one endpoint for the deliveries cases; 1% of them failed. */
 const SEEDED_ATTEMPTS = 100_000;
 const CURSOR_SECRET = "bench-cursor-secret-0123456789abcdef0123456789";
+/** The seeded attempts end an hour ago: young enough that the retention sweep leaves them alone. */
+const SEED_BASE = new Date(Math.floor((Date.now() - (SEEDED_ATTEMPTS + 3600) * 1000) / 1000) * 1000).toISOString();
 const WARMUP = 10;
 /** Calls per caller, under every per-caller limit (30 a minute for bulk). */
 const PER_CALLER = 25;
 
-type Outcome = { status: number; headers: Headers; headersMs: number };
+type Outcome = { status: number; headers: Headers; headersMs: number; text?: string };
 type Case = {
   name: string;
+  /** The route's entry in the round-trip budget, when the case is one route's success path. */
+  budget?: BudgetedRoute;
   expect: number;
   samples?: number;
   /** Work done before each sample, outside its timing. */
@@ -40,9 +46,11 @@ async function measure(item: Case) {
   for (let i = 0; i < WARMUP + samples; i++) {
     await item.prepare?.(i);
     const start = performance.now();
-    const { status, headers, headersMs } = await item.run(i);
+    const { status, headers, headersMs, text } = await item.run(i);
     const elapsed = performance.now() - start;
-    if (status !== item.expect) throw new Error(`${item.name}: expected ${item.expect}, got ${status}`);
+    if (status !== item.expect) {
+      throw new Error(`${item.name}: expected ${item.expect}, got ${status} ${text?.slice(0, 300) ?? ""}`);
+    }
     if (i < WARMUP) continue;
     times.push(elapsed);
     toHeaders.push(headersMs);
@@ -69,22 +77,49 @@ async function inBatches<T>(count: number, size: number, task: (i: number) => Pr
   return out;
 }
 
-/** An approved owner with one project, and as many API keys as asked for. */
-async function workspace(baseUrl: string, keys: number) {
+type Call = (
+  method: string,
+  path: string,
+  body?: unknown,
+  headers?: Record<string, string>,
+) => ReturnType<Client["request"]>;
+
+/**
+ * An approved owner with one project and enough API keys that `caller(i)` changes key every
+ * PER_CALLER calls, under every per-caller limit (the project's own bucket holds ten times more).
+ */
+async function workspace(baseUrl: string, calls = SAMPLES + WARMUP) {
   const owner = new Client(baseUrl);
   await owner.onboard();
   const project = await owner.request("POST", "/v1/projects", { body: { name: "bench" } });
-  const callers = await inBatches(keys, 10, async () => {
-    const created = await owner.request("POST", `/v1/projects/${project.json.id}/api-keys`, {
+  const projectId = project.json.id as string;
+  const callers = await inBatches(Math.ceil(calls / PER_CALLER), 10, async () => {
+    const created = await owner.request("POST", `/v1/projects/${projectId}/api-keys`, {
       body: { name: "bench", scopes: ["read", "write"], mode: "test" },
     });
     const client = new Client(baseUrl);
     const auth = { authorization: `Bearer ${created.json.key}` };
-    return (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
+    const call: Call = (method, path, body, headers = {}) =>
       client.request(method, path, { body, headers: { ...auth, ...headers } });
+    return call;
   });
-  return { owner, callers };
+  const caller = (i: number) => callers[Math.floor(i / PER_CALLER) % callers.length] as Call;
+  return { owner, projectId, caller };
 }
+
+/** Owners of a project each, so that `owner(i)` changes session every PER_CALLER calls. */
+async function owners(baseUrl: string, calls = SAMPLES + WARMUP) {
+  const list = await inBatches(Math.ceil(calls / PER_CALLER), 5, async () => {
+    const client = new Client(baseUrl);
+    await client.onboard();
+    const project = await client.request("POST", "/v1/projects", { body: { name: "bench" } });
+    return { client, projectId: project.json.id as string };
+  });
+  return (i: number) => list[Math.floor(i / PER_CALLER) % list.length] as (typeof list)[number];
+}
+
+/** A client address of its own per call, for the per-address limits of signup and login. */
+const address = (i: number) => ({ "cf-connecting-ip": `10.77.${Math.floor(i / 250)}.${i % 250}` });
 
 /** The workerd processes of the dev server: where the Worker runs locally. */
 function workerdPids(processGroup: number): number[] {
@@ -116,7 +151,8 @@ function peakMemory(pids: number[], reset = false): number {
 /**
  * Seeds `SEEDED_ATTEMPTS` attempts of one event on the endpoint straight into the server's local
  * D1 (the same state directory), created one second apart; every hundredth one failed. Row n
- * (1-based, oldest first) has id `01BENCH` + n and createdAt base + n seconds.
+ * (1-based, oldest first) has id `01BENCH` + n, createdAt base + n seconds and attempt number n + 1
+ * (the event's real first attempt, if its publication raced the endpoint's creation, is number 1).
  */
 function seedAttempts(persistTo: string, endpointId: string, projectId: string) {
   const sql = `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${SEEDED_ATTEMPTS})
@@ -124,11 +160,11 @@ function seedAttempts(persistTo: string, endpointId: string, projectId: string) 
       duration_ms, created_at, completed_at, due_at)
     SELECT printf('01BENCH%019d', i), '${endpointId}',
       (SELECT id FROM outbox_events WHERE project_id = '${projectId}' LIMIT 1), 'video.deleted',
-      CASE WHEN i % 100 = 0 THEN 'failed' ELSE 'succeeded' END, i,
+      CASE WHEN i % 100 = 0 THEN 'failed' ELSE 'succeeded' END, i + 1,
       CASE WHEN i % 100 = 0 THEN 500 ELSE 200 END, 12,
-      strftime('%Y-%m-%dT%H:%M:%fZ', '2026-01-01', '+' || i || ' seconds'),
-      strftime('%Y-%m-%dT%H:%M:%fZ', '2026-01-01', '+' || i || ' seconds'),
-      strftime('%Y-%m-%dT%H:%M:%fZ', '2026-01-01', '+' || i || ' seconds')
+      strftime('%Y-%m-%dT%H:%M:%fZ', '${SEED_BASE}', '+' || i || ' seconds'),
+      strftime('%Y-%m-%dT%H:%M:%fZ', '${SEED_BASE}', '+' || i || ' seconds'),
+      strftime('%Y-%m-%dT%H:%M:%fZ', '${SEED_BASE}', '+' || i || ' seconds')
     FROM n`;
   const result = spawnSync(
     "wrangler",
@@ -141,7 +177,7 @@ function seedAttempts(persistTo: string, endpointId: string, projectId: string) 
 /** The seeded attempt n rows from the oldest, as a listing position. */
 function seededPosition(n: number) {
   return {
-    createdAt: new Date(Date.parse("2026-01-01T00:00:00.000Z") + n * 1000).toISOString(),
+    createdAt: new Date(Date.parse(SEED_BASE) + n * 1000).toISOString(),
     id: `01BENCH${String(n).padStart(19, "0")}`,
   };
 }
@@ -178,96 +214,259 @@ const { encodeCursor, deliveriesCursorScope } = await loadCursorCode();
 const server = await startDevServer(["--var", `CURSOR_SECRET:${CURSOR_SECRET}`]);
 try {
   const base = server.baseUrl;
-  const callersFor = (samples: number) => Math.ceil((samples + WARMUP) / PER_CALLER);
-  const creators = await inBatches(callersFor(SAMPLES), 5, async () => {
-    const client = new Client(base);
-    await client.onboard();
-    return client;
-  });
-  const reader = creators[0] as Client;
-  // Each creator also edits its own project's settings: PATCH is limited to 60 a minute per session.
-  const settingsPaths = await Promise.all(
-    creators.map(async (client) => {
-      const project = await client.request("POST", "/v1/projects", { body: { name: "settings" } });
-      return `/v1/projects/${project.json.id}/encoding-settings`;
-    }),
-  );
-  const ws = await workspace(base, callersFor(SAMPLES) + callersFor(BULK_DELETE_SAMPLES) + 1);
-  const caller = (i: number, offset = 0) =>
-    ws.callers[offset + Math.floor(i / PER_CALLER)] as (typeof ws.callers)[number];
-  const api = ws.callers[ws.callers.length - 1] as (typeof ws.callers)[number];
-  const newVideos = (n: number) =>
-    inBatches(n, 20, async () => (await api("POST", "/v1/videos", {})).json.video.id as string);
-  const visibilityIds = await newVideos(100);
   const png = new Uint8Array(readFileSync(path.join(import.meta.dirname, "../test/fixtures/images/rgb.png")));
   const thumbnails = { small: paddedPng(png, 200 * 1024), large: paddedPng(png, 5 * 1024 * 1024) };
-  const thumbnailCallers = await workspace(base, 2 * callersFor(SAMPLES));
-  const thumbnailOwner = thumbnailCallers.callers[0] as (typeof ws.callers)[number];
-  const thumbnailVideo = (await thumbnailOwner("POST", "/v1/videos", {})).json.video.id as string;
+  const ws = await workspace(base, 3 * (SAMPLES + WARMUP));
+  const api = ws.caller(0);
+  const newVideo = async () => (await api("POST", "/v1/videos", {})).json.video.id as string;
+  const newVideos = (n: number) => inBatches(n, 20, newVideo);
+  const session = await owners(base);
+  const patchers = await owners(base);
+  const video = await newVideo();
+  const hundred = await newVideos(100);
+  // Endpoints live in a project of their own: one in the videos' project would get an attempt for
+  // every video the other cases delete, and deliver it in the background while they are timed.
+  const hooksWs = await workspace(base);
+  const hooks = `/v1/projects/${hooksWs.projectId}/webhook-endpoints`;
+  const endpoint = (await hooksWs.caller(0)("POST", hooks, { url: "https://hooks.example.com/bench" })).json
+    .id as string;
+  const keysPath = `/v1/projects/${ws.projectId}/api-keys`;
+  const settingsOf = (projectId: string) => `/v1/projects/${projectId}/encoding-settings`;
+  const login = { email: `bench-login-${Date.now()}@example.com`, password: "bench password 123" };
+  const loginAccount = await new Client(base).request("POST", "/v1/auth/signup", {
+    body: login,
+    headers: address(9999),
+  });
+  const thumbnailWs = await workspace(base, 2 * (SAMPLES + WARMUP));
+  const thumbnailVideo = (await thumbnailWs.caller(0)("POST", "/v1/videos", {})).json.video.id as string;
   let publicUrl = "";
-  // Each upload replaces the last; the public GET case reads the latest one.
-  const putThumbnail = async (i: number, offset: number, bytes: Uint8Array) => {
-    const caller = thumbnailCallers.callers[offset + Math.floor(i / PER_CALLER)] as (typeof ws.callers)[number];
-    const response = await caller("PUT", `/v1/videos/${thumbnailVideo}/thumbnail`, bytes, {
+  const putThumbnail = async (call: Call, bytes: Uint8Array) => {
+    const response = await call("PUT", `/v1/videos/${thumbnailVideo}/thumbnail`, bytes, {
       "content-type": "image/png",
     });
     publicUrl = response.json?.thumbnailUrl ?? publicUrl;
     return response;
   };
+  // Per-sample state made in `prepare`, outside the timing.
+  let scratch = "";
+  let logoutClient = new Client(base);
   let deleteIds: string[] = [];
+  const uploaded = { video: "", etag: "" };
 
   const cases: Case[] = [
-    { name: "unknown route (baseline)", expect: 404, run: () => reader.request("GET", "/v1/no-such-route") },
-    { name: "GET /v1/account", expect: 200, run: () => reader.request("GET", "/v1/account") },
+    { name: "unknown route (bare)", expect: 404, run: () => api("GET", "/v1/no-such-route") },
     {
-      name: "POST /v1/projects",
+      name: "POST /v1/auth/signup",
+      budget: "POST /v1/auth/signup",
       expect: 201,
       run: (i) =>
-        (creators[Math.floor(i / PER_CALLER)] as Client).request("POST", "/v1/projects", { body: { name: `b${i}` } }),
+        new Client(base).request("POST", "/v1/auth/signup", {
+          body: { email: `bench-${Date.now()}-${i}@example.com`, password: "bench password 123" },
+          headers: address(i),
+        }),
     },
     {
-      name: "PATCH encoding-settings",
+      name: "POST /v1/auth/login",
+      budget: "POST /v1/auth/login",
       expect: 200,
-      run: (i) =>
-        (creators[Math.floor(i / PER_CALLER)] as Client).request(
-          "PATCH",
-          settingsPaths[Math.floor(i / PER_CALLER)] ?? "",
-          {
-            body: { mp4FallbackEnabled: i % 2 === 0, watermark: { opacity: (i % 10) / 10 } },
-          },
-        ),
+      run: (i) => new Client(base).request("POST", "/v1/auth/login", { body: login, headers: address(1000 + i) }),
     },
-    { name: "GET /v1/videos/{id}", expect: 200, run: () => api("GET", `/v1/videos/${visibilityIds[0]}`) },
     {
-      name: "bulk set_visibility x100",
+      name: "POST /v1/auth/logout",
+      budget: "POST /v1/auth/logout",
+      expect: 204,
+      prepare: async (i) => {
+        logoutClient = new Client(base);
+        await logoutClient.request("POST", "/v1/auth/login", { body: login, headers: address(2000 + i) });
+      },
+      run: () => logoutClient.request("POST", "/v1/auth/logout"),
+    },
+    {
+      name: "GET /v1/account",
+      budget: "GET /v1/account",
+      expect: 200,
+      run: (i) => session(i).client.request("GET", "/v1/account"),
+    },
+    ...(["approve", "suspend"] as const).map(
+      (action): Case => ({
+        name: `POST /v1/admin/accounts/{accountId}/${action}`,
+        budget: `POST /v1/admin/accounts/{accountId}/${action}`,
+        expect: 200,
+        run: () =>
+          new Client(base).request("POST", `/v1/admin/accounts/${loginAccount.json.id}/${action}`, {
+            headers: { authorization: `Bearer ${E2E_ADMIN_TOKEN}` },
+          }),
+      }),
+    ),
+    {
+      name: "PUT /v1/admin/accounts/{accountId}/plan",
+      budget: "PUT /v1/admin/accounts/{accountId}/plan",
+      expect: 200,
+      run: () =>
+        new Client(base).request("PUT", `/v1/admin/accounts/${loginAccount.json.id}/plan`, {
+          body: { plan: "pro" },
+          headers: { authorization: `Bearer ${E2E_ADMIN_TOKEN}` },
+        }),
+    },
+    {
+      name: "POST /v1/projects",
+      budget: "POST /v1/projects",
+      expect: 201,
+      run: (i) => session(i).client.request("POST", "/v1/projects", { body: { name: `b${i}` } }),
+    },
+    {
+      name: "GET /v1/projects",
+      budget: "GET /v1/projects",
+      expect: 200,
+      run: (i) => session(i).client.request("GET", "/v1/projects"),
+    },
+    {
+      name: "GET /v1/projects/{id}",
+      budget: "GET /v1/projects/{id}",
+      expect: 200,
+      run: (i) => session(i).client.request("GET", `/v1/projects/${session(i).projectId}`),
+    },
+    {
+      name: "POST /v1/projects/{id}/api-keys",
+      budget: "POST /v1/projects/{id}/api-keys",
+      expect: 201,
+      // Revoke the last one first: a project holds at most 100 unrevoked keys.
+      prepare: async () => {
+        if (scratch) await ws.owner.request("DELETE", `${keysPath}/${scratch}`);
+      },
+      run: async () => {
+        const created = await ws.owner.request("POST", keysPath, {
+          body: { name: "b", scopes: ["read"], mode: "test" },
+        });
+        scratch = created.json?.id ?? "";
+        return created;
+      },
+    },
+    {
+      name: "GET /v1/projects/{id}/api-keys",
+      budget: "GET /v1/projects/{id}/api-keys",
+      expect: 200,
+      run: () => ws.owner.request("GET", keysPath),
+    },
+    {
+      name: "DELETE /v1/projects/{id}/api-keys/{keyId}",
+      budget: "DELETE /v1/projects/{id}/api-keys/{keyId}",
+      expect: 204,
+      prepare: async () => {
+        scratch = (await ws.owner.request("POST", keysPath, { body: { name: "b", scopes: ["read"], mode: "test" } }))
+          .json.id;
+      },
+      run: () => ws.owner.request("DELETE", `${keysPath}/${scratch}`),
+    },
+    {
+      name: "GET /v1/projects/{id}/encoding-settings",
+      budget: "GET /v1/projects/{id}/encoding-settings",
+      expect: 200,
+      run: (i) => session(i).client.request("GET", settingsOf(session(i).projectId)),
+    },
+    {
+      name: "PATCH /v1/projects/{id}/encoding-settings",
+      budget: "PATCH /v1/projects/{id}/encoding-settings",
       expect: 200,
       run: (i) =>
-        caller(i)("POST", "/v1/videos/bulk", {
+        patchers(i).client.request("PATCH", settingsOf(patchers(i).projectId), {
+          body: { mp4FallbackEnabled: i % 2 === 0, watermark: { opacity: (i % 10) / 10 } },
+        }),
+    },
+    {
+      name: "PUT /v1/projects/{id}/encoding-settings/watermark-image",
+      budget: "PUT /v1/projects/{id}/encoding-settings/watermark-image",
+      expect: 200,
+      run: (i) =>
+        session(i).client.request("PUT", `${settingsOf(session(i).projectId)}/watermark-image`, {
+          body: png,
+          headers: { "content-type": "image/png" },
+        }),
+    },
+    {
+      name: "DELETE /v1/projects/{id}/encoding-settings/watermark-image",
+      budget: "DELETE /v1/projects/{id}/encoding-settings/watermark-image",
+      expect: 200,
+      run: (i) => session(i).client.request("DELETE", `${settingsOf(session(i).projectId)}/watermark-image`),
+    },
+    {
+      name: "POST /v1/videos/bulk set_visibility x100",
+      budget: "POST /v1/videos/bulk set_visibility",
+      expect: 200,
+      run: (i) =>
+        ws.caller(i)("POST", "/v1/videos/bulk", {
           action: "set_visibility",
-          videoIds: visibilityIds,
+          videoIds: hundred,
           visibility: i % 2 ? "public" : "private",
         }),
     },
     {
-      name: "bulk delete x100",
+      name: "POST /v1/videos/bulk delete x100",
+      budget: "POST /v1/videos/bulk delete",
       expect: 200,
       samples: BULK_DELETE_SAMPLES,
       prepare: async () => {
         deleteIds = await newVideos(100);
       },
-      run: (i) => caller(i, callersFor(SAMPLES))("POST", "/v1/videos/bulk", { action: "delete", videoIds: deleteIds }),
+      run: (i) => ws.caller(SAMPLES + WARMUP + i)("POST", "/v1/videos/bulk", { action: "delete", videoIds: deleteIds }),
     },
-  ];
-
-  cases.push(
     {
-      name: "PUT thumbnail 200 KB",
+      name: "POST /v1/videos",
+      budget: "POST /v1/videos",
+      expect: 201,
+      run: (i) => ws.caller(i)("POST", "/v1/videos", {}),
+    },
+    { name: "GET /v1/videos", budget: "GET /v1/videos", expect: 200, run: (i) => ws.caller(i)("GET", "/v1/videos") },
+    {
+      name: "GET /v1/videos/{id}",
+      budget: "GET /v1/videos/{id}",
       expect: 200,
-      run: (i) => putThumbnail(i, 0, thumbnails.small),
+      run: (i) => ws.caller(i)("GET", `/v1/videos/${video}`),
     },
-    { name: "PUT thumbnail 5 MiB", expect: 200, run: (i) => putThumbnail(i, callersFor(SAMPLES), thumbnails.large) },
     {
-      name: "GET public thumbnail",
+      name: "DELETE /v1/videos/{id}",
+      budget: "DELETE /v1/videos/{id}",
+      expect: 204,
+      prepare: async () => {
+        scratch = await newVideo();
+      },
+      run: (i) => ws.caller(i)("DELETE", `/v1/videos/${scratch}`),
+    },
+    {
+      name: "PUT /v1/videos/{id}/upload/parts/{partNumber}",
+      budget: "PUT /v1/videos/{id}/upload/parts/{partNumber}",
+      expect: 200,
+      run: (i) => ws.caller(i)("PUT", `/v1/videos/${video}/upload/parts/1`, new Uint8Array(1024)),
+    },
+    {
+      name: "POST /v1/videos/{id}/upload/complete",
+      budget: "POST /v1/videos/{id}/upload/complete",
+      expect: 200,
+      prepare: async () => {
+        uploaded.video = await newVideo();
+        uploaded.etag = (
+          await api("PUT", `/v1/videos/${uploaded.video}/upload/parts/1`, new Uint8Array(1024))
+        ).json.etag;
+      },
+      run: (i) =>
+        ws.caller(i)("POST", `/v1/videos/${uploaded.video}/upload/complete`, {
+          parts: [{ partNumber: 1, etag: uploaded.etag }],
+        }),
+    },
+    {
+      name: "PUT /v1/videos/{id}/thumbnail 200 KB",
+      budget: "PUT /v1/videos/{id}/thumbnail",
+      expect: 200,
+      run: (i) => putThumbnail(thumbnailWs.caller(i), thumbnails.small),
+    },
+    {
+      name: "PUT /v1/videos/{id}/thumbnail 5 MiB",
+      expect: 200,
+      run: (i) => putThumbnail(thumbnailWs.caller(SAMPLES + WARMUP + i), thumbnails.large),
+    },
+    {
+      name: "GET /thumbnails/{projectId}/{videoId}/{file}",
+      budget: "GET /thumbnails/{projectId}/{videoId}/{file}",
       expect: 200,
       run: async () => {
         const started = performance.now();
@@ -277,110 +476,186 @@ try {
         return { status: response.status, headers: response.headers, headersMs };
       },
     },
-  );
+    {
+      name: "DELETE /v1/videos/{id}/thumbnail",
+      budget: "DELETE /v1/videos/{id}/thumbnail",
+      expect: 200,
+      prepare: async () => {
+        await api("PUT", `/v1/videos/${video}/thumbnail`, png, { "content-type": "image/png" });
+      },
+      run: (i) => ws.caller(i)("DELETE", `/v1/videos/${video}/thumbnail`),
+    },
+    {
+      name: "POST /v1/projects/{projectId}/webhook-endpoints",
+      budget: "POST /v1/projects/{projectId}/webhook-endpoints",
+      expect: 201,
+      // Delete the last one first: a project holds at most 20 endpoints.
+      prepare: async () => {
+        if (scratch) await hooksWs.caller(0)("DELETE", `${hooks}/${scratch}`);
+      },
+      run: async (i) => {
+        const created = await hooksWs.caller(i)("POST", hooks, { url: "https://hooks.example.com/bench" });
+        scratch = created.json?.id ?? "";
+        return created;
+      },
+    },
+    {
+      name: "GET /v1/projects/{projectId}/webhook-endpoints",
+      budget: "GET /v1/projects/{projectId}/webhook-endpoints",
+      expect: 200,
+      run: (i) => hooksWs.caller(i)("GET", hooks),
+    },
+    {
+      name: "GET /v1/projects/{projectId}/webhook-endpoints/{id}",
+      budget: "GET /v1/projects/{projectId}/webhook-endpoints/{id}",
+      expect: 200,
+      run: (i) => hooksWs.caller(i)("GET", `${hooks}/${endpoint}`),
+    },
+    {
+      name: "PATCH /v1/projects/{projectId}/webhook-endpoints/{id}",
+      budget: "PATCH /v1/projects/{projectId}/webhook-endpoints/{id}",
+      expect: 200,
+      run: (i) => hooksWs.caller(i)("PATCH", `${hooks}/${endpoint}`, { description: `d${i}` }),
+    },
+    {
+      name: "POST /v1/projects/{projectId}/webhook-endpoints/{id}/rotate-secret",
+      budget: "POST /v1/projects/{projectId}/webhook-endpoints/{id}/rotate-secret",
+      expect: 200,
+      run: (i) => hooksWs.caller(i)("POST", `${hooks}/${endpoint}/rotate-secret`),
+    },
+    {
+      name: "DELETE /v1/projects/{projectId}/webhook-endpoints/{id}",
+      budget: "DELETE /v1/projects/{projectId}/webhook-endpoints/{id}",
+      expect: 204,
+      prepare: async () => {
+        scratch = (await hooksWs.caller(0)("POST", hooks, { url: "https://hooks.example.com/bench" })).json.id;
+      },
+      run: (i) => hooksWs.caller(i)("DELETE", `${hooks}/${scratch}`),
+    },
+  ];
 
   // Deliveries: one endpoint holding SEEDED_ATTEMPTS attempts; pages at the top and 50,000 deep.
-  const hooks = await workspace(base, 3 * Math.ceil((DELIVERY_SAMPLES + WARMUP) / PER_CALLER));
-  const hooksProject = (await hooks.owner.request("GET", "/v1/projects")).json.data[0].id as string;
-  const hookVideo = (await (hooks.callers[0] as (typeof ws.callers)[number])("POST", "/v1/videos", {})).json.video.id;
+  const seeded = await workspace(base, 3 * (DELIVERY_SAMPLES + WARMUP));
+  const hookVideo = (await seeded.caller(0)("POST", "/v1/videos", {})).json.video.id;
   // The video's event is deleted before the endpoint exists, so no real delivery is attempted.
-  await (hooks.callers[0] as (typeof ws.callers)[number])("DELETE", `/v1/videos/${hookVideo}`);
-  const hookEndpoint = (
-    await hooks.owner.request("POST", `/v1/projects/${hooksProject}/webhook-endpoints`, {
+  await seeded.caller(0)("DELETE", `/v1/videos/${hookVideo}`);
+  const seededEndpoint = (
+    await seeded.owner.request("POST", `/v1/projects/${seeded.projectId}/webhook-endpoints`, {
       body: { url: "https://hooks.example.com/bench" },
     })
   ).json.id as string;
   const seedStarted = performance.now();
-  seedAttempts(server.persistTo, hookEndpoint, hooksProject);
+  seedAttempts(server.persistTo, seededEndpoint, seeded.projectId);
   console.log(`seeded ${SEEDED_ATTEMPTS} attempts in ${((performance.now() - seedStarted) / 1000).toFixed(1)} s`);
-  const deliveriesPath = `/v1/projects/${hooksProject}/webhook-endpoints/${hookEndpoint}/deliveries`;
+  const deliveriesPath = `/v1/projects/${seeded.projectId}/webhook-endpoints/${seededEndpoint}/deliveries`;
   const deep = SEEDED_ATTEMPTS / 2;
-  const deepCursor = await encodeCursor(CURSOR_SECRET, deliveriesCursorScope(hookEndpoint, {}), seededPosition(deep));
+  const deepCursor = await encodeCursor(CURSOR_SECRET, deliveriesCursorScope(seededEndpoint, {}), seededPosition(deep));
   const failedCursor = await encodeCursor(
     CURSOR_SECRET,
-    deliveriesCursorScope(hookEndpoint, { state: "failed" }),
+    deliveriesCursorScope(seededEndpoint, { state: "failed" }),
     seededPosition(deep),
   );
   // The signed positions must land where the seed says: the page after row `deep` starts at row deep - 1.
-  const check = await (hooks.callers[0] as (typeof ws.callers)[number])(
-    "GET",
-    `${deliveriesPath}?limit=100&state=failed&cursor=${failedCursor}`,
-  );
-  if (check.json?.data?.[0]?.attempt !== deep - 100 || check.json.data.length !== 100) {
+  const check = await seeded.caller(0)("GET", `${deliveriesPath}?limit=100&state=failed&cursor=${failedCursor}`);
+  if (check.json?.data?.[0]?.attempt !== deep - 100 + 1 || check.json.data.length !== 100) {
     throw new Error(`deliveries seed: unexpected deep page ${check.status} ${check.text.slice(0, 200)}`);
   }
-  const hookCaller = (i: number, offset: number) =>
-    hooks.callers[
-      offset * Math.ceil((DELIVERY_SAMPLES + WARMUP) / PER_CALLER) + Math.floor(i / PER_CALLER)
-    ] as (typeof ws.callers)[number];
+  const pageCaller = (i: number, offset: number) => seeded.caller(offset * (DELIVERY_SAMPLES + WARMUP) + i);
   cases.push(
     {
-      name: "deliveries page, top",
+      name: "GET …/deliveries page of 100, top",
+      budget: "GET /v1/projects/{projectId}/webhook-endpoints/{id}/deliveries",
       expect: 200,
       samples: DELIVERY_SAMPLES,
-      run: (i) => hookCaller(i, 0)("GET", `${deliveriesPath}?limit=100`),
+      run: (i) => pageCaller(i, 0)("GET", `${deliveriesPath}?limit=100`),
     },
     {
-      name: `deliveries page, ${deep} deep`,
+      name: `GET …/deliveries page of 100, ${deep} deep`,
       expect: 200,
       samples: DELIVERY_SAMPLES,
-      run: (i) => hookCaller(i, 1)("GET", `${deliveriesPath}?limit=100&cursor=${deepCursor}`),
+      run: (i) => pageCaller(i, 1)("GET", `${deliveriesPath}?limit=100&cursor=${deepCursor}`),
     },
     {
-      name: "deliveries failed, deep",
+      name: "GET …/deliveries failed (1%), deep",
       expect: 200,
       samples: DELIVERY_SAMPLES,
-      run: (i) => hookCaller(i, 2)("GET", `${deliveriesPath}?limit=100&state=failed&cursor=${failedCursor}`),
+      run: (i) => pageCaller(i, 2)("GET", `${deliveriesPath}?limit=100&state=failed&cursor=${failedCursor}`),
+    },
+    {
+      // Last: each retry is delivered, and fails, in the background (the endpoint's port is closed).
+      name: "POST …/deliveries/{attemptId}/retry",
+      budget: "POST /v1/projects/{projectId}/webhook-endpoints/{id}/deliveries/{attemptId}/retry",
+      expect: 202,
+      run: (i) => seeded.caller(i)("POST", `${deliveriesPath}/01BENCH${String(1).padStart(19, "0")}/retry`),
     },
   );
 
-  const results = [];
+  // Cases that leave work for queue consumers (R2 aborts, deliveries) run last, so that work does not
+  // run while the others are timed.
+  const heavy = ["DELETE /v1/videos/{id}", "POST /v1/videos/bulk delete x100", "POST …/deliveries/{attemptId}/retry"];
+  cases.sort((a, b) => heavy.indexOf(a.name) - heavy.indexOf(b.name));
+  // BENCH_ONLY=regex runs only the cases whose name matches it (the bare route always runs).
+  const only = process.env.BENCH_ONLY;
+  const results: (Awaited<ReturnType<typeof measure>> & {
+    roundTrips: (typeof ROUND_TRIP_BUDGET)[BudgetedRoute] | null;
+  })[] = [];
   const workerd = workerdPids(server.processGroup);
   let thumbnailPeak = Number.NaN;
   let basePeak = Number.NaN;
-  // BENCH_ONLY=text runs only the cases whose name contains it (the baseline always runs).
-  const only = process.env.BENCH_ONLY;
-  for (const item of cases.filter((c, i) => i === 0 || !only || c.name.includes(only))) {
-    if (item.name === "PUT thumbnail 200 KB") basePeak = peakMemory(workerd, true);
-    results.push(await measure(item));
-    if (item.name === "GET public thumbnail") thumbnailPeak = peakMemory(workerd);
+  for (const item of cases.filter((c, i) => i === 0 || !only || new RegExp(only).test(c.name))) {
+    scratch = "";
+    if (item.name.startsWith("PUT /v1/videos/{id}/thumbnail 200")) basePeak = peakMemory(workerd, true);
+    const measured = await measure(item);
+    results.push({ ...measured, roundTrips: item.budget ? ROUND_TRIP_BUDGET[item.budget] : null });
+    if (item.name.startsWith("GET /thumbnails")) thumbnailPeak = peakMemory(workerd);
   }
-  const baseline = results[0]?.median ?? Number.NaN;
+  const bare = results[0]?.median ?? Number.NaN;
   const single = results.find((r) => r.name === "GET /v1/videos/{id}")?.median ?? Number.NaN;
-  console.log(`concurrency 1, ${WARMUP} warm-up calls per case; latency measured by the client over loopback;`);
-  console.log("headers ms: median time to the response headers; local wrangler dev ends the body only after");
-  console.log("  the request's waitUntil work (R2 aborts after a delete), which production does not wait for");
-  console.log("worker ms: the Worker's own time from its Server-Timing header (waitUntil work excluded)");
+  console.log(`concurrency 1, ${WARMUP} warm-up calls per case; latency measured by the client over loopback`);
+  console.log("x bare: median over the bare route's (an unknown path: the dev proxy, the runtime, no work)");
+  console.log("worker ms: the Worker's own time (Server-Timing); round trips from test/round-trip-budget.ts");
+  const width = Math.max(...results.map((r) => r.name.length));
   console.log(
-    "case".padEnd(26),
-    "samples".padStart(8),
-    "median ms".padStart(10),
-    "p95 ms".padStart(9),
-    "x baseline".padStart(11),
-    "x GET video".padStart(12),
-    "headers ms".padStart(11),
-    "worker ms".padStart(10),
+    "case".padEnd(width),
+    "n".padStart(4),
+    "median".padStart(7),
+    "p95".padStart(7),
+    "x bare".padStart(7),
+    "worker".padStart(7),
+    "D1".padStart(3),
+    "DO".padStart(3),
+    "R2".padStart(3),
+    "Q".padStart(3),
   );
   for (const r of results) {
+    const trips = r.roundTrips;
     console.log(
-      r.name.padEnd(26),
-      String(r.samples).padStart(8),
-      r.median.toFixed(2).padStart(10),
-      r.p95.toFixed(2).padStart(9),
-      (r.median / baseline).toFixed(2).padStart(11),
-      (r.median / single).toFixed(2).padStart(12),
-      r.headersMedian.toFixed(2).padStart(11),
-      r.workerMedian.toFixed(1).padStart(10),
+      r.name.padEnd(width),
+      String(r.samples).padStart(4),
+      r.median.toFixed(2).padStart(7),
+      r.p95.toFixed(2).padStart(7),
+      (r.median / bare).toFixed(2).padStart(7),
+      r.workerMedian.toFixed(1).padStart(7),
+      ...(trips ? [trips.d1, trips.do, trips.r2, trips.queue] : ["", "", "", ""]).map((n) => String(n).padStart(3)),
     );
   }
-  const top = results.find((r) => r.name === "deliveries page, top")?.median ?? Number.NaN;
-  for (const r of results.filter((r) => r.name.startsWith("deliveries"))) {
-    console.log(`${r.name}: ${(r.median / top).toFixed(2)}x the first page`);
+  const ratio = (name: string, to: number) => (results.find((r) => r.name.startsWith(name))?.median ?? Number.NaN) / to;
+  console.log(`bulk delete x100 / GET video: ${ratio("POST /v1/videos/bulk delete", single).toFixed(2)}`);
+  console.log(`deliveries page of 100 / GET video: ${ratio("GET …/deliveries page of 100, top", single).toFixed(2)}`);
+  const top = results.find((r) => r.name.startsWith("GET …/deliveries page of 100, top"))?.median ?? Number.NaN;
+  for (const r of results.filter((r) => r.name.startsWith("GET …/deliveries"))) {
+    console.log(`${r.name} / the top page: ${(r.median / top).toFixed(2)}`);
   }
   console.log(
-    `workerd peak RSS (VmHWM, ${workerd.length} process): ${basePeak.toFixed(1)} MiB before the thumbnail cases, ` +
-      `${thumbnailPeak.toFixed(1)} MiB at their peak`,
+    `workerd peak RSS (VmHWM, ${workerd.length} processes): ${basePeak.toFixed(1)} MiB before the thumbnail uploads, ` +
+      `${thumbnailPeak.toFixed(1)} MiB after them`,
   );
+  mkdirSync(".bench", { recursive: true });
+  writeFileSync(
+    ".bench/results.json",
+    `${JSON.stringify({ when: new Date().toISOString(), warmup: WARMUP, bare, results }, null, 2)}\n`,
+  );
+  console.log("written to .bench/results.json");
 } finally {
   await server.stop();
 }

@@ -32,7 +32,7 @@ export function currentPlan(row: Pick<AccountRow, "plan" | "trial_ends_at">, now
   return row.plan ?? "free";
 }
 
-export function toAccount(row: AccountRow, now: number = Date.now()): Account {
+export function toAccount(row: Omit<AccountRow, "password_hash">, now: number = Date.now()): Account {
   return {
     id: row.id,
     email: row.email,
@@ -67,10 +67,6 @@ export async function insertAccount(db: Db, row: AccountRow): Promise<"created" 
 
 export function findAccountByEmail(db: Db, email: string): Promise<AccountRow | null> {
   return db.prepare("SELECT * FROM accounts WHERE email = ?").bind(email).first<AccountRow>();
-}
-
-export function findAccount(db: Db, id: string): Promise<AccountRow | null> {
-  return db.prepare("SELECT * FROM accounts WHERE id = ?").bind(id).first<AccountRow>();
 }
 
 export function setApproved(db: Db, id: string, approved: boolean): Promise<AccountRow | null> {

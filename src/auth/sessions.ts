@@ -2,12 +2,12 @@ import { randomToken, sha256Hex } from "../lib/crypto";
 import type { Db } from "../lib/db";
 import { DAY, isoTime } from "../lib/time";
 import { ulid } from "../lib/ulid";
-import { type AccountRow, currentPlan, type Plan } from "./accounts";
+import { type Account, type AccountRow, type Plan, toAccount } from "./accounts";
 
 export const SESSION_COOKIE = "svc_session";
 export const SESSION_LIFETIME_SECONDS = (7 * DAY) / 1000;
 
-export type SessionCaller = { sessionId: string; accountId: string; approved: boolean; plan: Plan };
+export type SessionCaller = { sessionId: string; accountId: string; approved: boolean; plan: Plan; account: Account };
 
 /** Starts a session; returns the cookie token, which is stored only as its SHA-256. */
 export async function createSession(db: Db, accountId: string, now: number): Promise<string> {
@@ -31,24 +31,21 @@ export async function findSession(
 ): Promise<(SessionCaller & { ownsProject: boolean }) | null> {
   const row = await db
     .prepare(
-      `SELECT s.id AS session_id, a.id AS account_id, a.approved, a.plan, a.trial_ends_at,
+      `SELECT s.id AS session_id, a.id, a.email, a.approved, a.plan, a.trial_ends_at, a.created_at,
               EXISTS (SELECT 1 FROM projects p WHERE p.id = ?3 AND p.account_id = a.id) AS owns_project
        FROM sessions s JOIN accounts a ON a.id = s.account_id
        WHERE s.token_hash = ?1 AND s.expires_at > ?2`,
     )
     .bind(await sha256Hex(token), isoTime(now), projectId)
-    .first<
-      { session_id: string; account_id: string; owns_project: number } & Pick<
-        AccountRow,
-        "approved" | "plan" | "trial_ends_at"
-      >
-    >();
+    .first<{ session_id: string; owns_project: number } & Omit<AccountRow, "password_hash">>();
   if (!row) return null;
+  const account = toAccount(row, now);
   return {
     sessionId: row.session_id,
-    accountId: row.account_id,
-    approved: row.approved === 1,
-    plan: currentPlan(row, now),
+    accountId: account.id,
+    approved: account.approved,
+    plan: account.plan,
+    account,
     ownsProject: row.owns_project === 1,
   };
 }

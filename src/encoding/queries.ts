@@ -1,4 +1,5 @@
 import type { Db } from "../lib/db";
+import type { Swapped } from "../lib/swap-object";
 import { isoTime } from "../lib/time";
 import { DEFAULT_SETTINGS, type EncodingDocument } from "./settings";
 
@@ -58,27 +59,34 @@ export async function patchSettings(
 }
 
 /**
- * Sets or clears the watermark image, if the settings are still at `version`; clearing also
- * disables the watermark. Null when another change came first.
+ * Sets or clears the watermark image (clearing also disables the watermark), reading the image it
+ * replaces in the same batch. Null when the project has no settings.
  */
 export async function setWatermarkImage(
   db: Db,
   projectId: string,
   imageKey: string | null,
-  version: number,
   now: number,
-): Promise<StoredSettings | null> {
-  const row = await db
-    .prepare(
-      `UPDATE encoding_settings
-       SET document = CASE WHEN ?1 IS NULL
-             THEN json_set(document, '$.watermark.imageKey', NULL, '$.watermark.enabled', json('false'))
-             ELSE json_set(document, '$.watermark.imageKey', ?1) END,
-           version = version + 1, updated_at = ?2
-       WHERE project_id = ?3 AND version = ?4
-       RETURNING document, version, updated_at`,
-    )
-    .bind(imageKey, isoTime(now), projectId, version)
-    .first<Row>();
-  return row ? toStored(row) : null;
+): Promise<Swapped<StoredSettings> | null> {
+  const [before, after] = await db.batch<{ image_key: string | null } & Row>([
+    db
+      .prepare(
+        "SELECT json_extract(document, '$.watermark.imageKey') AS image_key FROM encoding_settings WHERE project_id = ?",
+      )
+      .bind(projectId),
+    db
+      .prepare(
+        `UPDATE encoding_settings
+         SET document = CASE WHEN ?1 IS NULL
+               THEN json_set(document, '$.watermark.imageKey', NULL, '$.watermark.enabled', json('false'))
+               ELSE json_set(document, '$.watermark.imageKey', ?1) END,
+             version = version + 1, updated_at = ?2
+         WHERE project_id = ?3
+         RETURNING document, version, updated_at`,
+      )
+      .bind(imageKey, isoTime(now), projectId),
+  ]);
+  const row = after?.results[0];
+  if (!row) return null;
+  return { replaced: before?.results[0]?.image_key ?? null, result: toStored(row) };
 }

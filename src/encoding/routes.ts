@@ -8,8 +8,8 @@ import { route } from "../http/route";
 import { createRouter } from "../http/router";
 import { jsonRequest, jsonResponse } from "../http/schemas";
 import { validationHook } from "../http/validation";
-import { EXTENSIONS, readImageUpload } from "../images/upload";
-import { swapObject } from "../lib/swap-object";
+import { EXTENSIONS, type ImageUpload, readImageUpload } from "../images/upload";
+import { replaceObject } from "../lib/swap-object";
 import { ulid } from "../lib/ulid";
 import { rateLimit } from "../rate-limit/middleware";
 import { patchSettings, readSettings, type StoredSettings, setWatermarkImage } from "./queries";
@@ -113,12 +113,17 @@ const deleteWatermark = route({
 });
 
 /** Points the settings at a new watermark image (or none), deleting the one it replaced. */
-function swapWatermark(c: Context<AppEnv>, imageKey: string | null): Promise<StoredSettings> {
-  return swapObject(c.env.MEDIA, imageKey, async () => {
-    const before = await current(c);
-    const result = await setWatermarkImage(c.var.db, c.var.projectId, imageKey, before.version, Date.now());
-    return { replaced: before.document.watermark.imageKey, result };
-  });
+async function swapWatermark(c: Context<AppEnv>, image: ImageUpload | null): Promise<StoredSettings> {
+  const next = image && {
+    key: `watermarks/${c.var.projectId}/${ulid()}.${EXTENSIONS[image.type]}`,
+    bytes: image.bytes,
+    httpMetadata: { contentType: image.type },
+  };
+  const stored = await replaceObject(c.env.MEDIA, next, (key) =>
+    setWatermarkImage(c.var.db, c.var.projectId, key, Date.now()),
+  );
+  if (!stored) throw new ApiError("not_found");
+  return stored;
 }
 
 export const encodingRoutes = createRouter()
@@ -152,13 +157,6 @@ export const encodingRoutes = createRouter()
   )
   .openapi(putWatermark, async (c) => {
     const image = await readImageUpload(c.req.raw, { types: WATERMARK_TYPES, maxBytes: MAX_WATERMARK_BYTES });
-    const key = `watermarks/${c.var.projectId}/${ulid()}.${EXTENSIONS[image.type]}`;
-    await c.env.MEDIA.put(key, image.bytes, { httpMetadata: { contentType: image.type } });
-    try {
-      return respond(c, await swapWatermark(c, key));
-    } catch (error) {
-      await c.env.MEDIA.delete(key);
-      throw error;
-    }
+    return respond(c, await swapWatermark(c, image));
   })
   .openapi(deleteWatermark, async (c) => respond(c, await swapWatermark(c, null)));

@@ -1,11 +1,11 @@
-import type { Plan } from "../auth/accounts";
+import type { Account, Plan } from "../auth/accounts";
 import type { Config } from "../config";
 
 export type Scope = "read" | "write";
 
 /** Who is calling: a dashboard session or an API key. */
 export type Caller =
-  | { kind: "session"; accountId: string; sessionId: string; approved: boolean; plan: Plan }
+  | { kind: "session"; accountId: string; sessionId: string; approved: boolean; plan: Plan; account: Account }
   | {
       kind: "key";
       accountId: string;

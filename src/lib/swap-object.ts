@@ -1,22 +1,33 @@
-/** How often a compare-and-swap is tried before giving up under contention. */
-const ATTEMPTS = 5;
+/** A new object to store: its key, bytes and metadata. */
+export type NewObject = { key: string; bytes: Uint8Array; httpMetadata: R2HTTPMetadata };
+
+/** What a swap found and did: the key the record pointed at before, and the record after. */
+export type Swapped<T> = { replaced: string | null; result: T };
 
 /**
- * Points a record at a new R2 object (or at none) and deletes the object it pointed at before.
- * `attempt` reads the record and swaps it only if unchanged, reporting what it replaced (null
- * result: another change came first, so it is read and tried again). The new object is stored
- * before and the old one deleted after the swap, so the record never points at a missing object.
+ * Points a record at a new R2 object, or at none: the one home of "store the new object, swap the
+ * pointer, delete the old object, or roll back". The new object is stored first and the old one
+ * deleted after the swap, so the record never points at a missing object. `swap` reads the old
+ * pointer and writes the new one atomically (one D1 batch) and answers null when the record is
+ * not there; then, or when it throws, the new object is deleted again.
  */
-export async function swapObject<T>(
+export async function replaceObject<T>(
   media: R2Bucket,
-  next: string | null,
-  attempt: () => Promise<{ replaced: string | null; result: T | null }>,
-): Promise<T> {
-  for (let i = 0; i < ATTEMPTS; i++) {
-    const { replaced, result } = await attempt();
-    if (result === null) continue;
-    if (replaced && replaced !== next) await media.delete(replaced);
-    return result;
+  next: NewObject | null,
+  swap: (key: string | null) => Promise<Swapped<T> | null>,
+): Promise<T | null> {
+  if (next) await media.put(next.key, next.bytes, { httpMetadata: next.httpMetadata });
+  let swapped: Swapped<T> | null;
+  try {
+    swapped = await swap(next?.key ?? null);
+  } catch (error) {
+    if (next) await media.delete(next.key);
+    throw error;
   }
-  throw new Error("too many concurrent changes to swap an object");
+  if (!swapped) {
+    if (next) await media.delete(next.key);
+    return null;
+  }
+  if (swapped.replaced && swapped.replaced !== next?.key) await media.delete(swapped.replaced);
+  return swapped.result;
 }

@@ -1,17 +1,17 @@
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "../http/context";
+import { ApiError } from "../http/errors";
 import { publicOrigin } from "../http/public-url";
 import { route } from "../http/route";
 import { createRouter } from "../http/router";
 import { jsonResponse, UlidSchema } from "../http/schemas";
 import { IMAGE_TYPES } from "../images/inspect";
-import { EXTENSIONS, readImageUpload } from "../images/upload";
-import { swapObject } from "../lib/swap-object";
-import { ulid } from "../lib/ulid";
+import { EXTENSIONS, type ImageUpload, readImageUpload } from "../images/upload";
+import { replaceObject } from "../lib/swap-object";
+import { parseUlid, ulid } from "../lib/ulid";
 import { rateLimit } from "../rate-limit/middleware";
 import type { VideoRow } from "../videos/model";
-import { pathVideo } from "../videos/present";
 import { swapCustomThumbnail } from "../videos/queries";
 import { writeVideos } from "../videos/routes";
 import { ProjectQuerySchema, VideoParamsSchema } from "../videos/schemas";
@@ -67,20 +67,20 @@ const remove = route(
   ["video_not_found"],
 );
 
-/** Points the video at `next` (a stored object, or null), deleting the image it replaced. */
-function switchThumbnail(c: Context<AppEnv>, videoId: string, next: string | null): Promise<VideoRow> {
-  return swapObject(c.env.MEDIA, next, async () => {
-    const before = await pathVideo(c, videoId);
-    const result = await swapCustomThumbnail(
-      c.var.db,
-      c.var.projectId,
-      before.id,
-      before.custom_thumbnail_key,
-      next,
-      Date.now(),
-    );
-    return { replaced: before.custom_thumbnail_key, result };
-  });
+/** Points the video at a new custom image (or none), deleting the one it replaced. */
+async function switchThumbnail(c: Context<AppEnv>, rawId: string, image: ImageUpload | null): Promise<VideoRow> {
+  const videoId = parseUlid(rawId);
+  if (!videoId) throw new ApiError("video_not_found");
+  const next = image && {
+    key: customThumbnailKey(c.var.projectId, videoId, `${ulid()}.${EXTENSIONS[image.type]}`),
+    bytes: image.bytes,
+    httpMetadata: { contentType: image.type, cacheControl: THUMBNAIL_CACHE_CONTROL },
+  };
+  const row = await replaceObject(c.env.MEDIA, next, (key) =>
+    swapCustomThumbnail(c.var.db, c.var.projectId, videoId, key, Date.now()),
+  );
+  if (!row) throw new ApiError("video_not_found");
+  return row;
 }
 
 function result(c: Context<AppEnv>, row: VideoRow) {
@@ -91,20 +91,6 @@ function result(c: Context<AppEnv>, row: VideoRow) {
 export const thumbnailRoutes = createRouter()
   .openapi(put, async (c) => {
     const image = await readImageUpload(c.req.raw, { types: IMAGE_TYPES, maxBytes: MAX_THUMBNAIL_BYTES });
-    const video = await pathVideo(c, c.req.valid("param").id);
-    const key = customThumbnailKey(video.project_id, video.id, `${ulid()}.${EXTENSIONS[image.type]}`);
-    await c.env.MEDIA.put(key, image.bytes, {
-      httpMetadata: { contentType: image.type, cacheControl: THUMBNAIL_CACHE_CONTROL },
-    });
-    try {
-      return result(c, await switchThumbnail(c, video.id, key));
-    } catch (error) {
-      // The video does not point at it (gone, or the write failed): leave no orphan behind.
-      await c.env.MEDIA.delete(key);
-      throw error;
-    }
+    return result(c, await switchThumbnail(c, c.req.valid("param").id, image));
   })
-  .openapi(remove, async (c) => {
-    const video = await pathVideo(c, c.req.valid("param").id);
-    return result(c, video.custom_thumbnail_key ? await switchThumbnail(c, video.id, null) : video);
-  });
+  .openapi(remove, async (c) => result(c, await switchThumbnail(c, c.req.valid("param").id, null)));

@@ -1,5 +1,6 @@
 import type { Position } from "../lib/cursor";
 import type { Db } from "../lib/db";
+import type { Swapped } from "../lib/swap-object";
 import { isoTime } from "../lib/time";
 import { COMPLETION_LEASE_MS, type VideoRow, type Visibility } from "./model";
 
@@ -169,26 +170,30 @@ export async function pendingCleanups(db: Db, limit: number): Promise<VideoRow[]
 }
 
 /**
- * Points a live video at a new custom thumbnail (or none), if it still has `expected`: a
- * compare-and-swap, so the object it replaced is known exactly. Null when the video is gone or
- * changed meanwhile.
+ * Points a live video at a new custom thumbnail (or none), reading the key it replaces in the same
+ * batch, so the replaced object is known exactly. Null when the video is not there.
  */
-export function swapCustomThumbnail(
+export async function swapCustomThumbnail(
   db: Db,
   projectId: string,
   id: string,
-  expected: string | null,
   next: string | null,
   now: number,
-): Promise<VideoRow | null> {
-  return db
-    .prepare(
-      `UPDATE videos SET custom_thumbnail_key = ?1, updated_at = ?2
-       WHERE id = ?3 AND project_id = ?4 AND deleted_at IS NULL AND custom_thumbnail_key IS ?5
-       RETURNING *`,
-    )
-    .bind(next, isoTime(now), id, projectId, expected)
-    .first<VideoRow>();
+): Promise<Swapped<VideoRow> | null> {
+  const where = "id = ?1 AND project_id = ?2 AND deleted_at IS NULL";
+  const [before, after] = await db.batch<{ custom_thumbnail_key: string | null } & VideoRow>([
+    db.prepare(`SELECT custom_thumbnail_key FROM videos WHERE ${where}`).bind(id, projectId),
+    db
+      .prepare(
+        `UPDATE videos SET custom_thumbnail_key = ?3,
+           updated_at = CASE WHEN custom_thumbnail_key IS ?3 THEN updated_at ELSE ?4 END
+         WHERE ${where} RETURNING *`,
+      )
+      .bind(id, projectId, next, isoTime(now)),
+  ]);
+  const row = after?.results[0];
+  if (!row) return null;
+  return { replaced: before?.results[0]?.custom_thumbnail_key ?? null, result: row };
 }
 
 /**

@@ -157,21 +157,26 @@ export function deliveriesQuery(
   };
 }
 
-/** `limit + 1` attempts of the endpoint after `after`, newest first. */
-export async function listDeliveries(
+/**
+ * The project's endpoint and `limit + 1` of its attempts after `after`, newest first, in one round
+ * trip. A null endpoint means it is not the project's: the attempts read with it are dropped here
+ * and never leave this function.
+ */
+export async function endpointDeliveries(
   db: Db,
+  projectId: string,
   endpointId: string,
   filter: DeliveryFilter,
   limit: number,
   after: Position | null,
-): Promise<DeliveryRow[]> {
+): Promise<{ endpoint: EndpointRow | null; rows: DeliveryRow[] }> {
   const { sql, params } = deliveriesQuery(endpointId, filter, limit, after);
-  return (
-    await db
-      .prepare(sql)
-      .bind(...params)
-      .all<DeliveryRow>()
-  ).results;
+  const [endpoint, page] = await db.batch([
+    db.prepare("SELECT * FROM webhook_endpoints WHERE id = ? AND project_id = ?").bind(endpointId, projectId),
+    db.prepare(sql).bind(...params),
+  ]);
+  const row = (endpoint?.results[0] as EndpointRow | undefined) ?? null;
+  return { endpoint: row, rows: row ? ((page?.results ?? []) as DeliveryRow[]) : [] };
 }
 
 export function findDelivery(db: Db, endpointId: string, id: string): Promise<DeliveryRow | null> {

@@ -27,11 +27,11 @@ import {
 import { enqueue } from "./outbox";
 import {
   deleteEndpoint,
+  endpointDeliveries,
   findDelivery,
   findEndpoint,
   insertEndpoint,
   insertRetryAttempt,
-  listDeliveries,
   listEndpoints,
   rotateSecret,
   updateEndpoint,
@@ -281,15 +281,18 @@ export const webhookRoutes = createRouter()
   .openapi(
     deliveries,
     async (c) => {
-      const endpoint = await pathEndpoint(c, c.req.valid("param").id);
+      const endpointId = parseUlid(c.req.valid("param").id);
+      if (!endpointId) throw new ApiError("endpoint_not_found");
       const { state, eventType, ...page } = c.req.valid("query");
       // A cursor is valid only for the listing it came from: this endpoint, this filter.
       const cursors = {
         secret: c.var.config.cursorSecret,
-        scope: deliveriesCursorScope(endpoint.id, { state, eventType }),
+        scope: deliveriesCursorScope(endpointId, { state, eventType }),
       };
       const { limit, after } = await parsePage(page, cursors);
-      const rows = await listDeliveries(c.var.db, endpoint.id, { state, eventType }, limit, after);
+      const filter = { state, eventType };
+      const { endpoint, rows } = await endpointDeliveries(c.var.db, c.var.projectId, endpointId, filter, limit, after);
+      if (!endpoint) throw new ApiError("endpoint_not_found");
       const { data, nextCursor } = await pageOf(rows, limit, cursors);
       return c.json({ data: data.map(toDelivery), nextCursor }, 200);
     },

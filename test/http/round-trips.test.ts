@@ -1,0 +1,240 @@
+import { describe, expect, it } from "vitest";
+import { IMAGES } from "../fixtures/images";
+import { ADMIN, api, bearer, clientIp, json, newVideo, newWorkspace, signUp, withCookie } from "../helpers";
+import { type BudgetedRoute, ROUND_TRIP_BUDGET } from "../round-trip-budget";
+import { apiWith } from "../support/app";
+import { countingBindings } from "../support/round-trips";
+
+type Workspace = Awaited<ReturnType<typeof workspace>>;
+type Call = { path: string; init?: RequestInit; status: number };
+
+/** A project with a key, a video with an open upload, a webhook endpoint with an attempt. */
+async function workspace() {
+  const ws = await newWorkspace();
+  const { video } = await newVideo(ws.key);
+  const hooks = `/v1/projects/${ws.project.id}/webhook-endpoints`;
+  const endpoint = (await (
+    await api(hooks, bearer(ws.key, json("POST", { url: "https://hooks.example.com/b" })))
+  ).json()) as {
+    id: string;
+  };
+  const gone = (await newVideo(ws.key)).video.id;
+  await api(`/v1/videos/${gone}`, bearer(ws.key, { method: "DELETE" }));
+  const page = (await (await api(`${hooks}/${endpoint.id}/deliveries`, bearer(ws.key))).json()) as {
+    data: { id: string }[];
+  };
+  // The key's lastUsedAt was written just now: requests within a minute do not write it again.
+  return { ...ws, video: video.id, hooks, endpoint: endpoint.id, attempt: page.data[0]?.id ?? "" };
+}
+
+const png = IMAGES.rgbPng;
+const raw = (method: string, type: string, body: BodyInit): RequestInit => ({
+  method,
+  headers: { "content-type": type },
+  body,
+});
+
+/** How to call each route on its success path, given a fresh workspace. */
+const CALLS: Record<BudgetedRoute, (ws: Workspace) => Promise<Call>> = {
+  "POST /v1/auth/signup": async () => ({
+    path: "/v1/auth/signup",
+    init: json(
+      "POST",
+      { email: `rt-${crypto.randomUUID()}@example.com`, password: "a long password" },
+      { "cf-connecting-ip": clientIp() },
+    ),
+    status: 201,
+  }),
+  "POST /v1/auth/login": async (ws) => ({
+    path: "/v1/auth/login",
+    init: json("POST", { email: ws.session.email, password: ws.session.password }, { "cf-connecting-ip": clientIp() }),
+    status: 200,
+  }),
+  "POST /v1/auth/logout": async (ws) => ({
+    path: "/v1/auth/logout",
+    init: withCookie(ws.session, { method: "POST" }),
+    status: 204,
+  }),
+  "GET /v1/account": async (ws) => ({ path: "/v1/account", init: withCookie(ws.session), status: 200 }),
+  "POST /v1/admin/accounts/{accountId}/approve": async () => ({
+    path: `/v1/admin/accounts/${(await signUp()).account.id}/approve`,
+    init: { method: "POST", headers: ADMIN },
+    status: 200,
+  }),
+  "POST /v1/admin/accounts/{accountId}/suspend": async () => ({
+    path: `/v1/admin/accounts/${(await signUp()).account.id}/suspend`,
+    init: { method: "POST", headers: ADMIN },
+    status: 200,
+  }),
+  "PUT /v1/admin/accounts/{accountId}/plan": async () => ({
+    path: `/v1/admin/accounts/${(await signUp()).account.id}/plan`,
+    init: json("PUT", { plan: "pro" }, ADMIN),
+    status: 200,
+  }),
+  "POST /v1/projects": async (ws) => ({
+    path: "/v1/projects",
+    init: withCookie(ws.session, json("POST", { name: "p" })),
+    status: 201,
+  }),
+  "GET /v1/projects": async (ws) => ({ path: "/v1/projects", init: withCookie(ws.session), status: 200 }),
+  "GET /v1/projects/{id}": async (ws) => ({
+    path: `/v1/projects/${ws.project.id}`,
+    init: withCookie(ws.session),
+    status: 200,
+  }),
+  "POST /v1/projects/{id}/api-keys": async (ws) => ({
+    path: `/v1/projects/${ws.project.id}/api-keys`,
+    init: withCookie(ws.session, json("POST", { name: "k", scopes: ["read"], mode: "test" })),
+    status: 201,
+  }),
+  "GET /v1/projects/{id}/api-keys": async (ws) => ({
+    path: `/v1/projects/${ws.project.id}/api-keys`,
+    init: withCookie(ws.session),
+    status: 200,
+  }),
+  "DELETE /v1/projects/{id}/api-keys/{keyId}": async (ws) => {
+    const created = await api(
+      `/v1/projects/${ws.project.id}/api-keys`,
+      withCookie(ws.session, json("POST", { name: "k", scopes: ["read"], mode: "test" })),
+    );
+    const { id } = (await created.json()) as { id: string };
+    return {
+      path: `/v1/projects/${ws.project.id}/api-keys/${id}`,
+      init: withCookie(ws.session, { method: "DELETE" }),
+      status: 204,
+    };
+  },
+  "GET /v1/projects/{id}/encoding-settings": async (ws) => ({
+    path: `/v1/projects/${ws.project.id}/encoding-settings`,
+    init: withCookie(ws.session),
+    status: 200,
+  }),
+  "PATCH /v1/projects/{id}/encoding-settings": async (ws) => ({
+    path: `/v1/projects/${ws.project.id}/encoding-settings`,
+    init: withCookie(ws.session, json("PATCH", { mp4FallbackEnabled: true })),
+    status: 200,
+  }),
+  "PUT /v1/projects/{id}/encoding-settings/watermark-image": async (ws) => ({
+    path: `/v1/projects/${ws.project.id}/encoding-settings/watermark-image`,
+    init: withCookie(ws.session, raw("PUT", "image/png", png)),
+    status: 200,
+  }),
+  "DELETE /v1/projects/{id}/encoding-settings/watermark-image": async (ws) => {
+    const path = `/v1/projects/${ws.project.id}/encoding-settings/watermark-image`;
+    await api(path, withCookie(ws.session, raw("PUT", "image/png", png)));
+    return { path, init: withCookie(ws.session, { method: "DELETE" }), status: 200 };
+  },
+  "POST /v1/videos/bulk set_visibility": async (ws) => ({
+    path: "/v1/videos/bulk",
+    init: bearer(ws.key, json("POST", { action: "set_visibility", videoIds: [ws.video], visibility: "private" })),
+    status: 200,
+  }),
+  "POST /v1/videos/bulk delete": async (ws) => ({
+    path: "/v1/videos/bulk",
+    init: bearer(ws.key, json("POST", { action: "delete", videoIds: [(await newVideo(ws.key)).video.id] })),
+    status: 200,
+  }),
+  "POST /v1/videos": async (ws) => ({ path: "/v1/videos", init: bearer(ws.key, json("POST", {})), status: 201 }),
+  "GET /v1/videos": async (ws) => ({ path: "/v1/videos", init: bearer(ws.key), status: 200 }),
+  "GET /v1/videos/{id}": async (ws) => ({ path: `/v1/videos/${ws.video}`, init: bearer(ws.key), status: 200 }),
+  "DELETE /v1/videos/{id}": async (ws) => ({
+    path: `/v1/videos/${(await newVideo(ws.key)).video.id}`,
+    init: bearer(ws.key, { method: "DELETE" }),
+    status: 204,
+  }),
+  "PUT /v1/videos/{id}/upload/parts/{partNumber}": async (ws) => ({
+    path: `/v1/videos/${ws.video}/upload/parts/1`,
+    init: bearer(ws.key, { method: "PUT", body: "part bytes", headers: { "content-length": "10" } }),
+    status: 200,
+  }),
+  "POST /v1/videos/{id}/upload/complete": async (ws) => {
+    const part = await api(
+      `/v1/videos/${ws.video}/upload/parts/1`,
+      bearer(ws.key, { method: "PUT", body: "part bytes", headers: { "content-length": "10" } }),
+    );
+    const { etag } = (await part.json()) as { etag: string };
+    return {
+      path: `/v1/videos/${ws.video}/upload/complete`,
+      init: bearer(ws.key, json("POST", { parts: [{ partNumber: 1, etag }] })),
+      status: 200,
+    };
+  },
+  "PUT /v1/videos/{id}/thumbnail": async (ws) => ({
+    path: `/v1/videos/${ws.video}/thumbnail`,
+    init: bearer(ws.key, raw("PUT", "image/png", png)),
+    status: 200,
+  }),
+  "DELETE /v1/videos/{id}/thumbnail": async (ws) => {
+    await api(`/v1/videos/${ws.video}/thumbnail`, bearer(ws.key, raw("PUT", "image/png", png)));
+    return { path: `/v1/videos/${ws.video}/thumbnail`, init: bearer(ws.key, { method: "DELETE" }), status: 200 };
+  },
+  "POST /v1/projects/{projectId}/webhook-endpoints": async (ws) => ({
+    path: ws.hooks,
+    init: bearer(ws.key, json("POST", { url: "https://hooks.example.com/x" })),
+    status: 201,
+  }),
+  "GET /v1/projects/{projectId}/webhook-endpoints": async (ws) => ({
+    path: ws.hooks,
+    init: bearer(ws.key),
+    status: 200,
+  }),
+  "GET /v1/projects/{projectId}/webhook-endpoints/{id}": async (ws) => ({
+    path: `${ws.hooks}/${ws.endpoint}`,
+    init: bearer(ws.key),
+    status: 200,
+  }),
+  "PATCH /v1/projects/{projectId}/webhook-endpoints/{id}": async (ws) => ({
+    path: `${ws.hooks}/${ws.endpoint}`,
+    init: bearer(ws.key, json("PATCH", { description: "d" })),
+    status: 200,
+  }),
+  "DELETE /v1/projects/{projectId}/webhook-endpoints/{id}": async (ws) => ({
+    path: `${ws.hooks}/${ws.endpoint}`,
+    init: bearer(ws.key, { method: "DELETE" }),
+    status: 204,
+  }),
+  "POST /v1/projects/{projectId}/webhook-endpoints/{id}/rotate-secret": async (ws) => ({
+    path: `${ws.hooks}/${ws.endpoint}/rotate-secret`,
+    init: bearer(ws.key, { method: "POST" }),
+    status: 200,
+  }),
+  "GET /v1/projects/{projectId}/webhook-endpoints/{id}/deliveries": async (ws) => ({
+    path: `${ws.hooks}/${ws.endpoint}/deliveries?limit=100`,
+    init: bearer(ws.key),
+    status: 200,
+  }),
+  "POST /v1/projects/{projectId}/webhook-endpoints/{id}/deliveries/{attemptId}/retry": async (ws) => ({
+    path: `${ws.hooks}/${ws.endpoint}/deliveries/${ws.attempt}/retry`,
+    init: bearer(ws.key, { method: "POST" }),
+    status: 202,
+  }),
+  "GET /thumbnails/{projectId}/{videoId}/{file}": async (ws) => {
+    const put = await api(`/v1/videos/${ws.video}/thumbnail`, bearer(ws.key, raw("PUT", "image/png", png)));
+    const { thumbnailUrl } = (await put.json()) as { thumbnailUrl: string };
+    return { path: new URL(thumbnailUrl).pathname, status: 200 };
+  },
+};
+
+describe("round-trip budget", () => {
+  it("covers every operation of the API", async () => {
+    const doc = (await (await api("/v1/openapi.json")).json()) as { paths: Record<string, Record<string, unknown>> };
+    const operations = Object.entries(doc.paths).flatMap(([path, methods]) =>
+      Object.keys(methods).map((method) => `${method.toUpperCase()} ${path}`),
+    );
+    const budgeted = new Set(
+      Object.keys(ROUND_TRIP_BUDGET).map((name) => name.replace(/ (delete|set_visibility)$/, "")),
+    );
+    expect(operations.filter((operation) => !budgeted.has(operation))).toEqual([]);
+  });
+
+  for (const route of Object.keys(ROUND_TRIP_BUDGET) as BudgetedRoute[]) {
+    it(`${route}: ${JSON.stringify(ROUND_TRIP_BUDGET[route])}`, async () => {
+      const ws = await workspace();
+      const call = await CALLS[route](ws);
+      const counting = countingBindings();
+      const response = await apiWith(counting.bindings, call.path, call.init);
+      expect(response.status, await response.clone().text()).toBe(call.status);
+      expect(counting.counts()).toEqual(ROUND_TRIP_BUDGET[route]);
+    });
+  }
+});

@@ -1,0 +1,54 @@
+/**
+ * The round trips each route makes on its success path, by kind: D1 queries and batches, Durable
+ * Object calls (the rate limiter), R2 operations and queue sends. Each is a trip that a caller far
+ * from the primary (D1) or the object (DO) pays for. `test/http/round-trips.test.ts` runs every
+ * route through counting bindings and fails when one differs from this table; `npm run bench`
+ * prints it beside the latencies. Work after the response (an API key's lastUsedAt, at most once a
+ * minute per key) and in queue consumers is not counted. Replacing an existing image (thumbnail,
+ * watermark) adds one R2 delete of the old one.
+ */
+export const ROUND_TRIP_BUDGET = {
+  "POST /v1/auth/signup": { d1: 1, do: 1, r2: 0, queue: 0 },
+  "POST /v1/auth/login": { d1: 2, do: 3, r2: 0, queue: 0 },
+  "POST /v1/auth/logout": { d1: 2, do: 0, r2: 0, queue: 0 },
+  "GET /v1/account": { d1: 1, do: 0, r2: 0, queue: 0 },
+  "POST /v1/admin/accounts/{accountId}/approve": { d1: 1, do: 0, r2: 0, queue: 0 },
+  "POST /v1/admin/accounts/{accountId}/suspend": { d1: 1, do: 0, r2: 0, queue: 0 },
+  "PUT /v1/admin/accounts/{accountId}/plan": { d1: 1, do: 0, r2: 0, queue: 0 },
+  "POST /v1/projects": { d1: 2, do: 1, r2: 0, queue: 0 },
+  "GET /v1/projects": { d1: 2, do: 0, r2: 0, queue: 0 },
+  "GET /v1/projects/{id}": { d1: 2, do: 0, r2: 0, queue: 0 },
+  "POST /v1/projects/{id}/api-keys": { d1: 2, do: 0, r2: 0, queue: 0 },
+  "GET /v1/projects/{id}/api-keys": { d1: 2, do: 0, r2: 0, queue: 0 },
+  "DELETE /v1/projects/{id}/api-keys/{keyId}": { d1: 2, do: 0, r2: 0, queue: 0 },
+  "GET /v1/projects/{id}/encoding-settings": { d1: 2, do: 0, r2: 0, queue: 0 },
+  "PATCH /v1/projects/{id}/encoding-settings": { d1: 2, do: 1, r2: 0, queue: 0 },
+  "PUT /v1/projects/{id}/encoding-settings/watermark-image": { d1: 2, do: 0, r2: 1, queue: 0 },
+  "DELETE /v1/projects/{id}/encoding-settings/watermark-image": { d1: 2, do: 0, r2: 1, queue: 0 },
+  "POST /v1/videos/bulk set_visibility": { d1: 2, do: 1, r2: 0, queue: 0 },
+  "POST /v1/videos/bulk delete": { d1: 3, do: 1, r2: 0, queue: 1 },
+  "POST /v1/videos": { d1: 2, do: 0, r2: 1, queue: 0 },
+  "GET /v1/videos": { d1: 2, do: 0, r2: 0, queue: 0 },
+  "GET /v1/videos/{id}": { d1: 2, do: 0, r2: 0, queue: 0 },
+  "DELETE /v1/videos/{id}": { d1: 3, do: 0, r2: 0, queue: 1 },
+  "PUT /v1/videos/{id}/upload/parts/{partNumber}": { d1: 2, do: 0, r2: 1, queue: 0 },
+  "POST /v1/videos/{id}/upload/complete": { d1: 4, do: 0, r2: 1, queue: 0 },
+  "PUT /v1/videos/{id}/thumbnail": { d1: 2, do: 1, r2: 1, queue: 0 },
+  "DELETE /v1/videos/{id}/thumbnail": { d1: 2, do: 0, r2: 1, queue: 0 },
+  "POST /v1/projects/{projectId}/webhook-endpoints": { d1: 2, do: 0, r2: 0, queue: 0 },
+  "GET /v1/projects/{projectId}/webhook-endpoints": { d1: 2, do: 0, r2: 0, queue: 0 },
+  "GET /v1/projects/{projectId}/webhook-endpoints/{id}": { d1: 2, do: 0, r2: 0, queue: 0 },
+  "PATCH /v1/projects/{projectId}/webhook-endpoints/{id}": { d1: 2, do: 0, r2: 0, queue: 0 },
+  "DELETE /v1/projects/{projectId}/webhook-endpoints/{id}": { d1: 2, do: 0, r2: 0, queue: 0 },
+  "POST /v1/projects/{projectId}/webhook-endpoints/{id}/rotate-secret": { d1: 2, do: 0, r2: 0, queue: 0 },
+  "GET /v1/projects/{projectId}/webhook-endpoints/{id}/deliveries": { d1: 2, do: 1, r2: 0, queue: 0 },
+  "POST /v1/projects/{projectId}/webhook-endpoints/{id}/deliveries/{attemptId}/retry": {
+    d1: 4,
+    do: 1,
+    r2: 0,
+    queue: 1,
+  },
+  "GET /thumbnails/{projectId}/{videoId}/{file}": { d1: 0, do: 0, r2: 1, queue: 0 },
+} as const satisfies Record<string, { d1: number; do: number; r2: number; queue: number }>;
+
+export type BudgetedRoute = keyof typeof ROUND_TRIP_BUDGET;

@@ -1,0 +1,74 @@
+import { env } from "cloudflare:workers";
+import { InstrumentedD1 } from "./d1";
+
+export type RoundTrips = { d1: number; do: number; r2: number; queue: number };
+
+const R2_CALLS = new Set(["get", "put", "delete", "head", "list", "createMultipartUpload"]);
+const UPLOAD_CALLS = new Set(["uploadPart", "complete", "abort"]);
+
+/** Counts each call of `methods` on `target` (and wraps what `wrap` names in its results). */
+function counting<T extends object>(
+  target: T,
+  methods: Set<string>,
+  count: () => void,
+  wrap?: (value: unknown) => unknown,
+): T {
+  return new Proxy(target, {
+    get(object, property) {
+      const value = Reflect.get(object, property, object);
+      if (typeof value !== "function") return value;
+      if (methods.has(String(property))) {
+        return (...args: unknown[]) => {
+          count();
+          const result = value.apply(object, args);
+          return wrap && result instanceof Promise ? result.then(wrap) : result;
+        };
+      }
+      if (property === "resumeMultipartUpload") {
+        return (...args: unknown[]) => wrap?.(value.apply(object, args));
+      }
+      return value.bind(object);
+    },
+  });
+}
+
+/**
+ * Bindings that count their round trips: each D1 query or batch, Durable Object call, R2
+ * operation and queue send. `counts()` reads them.
+ */
+export function countingBindings() {
+  const trips: RoundTrips = { d1: 0, do: 0, r2: 0, queue: 0 };
+  const db = new InstrumentedD1(env.DB);
+  const upload = (value: unknown) =>
+    value && typeof value === "object" ? counting(value as object, UPLOAD_CALLS, () => trips.r2++) : value;
+  const media = counting(env.MEDIA, R2_CALLS, () => trips.r2++, upload);
+  const limiter = {
+    idFromName: (name: string) => env.RATE_LIMITER.idFromName(name),
+    get: (id: DurableObjectId) => {
+      // RPC stubs are proxies of their own: call them directly, never through Reflect.
+      const stub = env.RATE_LIMITER.get(id);
+      return {
+        consume: (...args: Parameters<typeof stub.consume>) => {
+          trips.do++;
+          return stub.consume(...args);
+        },
+        release: (...args: Parameters<typeof stub.release>) => {
+          trips.do++;
+          return stub.release(...args);
+        },
+      };
+    },
+  } as unknown as Env["RATE_LIMITER"];
+  const queue = (real: Queue) => counting(real, new Set(["send", "sendBatch"]), () => trips.queue++);
+  const bindings: Partial<Env> = {
+    DB: db.binding,
+    MEDIA: media,
+    RATE_LIMITER: limiter,
+    WEBHOOK_QUEUE: queue(env.WEBHOOK_QUEUE),
+    DELETION_QUEUE: queue(env.DELETION_QUEUE),
+  };
+  return {
+    bindings,
+    counts: (): RoundTrips => ({ ...trips, d1: db.roundTrips }),
+  };
+}
