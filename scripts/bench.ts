@@ -599,15 +599,15 @@ try {
   const results: (Awaited<ReturnType<typeof measure>> & {
     roundTrips: (typeof ROUND_TRIP_BUDGET)[BudgetedRoute] | null;
   })[] = [];
-  const workerd = workerdPids(server.processGroup);
   let thumbnailPeak = Number.NaN;
   let basePeak = Number.NaN;
   for (const item of cases.filter((c, i) => i === 0 || !only || new RegExp(only).test(c.name))) {
     scratch = "";
-    if (item.name.startsWith("PUT /v1/videos/{id}/thumbnail 200")) basePeak = peakMemory(workerd, true);
+    if (item.name.startsWith("PUT /v1/videos/{id}/thumbnail 200"))
+      basePeak = peakMemory(workerdPids(server.processGroup), true);
     const measured = await measure(item);
     results.push({ ...measured, roundTrips: item.budget ? ROUND_TRIP_BUDGET[item.budget] : null });
-    if (item.name.startsWith("GET /thumbnails")) thumbnailPeak = peakMemory(workerd);
+    if (item.name.startsWith("GET /thumbnails")) thumbnailPeak = peakMemory(workerdPids(server.processGroup));
   }
   const bare = results[0]?.median ?? Number.NaN;
   const single = results.find((r) => r.name === "GET /v1/videos/{id}")?.median ?? Number.NaN;
@@ -647,7 +647,7 @@ try {
     console.log(`${r.name} / the top page: ${(r.median / top).toFixed(2)}`);
   }
   console.log(
-    `workerd peak RSS (VmHWM, ${workerd.length} processes): ${basePeak.toFixed(1)} MiB before the thumbnail uploads, ` +
+    `workerd peak RSS (VmHWM, ${workerdPids(server.processGroup).length} processes): ${basePeak.toFixed(1)} MiB before the thumbnail uploads, ` +
       `${thumbnailPeak.toFixed(1)} MiB after them`,
   );
   mkdirSync(".bench", { recursive: true });

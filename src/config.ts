@@ -4,7 +4,8 @@ const EnvSchema = z.object({
   ENVIRONMENT: z.string().optional(),
   ADMIN_TOKEN: z.string().optional(),
   ALLOWED_ORIGINS: z.string().optional(),
-  ALLOW_HTTP_WEBHOOKS: z.string().optional(),
+  // "true"/"false" (and 1/0, yes/no, on/off); empty means unset. Anything else fails loudly.
+  ALLOW_HTTP_WEBHOOKS: z.preprocess((value) => (value === "" ? undefined : value), z.stringbool().optional()),
   PUBLIC_BASE_URL: z.string().optional(),
   CURSOR_SECRET: z.string().optional(),
 });
@@ -64,7 +65,7 @@ function parseConfig(env: Env): Config {
         .map((origin) => origin.trim().replace(/\/$/, ""))
         .filter(Boolean),
     ),
-    allowHttpWebhooks: vars.ALLOW_HTTP_WEBHOOKS?.trim().toLowerCase() === "true",
+    allowHttpWebhooks: vars.ALLOW_HTTP_WEBHOOKS ?? false,
     publicBaseUrl,
     cursorSecret,
   };

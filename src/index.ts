@@ -1,6 +1,6 @@
+import { createApp } from "./app";
 import { deleteExpiredSessions } from "./auth/sessions";
 import { readConfig } from "./config";
-import { createApp } from "./http/app";
 import { drain } from "./lib/drain";
 import { logError } from "./lib/log";
 import { consumeDeadDeletions, consumeDeletions } from "./videos/deletions";

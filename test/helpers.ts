@@ -1,4 +1,7 @@
 import { exports } from "cloudflare:workers";
+import type { z } from "zod";
+import "../src/app";
+import { ROUTES } from "../src/http/route";
 
 export const ORIGIN = "http://api.test";
 export const ADMIN = { authorization: "Bearer test-admin-token" };
@@ -14,8 +17,34 @@ export function clientIp(): string {
   return `10.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}`;
 }
 
-export function api(path: string, init: RequestInit = {}): Promise<Response> {
-  return exports.default.fetch(new Request(`${ORIGIN}${path}`, init));
+/** The route configs, with their zod response schemas, by method and a matcher of their path. */
+const routes = ROUTES.map((config) => ({
+  method: config.method.toUpperCase(),
+  pattern: new RegExp(`^${config.path.replace(/\{[^}]+\}/g, "[^/]+")}$`),
+  responses: config.responses as Record<string, { content?: Record<string, { schema?: z.ZodType }> }>,
+}));
+
+/**
+ * Every 2xx JSON body a test receives is parsed with the route's own response schema, so the
+ * documented shape and the real one cannot drift apart unnoticed.
+ */
+export async function checkBody(method: string, path: string, response: Response): Promise<void> {
+  if (response.status < 200 || response.status >= 300) return;
+  if (!response.headers.get("content-type")?.includes("application/json")) return;
+  const pathname = new URL(path, ORIGIN).pathname;
+  const route = routes.find((r) => r.method === method && r.pattern.test(pathname));
+  const schema = route?.responses[String(response.status)]?.content?.["application/json"]?.schema;
+  if (!schema) return;
+  const parsed = schema.safeParse(await response.clone().json());
+  if (!parsed.success) {
+    throw new Error(`${method} ${pathname} ${response.status}: body does not fit its schema: ${parsed.error.message}`);
+  }
+}
+
+export async function api(path: string, init: RequestInit = {}): Promise<Response> {
+  const response = await exports.default.fetch(new Request(`${ORIGIN}${path}`, init));
+  await checkBody((init.method ?? "GET").toUpperCase(), path, response);
+  return response;
 }
 
 export function json(method: string, body: unknown, headers: Record<string, string> = {}): RequestInit {

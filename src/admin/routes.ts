@@ -5,11 +5,11 @@ import { AccountSchema } from "../auth/schemas";
 import { jsonBody } from "../http/body";
 import type { AppEnv } from "../http/context";
 import { ApiError } from "../http/errors";
+import { found } from "../http/found";
 import { documented, route } from "../http/route";
 import { createRouter } from "../http/router";
-import { jsonRequest, jsonResponse } from "../http/schemas";
+import { jsonRequest, jsonResponse, pathId } from "../http/schemas";
 import { sha256Hex, timingSafeEqual } from "../lib/crypto";
-import { parseUlid } from "../lib/ulid";
 
 /** The operator API exists only while ADMIN_TOKEN is set; it answers 404 otherwise. */
 const operatorOnly = documented(
@@ -22,18 +22,19 @@ const operatorOnly = documented(
     await next();
   }),
   () => ["not_found", "unauthorized"],
+  () => [{ operatorToken: [] }],
 );
 
-const AccountParams = z.object({ accountId: z.string() });
+const AccountParams = z.object({ accountId: pathId("account") });
 const PlanBody = z.strictObject({ plan: z.enum(OPERATOR_PLANS) }).openapi("OperatorPlan");
 
 function accountRoute(method: "post" | "put", action: string, summary: string) {
   return {
     method,
     path: `/v1/admin/accounts/{accountId}/${action}`,
+    operationId: `${action}Account`,
     tags: ["Operator"],
     summary,
-    security: [{ operatorToken: [] }],
     middleware: [operatorOnly],
     request: { params: AccountParams },
   };
@@ -53,21 +54,17 @@ const plan = route({
   responses,
 });
 
-function found<T>(row: T | null): T {
-  if (!row) throw new ApiError("not_found");
-  return row;
-}
-
 export const adminRoutes = createRouter()
   .openapi(approve, async (c) => {
-    const id = found(parseUlid(c.req.valid("param").accountId));
-    return c.json(toAccount(found(await setApproved(c.var.db, id, true))), 200);
+    const account = await found("not_found", c.req.valid("param").accountId, (id) => setApproved(c.var.db, id, true));
+    return c.json(toAccount(account), 200);
   })
   .openapi(suspend, async (c) => {
-    const id = found(parseUlid(c.req.valid("param").accountId));
-    return c.json(toAccount(found(await suspendAccount(c.var.db, id))), 200);
+    const account = await found("not_found", c.req.valid("param").accountId, (id) => suspendAccount(c.var.db, id));
+    return c.json(toAccount(account), 200);
   })
   .openapi(plan, async (c) => {
-    const id = found(parseUlid(c.req.valid("param").accountId));
-    return c.json(toAccount(found(await setPlan(c.var.db, id, c.req.valid("json").plan))), 200);
+    const plan = c.req.valid("json").plan;
+    const account = await found("not_found", c.req.valid("param").accountId, (id) => setPlan(c.var.db, id, plan));
+    return c.json(toAccount(account), 200);
   });

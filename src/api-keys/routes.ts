@@ -1,12 +1,12 @@
 import { z } from "@hono/zod-openapi";
 import { authenticate } from "../auth/middleware";
 import { jsonBody } from "../http/body";
-import { ApiError } from "../http/errors";
+import { found } from "../http/found";
 import { route } from "../http/route";
 import { createRouter } from "../http/router";
-import { jsonRequest, jsonResponse, TimestampSchema, UlidSchema } from "../http/schemas";
+import { jsonRequest, jsonResponse, pathId, TimestampSchema, UlidSchema } from "../http/schemas";
 import { randomToken } from "../lib/crypto";
-import { parseUlid, ulid } from "../lib/ulid";
+import { ulid } from "../lib/ulid";
 import { QUOTAS, quotaExceeded } from "../rate-limit/policies";
 import { insertApiKey, listApiKeys, revokeApiKey } from "./queries";
 
@@ -43,12 +43,13 @@ const projectScoped = authenticate({
   accept: "session",
   project: { from: "path", param: "id", notFound: "not_found" },
 });
-const ProjectParams = z.object({ id: z.string() });
+const ProjectParams = z.object({ id: pathId("project") });
 
 const create = route(
   {
     method: "post",
     path: "/v1/projects/{id}/api-keys",
+    operationId: "createApiKey",
     tags: ["API keys"],
     summary: "Create an API key; the key is shown only in this response",
     middleware: [projectScoped, jsonBody] as const,
@@ -63,6 +64,7 @@ const create = route(
 const list = route({
   method: "get",
   path: "/v1/projects/{id}/api-keys",
+  operationId: "listApiKeys",
   tags: ["API keys"],
   summary: "The project's unrevoked keys, without their secrets",
   middleware: [projectScoped] as const,
@@ -76,10 +78,11 @@ const revoke = route(
   {
     method: "delete",
     path: "/v1/projects/{id}/api-keys/{keyId}",
+    operationId: "revokeApiKey",
     tags: ["API keys"],
     summary: "Revoke a key; it is refused from then on",
     middleware: [projectScoped] as const,
-    request: { params: z.object({ id: z.string(), keyId: z.string() }) },
+    request: { params: z.object({ id: pathId("project"), keyId: pathId("key") }) },
     responses: {
       204: { description: "Revoked" },
     },
@@ -111,9 +114,8 @@ export const apiKeyRoutes = createRouter()
   })
   .openapi(list, async (c) => c.json({ data: await listApiKeys(c.var.db, c.var.projectId) }, 200))
   .openapi(revoke, async (c) => {
-    const keyId = parseUlid(c.req.valid("param").keyId);
-    if (!keyId || !(await revokeApiKey(c.var.db, c.var.projectId, keyId, Date.now()))) {
-      throw new ApiError("not_found");
-    }
+    await found("not_found", c.req.valid("param").keyId, (keyId) =>
+      revokeApiKey(c.var.db, c.var.projectId, keyId, Date.now()),
+    );
     return c.body(null, 204);
   });

@@ -98,7 +98,14 @@ export function authenticate(options: AuthOptions) {
     if (options.project) c.set("projectId", resolveProject(caller, options.project, projectId, ownsProject));
     await next();
   });
-  return documented(middleware, (method) => authErrorCodes(options, method));
+  return documented(
+    middleware,
+    (method) => authErrorCodes(options, method),
+    () =>
+      options.accept === "session"
+        ? [{ sessionCookie: [] }]
+        : [{ apiKey: [options.scope ?? "read"] }, { sessionCookie: [] }],
+  );
 }
 
 /** The codes `authenticate(options)` can answer for a request of `method`. */

@@ -17,6 +17,7 @@ const signup = route(
   {
     method: "post",
     path: "/v1/auth/signup",
+    operationId: "signUp",
     tags: ["Accounts"],
     summary: "Create an account (not approved until an operator approves it)",
     middleware: [rateLimit("signup"), jsonBody] as const,
@@ -32,6 +33,7 @@ const login = route(
   {
     method: "post",
     path: "/v1/auth/login",
+    operationId: "logIn",
     tags: ["Accounts"],
     summary: "Log in; sets the svc_session cookie",
     middleware: [rateLimit("login"), jsonBody] as const,
@@ -46,6 +48,7 @@ const login = route(
 const logout = route({
   method: "post",
   path: "/v1/auth/logout",
+  operationId: "logOut",
   tags: ["Accounts"],
   summary: "End the session and clear the cookie",
   middleware: [authenticate({ accept: "session", approval: false })] as const,
@@ -57,6 +60,7 @@ const logout = route({
 const account = route({
   method: "get",
   path: "/v1/account",
+  operationId: "getAccount",
   tags: ["Accounts"],
   summary: "The logged-in account",
   middleware: [authenticate({ accept: "session", approval: false })] as const,

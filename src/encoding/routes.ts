@@ -6,7 +6,7 @@ import type { AppEnv } from "../http/context";
 import { ApiError } from "../http/errors";
 import { route } from "../http/route";
 import { createRouter } from "../http/router";
-import { jsonRequest, jsonResponse } from "../http/schemas";
+import { binaryBody, jsonRequest, jsonResponse, pathId } from "../http/schemas";
 import { validationHook } from "../http/validation";
 import { EXTENSIONS, type ImageUpload, readImageUpload } from "../images/upload";
 import { replaceObject } from "../lib/swap-object";
@@ -22,7 +22,7 @@ const projectSession = authenticate({
   accept: "session",
   project: { from: "path", param: "id", notFound: "not_found" },
 });
-const Params = z.object({ id: z.string() });
+const Params = z.object({ id: pathId("project") });
 const settingsResponse = jsonResponse(EncodingSettingsSchema, "The full effective settings; ETag names this version");
 
 function etag(version: number): string {
@@ -54,6 +54,7 @@ function ifMatchVersions(header: string | undefined): number[] | null {
 const read = route({
   method: "get",
   path: "/v1/projects/{id}/encoding-settings",
+  operationId: "getEncodingSettings",
   tags: ["Encoding settings"],
   summary: "The project's full effective encoding settings",
   middleware: [projectSession] as const,
@@ -65,6 +66,7 @@ const patch = route(
   {
     method: "patch",
     path: "/v1/projects/{id}/encoding-settings",
+    operationId: "patchEncodingSettings",
     tags: ["Encoding settings"],
     summary: "Change some encoding settings; send If-Match with an ETag for a safe edit",
     middleware: [projectSession, rateLimit("encoding_settings"), jsonBody] as const,
@@ -84,16 +86,13 @@ const putWatermark = route(
   {
     method: "put",
     path: "/v1/projects/{id}/encoding-settings/watermark-image",
+    operationId: "putWatermarkImage",
     tags: ["Encoding settings"],
     summary: "Upload the watermark image (raw PNG or WebP, at most 1 MiB); sets watermark.imageKey",
     middleware: [projectSession] as const,
     request: {
       params: Params,
-      body: {
-        content: Object.fromEntries(
-          WATERMARK_TYPES.map((type) => [type, { schema: z.string().openapi({ format: "binary" }) }]),
-        ),
-      },
+      body: binaryBody(WATERMARK_TYPES, "A PNG or WebP image, at most 1 MiB (1,048,576 bytes)"),
     },
     responses: {
       200: settingsResponse,
@@ -105,6 +104,7 @@ const putWatermark = route(
 const deleteWatermark = route({
   method: "delete",
   path: "/v1/projects/{id}/encoding-settings/watermark-image",
+  operationId: "deleteWatermarkImage",
   tags: ["Encoding settings"],
   summary: "Remove the watermark image; also disables the watermark",
   middleware: [projectSession] as const,

@@ -1,32 +1,21 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { cors } from "hono/cors";
-import { adminRoutes } from "../admin/routes";
-import { apiKeyRoutes } from "../api-keys/routes";
-import { authRoutes } from "../auth/routes";
-import { encodingRoutes } from "../encoding/routes";
-import { projectRoutes } from "../projects/routes";
-import { publicThumbnails } from "../thumbnails/public";
-import { thumbnailRoutes } from "../thumbnails/routes";
-import { bulkRoutes } from "../videos/bulk";
-import { videoRoutes } from "../videos/routes";
-import { uploadRoutes } from "../videos/uploads";
-import { webhookRoutes } from "../webhooks/routes";
 import type { AppEnv } from "./context";
 import { d1Session } from "./d1-session";
 import { renderDocs } from "./docs";
 import { handleError } from "./errors";
 import { notFoundHandler } from "./not-found";
+import { OPENAPI_DOCUMENT, registerSecuritySchemes } from "./openapi";
 import { loadConfig, requestContext } from "./request-context";
 import { validationHook } from "./validation";
 
-const OPENAPI_INFO = {
-  openapi: "3.1.0",
-  info: { title: "Video hosting API", version: "1.0.0" },
-} as const;
-
-export function createApp() {
+/**
+ * The base app every request passes through: request id and common headers, configuration, the
+ * request's D1 session, CORS. It knows no capability: the composition root (`src/app.ts`)
+ * mounts their routers on it, then calls `finishApp`.
+ */
+export function createBaseApp() {
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook() });
-
   app.use("*", requestContext);
   app.use("*", loadConfig);
   app.use("*", d1Session);
@@ -40,40 +29,27 @@ export function createApp() {
       maxAge: 600,
     }),
   );
+  return app;
+}
 
-  // The bulk route comes before /v1/videos/{id}, which would otherwise match "bulk" as an id.
-  for (const routes of [
-    authRoutes,
-    adminRoutes,
-    projectRoutes,
-    apiKeyRoutes,
-    encodingRoutes,
-    bulkRoutes,
-    videoRoutes,
-    uploadRoutes,
-    thumbnailRoutes,
-    webhookRoutes,
-  ]) {
-    app.route("/", routes);
-  }
-
-  // Public, outside /v1: thumbnail images for browsers and CDNs.
-  app.route("/", publicThumbnails);
-
-  app.openAPIRegistry.registerComponent("securitySchemes", "apiKey", {
-    type: "http",
-    scheme: "bearer",
-    description: "API key: svc_live_… or svc_test_…",
+/** Serves the app's own description (document, reference page, index) and answers the rest. */
+export function finishApp(app: OpenAPIHono<AppEnv>) {
+  registerSecuritySchemes(app.openAPIRegistry);
+  const document = () => app.getOpenAPI31Document(OPENAPI_DOCUMENT);
+  let docsPage: string | undefined;
+  app.get("/v1/openapi.json", (c) => c.json(document()));
+  app.get("/docs", async (c) => {
+    // Rendered once per isolate: the document does not change while it runs.
+    docsPage ??= String(await renderDocs(document()));
+    return c.html(docsPage);
   });
-  app.openAPIRegistry.registerComponent("securitySchemes", "sessionCookie", {
-    type: "apiKey",
-    in: "cookie",
-    name: "svc_session",
-  });
-  app.openAPIRegistry.registerComponent("securitySchemes", "operatorToken", { type: "http", scheme: "bearer" });
-  app.doc31("/v1/openapi.json", OPENAPI_INFO);
-  app.get("/docs", (c) => c.html(renderDocs(app.getOpenAPI31Document(OPENAPI_INFO))));
-
+  app.get("/", (c) =>
+    c.json({
+      name: OPENAPI_DOCUMENT.info.title,
+      docs: "/docs",
+      openapi: "/v1/openapi.json",
+    }),
+  );
   app.notFound(notFoundHandler(app));
   app.onError(handleError);
   return app;

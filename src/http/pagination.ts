@@ -6,10 +6,20 @@ export const DEFAULT_PAGE_SIZE = 20;
 export const MAX_PAGE_SIZE = 100;
 
 export const PageQuerySchema = z.object({
-  limit: z
-    .string()
-    .optional()
-    .openapi({ description: `Page size, 1–${MAX_PAGE_SIZE}; default ${DEFAULT_PAGE_SIZE}`, example: "20" }),
+  limit: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(MAX_PAGE_SIZE)
+    .default(DEFAULT_PAGE_SIZE)
+    .openapi({
+      type: "integer",
+      minimum: 1,
+      maximum: MAX_PAGE_SIZE,
+      default: DEFAULT_PAGE_SIZE,
+      description: `Page size, 1–${MAX_PAGE_SIZE}`,
+      example: DEFAULT_PAGE_SIZE,
+    }),
   cursor: z.string().optional().openapi({ description: "nextCursor of the previous page" }),
 });
 
@@ -27,17 +37,12 @@ export const PAGE_QUERY_CODES = { limit: "invalid_limit", cursor: "invalid_curso
  */
 export type CursorScope = { secret: string; scope: string };
 
-/** Reads `limit` and `cursor`, answering invalid_limit and invalid_cursor for anything else. */
+/** Reads the page query (its `limit` validated by the schema), answering invalid_cursor for a cursor not ours. */
 export async function parsePage(
-  query: { limit?: string | undefined; cursor?: string | undefined },
+  query: { limit: number; cursor?: string | undefined },
   cursors: CursorScope,
 ): Promise<Page> {
-  let limit = DEFAULT_PAGE_SIZE;
-  if (query.limit !== undefined) {
-    if (!/^\d{1,3}$/.test(query.limit)) throw new ApiError("invalid_limit");
-    limit = Number(query.limit);
-    if (limit < 1 || limit > MAX_PAGE_SIZE) throw new ApiError("invalid_limit");
-  }
+  const limit = query.limit;
   let after: Position | null = null;
   if (query.cursor !== undefined) {
     after = await decodeCursor(cursors.secret, cursors.scope, query.cursor);

@@ -3,22 +3,43 @@ import type { MiddlewareHandler } from "hono";
 import type { ErrorCode } from "./errors";
 import { errorResponses } from "./schemas";
 
-/** What a middleware may answer instead of the handler, for the OpenAPI document. */
-export type DocumentedMiddleware = MiddlewareHandler & { errorCodes?: (method: string) => ErrorCode[] };
+/** One way of authenticating an operation, as the OpenAPI document names it, with its scopes. */
+export type SecurityRequirement = Record<"apiKey" | "sessionCookie" | "operatorToken", string[]>;
+
+/**
+ * What a middleware may answer instead of the handler, and the credentials it takes, for the
+ * OpenAPI document.
+ */
+export type DocumentedMiddleware = MiddlewareHandler & {
+  errorCodes?: (method: string) => ErrorCode[];
+  security?: () => Partial<SecurityRequirement>[];
+};
 
 export function documented<M extends MiddlewareHandler>(
   middleware: M,
   errorCodes: (method: string) => ErrorCode[],
+  security?: () => Partial<SecurityRequirement>[],
 ): M & DocumentedMiddleware {
-  return Object.assign(middleware, { errorCodes });
+  return Object.assign(middleware, { errorCodes, ...(security ? { security } : {}) });
 }
 
+/** Every route made by `route()`, for tests that check the document against the code. */
+export const ROUTES: RouteConfig[] = [];
+
 /**
- * createRoute, with the error responses documented from the codes the route's own middleware can
- * answer plus the handler's `errors`, so the document cannot drift from what the code sends.
+ * createRoute, with what the route's own middleware declares: its error responses (plus the
+ * handler's `errors`) and its security (none when no middleware authenticates), so the document
+ * cannot drift from what the code does.
  */
-export function route<R extends RouteConfig>(config: R, errors: ErrorCode[] = []) {
+export function route<R extends RouteConfig & { operationId: string }>(config: R, errors: ErrorCode[] = []) {
   const middleware = [config.middleware ?? []].flat() as DocumentedMiddleware[];
   const codes = new Set([...middleware.flatMap((m) => m.errorCodes?.(config.method) ?? []), ...errors]);
-  return createRoute({ ...config, responses: { ...errorResponses(...codes), ...config.responses } });
+  const security = middleware.find((m) => m.security)?.security?.() ?? [];
+  const created = createRoute({
+    ...config,
+    security,
+    responses: { ...errorResponses(...codes), ...config.responses },
+  });
+  ROUTES.push(created);
+  return created;
 }

@@ -2,7 +2,22 @@ import { z } from "@hono/zod-openapi";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { ERRORS, type ErrorCode } from "./errors";
 
-export const UlidSchema = z.string().openapi({ example: "01JD5Q3V7Y8N2M4K6P9R0S1T2V", description: "ULID" });
+const ULID_EXAMPLE = "01JD5Q3V7Y8N2M4K6P9R0S1T2V";
+export const UlidSchema = z
+  .string()
+  .openapi({ example: ULID_EXAMPLE, description: "ULID", pattern: "^[0-7][0-9A-HJKMNP-TV-Z]{25}$" });
+
+/**
+ * A ULID in a path, compared case-insensitively. Documented with its pattern but not enforced
+ * here: any other text names nothing, and the route answers its own not-found code for it.
+ */
+export function pathId(what: string) {
+  return z.string().openapi({
+    description: `The ${what}'s ULID (case-insensitive)`,
+    example: ULID_EXAMPLE,
+    pattern: "^[0-7][0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{25}$",
+  });
+}
 export const TimestampSchema = z
   .string()
   .openapi({ example: "2026-11-22T06:00:00.000Z", description: "ISO 8601 UTC with milliseconds" });
@@ -48,4 +63,14 @@ export function jsonRequest<T extends z.ZodType>(schema: T) {
 
 export function jsonResponse<T extends z.ZodType>(schema: T, description: string) {
   return { description, content: { "application/json": { schema } } } as const;
+}
+
+/** A raw-bytes request body of one of `types`, with its limits said in `description`. */
+export function binaryBody(types: readonly string[], description: string) {
+  const schema = z.string().openapi({ format: "binary" });
+  return {
+    required: true,
+    description,
+    content: Object.fromEntries(types.map((type) => [type, { schema }])),
+  } as const;
 }

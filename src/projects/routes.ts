@@ -1,13 +1,13 @@
 import { z } from "@hono/zod-openapi";
 import { authenticate, sessionOf } from "../auth/middleware";
 import { jsonBody } from "../http/body";
-import { ApiError } from "../http/errors";
+import { found } from "../http/found";
 import { route } from "../http/route";
 import { createRouter } from "../http/router";
-import { jsonRequest, jsonResponse, TimestampSchema, UlidSchema } from "../http/schemas";
+import { jsonRequest, jsonResponse, pathId, TimestampSchema, UlidSchema } from "../http/schemas";
 import { validationHook } from "../http/validation";
 import { isoTime } from "../lib/time";
-import { parseUlid, ulid } from "../lib/ulid";
+import { ulid } from "../lib/ulid";
 import { rateLimit } from "../rate-limit/middleware";
 import { findOwnedProject, insertProject, listProjects } from "./queries";
 
@@ -40,6 +40,7 @@ const create = route(
   {
     method: "post",
     path: "/v1/projects",
+    operationId: "createProject",
     tags: ["Projects"],
     summary: "Create a project on the account's current plan",
     middleware: [sessionOnly, rateLimit("project_create"), jsonBody] as const,
@@ -54,6 +55,7 @@ const create = route(
 const list = route({
   method: "get",
   path: "/v1/projects",
+  operationId: "listProjects",
   tags: ["Projects"],
   summary: "The account's projects, newest first",
   middleware: [sessionOnly] as const,
@@ -66,10 +68,11 @@ const read = route(
   {
     method: "get",
     path: "/v1/projects/{id}",
+    operationId: "getProject",
     tags: ["Projects"],
     summary: "One project",
     middleware: [sessionOnly] as const,
-    request: { params: z.object({ id: z.string() }) },
+    request: { params: z.object({ id: pathId("project") }) },
     responses: {
       200: jsonResponse(ProjectSchema, "The project"),
     },
@@ -96,8 +99,8 @@ export const projectRoutes = createRouter()
   )
   .openapi(list, async (c) => c.json({ data: await listProjects(c.var.db, sessionOf(c).accountId) }, 200))
   .openapi(read, async (c) => {
-    const id = parseUlid(c.req.valid("param").id);
-    const project = id ? await findOwnedProject(c.var.db, sessionOf(c).accountId, id) : null;
-    if (!project) throw new ApiError("not_found");
+    const project = await found("not_found", c.req.valid("param").id, (id) =>
+      findOwnedProject(c.var.db, sessionOf(c).accountId, id),
+    );
     return c.json(project, 200);
   });

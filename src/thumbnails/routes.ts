@@ -5,7 +5,7 @@ import { ApiError } from "../http/errors";
 import { publicOrigin } from "../http/public-url";
 import { route } from "../http/route";
 import { createRouter } from "../http/router";
-import { jsonResponse, UlidSchema } from "../http/schemas";
+import { binaryBody, jsonResponse, UlidSchema } from "../http/schemas";
 import { IMAGE_TYPES } from "../images/inspect";
 import { EXTENSIONS, type ImageUpload, readImageUpload } from "../images/upload";
 import { replaceObject } from "../lib/swap-object";
@@ -33,17 +33,17 @@ const put = route(
   {
     method: "put",
     path: "/v1/videos/{id}/thumbnail",
+    operationId: "setThumbnail",
     tags: ["Thumbnails"],
     summary: "Set a custom thumbnail from raw JPEG, PNG or WebP bytes (at most 5 MiB)",
     middleware: [writeVideos, rateLimit("thumbnail")] as const,
     request: {
       params: VideoParamsSchema,
       query: ProjectQuerySchema,
-      body: {
-        content: Object.fromEntries(
-          IMAGE_TYPES.map((type) => [type, { schema: z.string().openapi({ format: "binary" }) }]),
-        ),
-      },
+      body: binaryBody(
+        IMAGE_TYPES,
+        "The image's bytes, at most 5 MiB (5,242,880 bytes); Content-Type must name the actual format",
+      ),
     },
     responses: {
       200: jsonResponse(ThumbnailResultSchema, "The new public thumbnail URL"),
@@ -56,6 +56,7 @@ const remove = route(
   {
     method: "delete",
     path: "/v1/videos/{id}/thumbnail",
+    operationId: "deleteThumbnail",
     tags: ["Thumbnails"],
     summary: "Remove the custom thumbnail, restoring the automatic poster frame",
     middleware: [writeVideos] as const,

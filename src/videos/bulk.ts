@@ -45,6 +45,7 @@ const BulkResultSchema = z
 const bulk = route({
   method: "post",
   path: "/v1/videos/bulk",
+  operationId: "bulkVideos",
   tags: ["Videos"],
   summary: "Delete videos, or set their visibility, by id",
   description:

@@ -2,7 +2,7 @@ import type { Context } from "hono";
 import type { AppEnv } from "../http/context";
 import type { Db } from "../lib/db";
 import { logError } from "../lib/log";
-import { ulid } from "../lib/ulid";
+import { monotonicUlids } from "../lib/ulid";
 import { sendDeletion } from "./deletions";
 import { completionInFlight, type VideoRow } from "./model";
 import { clearCleanedUp, deleteStatements, findVideos } from "./queries";
@@ -71,8 +71,9 @@ export async function deleteVideos(
   // The rows as the delete left them: what the R2 clean-up works from, never the earlier read.
   const applied = new Map<string, VideoRow>();
   const eventIds: Record<string, string> = {};
+  const nextId = monotonicUlids();
   const remove = async (batch: string[]) => {
-    for (const id of batch) eventIds[id] = ulid(now);
+    for (const id of batch) eventIds[id] = nextId(now);
     const [update] = await store.db.batch<VideoRow>(deleteStatements(store.db, projectId, batch, eventIds, now));
     for (const row of update?.results ?? []) applied.set(row.id, row);
   };

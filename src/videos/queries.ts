@@ -2,6 +2,7 @@ import type { Position } from "../lib/cursor";
 import type { Db } from "../lib/db";
 import type { Swapped } from "../lib/swap-object";
 import { isoTime } from "../lib/time";
+import { videoDeletedEvent } from "../webhooks/events";
 import { COMPLETION_LEASE_MS, type VideoRow, type Visibility } from "./model";
 
 // Ids travel as one JSON array parameter: D1 allows at most 100 bound parameters per statement.
@@ -105,6 +106,7 @@ export function deleteStatements(
 ): [D1PreparedStatement, D1PreparedStatement] {
   const at = isoTime(now);
   const idList = JSON.stringify(ids);
+  const payloads = Object.fromEntries(ids.map((id) => [id, videoDeletedEvent(id, projectId, at)]));
   return [
     db
       .prepare(
@@ -121,13 +123,11 @@ export function deleteStatements(
       .prepare(
         `INSERT OR IGNORE INTO outbox_events (id, project_id, type, subject_id, payload, created_at)
          SELECT json_extract(?1, '$.' || v.id), v.project_id, 'video.deleted', v.id,
-                json_object('type', 'video.deleted', 'timestamp', v.deleted_at,
-                            'data', json_object('id', v.id, 'projectId', v.project_id, 'deletedAt', v.deleted_at)),
-                v.deleted_at
+                json_extract(?4, '$.' || v.id), v.deleted_at
          FROM videos v
-         WHERE v.project_id = ?2 AND v.id IN (SELECT value FROM json_each(?3)) AND v.deleted_at IS NOT NULL`,
+         WHERE v.project_id = ?2 AND v.id IN (SELECT value FROM json_each(?3)) AND v.deleted_at = ?5`,
       )
-      .bind(JSON.stringify(eventIds), projectId, idList),
+      .bind(JSON.stringify(eventIds), projectId, idList, JSON.stringify(payloads), at),
   ];
 }
 

@@ -21,6 +21,7 @@ export const writeVideos = authenticate({ accept: "any", scope: "write", project
 const create = route({
   method: "post",
   path: "/v1/videos",
+  operationId: "createVideo",
   tags: ["Videos"],
   summary: "Create a video and open its upload session (an R2 multipart upload)",
   middleware: [writeVideos, jsonBody] as const,
@@ -37,6 +38,7 @@ const list = route(
   {
     method: "get",
     path: "/v1/videos",
+    operationId: "listVideos",
     tags: ["Videos"],
     summary: "The project's videos, newest first",
     middleware: [readVideos] as const,
@@ -52,6 +54,7 @@ const read = route(
   {
     method: "get",
     path: "/v1/videos/{id}",
+    operationId: "getVideo",
     tags: ["Videos"],
     summary: "One video",
     middleware: [readVideos] as const,
@@ -67,6 +70,7 @@ const remove = route(
   {
     method: "delete",
     path: "/v1/videos/{id}",
+    operationId: "deleteVideo",
     tags: ["Videos"],
     summary: "Soft-delete a video: aborts its upload session and emits video.deleted",
     middleware: [writeVideos] as const,

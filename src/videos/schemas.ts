@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { TimestampSchema, UlidSchema } from "../http/schemas";
+import { pathId, TimestampSchema, UlidSchema } from "../http/schemas";
 import { VISIBILITIES } from "./model";
 
 export const VisibilitySchema = z.enum(VISIBILITIES).openapi({ description: "Default public" });
@@ -45,10 +45,11 @@ export const UploadCompleteSchema = z
 
 /** Query of video endpoints: `projectId` is read by authentication, under cookie auth only. */
 export const ProjectQuerySchema = z.object({
-  projectId: z
-    .string()
-    .optional()
-    .openapi({ description: "Required under session-cookie auth; ignored under API-key auth" }),
+  projectId: z.string().optional().openapi({
+    description: "The project's ULID: required under session-cookie auth, ignored under API-key auth",
+    pattern: "^[0-7][0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{25}$",
+    example: "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+  }),
 });
 
-export const VideoParamsSchema = z.object({ id: z.string() });
+export const VideoParamsSchema = z.object({ id: pathId("video") });

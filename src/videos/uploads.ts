@@ -3,7 +3,7 @@ import { jsonBody } from "../http/body";
 import { ApiError } from "../http/errors";
 import { route } from "../http/route";
 import { createRouter } from "../http/router";
-import { jsonRequest, jsonResponse } from "../http/schemas";
+import { binaryBody, jsonRequest, jsonResponse, pathId } from "../http/schemas";
 import { logError } from "../lib/log";
 import { completionInFlight, type VideoRow } from "./model";
 import { pathVideo, present } from "./present";
@@ -14,18 +14,31 @@ import { ProjectQuerySchema, UploadCompleteSchema, VideoSchema } from "./schemas
 /** R2's largest part. */
 const MAX_PART_BYTES = 5 * 1024 ** 3;
 
+/** A part's number, 1 to 10000, as R2 multipart uploads number them. */
+const PartNumberSchema = z.coerce.number().int().min(1).max(10_000).openapi({
+  type: "integer",
+  minimum: 1,
+  maximum: 10_000,
+  description: "1 to 10000; parts complete in this order",
+  example: 1,
+});
+
 const uploadPart = route(
   {
     method: "put",
     path: "/v1/videos/{id}/upload/parts/{partNumber}",
+    operationId: "uploadPart",
     tags: ["Uploads"],
     summary: "Upload one part of the video's source, streamed to R2",
     description: "Raw bytes with a Content-Length. Parts other than the last must be at least 5 MiB.",
     middleware: [writeVideos] as const,
     request: {
-      params: z.object({ id: z.string(), partNumber: z.string().openapi({ description: "1 to 10000" }) }),
+      params: z.object({ id: pathId("video"), partNumber: PartNumberSchema }),
       query: ProjectQuerySchema,
-      body: { content: { "application/octet-stream": { schema: z.string().openapi({ format: "binary" }) } } },
+      body: binaryBody(
+        ["application/octet-stream"],
+        "The part's bytes, with a Content-Length; every part but the last at least 5 MiB (5,242,880 bytes)",
+      ),
     },
     responses: {
       200: jsonResponse(z.object({ partNumber: z.int(), etag: z.string() }), "The stored part"),
@@ -38,11 +51,12 @@ const complete = route(
   {
     method: "post",
     path: "/v1/videos/{id}/upload/complete",
+    operationId: "completeUpload",
     tags: ["Uploads"],
     summary: "Complete the upload from its parts",
     middleware: [writeVideos, jsonBody] as const,
     request: {
-      params: z.object({ id: z.string() }),
+      params: z.object({ id: pathId("video") }),
       query: ProjectQuerySchema,
       body: jsonRequest(UploadCompleteSchema),
     },
@@ -73,14 +87,10 @@ function isPartError(error: unknown): boolean {
 
 export const uploadRoutes = createRouter()
   .openapi(uploadPart, async (c) => {
-    const { id, partNumber: rawPart } = c.req.valid("param");
+    const { id, partNumber } = c.req.valid("param");
     const row = await pathVideo(c, id);
     const now = Date.now();
     refuseUpload(row, now);
-    const partNumber = /^\d{1,5}$/.test(rawPart) ? Number(rawPart) : 0;
-    if (partNumber < 1 || partNumber > 10_000) {
-      throw new ApiError("invalid_body", { message: "partNumber must be an integer from 1 to 10000." });
-    }
     const length = Number(c.req.header("content-length") ?? Number.NaN);
     if (!Number.isInteger(length) || length <= 0 || !c.req.raw.body) {
       throw new ApiError("invalid_body", { message: "A part needs a non-empty body with a Content-Length." });

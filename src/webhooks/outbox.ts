@@ -1,6 +1,6 @@
 import type { Db } from "../lib/db";
 import { isoTime, MINUTE } from "../lib/time";
-import { ulid } from "../lib/ulid";
+import { monotonicUlids } from "../lib/ulid";
 import type { EventType } from "./model";
 import {
   enabledEndpoints,
@@ -40,13 +40,14 @@ export async function publishEvents(
 ): Promise<void> {
   const events = await unpublishedEvents(bindings.db, which);
   if (events.length === 0) return;
+  const nextId = monotonicUlids();
   const endpoints = await enabledEndpoints(bindings.db, [...new Set(events.map((event) => event.project_id))]);
   const attempts: NewAttempt[] = events.flatMap((event) =>
     endpoints
       .filter((endpoint) => endpoint.project_id === event.project_id)
       .filter((endpoint) => (JSON.parse(endpoint.event_types) as EventType[]).some((type) => type === event.type))
       .map((endpoint) => ({
-        id: ulid(now),
+        id: nextId(now),
         endpointId: endpoint.id,
         eventId: event.id,
         eventType: event.type,

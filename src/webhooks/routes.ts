@@ -4,10 +4,11 @@ import { authenticate } from "../auth/middleware";
 import { jsonBody } from "../http/body";
 import type { AppEnv } from "../http/context";
 import { ApiError } from "../http/errors";
+import { found } from "../http/found";
 import { PAGE_QUERY_CODES, PageQuerySchema, pageOf, parsePage } from "../http/pagination";
 import { route } from "../http/route";
 import { createRouter } from "../http/router";
-import { jsonRequest, jsonResponse, TimestampSchema, UlidSchema } from "../http/schemas";
+import { jsonRequest, jsonResponse, pathId, TimestampSchema, UlidSchema } from "../http/schemas";
 import { validationHook } from "../http/validation";
 import { isoTime } from "../lib/time";
 import { parseUlid, ulid } from "../lib/ulid";
@@ -101,13 +102,14 @@ const DeliverySchema = z
 const project = (scope: "read" | "write", notFound: "not_found" | "endpoint_not_found") =>
   authenticate({ accept: "any", scope, project: { from: "path", param: "projectId", notFound } });
 
-const ProjectParams = z.object({ projectId: z.string() });
-const EndpointParams = z.object({ projectId: z.string(), id: z.string() });
+const ProjectParams = z.object({ projectId: pathId("project") });
+const EndpointParams = z.object({ projectId: pathId("project"), id: pathId("webhook endpoint") });
 
 const create = route(
   {
     method: "post",
     path: "/v1/projects/{projectId}/webhook-endpoints",
+    operationId: "createWebhookEndpoint",
     tags: ["Webhooks"],
     summary: "Add a webhook endpoint; its signing secret is shown only in this response",
     middleware: [project("write", "not_found"), jsonBody] as const,
@@ -121,6 +123,7 @@ const patch = route(
   {
     method: "patch",
     path: "/v1/projects/{projectId}/webhook-endpoints/{id}",
+    operationId: "updateWebhookEndpoint",
     tags: ["Webhooks"],
     summary: "Change an endpoint's URL, event types, description, or whether it is enabled",
     middleware: [project("write", "endpoint_not_found"), jsonBody] as const,
@@ -134,6 +137,7 @@ const rotate = route(
   {
     method: "post",
     path: "/v1/projects/{projectId}/webhook-endpoints/{id}/rotate-secret",
+    operationId: "rotateWebhookSecret",
     tags: ["Webhooks"],
     summary: "Replace the signing secret; for 24 h deliveries carry the new and the old signature",
     middleware: [project("write", "endpoint_not_found")] as const,
@@ -151,6 +155,7 @@ const rotate = route(
 const list = route({
   method: "get",
   path: "/v1/projects/{projectId}/webhook-endpoints",
+  operationId: "listWebhookEndpoints",
   tags: ["Webhooks"],
   summary: "The project's webhook endpoints",
   middleware: [project("read", "not_found")] as const,
@@ -162,6 +167,7 @@ const read = route(
   {
     method: "get",
     path: "/v1/projects/{projectId}/webhook-endpoints/{id}",
+    operationId: "getWebhookEndpoint",
     tags: ["Webhooks"],
     summary: "One webhook endpoint",
     middleware: [project("read", "endpoint_not_found")] as const,
@@ -175,6 +181,7 @@ const remove = route(
   {
     method: "delete",
     path: "/v1/projects/{projectId}/webhook-endpoints/{id}",
+    operationId: "deleteWebhookEndpoint",
     tags: ["Webhooks"],
     summary: "Delete a webhook endpoint and its delivery attempts",
     middleware: [project("write", "endpoint_not_found")] as const,
@@ -193,6 +200,7 @@ const deliveries = route(
   {
     method: "get",
     path: "/v1/projects/{projectId}/webhook-endpoints/{id}/deliveries",
+    operationId: "listWebhookDeliveries",
     tags: ["Webhooks"],
     summary: "The endpoint's delivery attempts, newest first (createdAt, then id)",
     middleware: [project("read", "endpoint_not_found"), rateLimit("deliveries")] as const,
@@ -209,10 +217,11 @@ const retry = route(
   {
     method: "post",
     path: "/v1/projects/{projectId}/webhook-endpoints/{id}/deliveries/{attemptId}/retry",
+    operationId: "retryWebhookDelivery",
     tags: ["Webhooks"],
     summary: "Send the attempt's event to the endpoint again, as a new attempt",
     middleware: [project("write", "endpoint_not_found"), rateLimit("delivery_retry")] as const,
-    request: { params: EndpointParams.extend({ attemptId: z.string() }) },
+    request: { params: EndpointParams.extend({ attemptId: pathId("delivery attempt") }) },
     responses: { 202: jsonResponse(DeliverySchema, "The new attempt, pending") },
   },
   ["endpoint_not_found", "not_found", "endpoint_disabled"],
@@ -226,10 +235,7 @@ function webhookUrl(c: Context<AppEnv>, text: string): string {
 }
 
 async function pathEndpoint(c: Context<AppEnv>, rawId: string): Promise<EndpointRow> {
-  const id = parseUlid(rawId);
-  const row = id ? await findEndpoint(c.var.db, c.var.projectId, id) : null;
-  if (!row) throw new ApiError("endpoint_not_found");
-  return row;
+  return found("endpoint_not_found", rawId, (id) => findEndpoint(c.var.db, c.var.projectId, id));
 }
 
 export const webhookRoutes = createRouter()
@@ -256,26 +262,23 @@ export const webhookRoutes = createRouter()
   .openapi(list, async (c) => c.json({ data: (await listEndpoints(c.var.db, c.var.projectId)).map(toEndpoint) }, 200))
   .openapi(read, async (c) => c.json(toEndpoint(await pathEndpoint(c, c.req.valid("param").id)), 200))
   .openapi(patch, async (c) => {
-    const id = parseUlid(c.req.valid("param").id);
-    if (!id) throw new ApiError("endpoint_not_found");
     const body = c.req.valid("json");
     const url = body.url === undefined ? undefined : webhookUrl(c, body.url);
-    const row = await updateEndpoint(c.var.db, c.var.projectId, id, { ...body, url });
-    if (!row) throw new ApiError("endpoint_not_found");
+    const row = await found("endpoint_not_found", c.req.valid("param").id, (id) =>
+      updateEndpoint(c.var.db, c.var.projectId, id, { ...body, url }),
+    );
     return c.json(toEndpoint(row), 200);
   })
   .openapi(rotate, async (c) => {
-    const id = parseUlid(c.req.valid("param").id);
     const secret = newSecret();
     const overlapUntil = isoTime(Date.now() + SECRET_OVERLAP_MS);
-    if (!id || !(await rotateSecret(c.var.db, c.var.projectId, id, secret, overlapUntil))) {
-      throw new ApiError("endpoint_not_found");
-    }
+    await found("endpoint_not_found", c.req.valid("param").id, (id) =>
+      rotateSecret(c.var.db, c.var.projectId, id, secret, overlapUntil),
+    );
     return c.json({ secret }, 200);
   })
   .openapi(remove, async (c) => {
-    const id = parseUlid(c.req.valid("param").id);
-    if (!id || !(await deleteEndpoint(c.var.db, c.var.projectId, id))) throw new ApiError("endpoint_not_found");
+    await found("endpoint_not_found", c.req.valid("param").id, (id) => deleteEndpoint(c.var.db, c.var.projectId, id));
     return c.body(null, 204);
   })
   .openapi(
@@ -302,9 +305,7 @@ export const webhookRoutes = createRouter()
     const params = c.req.valid("param");
     const endpoint = await pathEndpoint(c, params.id);
     if (endpoint.enabled !== 1) throw new ApiError("endpoint_disabled");
-    const attemptId = parseUlid(params.attemptId);
-    const original = attemptId ? await findDelivery(c.var.db, endpoint.id, attemptId) : null;
-    if (!original) throw new ApiError("not_found", { message: "No such delivery attempt." });
+    const original = await found("not_found", params.attemptId, (id) => findDelivery(c.var.db, endpoint.id, id));
     const created = await insertRetryAttempt(c.var.db, original, ulid(), Date.now());
     if (!created) throw new Error("retry attempt was not written");
     await enqueue(c.env.WEBHOOK_QUEUE, [created.id]);

@@ -1,7 +1,7 @@
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { createApp } from "../../src/http/app";
-import { ORIGIN } from "../helpers";
+import { createApp } from "../../src/app";
+import { checkBody, ORIGIN } from "../helpers";
 
 const app = createApp();
 
@@ -10,5 +10,6 @@ export async function apiWith(bindings: Partial<Env>, path: string, init: Reques
   const ctx = createExecutionContext();
   const response = await app.fetch(new Request(`${ORIGIN}${path}`, init), { ...env, ...bindings }, ctx);
   await waitOnExecutionContext(ctx);
+  await checkBody((init.method ?? "GET").toUpperCase(), path, response);
   return response;
 }

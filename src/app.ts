@@ -1,0 +1,37 @@
+import { adminRoutes } from "./admin/routes";
+import { apiKeyRoutes } from "./api-keys/routes";
+import { authRoutes } from "./auth/routes";
+import { encodingRoutes } from "./encoding/routes";
+import { createBaseApp, finishApp } from "./http/app";
+import { projectRoutes } from "./projects/routes";
+import { publicThumbnails } from "./thumbnails/public";
+import { thumbnailRoutes } from "./thumbnails/routes";
+import { bulkRoutes } from "./videos/bulk";
+import { videoRoutes } from "./videos/routes";
+import { uploadRoutes } from "./videos/uploads";
+import { registerWebhookDocs } from "./webhooks/events";
+import { webhookRoutes } from "./webhooks/routes";
+
+/** The composition root: every capability's router, mounted on the base app. */
+export function createApp() {
+  const app = createBaseApp();
+  // The bulk route comes before /v1/videos/{id}, which would otherwise match "bulk" as an id.
+  for (const routes of [
+    authRoutes,
+    adminRoutes,
+    projectRoutes,
+    apiKeyRoutes,
+    encodingRoutes,
+    bulkRoutes,
+    videoRoutes,
+    uploadRoutes,
+    thumbnailRoutes,
+    webhookRoutes,
+  ]) {
+    app.route("/", routes);
+  }
+  // Public, outside /v1: thumbnail images for browsers and CDNs.
+  app.route("/", publicThumbnails);
+  registerWebhookDocs(app.openAPIRegistry);
+  return finishApp(app);
+}

@@ -1,0 +1,56 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+
+type OpenAPIRegistry = OpenAPIHono["openAPIRegistry"];
+
+/** The document's own description: everything in it that no route states. */
+export const OPENAPI_DOCUMENT = {
+  openapi: "3.1.0",
+  info: {
+    title: "Video hosting API",
+    version: "1.0.0",
+    // SPDX has no id for "not open source"; LicenseRef- is its form for a license of one's own.
+    license: { name: "Proprietary: the service's own API, not open source", identifier: "LicenseRef-Proprietary" },
+    description:
+      "Videos and their uploads, bulk actions, custom thumbnails, project encoding settings, and signed " +
+      "webhooks. Every path starts with /v1; bodies are JSON unless an operation takes raw bytes. Errors are " +
+      '`{"error": {"code", "message", "requestId", "details"?}}`, with the codes each operation lists. ' +
+      "Video operations take an API key (`Authorization: Bearer svc_live_…` or `svc_test_…`), or the " +
+      "dashboard session cookie plus `?projectId=`; project settings and keys take the session only. " +
+      "Every response carries `x-request-id`; answers that read or wrote data carry `x-d1-bookmark`, which " +
+      "a client may send back to read its own writes. Lists are keyset-paginated: pass `nextCursor` as " +
+      "`cursor`. Rate-limited operations answer with `RateLimit` and `RateLimit-Policy` headers, and 429 " +
+      "`rate_limited` with `Retry-After` past the limit.",
+  },
+  servers: [{ url: "/", description: "This deployment (the document is served by the API it describes)" }],
+  tags: [
+    { name: "Accounts", description: "Sign up, log in and out; the dashboard session cookie `svc_session`" },
+    { name: "Operator", description: "Approving and suspending accounts, with the operator token" },
+    { name: "Projects", description: "Projects of an approved account" },
+    { name: "API keys", description: "Keys scoped to one project, with read and/or write scope" },
+    { name: "Encoding settings", description: "A project's output resolutions, codecs and watermark" },
+    { name: "Videos", description: "Videos and bulk actions" },
+    { name: "Uploads", description: "A video's source, uploaded in parts (an R2 multipart upload), then completed" },
+    { name: "Thumbnails", description: "Custom thumbnail images, served publicly" },
+    { name: "Webhooks", description: "Endpoints, signed video.deleted deliveries, and their attempts" },
+  ],
+};
+
+/** The credentials an operation may take, as the document names them. */
+export function registerSecuritySchemes(registry: OpenAPIRegistry) {
+  registry.registerComponent("securitySchemes", "apiKey", {
+    type: "http",
+    scheme: "bearer",
+    description: "An API key, `svc_live_…` or `svc_test_…`, scoped to one project with read and/or write scope",
+  });
+  registry.registerComponent("securitySchemes", "sessionCookie", {
+    type: "apiKey",
+    in: "cookie",
+    name: "svc_session",
+    description: "The dashboard session, set by POST /v1/auth/login; 7 days",
+  });
+  registry.registerComponent("securitySchemes", "operatorToken", {
+    type: "http",
+    scheme: "bearer",
+    description: "The operator token (ADMIN_TOKEN)",
+  });
+}

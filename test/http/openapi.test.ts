@@ -1,0 +1,82 @@
+import { describe, expect, it } from "vitest";
+import { createApp } from "../../src/app";
+import { ROUTES } from "../../src/http/route";
+import { api } from "../helpers";
+
+type Operation = {
+  operationId?: string;
+  security?: Record<string, string[]>[];
+  tags?: string[];
+  responses: Record<string, { content?: Record<string, { schema?: { properties?: Record<string, unknown> } }> }>;
+};
+type Document = {
+  paths: Record<string, Record<string, Operation>>;
+  tags: { name: string }[];
+  webhooks: Record<string, unknown>;
+  components: { schemas: Record<string, unknown> };
+};
+
+/** Served, but not operations of the API: its own description and the public images. */
+const NOT_OPERATIONS = ["GET /", "GET /docs", "GET /v1/openapi.json", "GET /thumbnails/:projectId/:videoId/:file"];
+
+async function document(): Promise<Document> {
+  return (await (await api("/v1/openapi.json")).json()) as Document;
+}
+
+describe("the OpenAPI document", () => {
+  it("describes exactly the routes the app serves", async () => {
+    const doc = await document();
+    const served = createApp()
+      .routes.filter((route) => route.method !== "ALL")
+      .map((route) => `${route.method} ${route.path.replace(/:(\w+)/g, "{$1}")}`)
+      .filter((route) => !NOT_OPERATIONS.includes(route.replace(/\{(\w+)\}/g, ":$1")));
+    const documented = Object.entries(doc.paths).flatMap(([path, methods]) =>
+      Object.keys(methods).map((method) => `${method.toUpperCase()} ${path}`),
+    );
+    expect([...new Set(served)].sort()).toEqual(documented.sort());
+    expect(ROUTES.length).toBe(documented.length);
+  });
+
+  it("gives every operation an id, its security, a known tag, and its error codes as enums", async () => {
+    const doc = await document();
+    const tags = new Set(doc.tags.map((tag) => tag.name));
+    const ids = new Set<string>();
+    for (const [path, methods] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(methods)) {
+        const where = `${method.toUpperCase()} ${path}`;
+        expect(op.operationId, where).toMatch(/^[a-z][A-Za-z]+$/);
+        ids.add(op.operationId ?? "");
+        expect(Array.isArray(op.security), where).toBe(true);
+        for (const tag of op.tags ?? []) expect(tags.has(tag), `${where}: ${tag}`).toBe(true);
+        for (const [status, response] of Object.entries(op.responses)) {
+          if (Number(status) < 400) continue;
+          const error = response.content?.["application/json"]?.schema?.properties?.error as {
+            properties: { code: { enum?: string[] } };
+          };
+          expect(error.properties.code.enum?.length, `${where} ${status}`).toBeGreaterThan(0);
+        }
+      }
+    }
+    expect(ids.size).toBe(Object.values(doc.paths).flatMap((methods) => Object.keys(methods)).length);
+  });
+
+  it("names the credential each operation takes", async () => {
+    const doc = await document();
+    expect(doc.paths["/v1/videos/bulk"]?.post?.security).toEqual([{ apiKey: ["write"] }, { sessionCookie: [] }]);
+    expect(doc.paths["/v1/videos/{id}"]?.get?.security).toEqual([{ apiKey: ["read"] }, { sessionCookie: [] }]);
+    expect(doc.paths["/v1/projects/{id}/encoding-settings"]?.patch?.security).toEqual([{ sessionCookie: [] }]);
+    expect(doc.paths["/v1/admin/accounts/{accountId}/approve"]?.post?.security).toEqual([{ operatorToken: [] }]);
+    expect(doc.paths["/v1/auth/login"]?.post?.security).toEqual([]);
+  });
+
+  it("describes the video.deleted webhook with its payload", async () => {
+    const doc = await document();
+    expect(Object.keys(doc.webhooks)).toEqual(["video.deleted"]);
+    expect(doc.components.schemas).toHaveProperty("VideoDeletedEvent");
+  });
+
+  it("points to the docs from the root", async () => {
+    const response = await api("/");
+    expect(await response.json()).toMatchObject({ docs: "/docs", openapi: "/v1/openapi.json" });
+  });
+});
