@@ -8,6 +8,7 @@ import {
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import worker from "../../src/index";
+import { VideoDeletedEventSchema } from "../../src/webhooks/events";
 import { api, bearer, errorCode, json, newKey, newVideo, newWorkspace, withCookie } from "../helpers";
 import { apiWith } from "../support/app";
 import { InstrumentedD1 } from "../support/d1";
@@ -143,7 +144,11 @@ describe("the delivery consumer", () => {
     const request = sent[0] as Request;
     expect(request.url).toBe("https://hooks.example.com/in");
     const body = await request.text();
-    expect(JSON.parse(body)).toMatchObject({ type: "video.deleted", data: { id: videoId } });
+    // The delivered body is exactly the documented event.
+    expect(VideoDeletedEventSchema.parse(JSON.parse(body))).toMatchObject({
+      type: "video.deleted",
+      data: { id: videoId },
+    });
     const id = request.headers.get("webhook-id") ?? "";
     const timestamp = request.headers.get("webhook-timestamp") ?? "";
     expect(id).toBe(attempt?.event_id);
