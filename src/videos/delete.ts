@@ -37,9 +37,9 @@ function refusal(row: VideoRow | undefined, now: number): ItemCode {
  * whose consumer does it with the queue's retries (see `deletions.ts`). `ids` are canonical and
  * distinct, in request order.
  *
- * Happy path: one read and one batch of two statements for all ids, then one queue send. When the
- * batch fails, the ids are retried one at a time to find the failing one: it reports
- * internal_error and every later id not_attempted.
+ * Happy path: one batch of two statements for all ids, then one queue send; ids it could not
+ * delete cost one read to say why. When the batch fails, the ids are retried one at a time to find
+ * the failing one: it reports internal_error and every later id not_attempted.
  */
 export async function deleteVideos(
   store: Store,
@@ -48,25 +48,10 @@ export async function deleteVideos(
   options: DeleteOptions = {},
 ): Promise<ItemOutcome[]> {
   const now = options.now ?? Date.now();
-  let rows: Map<string, VideoRow>;
-  try {
-    rows = await findVideos(store.db, projectId, ids);
-  } catch (error) {
-    logError("delete: read videos", error, { projectId });
-    return stopAt(ids, 0);
-  }
-
-  const outcomes: ItemOutcome[] = [];
-  const candidates: string[] = [];
-  for (const id of ids) {
-    const row = rows.get(id);
-    if (!row || completionInFlight(row, now)) outcomes.push({ id, ok: false, code: refusal(row, now) });
-    else {
-      outcomes.push({ id, ok: true });
-      candidates.push(id);
-    }
-  }
-  if (candidates.length === 0) return outcomes;
+  // Every id is tried: the delete statement itself skips what it may not delete (unknown, deleted
+  // already, completion in flight), and only those are read afterwards to say why.
+  const outcomes: ItemOutcome[] = ids.map((id) => ({ id, ok: true }));
+  const candidates = ids;
 
   // The rows as the delete left them: what the R2 clean-up works from, never the earlier read.
   const applied = new Map<string, VideoRow>();
@@ -96,12 +81,21 @@ export async function deleteVideos(
     }
   }
 
-  // An attempted id the delete did not change lost a race: deleted, or a completion started.
-  const raced = attempted.filter((id) => !applied.has(id));
-  if (raced.length > 0) {
+  // An attempted id the delete did not change is unknown, deleted already, or mid-completion.
+  const refused = attempted.filter((id) => !applied.has(id));
+  if (refused.length > 0) {
     const later = Date.now();
-    const current = await findVideos(store.db, projectId, raced).catch(() => new Map<string, VideoRow>());
-    for (const id of raced) outcomes[ids.indexOf(id)] = { id, ok: false, code: refusal(current.get(id), later) };
+    let current: Map<string, VideoRow> | null = null;
+    try {
+      current = await findVideos(store.db, projectId, refused);
+    } catch (error) {
+      logError("delete: read refused videos", error, { projectId, count: refused.length });
+    }
+    for (const id of refused) {
+      outcomes[ids.indexOf(id)] = current
+        ? { id, ok: false, code: refusal(current.get(id), later) }
+        : { id, ok: false, code: "internal_error" };
+    }
   }
 
   if (applied.size === 0) return outcomes;

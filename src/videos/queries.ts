@@ -106,7 +106,10 @@ export function deleteStatements(
 ): [D1PreparedStatement, D1PreparedStatement] {
   const at = isoTime(now);
   const idList = JSON.stringify(ids);
-  const payloads = Object.fromEntries(ids.map((id) => [id, videoDeletedEvent(id, projectId, at)]));
+  // One JSON object, video id → its event: read once by json_each, not re-parsed per row.
+  const events = Object.fromEntries(
+    ids.map((id) => [id, { eventId: eventIds[id], payload: videoDeletedEvent(id, projectId, at) }]),
+  );
   return [
     db
       .prepare(
@@ -122,12 +125,12 @@ export function deleteStatements(
     db
       .prepare(
         `INSERT OR IGNORE INTO outbox_events (id, project_id, type, subject_id, payload, created_at)
-         SELECT json_extract(?1, '$.' || v.id), v.project_id, 'video.deleted', v.id,
-                json_extract(?4, '$.' || v.id), v.deleted_at
-         FROM videos v
-         WHERE v.project_id = ?2 AND v.id IN (SELECT value FROM json_each(?3)) AND v.deleted_at = ?5`,
+         SELECT json_extract(e.value, '$.eventId'), v.project_id, 'video.deleted', v.id,
+                json_extract(e.value, '$.payload'), v.deleted_at
+         FROM json_each(?1) e JOIN videos v ON v.id = e.key
+         WHERE v.project_id = ?2 AND v.deleted_at = ?3`,
       )
-      .bind(JSON.stringify(eventIds), projectId, idList, JSON.stringify(payloads), at),
+      .bind(JSON.stringify(events), projectId, at),
   ];
 }
 
