@@ -1,25 +1,15 @@
 import { z } from "@hono/zod-openapi";
 import { decodeCursor, encodeCursor, type Position } from "../lib/cursor";
 import { ApiError, type ErrorCode } from "./errors";
+import { decimalInt } from "./schemas";
 
 export const DEFAULT_PAGE_SIZE = 20;
 export const MAX_PAGE_SIZE = 100;
 
 export const PageQuerySchema = z.object({
-  limit: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(MAX_PAGE_SIZE)
-    .default(DEFAULT_PAGE_SIZE)
-    .openapi({
-      type: "integer",
-      minimum: 1,
-      maximum: MAX_PAGE_SIZE,
-      default: DEFAULT_PAGE_SIZE,
-      description: `Page size, 1–${MAX_PAGE_SIZE}`,
-      example: DEFAULT_PAGE_SIZE,
-    }),
+  limit: decimalInt(1, MAX_PAGE_SIZE, `Page size, 1–${MAX_PAGE_SIZE}`)
+    .optional()
+    .openapi({ default: DEFAULT_PAGE_SIZE }),
   cursor: z.string().optional().openapi({ description: "nextCursor of the previous page" }),
 });
 
@@ -39,10 +29,10 @@ export type CursorScope = { secret: string; scope: string };
 
 /** Reads the page query (its `limit` validated by the schema), answering invalid_cursor for a cursor not ours. */
 export async function parsePage(
-  query: { limit: number; cursor?: string | undefined },
+  query: { limit?: number | undefined; cursor?: string | undefined },
   cursors: CursorScope,
 ): Promise<Page> {
-  const limit = query.limit;
+  const limit = query.limit ?? DEFAULT_PAGE_SIZE;
   let after: Position | null = null;
   if (query.cursor !== undefined) {
     after = await decodeCursor(cursors.secret, cursors.scope, query.cursor);

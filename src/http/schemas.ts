@@ -65,6 +65,20 @@ export function jsonResponse<T extends z.ZodType>(schema: T, description: string
   return { description, content: { "application/json": { schema } } } as const;
 }
 
+/**
+ * A whole number from a path or query string, written in decimal digits only and within
+ * `min`–`max`: `0x10`, `1e1`, `5.0`, ` 5` and `+5` are refused, as the contract's "integer" means.
+ * The document shows it as the integer it is.
+ */
+export function decimalInt(min: number, max: number, description: string) {
+  return z
+    .preprocess(
+      (value) => (typeof value === "string" && /^\d{1,9}$/.test(value) ? Number(value) : value),
+      z.int().min(min).max(max),
+    )
+    .openapi({ type: "integer", minimum: min, maximum: max, description, example: min });
+}
+
 /** A raw-bytes request body of one of `types`, with its limits said in `description`. */
 export function binaryBody(types: readonly string[], description: string) {
   const schema = z.string().openapi({ format: "binary" });

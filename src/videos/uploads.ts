@@ -3,7 +3,7 @@ import { jsonBody } from "../http/body";
 import { ApiError } from "../http/errors";
 import { route } from "../http/route";
 import { createRouter } from "../http/router";
-import { binaryBody, jsonRequest, jsonResponse, pathId } from "../http/schemas";
+import { binaryBody, decimalInt, jsonRequest, jsonResponse, pathId } from "../http/schemas";
 import { logError } from "../lib/log";
 import { completionInFlight, type VideoRow } from "./model";
 import { pathVideo, present } from "./present";
@@ -15,13 +15,7 @@ import { ProjectQuerySchema, UploadCompleteSchema, VideoSchema } from "./schemas
 const MAX_PART_BYTES = 5 * 1024 ** 3;
 
 /** A part's number, 1 to 10000, as R2 multipart uploads number them. */
-const PartNumberSchema = z.coerce.number().int().min(1).max(10_000).openapi({
-  type: "integer",
-  minimum: 1,
-  maximum: 10_000,
-  description: "1 to 10000; parts complete in this order",
-  example: 1,
-});
+const PartNumberSchema = decimalInt(1, 10_000, "1 to 10000; parts complete in this order");
 
 const uploadPart = route(
   {

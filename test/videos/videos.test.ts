@@ -150,12 +150,15 @@ describe("reading videos", () => {
     expect(page.nextCursor).not.toBeNull();
   });
 
-  it.each(["0", "101", "abc", "1.5", "-1", ""])("refuses limit=%s with invalid_limit", async (limit) => {
-    const { key } = await newWorkspace();
-    const response = await api(`/v1/videos?limit=${limit}`, bearer(key));
-    expect(response.status).toBe(400);
-    expect(await errorCode(response)).toBe("invalid_limit");
-  });
+  it.each(["0", "101", "abc", "1.5", "-1", "", "0x10", "1e1", "5.0", "+5", " 5"])(
+    "refuses limit=%s with invalid_limit",
+    async (limit) => {
+      const { key } = await newWorkspace();
+      const response = await api(`/v1/videos?limit=${limit}`, bearer(key));
+      expect(response.status).toBe(400);
+      expect(await errorCode(response)).toBe("invalid_limit");
+    },
+  );
 
   it("answers a repeated parameter with that parameter's code", async () => {
     const { key } = await newWorkspace();
@@ -250,6 +253,9 @@ describe("uploads", () => {
     ["part 0", 0],
     ["part 10001", 10001],
     ["a non-numeric part", "x"],
+    ["a hexadecimal part", "0x1"],
+    ["an exponent", "1e0"],
+    ["a decimal point", "1.0"],
   ])("refuses %s with invalid_body", async (_, partNumber) => {
     const { key } = await newWorkspace();
     const { video } = await newVideo(key);
