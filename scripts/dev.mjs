@@ -11,25 +11,16 @@ const option = (name) => {
   return args[index].includes("=") ? args[index].split("=")[1] : args[index + 1];
 };
 
-const keysOf = (file) =>
-  new Set(
-    readFileSync(file, "utf8")
-      .split("\n")
-      .map((line) => /^\s*([A-Z_][A-Z0-9_]*)\s*=/.exec(line)?.[1])
-      .filter(Boolean),
-  );
+/** The variable a `.dev.vars` line sets, if it sets one. */
+const keyOf = (line) => /^\s*([A-Z_][A-Z0-9_]*)\s*=/.exec(line)?.[1];
+const linesOf = (file) => readFileSync(file, "utf8").split("\n");
 if (!existsSync(".dev.vars")) {
   copyFileSync(".dev.vars.example", ".dev.vars");
   console.log("Created .dev.vars from .dev.vars.example");
 } else {
   // A variable added since .dev.vars was made gets its development default.
-  const have = keysOf(".dev.vars");
-  const missing = readFileSync(".dev.vars.example", "utf8")
-    .split("\n")
-    .filter((line) => {
-      const key = /^\s*([A-Z_][A-Z0-9_]*)\s*=/.exec(line)?.[1];
-      return key && !have.has(key);
-    });
+  const have = new Set(linesOf(".dev.vars").map(keyOf));
+  const missing = linesOf(".dev.vars.example").filter((line) => keyOf(line) && !have.has(keyOf(line)));
   if (missing.length > 0) {
     appendFileSync(".dev.vars", `\n${missing.join("\n")}\n`);
     console.log(`Added to .dev.vars from .dev.vars.example: ${missing.map((line) => line.split("=")[0]).join(", ")}`);

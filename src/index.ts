@@ -1,7 +1,6 @@
 import { createApp } from "./app";
 import { deleteExpiredSessions } from "./auth/sessions";
 import { readConfig } from "./config";
-import { drain } from "./lib/drain";
 import { logError } from "./lib/log";
 import { consumeDeadDeletions, consumeDeletions } from "./videos/deletions";
 import { sweepDeletedVideos, sweepExpiredUploads } from "./videos/sweeper";
@@ -48,10 +47,7 @@ export default {
       ctx.waitUntil(task.then(noop, (error) => logError(`scheduled: ${what}`, error)));
     run("deleted videos' R2 clean-up", sweepDeletedVideos(env));
     run("expired uploads", sweepExpiredUploads(env));
-    run(
-      "expired sessions",
-      drain((limit) => deleteExpiredSessions(env.DB, Date.now(), limit)),
-    );
+    run("expired sessions", deleteExpiredSessions(env.DB));
     run("outbox", sweepOutbox({ db: env.DB, queue: env.WEBHOOK_QUEUE }));
     run("delivery retention", deleteExpiredDeliveries(env.DB));
   },

@@ -1,5 +1,6 @@
 import { randomToken, sha256Hex } from "../lib/crypto";
 import type { Db } from "../lib/db";
+import { drain } from "../lib/drain";
 import { DAY, isoTime } from "../lib/time";
 import { ulid } from "../lib/ulid";
 import { type Account, type AccountRow, type Plan, toAccount } from "./accounts";
@@ -59,13 +60,10 @@ export function deleteAccountSessions(db: Db, accountId: string): D1PreparedStat
   return db.prepare("DELETE FROM sessions WHERE account_id = ?").bind(accountId);
 }
 
-/** Deletes up to `limit` sessions that have expired; how many it deleted. */
-export async function deleteExpiredSessions(db: Db, now: number, limit: number): Promise<number> {
-  const result = await db
-    .prepare(
-      "DELETE FROM sessions WHERE id IN (SELECT id FROM sessions WHERE expires_at <= ? ORDER BY expires_at LIMIT ?)",
-    )
-    .bind(isoTime(now), limit)
-    .run();
-  return result.meta.changes;
+/** Deletes the sessions that have expired, in bounded batches (the next run goes on); how many. */
+export function deleteExpiredSessions(db: Db, now: number = Date.now()): Promise<number> {
+  const statement = db.prepare(
+    "DELETE FROM sessions WHERE id IN (SELECT id FROM sessions WHERE expires_at <= ? ORDER BY expires_at LIMIT ?)",
+  );
+  return drain(async (limit) => (await statement.bind(isoTime(now), limit).run()).meta.changes);
 }

@@ -1,5 +1,5 @@
 import type { Db } from "../lib/db";
-import type { Swapped } from "../lib/swap-object";
+import type { Swapped } from "../lib/replace-object";
 import { isoTime } from "../lib/time";
 import { DEFAULT_SETTINGS, type EncodingDocument } from "./settings";
 

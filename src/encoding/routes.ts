@@ -9,7 +9,7 @@ import { createRouter } from "../http/router";
 import { binaryBody, jsonRequest, jsonResponse, pathId } from "../http/schemas";
 import { validationHook } from "../http/validation";
 import { EXTENSIONS, type ImageUpload, readImageUpload } from "../images/upload";
-import { replaceObject } from "../lib/swap-object";
+import { replaceObject } from "../lib/replace-object";
 import { ulid } from "../lib/ulid";
 import { rateLimit } from "../rate-limit/middleware";
 import { patchSettings, readSettings, type StoredSettings, setWatermarkImage } from "./queries";

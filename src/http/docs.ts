@@ -6,13 +6,15 @@ import { ERRORS, type ErrorCode } from "./errors";
  * say anything the document does not.
  */
 
-type Schema = {
+/** The parts of a JSON Schema (OpenAPI 3.1) that the page, and the fuzzer, read. */
+export type Schema = {
   $ref?: string;
   type?: string | string[];
   enum?: unknown[];
   const?: unknown;
   anyOf?: Schema[];
   oneOf?: Schema[];
+  allOf?: Schema[];
   properties?: Record<string, Schema>;
   required?: string[];
   items?: Schema;

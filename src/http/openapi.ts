@@ -1,6 +1,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 
-type OpenAPIRegistry = OpenAPIHono["openAPIRegistry"];
+/** Where routes, components and webhooks are registered for the document. */
+export type OpenAPIRegistry = OpenAPIHono["openAPIRegistry"];
 
 /** The document's own description: everything in it that no route states. */
 export const OPENAPI_DOCUMENT = {

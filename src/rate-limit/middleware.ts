@@ -33,13 +33,12 @@ function callerSubject(caller: Caller): string {
   return caller.kind === "key" ? `key:${caller.keyId}` : `session:${caller.sessionId}`;
 }
 
-function planFor(c: Context<AppEnv>, name: PolicyName): Plan {
+function planFor(c: Context<AppEnv>, name: Exclude<PolicyName, "login_failures">): Plan {
   const policy = POLICIES[name];
   if (policy.per === "ip") {
     const subject = clientSubject(c.req.header("cf-connecting-ip"));
     return { object: subject, buckets: [{ name, subject, limit: policy.limit }] };
   }
-  if (policy.per === "email") throw new Error(`policy ${name} is counted through limitLoginFailures`);
   const caller = c.var.caller;
   const projectId = c.get("projectId");
   const tenant = projectId
@@ -68,22 +67,40 @@ function headersOf(bucket: Bucket, windowSeconds: number, result: ConsumeResult)
 }
 
 /**
+ * Counts one request against a policy's buckets, all in one call to their object. A refusal is
+ * `429 rate_limited` with `Retry-After`; the RateLimit headers name the bucket the answer is
+ * about, on every answer or (for a second policy on a request that already has them) on refusal.
+ */
+async function count(
+  c: Context<AppEnv>,
+  name: PolicyName,
+  { object, buckets }: Plan,
+  options: { headers: "always" | "on-refusal"; message?: string },
+): Promise<void> {
+  const { windowSeconds } = POLICIES[name];
+  const result = await limiterOf(c.env, object).consume({
+    policy: name,
+    windowSeconds,
+    buckets: buckets.map(({ subject, limit }) => ({ subject, limit })),
+  });
+  if (result.allowed && options.headers === "on-refusal") return;
+  const headers = headersOf(buckets[result.bucket] as Bucket, windowSeconds, result);
+  for (const [header, value] of Object.entries(headers)) c.header(header, value);
+  if (!result.allowed) {
+    throw new ApiError("rate_limited", {
+      ...(options.message ? { message: options.message } : {}),
+      headers: { "Retry-After": String(result.resetSeconds) },
+    });
+  }
+}
+
+/**
  * Counts the request against `name`; sets RateLimit headers on every answer (naming the tighter
  * bucket), 429 past the limit.
  */
-export function rateLimit(name: PolicyName) {
-  const policy = POLICIES[name];
+export function rateLimit(name: Exclude<PolicyName, "login_failures">) {
   const middleware = createMiddleware<AppEnv>(async (c, next) => {
-    const { object, buckets } = planFor(c, name);
-    const result = await limiterOf(c.env, object).consume({
-      policy: name,
-      windowSeconds: policy.windowSeconds,
-      buckets: buckets.map(({ subject, limit }) => ({ subject, limit })),
-    });
-    const headers = headersOf(buckets[result.bucket] as Bucket, policy.windowSeconds, result);
-    for (const [header, value] of Object.entries(headers)) c.header(header, value);
-    if (!result.allowed)
-      throw new ApiError("rate_limited", { headers: { "Retry-After": String(result.resetSeconds) } });
+    await count(c, name, planFor(c, name), { headers: "always" });
     await next();
   });
   return documented(middleware, () => ["rate_limited"]);
@@ -96,23 +113,14 @@ export function rateLimit(name: PolicyName) {
  * email in flight at the same instant are refused too, right or wrong.)
  */
 export async function limitLoginFailures(c: Context<AppEnv>, email: string): Promise<{ release: () => Promise<void> }> {
-  const policy = POLICIES.login_failures;
-  const object = `email:${await sha256Hex(email.trim().toLowerCase())}`;
-  const limiter = limiterOf(c.env, object);
-  const bucket = { name: "login_failures", subject: object, limit: policy.limit };
-  const result = await limiter.consume({
-    policy: "login_failures",
-    windowSeconds: policy.windowSeconds,
-    buckets: [{ subject: bucket.subject, limit: bucket.limit }],
-  });
-  if (!result.allowed) {
-    // Named in the headers instead of the per-address policy this request passed.
-    for (const [header, value] of Object.entries(headersOf(bucket, policy.windowSeconds, result)))
-      c.header(header, value);
-    throw new ApiError("rate_limited", {
-      message: "Too many failed logins for this email; retry later.",
-      headers: { "Retry-After": String(result.resetSeconds) },
-    });
-  }
-  return { release: () => limiter.release({ policy: "login_failures", subject: object }) };
+  const subject = `email:${await sha256Hex(email.trim().toLowerCase())}`;
+  const bucket = { name: "login_failures", subject, limit: POLICIES.login_failures.limit };
+  await count(
+    c,
+    "login_failures",
+    { object: subject, buckets: [bucket] },
+    // Named in the headers only on refusal, instead of the per-address policy this request passed.
+    { headers: "on-refusal", message: "Too many failed logins for this email; retry later." },
+  );
+  return { release: () => limiterOf(c.env, subject).release({ policy: "login_failures", subject }) };
 }

@@ -8,7 +8,7 @@ import { createRouter } from "../http/router";
 import { binaryBody, jsonResponse, UlidSchema } from "../http/schemas";
 import { IMAGE_TYPES } from "../images/inspect";
 import { EXTENSIONS, type ImageUpload, readImageUpload } from "../images/upload";
-import { replaceObject } from "../lib/swap-object";
+import { replaceObject } from "../lib/replace-object";
 import { parseUlid, ulid } from "../lib/ulid";
 import { rateLimit } from "../rate-limit/middleware";
 import type { VideoRow } from "../videos/model";

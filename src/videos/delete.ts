@@ -6,6 +6,7 @@ import { monotonicUlids } from "../lib/ulid";
 import { sendDeletion } from "./deletions";
 import { completionInFlight, type VideoRow } from "./model";
 import { clearCleanedUp, deleteStatements, findVideos } from "./queries";
+import { forEachVideo } from "./r2-work";
 
 export type ItemCode = "video_not_found" | "upload_completion_in_progress" | "internal_error" | "not_attempted";
 export type ItemOutcome = { id: string; ok: true } | { id: string; ok: false; code: ItemCode };
@@ -51,31 +52,30 @@ export async function deleteVideos(
   // Every id is tried: the delete statement itself skips what it may not delete (unknown, deleted
   // already, completion in flight), and only those are read afterwards to say why.
   const outcomes: ItemOutcome[] = ids.map((id) => ({ id, ok: true }));
-  const candidates = ids;
 
-  // The rows as the delete left them: what the R2 clean-up works from, never the earlier read.
-  const applied = new Map<string, VideoRow>();
+  // The ids the delete statement changed.
+  const applied = new Set<string>();
   const eventIds: Record<string, string> = {};
   const nextId = monotonicUlids();
   const remove = async (batch: string[]) => {
     for (const id of batch) eventIds[id] = nextId(now);
-    const [update] = await store.db.batch<VideoRow>(deleteStatements(store.db, projectId, batch, eventIds, now));
-    for (const row of update?.results ?? []) applied.set(row.id, row);
+    const [update] = await store.db.batch<{ id: string }>(deleteStatements(store.db, projectId, batch, eventIds, now));
+    for (const row of update?.results ?? []) applied.add(row.id);
   };
-  let attempted = candidates;
+  let attempted = ids;
   try {
-    await remove(candidates);
+    await remove(ids);
   } catch (error) {
     // The batch is atomic, so nothing was applied: go one by one to find the failing id.
-    logError("delete: batch", error, { projectId, count: candidates.length });
-    for (const [n, id] of candidates.entries()) {
+    logError("delete: batch", error, { projectId, count: ids.length });
+    for (const [n, id] of ids.entries()) {
       try {
         await remove([id]);
       } catch (itemError) {
         logError("delete: item", itemError, { projectId, videoId: id });
         const index = ids.indexOf(id);
         outcomes.splice(index, outcomes.length - index, ...stopAt(ids, index));
-        attempted = candidates.slice(0, n);
+        attempted = ids.slice(0, n);
         break;
       }
     }
@@ -99,7 +99,7 @@ export async function deleteVideos(
   }
 
   if (applied.size === 0) return outcomes;
-  const videoIds = [...applied.keys()];
+  const videoIds = [...applied];
   try {
     await sendDeletion(store.deletions, { videoIds, eventIds: videoIds.map((id) => eventIds[id] as string) });
   } catch (error) {
@@ -117,13 +117,7 @@ export async function deleteVideos(
 export async function cleanUpDeleted(store: { db: Db; media: R2Bucket }, rows: VideoRow[]): Promise<number> {
   const pending = rows.filter((row) => row.upload_r2_id !== null || row.custom_thumbnail_key !== null);
   if (pending.length === 0) return 0;
-  const settled = await Promise.allSettled(pending.map((row) => cleanUpOne(store.media, row)));
-  const clean = pending.filter((row, i) => {
-    const result = settled[i];
-    if (result?.status === "fulfilled") return true;
-    logError("delete: clean up R2", result?.reason, { videoId: row.id });
-    return false;
-  });
+  const clean = await forEachVideo(pending, (row) => cleanUpOne(store.media, row), "delete: clean up R2");
   try {
     await clearCleanedUp(
       store.db,

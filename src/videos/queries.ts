@@ -1,6 +1,6 @@
 import type { Position } from "../lib/cursor";
 import type { Db } from "../lib/db";
-import type { Swapped } from "../lib/swap-object";
+import type { Swapped } from "../lib/replace-object";
 import { isoTime } from "../lib/time";
 import { videoDeletedEvent } from "../webhooks/events";
 import { COMPLETION_LEASE_MS, type VideoRow, type Visibility } from "./model";
@@ -93,8 +93,8 @@ export async function setVisibility(
 /**
  * The soft delete of videos and their video.deleted events, as the two statements of one atomic
  * batch, whatever the number of ids. The update applies only to live videos with no completion in
- * flight, and returns the rows it deleted, as they stand from then on (a deleted video takes no
- * more uploads or thumbnails); an event is written only for a deleted video, at most
+ * flight, and returns the ids it deleted (a deleted video takes no more uploads or thumbnails);
+ * an event is written only for a video this batch deleted, at most
  * once per video (unique on type and subject). `eventIds` maps each video id to its event's id.
  */
 export function deleteStatements(
@@ -119,7 +119,7 @@ export function deleteStatements(
              status = CASE WHEN status = 'upload_completing' THEN 'waiting_for_upload' ELSE status END
          WHERE project_id = ?2 AND id IN (SELECT value FROM json_each(?3)) AND deleted_at IS NULL
            AND NOT (status = 'upload_completing' AND completion_lease_until > ?1)
-         RETURNING *`,
+         RETURNING id`,
       )
       .bind(at, projectId, idList),
     db
@@ -263,11 +263,9 @@ export async function clearExpiredUploads(db: Db, rows: VideoRow[]): Promise<voi
   await db
     .prepare(
       `UPDATE videos SET upload_r2_id = NULL
-       WHERE id IN (SELECT json_extract(value, '$.id') FROM json_each(?1))
-         AND upload_r2_id = (SELECT json_extract(value, '$.upload') FROM json_each(?1)
-                             WHERE json_extract(value, '$.id') = videos.id)
+       WHERE (id, upload_r2_id) IN (SELECT key, value FROM json_each(?1))
          AND deleted_at IS NULL AND status != 'uploaded'`,
     )
-    .bind(JSON.stringify(rows.map((row) => ({ id: row.id, upload: row.upload_r2_id }))))
+    .bind(JSON.stringify(Object.fromEntries(rows.map((row) => [row.id, row.upload_r2_id]))))
     .run();
 }

@@ -1,6 +1,6 @@
-import { logError } from "../lib/log";
 import { abortUpload, cleanUpDeleted } from "./delete";
 import { clearExpiredUploads, expiredUploads, pendingCleanups } from "./queries";
+import { forEachVideo } from "./r2-work";
 
 const BATCH = 100;
 
@@ -15,13 +15,7 @@ export async function sweepDeletedVideos(env: Env): Promise<void> {
  */
 export async function sweepExpiredUploads(env: Env, now: number = Date.now()): Promise<number> {
   const rows = await expiredUploads(env.DB, now, BATCH);
-  const settled = await Promise.allSettled(rows.map((row) => abortUpload(env.MEDIA, row)));
-  const aborted = rows.filter((row, i) => {
-    const result = settled[i];
-    if (result?.status === "fulfilled") return true;
-    logError("expired upload: abort", result?.reason, { videoId: row.id });
-    return false;
-  });
+  const aborted = await forEachVideo(rows, (row) => abortUpload(env.MEDIA, row), "expired upload: abort");
   await clearExpiredUploads(env.DB, aborted);
   return aborted.length;
 }

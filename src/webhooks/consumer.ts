@@ -93,10 +93,10 @@ async function post(deps: Deps, attempt: ClaimedAttempt, now: number): Promise<O
 }
 
 /** Sends the attempt, unless its endpoint, its account or its URL no longer allow it. */
-function send(deps: Deps, attempt: ClaimedAttempt, now: number): Promise<Outcome> {
-  if (attempt.endpoint_enabled !== 1) return Promise.resolve(refused("endpoint_disabled"));
-  if (attempt.account_approved !== 1) return Promise.resolve(refused("account_suspended"));
-  if (targetProblem(attempt.url, deps.targets)) return Promise.resolve(refused("invalid_target"));
+async function send(deps: Deps, attempt: ClaimedAttempt, now: number): Promise<Outcome> {
+  if (attempt.endpoint_enabled !== 1) return refused("endpoint_disabled");
+  if (attempt.account_approved !== 1) return refused("account_suspended");
+  if (targetProblem(attempt.url, deps.targets)) return refused("invalid_target");
   return post(deps, attempt, now);
 }
 

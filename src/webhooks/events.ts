@@ -1,4 +1,5 @@
-import { type OpenAPIHono, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
+import type { OpenAPIRegistry } from "../http/openapi";
 import { TimestampSchema, UlidSchema } from "../http/schemas";
 
 /** The one description of a video.deleted event: it builds the event, documents it, and tests read it. */
@@ -37,7 +38,7 @@ const SignatureHeaders = z.object({
 });
 
 /** The OpenAPI `webhooks` entry of video.deleted: what an endpoint receives and how to verify it. */
-export function registerWebhookDocs(registry: OpenAPIHono["openAPIRegistry"]) {
+export function registerWebhookDocs(registry: OpenAPIRegistry) {
   registry.registerWebhook({
     method: "post",
     path: "video.deleted",

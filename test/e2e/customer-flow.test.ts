@@ -1,11 +1,10 @@
 import { readFileSync } from "node:fs";
-import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import path from "node:path";
 import createClient, { type Middleware } from "openapi-fetch";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { paths } from "./api.d.ts";
+import { startReceiver } from "./receiver.ts";
 import { type DevServer, E2E_ADMIN_TOKEN, startDevServer } from "./server.ts";
 
 /**
@@ -13,27 +12,16 @@ import { type DevServer, E2E_ADMIN_TOKEN, startDevServer } from "./server.ts";
  * openapi-fetch), so the document is proved usable by a real typed client.
  */
 let server: DevServer;
-let receiver: Server;
-const received: { headers: IncomingHttpHeaders; body: string }[] = [];
+let receiver: Awaited<ReturnType<typeof startReceiver>>;
 
 beforeAll(async () => {
-  receiver = createServer((request, response) => {
-    let body = "";
-    request.on("data", (chunk) => {
-      body += chunk;
-    });
-    request.on("end", () => {
-      received.push({ headers: request.headers, body });
-      response.writeHead(204).end();
-    });
-  });
-  await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
+  receiver = await startReceiver();
   server = await startDevServer();
 });
 
 afterAll(async () => {
   await server?.stop();
-  await new Promise((resolve) => receiver?.close(resolve));
+  await receiver?.close();
 });
 
 /** A cookie jar and a client address of its own, as a browser behind one address would have. */
@@ -120,10 +108,9 @@ describe("a customer integration through the generated client", () => {
     });
     expect(settings.data?.enabledResolutions).toEqual(["720p", "1080p"]);
 
-    const { port } = receiver.address() as AddressInfo;
     const endpoint = await client.POST("/v1/projects/{projectId}/webhook-endpoints", {
       params: { path: { projectId } },
-      body: { url: `http://127.0.0.1:${port}/hooks` },
+      body: { url: receiver.url("/hooks") },
     });
     expect(endpoint.response.status).toBe(201);
 
@@ -139,10 +126,11 @@ describe("a customer integration through the generated client", () => {
     expect(gone.error?.error.code).toBe("video_not_found");
 
     const deadline = Date.now() + 30_000;
-    while (received.length < 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 250));
-    expect(received).toHaveLength(2);
+    while (receiver.received.length < 2 && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    expect(receiver.received).toHaveLength(2);
     const verifier = new Webhook((endpoint.data?.secret ?? "").slice("whsec_".length));
-    const events = received.map(({ headers, body }) =>
+    const events = receiver.received.map(({ headers, body }) =>
       verifier.verify(body, {
         "webhook-id": String(headers["webhook-id"]),
         "webhook-timestamp": String(headers["webhook-timestamp"]),

@@ -1,29 +1,21 @@
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Client } from "./client.ts";
+import { startReceiver } from "./receiver.ts";
 import { type DevServer, startDevServer } from "./server.ts";
 
 const VIDEOS = 100;
-let receiver: Server;
-/** webhook-id of every delivery received, duplicates included. */
-const received: string[] = [];
+let receiver: Awaited<ReturnType<typeof startReceiver>>;
 const servers: DevServer[] = [];
+/** webhook-id of every delivery received, duplicates included. */
+const received = () => receiver.received.map(({ headers }) => String(headers["webhook-id"]));
 
 beforeAll(async () => {
-  receiver = createServer((request, response) => {
-    request.resume();
-    request.on("end", () => {
-      received.push(String(request.headers["webhook-id"]));
-      response.writeHead(204).end();
-    });
-  });
-  await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
+  receiver = await startReceiver();
 });
 
 afterAll(async () => {
   for (const server of servers) await server.stop();
-  await new Promise((resolve) => receiver?.close(resolve));
+  await receiver?.close();
 });
 
 describe("no event lost to a crash", () => {
@@ -39,9 +31,8 @@ describe("no event lost to a crash", () => {
     const headers = { authorization: `Bearer ${key.json.key}` };
     const api = (base: string, method: string, path: string, body?: unknown) =>
       new Client(base).request(method, path, { body, headers });
-    const { port } = receiver.address() as AddressInfo;
     const endpoint = await api(first.baseUrl, "POST", `/v1/projects/${project.json.id}/webhook-endpoints`, {
-      url: `http://127.0.0.1:${port}/hook`,
+      url: receiver.url("/hook"),
     });
     expect(endpoint.status).toBe(201);
     const ids: string[] = [];
@@ -59,10 +50,10 @@ describe("no event lost to a crash", () => {
     const second = await startDevServer([], { persistTo: first.persistTo });
     servers.push(second);
     const deadline = killedAt + 180_000;
-    while (new Set(received).size < VIDEOS && Date.now() < deadline) {
+    while (new Set(received()).size < VIDEOS && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 1000));
     }
-    expect(new Set(received).size).toBe(VIDEOS);
+    expect(new Set(received()).size).toBe(VIDEOS);
     const deliveries = (state: string) =>
       api(
         second.baseUrl,
@@ -75,7 +66,7 @@ describe("no event lost to a crash", () => {
     }
     expect((await deliveries("succeeded")).json.data).toHaveLength(VIDEOS);
     expect((await deliveries("pending")).json.data).toHaveLength(0);
-    expect(received).toHaveLength(VIDEOS);
+    expect(received()).toHaveLength(VIDEOS);
     console.log(`all ${VIDEOS} events delivered ${((Date.now() - killedAt) / 1000).toFixed(0)} s after the kill`);
   }, 240_000);
 });

@@ -1,36 +1,21 @@
 import { createHmac } from "node:crypto";
-import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Client } from "./client.ts";
+import { type Received, startReceiver } from "./receiver.ts";
 import { type DevServer, startDevServer } from "./server.ts";
 
-type Received = { headers: IncomingHttpHeaders; body: string };
-
 let server: DevServer;
-let receiver: Server;
-const received: Received[] = [];
-/** Statuses the receiver answers, in turn; 200 once they run out. */
-const answers: number[] = [];
+let receiver: Awaited<ReturnType<typeof startReceiver>>;
 
 beforeAll(async () => {
-  receiver = createServer((request, response) => {
-    let body = "";
-    request.on("data", (chunk) => {
-      body += chunk;
-    });
-    request.on("end", () => {
-      received.push({ headers: request.headers, body });
-      response.writeHead(answers.shift() ?? 200).end();
-    });
-  });
-  await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
+  // Answers 200 once the statuses pushed to `answers` run out.
+  receiver = await startReceiver(200);
   server = await startDevServer();
 });
 
 afterAll(async () => {
   await server?.stop();
-  await new Promise((resolve) => receiver?.close(resolve));
+  await receiver?.close();
 });
 
 async function until<T>(check: () => Promise<T | undefined>, seconds: number): Promise<T> {
@@ -55,16 +40,15 @@ describe("webhooks over HTTP", () => {
     const headers = { authorization: `Bearer ${key.json.key}` };
     const call = (method: string, path: string, body?: unknown) => client.request(method, path, { body, headers });
 
-    const { port } = receiver.address() as AddressInfo;
     const base = `/v1/projects/${project.json.id}/webhook-endpoints`;
-    const endpoint = await call("POST", base, { url: `http://127.0.0.1:${port}/hook` });
+    const endpoint = await call("POST", base, { url: receiver.url("/hook") });
     expect(endpoint.status).toBe(201);
 
-    answers.push(500);
+    receiver.answers.push(500);
     const video = await call("POST", "/v1/videos", {});
     expect((await call("DELETE", `/v1/videos/${video.json.video.id}`)).status).toBe(204);
 
-    const delivered = await until(async () => (received.length >= 2 ? received : undefined), 45);
+    const delivered = await until(async () => (receiver.received.length >= 2 ? receiver.received : undefined), 45);
     const [first, second] = delivered as [Received, Received];
     expect(first.headers["webhook-id"]).toBe(second.headers["webhook-id"]);
     const event = JSON.parse(second.body);

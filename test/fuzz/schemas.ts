@@ -1,26 +1,7 @@
 import fc from "fast-check";
+import type { Schema } from "../../src/http/docs";
 
-/** Just enough of an OpenAPI 3.1 document for the fuzzer. */
-export type JsonSchema = {
-  $ref?: string;
-  type?: string | string[];
-  enum?: unknown[];
-  const?: unknown;
-  anyOf?: JsonSchema[];
-  oneOf?: JsonSchema[];
-  allOf?: JsonSchema[];
-  properties?: Record<string, JsonSchema>;
-  required?: string[];
-  items?: JsonSchema;
-  minItems?: number;
-  maxItems?: number;
-  minLength?: number;
-  maxLength?: number;
-  minimum?: number;
-  maximum?: number;
-  description?: string;
-  format?: string;
-};
+export type JsonSchema = Schema;
 export type Document = { components?: { schemas?: Record<string, JsonSchema> } };
 
 export function resolve(doc: Document, schema: JsonSchema): JsonSchema {

@@ -1,7 +1,5 @@
-import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import worker from "../../src/index";
 import { isoTime } from "../../src/lib/time";
 import { sweepExpiredUploads } from "../../src/videos/sweeper";
 import { IMAGES } from "../fixtures/images";
@@ -18,16 +16,11 @@ import {
   withCookie,
 } from "../helpers";
 import { apiWith } from "../support/app";
+import { runScheduled } from "../support/handlers";
 
 afterEach(() => {
   vi.restoreAllMocks();
 });
-
-async function runScheduled() {
-  const ctx = createExecutionContext();
-  await worker.scheduled(createScheduledController({ cron: "* * * * *" }), env, ctx);
-  await waitOnExecutionContext(ctx);
-}
 
 describe("headers on every response", () => {
   it("nosniff everywhere, no-store on every /v1 answer, public images keep their cache", async () => {

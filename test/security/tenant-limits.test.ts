@@ -44,18 +44,21 @@ describe("API key quota", () => {
   });
 });
 
+/** One cheap rate-limited call (bulk set_visibility of an unknown id) with `key`. */
+function bulk(key: string) {
+  return api(
+    "/v1/videos/bulk",
+    bearer(
+      key,
+      json("POST", { action: "set_visibility", videoIds: ["01ARZ3NDEKTSV4RRFFQ69G5FAV"], visibility: "public" }),
+    ),
+  );
+}
+
 describe("per-project buckets", () => {
   it("let many keys of one project share one ceiling: 10x the caller's limit", async () => {
     const { session, project } = await newWorkspace();
     const keys = await inBatches(11, 11, () => newKey(session, project.id));
-    const bulk = (key: string) =>
-      api(
-        "/v1/videos/bulk",
-        bearer(
-          key,
-          json("POST", { action: "set_visibility", videoIds: ["01ARZ3NDEKTSV4RRFFQ69G5FAV"], visibility: "public" }),
-        ),
-      );
     // Ten keys use their whole own budget: 300 requests, the project's ceiling.
     const first = await inBatches(300, 50, (i) => bulk(keys[Math.floor(i / 30)] as string));
     expect(first.every((r) => r.status === 200)).toBe(true);
@@ -75,14 +78,6 @@ describe("per-project buckets", () => {
   it("name the tighter bucket in the headers", async () => {
     const { session, project } = await newWorkspace();
     const keys = await inBatches(10, 10, () => newKey(session, project.id));
-    const bulk = (key: string) =>
-      api(
-        "/v1/videos/bulk",
-        bearer(
-          key,
-          json("POST", { action: "set_visibility", videoIds: ["01ARZ3NDEKTSV4RRFFQ69G5FAV"], visibility: "public" }),
-        ),
-      );
     // 9 keys × 30 = 270 of the project's 300; a fresh key then has 30 left, the project 30 too.
     await inBatches(270, 50, (i) => bulk(keys[Math.floor(i / 30)] as string));
     const fresh = keys[9] as string;

@@ -1,11 +1,10 @@
-import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import worker from "../../src/index";
 import type { DeletionMessage } from "../../src/videos/deletions";
 import { IMAGES } from "../fixtures/images";
 import { api, bearer, json, newVideo, newWorkspace } from "../helpers";
 import { apiWith } from "../support/app";
+import { runQueue } from "../support/handlers";
 
 afterEach(() => {
   vi.restoreAllMocks();
@@ -15,16 +14,6 @@ afterEach(() => {
 function capturingQueue() {
   const sent: DeletionMessage[] = [];
   return { sent, queue: { send: async (body: DeletionMessage) => void sent.push(body) } as unknown as Queue };
-}
-
-async function consume(queue: string, bodies: unknown[], bindings: Partial<Env> = {}) {
-  const batch = createMessageBatch(
-    queue,
-    bodies.map((body, i) => ({ id: `m${i}`, timestamp: new Date(), attempts: 1, body })),
-  );
-  const ctx = createExecutionContext();
-  await worker.queue(batch, { ...env, ...bindings }, ctx);
-  return getQueueResult(batch, ctx);
 }
 
 /** A video with an open upload and a custom thumbnail: both are left in R2 by its delete. */
@@ -63,7 +52,7 @@ describe("a delete's follow-up", () => {
         .first<number>("n");
     expect(await published()).toBe(0);
 
-    const result = await consume("video-deletions", sent);
+    const result = await runQueue("video-deletions", sent);
     expect(result.explicitAcks).toEqual(["m0"]);
     expect(await published()).toBe(2);
     for (const video of videos) {
@@ -90,20 +79,20 @@ describe("a delete's follow-up", () => {
       delete: () => Promise.reject(new Error("R2 unavailable")),
       resumeMultipartUpload: env.MEDIA.resumeMultipartUpload.bind(env.MEDIA),
     } as unknown as R2Bucket;
-    const result = await consume("video-deletions", sent, { MEDIA: failing });
+    const result = await runQueue("video-deletions", sent, { MEDIA: failing });
     expect(result.retryMessages.map((m) => m.msgId)).toEqual(["m0"]);
     const row = await env.DB.prepare("SELECT custom_thumbnail_key FROM videos WHERE id = ?")
       .bind(video.id)
       .first<string | null>("custom_thumbnail_key");
     expect(row).toBe(video.row.custom_thumbnail_key);
     // The retry succeeds.
-    expect((await consume("video-deletions", sent)).explicitAcks).toEqual(["m0"]);
+    expect((await runQueue("video-deletions", sent)).explicitAcks).toEqual(["m0"]);
     expect(await env.MEDIA.head(video.row.custom_thumbnail_key)).toBeNull();
   });
 
   it("acknowledges malformed messages, and dead letters after logging them", async () => {
     vi.spyOn(console, "error").mockImplementation(() => {});
-    expect((await consume("video-deletions", [{ videoIds: ["nope"] }, {}])).explicitAcks).toEqual(["m0", "m1"]);
-    expect((await consume("video-deletions-dlq", [{ videoIds: [], eventIds: [] }])).explicitAcks).toEqual(["m0"]);
+    expect((await runQueue("video-deletions", [{ videoIds: ["nope"] }, {}])).explicitAcks).toEqual(["m0", "m1"]);
+    expect((await runQueue("video-deletions-dlq", [{ videoIds: [], eventIds: [] }])).explicitAcks).toEqual(["m0"]);
   });
 });

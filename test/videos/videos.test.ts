@@ -1,7 +1,5 @@
-import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import worker from "../../src/index";
 import {
   api,
   bearer,
@@ -16,6 +14,7 @@ import {
   withCookie,
 } from "../helpers";
 import { apiWith } from "../support/app";
+import { runScheduled } from "../support/handlers";
 
 const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
 
@@ -411,9 +410,7 @@ describe("the scheduled sweeper", () => {
     await env.DB.prepare("UPDATE videos SET deleted_at = ? WHERE id = ?")
       .bind(new Date().toISOString(), video.id)
       .run();
-    const ctx = createExecutionContext();
-    await worker.scheduled(createScheduledController({ cron: "* * * * *" }), env, ctx);
-    await waitOnExecutionContext(ctx);
+    await runScheduled();
     expect((await videoRow(video.id))?.upload_r2_id).toBeNull();
     const upload = env.MEDIA.resumeMultipartUpload(String(row?.source_key), String(row?.upload_r2_id));
     await expect(upload.uploadPart(1, new Uint8Array([1]))).rejects.toThrow();

@@ -1,10 +1,9 @@
-import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import worker from "../../src/index";
 import { isoTime } from "../../src/lib/time";
 import { deleteExpiredDeliveries, RETENTION_MS } from "../../src/webhooks/retention";
 import { ADMIN, api, bearer, errorCode, json } from "../helpers";
+import { runScheduled } from "../support/handlers";
 import { attemptsOf, consume, consumeDeadLetters, deleteAVideo, expectedSignature, setUp } from "./support";
 
 afterEach(() => {
@@ -25,12 +24,6 @@ async function endpointOf(base: string, key: string, id: string) {
     enabled: boolean;
     disabledReason: string | null;
   };
-}
-
-async function runScheduled() {
-  const ctx = createExecutionContext();
-  await worker.scheduled(createScheduledController({ cron: "* * * * *" }), env, ctx);
-  await waitOnExecutionContext(ctx);
 }
 
 describe("410 Gone", () => {

@@ -1,10 +1,9 @@
-import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { expect } from "vitest";
-import worker from "../../src/index";
 import { toBase64 } from "../../src/lib/encoding";
 import { api, bearer, json, newVideo, newWorkspace } from "../helpers";
 import { apiWith } from "../support/app";
+import { runQueue } from "../support/handlers";
 
 export type Endpoint = {
   id: string;
@@ -57,15 +56,9 @@ export async function attemptsOf(endpointId: string) {
   return results;
 }
 
-/** Runs the Worker's queue handler over messages, as the Queues runtime would. */
-export async function consume(bodies: unknown[]) {
-  const batch = createMessageBatch(
-    "webhook-deliveries",
-    bodies.map((body, i) => ({ id: `m${i}`, timestamp: new Date(), attempts: 1, body })),
-  );
-  const ctx = createExecutionContext();
-  await worker.queue(batch, env, ctx);
-  return getQueueResult(batch, ctx);
+/** Runs the delivery queue's handler over messages. */
+export function consume(bodies: unknown[]) {
+  return runQueue("webhook-deliveries", bodies);
 }
 
 export async function expectedSignature(secret: string, id: string, timestamp: string, body: string): Promise<string> {
@@ -75,13 +68,7 @@ export async function expectedSignature(secret: string, id: string, timestamp: s
   return `v1,${toBase64(new Uint8Array(mac))}`;
 }
 
-/** Runs the dead-letter queue's handler over messages. */
-export async function consumeDeadLetters(bodies: unknown[]) {
-  const batch = createMessageBatch(
-    "webhook-deliveries-dlq",
-    bodies.map((body, i) => ({ id: `d${i}`, timestamp: new Date(), attempts: 1, body })),
-  );
-  const ctx = createExecutionContext();
-  await worker.queue(batch, env, ctx);
-  return getQueueResult(batch, ctx);
+/** Runs the dead-letter queue's handler over messages (ids d0, d1, …). */
+export function consumeDeadLetters(bodies: unknown[]) {
+  return runQueue("webhook-deliveries-dlq", bodies, {}, "d");
 }

@@ -1,17 +1,10 @@
-import {
-  createExecutionContext,
-  createMessageBatch,
-  createScheduledController,
-  getQueueResult,
-  waitOnExecutionContext,
-} from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import worker from "../../src/index";
 import { VideoDeletedEventSchema } from "../../src/webhooks/events";
 import { api, bearer, errorCode, json, newKey, newVideo, newWorkspace, withCookie } from "../helpers";
 import { apiWith } from "../support/app";
 import { InstrumentedD1 } from "../support/d1";
+import { runQueue, runScheduled } from "../support/handlers";
 import { type Attempt, attemptsOf, consume, deleteAVideo, type Endpoint, expectedSignature, setUp } from "./support";
 
 afterEach(() => {
@@ -121,9 +114,7 @@ describe("publishing video.deleted", () => {
     await env.DB.prepare("UPDATE outbox_events SET created_at = '2020-01-01T00:00:00.000Z' WHERE subject_id = ?")
       .bind(video.id)
       .run();
-    const ctx = createExecutionContext();
-    await worker.scheduled(createScheduledController({ cron: "* * * * *" }), env, ctx);
-    await waitOnExecutionContext(ctx);
+    await runScheduled();
     expect(await attemptsOf(endpoint.id)).toHaveLength(1);
   });
 });
@@ -197,12 +188,7 @@ describe("the delivery consumer", () => {
     const [attempt] = await attemptsOf(endpoint.id);
     expect((await consume([{ nope: 1 }])).explicitAcks).toEqual(["m0"]);
     const db = new InstrumentedD1(env.DB, () => true);
-    const batch = createMessageBatch("webhook-deliveries", [
-      { id: "m0", timestamp: new Date(), attempts: 1, body: { deliveryId: attempt?.id } },
-    ]);
-    const ctx = createExecutionContext();
-    await worker.queue(batch, { ...env, DB: db.binding }, ctx);
-    const result = await getQueueResult(batch, ctx);
+    const result = await runQueue("webhook-deliveries", [{ deliveryId: attempt?.id }], { DB: db.binding });
     expect(result.retryMessages.map((m) => m.msgId)).toEqual(["m0"]);
     expect((await attemptsOf(endpoint.id))[0]).toMatchObject({ state: "pending" });
   });

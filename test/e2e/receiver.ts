@@ -1,0 +1,32 @@
+import { createServer, type IncomingHttpHeaders } from "node:http";
+import type { AddressInfo } from "node:net";
+
+export type Received = { headers: IncomingHttpHeaders; body: string };
+
+/**
+ * A webhook receiver on 127.0.0.1: keeps every delivery (duplicates included) and answers each
+ * with the next status of `answers`, then `status`.
+ */
+export async function startReceiver(status = 204) {
+  const received: Received[] = [];
+  const answers: number[] = [];
+  const server = createServer((request, response) => {
+    let body = "";
+    request.setEncoding("utf8");
+    request.on("data", (chunk) => {
+      body += chunk;
+    });
+    request.on("end", () => {
+      received.push({ headers: request.headers, body });
+      response.writeHead(answers.shift() ?? status).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: (path = "/hook") => `http://127.0.0.1:${port}${path}`,
+    received,
+    answers,
+    close: () => new Promise((resolve) => server.close(resolve)),
+  };
+}
