@@ -38,13 +38,22 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.max(0, Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1))] ?? Number.NaN;
 }
 
-async function measure(item: Case) {
+/**
+ * Times `item`, and the bare route right before each of its calls: each case's ratio is to the
+ * bare calls made beside it, so that the machine's drift over a run (often ±1 ms, a sixth of the
+ * bare route) does not move the ratios.
+ */
+async function measure(item: Case, bare: Case) {
   const samples = item.samples ?? SAMPLES;
   const times: number[] = [];
+  const bareTimes: number[] = [];
   const worker: number[] = [];
   const toHeaders: number[] = [];
   for (let i = 0; i < WARMUP + samples; i++) {
     await item.prepare?.(i);
+    const bareStart = performance.now();
+    await bare.run(i);
+    const bareElapsed = performance.now() - bareStart;
     const start = performance.now();
     const { status, headers, headersMs, text } = await item.run(i);
     const elapsed = performance.now() - start;
@@ -52,17 +61,20 @@ async function measure(item: Case) {
       throw new Error(`${item.name}: expected ${item.expect}, got ${status} ${text?.slice(0, 300) ?? ""}`);
     }
     if (i < WARMUP) continue;
+    bareTimes.push(bareElapsed);
     times.push(elapsed);
     toHeaders.push(headersMs);
     worker.push(Number(/app;dur=([\d.]+)/.exec(headers.get("server-timing") ?? "")?.[1] ?? Number.NaN));
   }
   times.sort((a, b) => a - b);
+  bareTimes.sort((a, b) => a - b);
   worker.sort((a, b) => a - b);
   toHeaders.sort((a, b) => a - b);
   return {
     name: item.name,
     samples,
     median: percentile(times, 50),
+    bareMedian: percentile(bareTimes, 50),
     p95: percentile(times, 95),
     workerMedian: percentile(worker, 50),
     headersMedian: percentile(toHeaders, 50),
@@ -604,18 +616,26 @@ try {
   })[] = [];
   let thumbnailPeak = Number.NaN;
   let basePeak = Number.NaN;
+  const bareCase = cases[0] as Case;
   for (const item of cases.filter((c, i) => i === 0 || !only || new RegExp(only).test(c.name))) {
     scratch = "";
     if (item.name.startsWith("PUT /v1/videos/{id}/thumbnail 200"))
       basePeak = peakMemory(workerdPids(server.processGroup), true);
-    const measured = await measure(item);
+    const measured = await measure(item, bareCase);
     results.push({ ...measured, roundTrips: item.budget ? ROUND_TRIP_BUDGET[item.budget] : null });
     if (item.name.startsWith("GET /thumbnails")) thumbnailPeak = peakMemory(workerdPids(server.processGroup));
   }
   const bare = results[0]?.median ?? Number.NaN;
-  const single = results.find((r) => r.name === "GET /v1/videos/{id}")?.median ?? Number.NaN;
+  const xBare = (r: (typeof results)[number]) => r.median / r.bareMedian;
+  const xBareOf = (name: string) => {
+    const found = results.find((r) => r.name.startsWith(name));
+    return found ? xBare(found) : Number.NaN;
+  };
   console.log(`concurrency 1, ${WARMUP} warm-up calls per case; latency measured by the client over loopback`);
-  console.log("x bare: median over the bare route's (an unknown path: the dev proxy, the runtime, no work)");
+  console.log(
+    "x bare: median over the median of the bare route (an unknown path: the dev proxy, the runtime, no work),",
+  );
+  console.log(`  called right before each of the case's calls (the bare route's own case: ${bare.toFixed(2)} ms)`);
   console.log("worker ms: the Worker's own time (Server-Timing); round trips from test/round-trip-budget.ts");
   const width = Math.max(...results.map((r) => r.name.length));
   console.log(
@@ -637,17 +657,20 @@ try {
       String(r.samples).padStart(4),
       r.median.toFixed(2).padStart(7),
       r.p95.toFixed(2).padStart(7),
-      (r.median / bare).toFixed(2).padStart(7),
+      xBare(r).toFixed(2).padStart(7),
       r.workerMedian.toFixed(1).padStart(7),
       ...(trips ? [trips.d1, trips.do, trips.r2, trips.queue] : ["", "", "", ""]).map((n) => String(n).padStart(3)),
     );
   }
-  const ratio = (name: string, to: number) => (results.find((r) => r.name.startsWith(name))?.median ?? Number.NaN) / to;
-  console.log(`bulk delete x100 / GET video: ${ratio("POST /v1/videos/bulk delete", single).toFixed(2)}`);
-  console.log(`deliveries page of 100 / GET video: ${ratio("GET …/deliveries page of 100, top", single).toFixed(2)}`);
-  const top = results.find((r) => r.name.startsWith("GET …/deliveries page of 100, top"))?.median ?? Number.NaN;
+  // Ratios between cases go through each one's own bare ratio, for the same reason.
+  const single = xBareOf("GET /v1/videos/{id}");
+  console.log(`bulk delete x100 / GET video: ${(xBareOf("POST /v1/videos/bulk delete") / single).toFixed(2)}`);
+  console.log(
+    `deliveries page of 100 / GET video: ${(xBareOf("GET …/deliveries page of 100, top") / single).toFixed(2)}`,
+  );
+  const top = xBareOf("GET …/deliveries page of 100, top");
   for (const r of results.filter((r) => r.name.startsWith("GET …/deliveries"))) {
-    console.log(`${r.name} / the top page: ${(r.median / top).toFixed(2)}`);
+    console.log(`${r.name} / the top page: ${(xBare(r) / top).toFixed(2)}`);
   }
   console.log(
     `workerd peak RSS (VmHWM, ${workerdPids(server.processGroup).length} processes): ${basePeak.toFixed(1)} MiB before the thumbnail uploads, ` +

@@ -1,14 +1,14 @@
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { authenticate } from "../auth/middleware";
-import { jsonBody } from "../http/body";
+import { jsonBody, receiveJson } from "../http/body";
 import type { AppEnv } from "../http/context";
 import { ApiError } from "../http/errors";
 import { route } from "../http/route";
 import { createRouter } from "../http/router";
 import { binaryBody, jsonRequest, jsonResponse, pathId } from "../http/schemas";
 import { validationHook } from "../http/validation";
-import { EXTENSIONS, type ImageUpload, readImageUpload } from "../images/upload";
+import { EXTENSIONS, type ImageUpload, imageBody, readImageUpload } from "../images/upload";
 import { replaceObject } from "../lib/replace-object";
 import { ulid } from "../lib/ulid";
 import { rateLimit } from "../rate-limit/middleware";
@@ -17,6 +17,7 @@ import { EncodingPatchSchema, EncodingSettingsSchema, toMergePatch, unavailableC
 
 export const MAX_WATERMARK_BYTES = 1024 * 1024;
 const WATERMARK_TYPES = ["image/png", "image/webp"] as const;
+const WATERMARK_BODY = imageBody(WATERMARK_TYPES, MAX_WATERMARK_BYTES);
 
 const projectSession = authenticate({
   accept: "session",
@@ -69,7 +70,7 @@ const patch = route(
     operationId: "patchEncodingSettings",
     tags: ["Encoding settings"],
     summary: "Change some encoding settings; send If-Match with an ETag for a safe edit",
-    middleware: [projectSession, rateLimit("encoding_settings"), jsonBody] as const,
+    middleware: [projectSession, receiveJson, rateLimit("encoding_settings"), jsonBody] as const,
     request: {
       params: Params,
       headers: z.object({ "if-match": z.string().optional().openapi({ description: "ETag of the version edited" }) }),
@@ -156,7 +157,7 @@ export const encodingRoutes = createRouter()
     validationHook({ json: "invalid_encoding_settings", header: "precondition_failed" }),
   )
   .openapi(putWatermark, async (c) => {
-    const image = await readImageUpload(c.req.raw, { types: WATERMARK_TYPES, maxBytes: MAX_WATERMARK_BYTES });
+    const image = await readImageUpload(c, WATERMARK_BODY);
     return respond(c, await swapWatermark(c, image));
   })
   .openapi(deleteWatermark, async (c) => respond(c, await swapWatermark(c, null)));

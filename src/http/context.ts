@@ -25,5 +25,7 @@ export type AppEnv = {
     caller: Caller;
     /** The project a video operation acts on: the key's, or `?projectId=` under cookie auth. */
     projectId: string;
+    /** The body's bytes, being read since `receiveBody` started it. */
+    receivedBody?: Promise<Uint8Array>;
   };
 };

@@ -1,25 +1,30 @@
-import { mediaType, readLimited } from "../http/body";
+import type { Context } from "hono";
+import { type BodyKind, bodyBytes, mediaType } from "../http/body";
+import type { AppEnv } from "../http/context";
 import { ApiError } from "../http/errors";
 import { type ImageInfo, type ImageType, inspectImage } from "./inspect";
 
 export type ImageUpload = ImageInfo & { bytes: Uint8Array };
 
+/** A raw image body: which image types a route takes, and how many bytes at most. */
+export type ImageBody = BodyKind & { types: readonly ImageType[] };
+
+export function imageBody(types: readonly ImageType[], maxBytes: number): ImageBody {
+  return { types, maxBytes, accepts: (type) => types.some((allowed) => allowed === type) };
+}
+
 /**
  * Reads a raw image body, in the contract's order: a Content-Type outside `types` (parameters
- * ignored) → 415; more than `maxBytes`, declared or streamed → 413, without reading past the
- * limit; bytes that are not a well-formed image of the declared type, or none → 400 invalid_image.
+ * ignored) → 415, unread; more than `maxBytes`, declared or streamed → 413, without reading past
+ * the limit; bytes that are not a well-formed image of the declared type, or none → 400
+ * invalid_image.
  */
-export async function readImageUpload(
-  request: Request,
-  options: { types: readonly ImageType[]; maxBytes: number },
-): Promise<ImageUpload> {
-  const type = options.types.find((allowed) => allowed === mediaType(request.headers.get("content-type")));
+export async function readImageUpload(c: Context<AppEnv>, body: ImageBody): Promise<ImageUpload> {
+  const type = body.types.find((allowed) => allowed === mediaType(c.req.header("content-type")));
   if (!type) {
-    throw new ApiError("unsupported_media_type", {
-      message: `Content-Type must be one of ${options.types.join(", ")}.`,
-    });
+    throw new ApiError("unsupported_media_type", { message: `Content-Type must be one of ${body.types.join(", ")}.` });
   }
-  const bytes = await readLimited(request, options.maxBytes);
+  const bytes = await bodyBytes(c, body);
   if (bytes.byteLength === 0) throw new ApiError("invalid_image", { message: "The body is empty." });
   const inspection = inspectImage(bytes, type);
   if (!inspection.ok) {

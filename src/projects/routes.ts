@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { authenticate, sessionOf } from "../auth/middleware";
-import { jsonBody } from "../http/body";
+import { jsonBody, receiveJson } from "../http/body";
 import { found } from "../http/found";
 import { route } from "../http/route";
 import { createRouter } from "../http/router";
@@ -43,7 +43,7 @@ const create = route(
     operationId: "createProject",
     tags: ["Projects"],
     summary: "Create a project on the account's current plan",
-    middleware: [sessionOnly, rateLimit("project_create"), jsonBody] as const,
+    middleware: [sessionOnly, receiveJson, rateLimit("project_create"), jsonBody] as const,
     request: { body: jsonRequest(ProjectCreateSchema) },
     responses: {
       201: jsonResponse(ProjectSchema, "The new project"),

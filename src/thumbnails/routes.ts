@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
+import { receiveBody } from "../http/body";
 import type { AppEnv } from "../http/context";
 import { ApiError } from "../http/errors";
 import { publicOrigin } from "../http/public-url";
@@ -7,7 +8,7 @@ import { route } from "../http/route";
 import { createRouter } from "../http/router";
 import { binaryBody, jsonResponse, UlidSchema } from "../http/schemas";
 import { IMAGE_TYPES } from "../images/inspect";
-import { EXTENSIONS, type ImageUpload, readImageUpload } from "../images/upload";
+import { EXTENSIONS, type ImageUpload, imageBody, readImageUpload } from "../images/upload";
 import { replaceObject } from "../lib/replace-object";
 import { parseUlid, ulid } from "../lib/ulid";
 import { rateLimit } from "../rate-limit/middleware";
@@ -18,6 +19,7 @@ import { ProjectQuerySchema, VideoParamsSchema } from "../videos/schemas";
 import { customThumbnailKey, thumbnailOf } from "./urls";
 
 export const MAX_THUMBNAIL_BYTES = 5 * 1024 * 1024;
+const THUMBNAIL_BODY = imageBody(IMAGE_TYPES, MAX_THUMBNAIL_BYTES);
 /** A year: every upload gets a new URL, so a URL's bytes never change. */
 export const THUMBNAIL_CACHE_CONTROL = "public, max-age=31536000, immutable";
 
@@ -36,7 +38,7 @@ const put = route(
     operationId: "setThumbnail",
     tags: ["Thumbnails"],
     summary: "Set a custom thumbnail from raw JPEG, PNG or WebP bytes (at most 5 MiB)",
-    middleware: [writeVideos, rateLimit("thumbnail")] as const,
+    middleware: [writeVideos, receiveBody(THUMBNAIL_BODY), rateLimit("thumbnail")] as const,
     request: {
       params: VideoParamsSchema,
       query: ProjectQuerySchema,
@@ -91,7 +93,7 @@ function result(c: Context<AppEnv>, row: VideoRow) {
 
 export const thumbnailRoutes = createRouter()
   .openapi(put, async (c) => {
-    const image = await readImageUpload(c.req.raw, { types: IMAGE_TYPES, maxBytes: MAX_THUMBNAIL_BYTES });
+    const image = await readImageUpload(c, THUMBNAIL_BODY);
     return result(c, await switchThumbnail(c, c.req.valid("param").id, image));
   })
   .openapi(remove, async (c) => result(c, await switchThumbnail(c, c.req.valid("param").id, null)));

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { jsonBody } from "../http/body";
+import { jsonBody, receiveJson } from "../http/body";
 import { ERRORS } from "../http/errors";
 import { route } from "../http/route";
 import { createRouter } from "../http/router";
@@ -53,7 +53,7 @@ const bulk = route({
     "(case-insensitive), in order of first appearance. An infrastructure failure on a delete stops " +
     "processing: that entry reports internal_error and every later one not_attempted; retrying " +
     "the same request re-runs them and changes nothing already done.",
-  middleware: [writeVideos, rateLimit("bulk"), jsonBody] as const,
+  middleware: [writeVideos, receiveJson, rateLimit("bulk"), jsonBody] as const,
   request: { query: ProjectQuerySchema, body: jsonRequest(BulkRequestSchema) },
   responses: {
     200: jsonResponse(z.object({ results: z.array(BulkResultSchema) }), "One result per distinct id"),
