@@ -1,0 +1,65 @@
+// The work two routes cannot do without, and nothing else (no router, no validation, no JSON
+// answers): what `npm run bench:floor` times beside a bare 404 of the same Worker. It uses the
+// service's own RateLimiter, so the limiter's call costs what it costs in the service.
+import { RateLimiter } from "../../src/rate-limit/limiter";
+
+export { RateLimiter };
+
+type FloorEnv = { DB: D1Database; MEDIA: R2Bucket; RATE_LIMITER: DurableObjectNamespace<RateLimiter> };
+
+/** The limiter's call as the service makes it: a caller's bucket and its tenant's, in one object. */
+function count(env: FloorEnv, policy: string) {
+  const limiter = env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName("account:floor"));
+  return limiter.consume({
+    policy,
+    windowSeconds: 60,
+    buckets: [
+      { subject: "session:floor", limit: 1_000_000 },
+      { subject: "project:floor", limit: 10_000_000 },
+    ],
+  });
+}
+
+export default {
+  async fetch(request: Request, env: FloorEnv): Promise<Response> {
+    const { pathname } = new URL(request.url);
+    const credential = env.DB.prepare("SELECT id FROM credentials WHERE hash = ?").bind("floor");
+    switch (pathname) {
+      case "/setup":
+        await env.DB.batch([
+          env.DB.prepare("CREATE TABLE IF NOT EXISTS credentials (hash TEXT PRIMARY KEY, id TEXT)"),
+          env.DB.prepare("CREATE TABLE IF NOT EXISTS records (id TEXT PRIMARY KEY, image TEXT, doc TEXT)"),
+          env.DB.prepare("INSERT OR IGNORE INTO credentials VALUES ('floor', 'a')"),
+          env.DB.prepare("INSERT OR IGNORE INTO records VALUES ('r', NULL, '{}')"),
+        ]);
+        return new Response("ready");
+      case "/thumbnail": {
+        // Authenticate, count, receive the bytes, store them, point the record at them, delete the old image.
+        await credential.first();
+        await count(env, "thumbnail");
+        const bytes = await request.arrayBuffer();
+        const key = `floor/${crypto.randomUUID()}.png`;
+        await env.MEDIA.put(key, bytes, { httpMetadata: { contentType: "image/png" } });
+        const [before] = await env.DB.batch<{ image: string | null }>([
+          env.DB.prepare("SELECT image FROM records WHERE id = 'r'"),
+          env.DB.prepare("UPDATE records SET image = ? WHERE id = 'r'").bind(key),
+        ]);
+        const old = before?.results[0]?.image;
+        if (old) await env.MEDIA.delete(old);
+        return new Response(null, { status: 204 });
+      }
+      case "/patch": {
+        // Authenticate, count, receive the JSON, merge it in one statement.
+        await credential.first();
+        await count(env, "encoding_settings");
+        const patch = await request.text();
+        await env.DB.prepare("UPDATE records SET doc = json_patch(doc, ?) WHERE id = 'r' RETURNING doc")
+          .bind(patch)
+          .first();
+        return new Response(null, { status: 204 });
+      }
+      default:
+        return new Response(null, { status: 404 });
+    }
+  },
+};
