@@ -1,5 +1,5 @@
 import type { Db } from "../lib/db";
-import type { Swapped } from "../lib/replace-object";
+import { type Swapped, swapInBatch } from "../lib/replace-object";
 import { isoTime } from "../lib/time";
 import { DEFAULT_SETTINGS, type EncodingDocument } from "./settings";
 
@@ -68,10 +68,11 @@ export async function setWatermarkImage(
   imageKey: string | null,
   now: number,
 ): Promise<Swapped<StoredSettings> | null> {
-  const [before, after] = await db.batch<{ image_key: string | null } & Row>([
+  const swapped = await swapInBatch<Row>(
+    db,
     db
       .prepare(
-        "SELECT json_extract(document, '$.watermark.imageKey') AS image_key FROM encoding_settings WHERE project_id = ?",
+        "SELECT json_extract(document, '$.watermark.imageKey') AS replaced FROM encoding_settings WHERE project_id = ?",
       )
       .bind(projectId),
     db
@@ -85,8 +86,6 @@ export async function setWatermarkImage(
          RETURNING document, version, updated_at`,
       )
       .bind(imageKey, isoTime(now), projectId),
-  ]);
-  const row = after?.results[0];
-  if (!row) return null;
-  return { replaced: before?.results[0]?.image_key ?? null, result: toStored(row) };
+  );
+  return swapped && { replaced: swapped.replaced, result: toStored(swapped.result) };
 }

@@ -4,9 +4,9 @@ import { ulid } from "../lib/ulid";
 import type { AppEnv } from "./context";
 
 /**
- * Gives every request its own id (a client-sent one is not trusted), sets
- * the headers every response carries (nosniff everywhere, no-store on the API), and reports the Worker's own time to the response in `Server-Timing` (work left to `waitUntil`
- * is not in it).
+ * Gives every request its own id (a client-sent one is not trusted), sets the headers every
+ * response carries (nosniff everywhere, no-store on the API), and reports the Worker's own time to
+ * the response in `Server-Timing` (work left to `waitUntil` is not in it).
  */
 export const requestContext = createMiddleware<AppEnv>(async (c, next) => {
   const start = performance.now();

@@ -9,8 +9,13 @@ export type ImageUpload = ImageInfo & { bytes: Uint8Array };
 /** A raw image body: which image types a route takes, and how many bytes at most. */
 export type ImageBody = BodyKind & { types: readonly ImageType[] };
 
+/** The one of `types` a media type names, if any. */
+function imageTypeOf(types: readonly ImageType[], type: string): ImageType | undefined {
+  return types.find((allowed) => allowed === type);
+}
+
 export function imageBody(types: readonly ImageType[], maxBytes: number): ImageBody {
-  return { types, maxBytes, accepts: (type) => types.some((allowed) => allowed === type) };
+  return { types, maxBytes, accepts: (type) => imageTypeOf(types, type) !== undefined };
 }
 
 /**
@@ -20,7 +25,7 @@ export function imageBody(types: readonly ImageType[], maxBytes: number): ImageB
  * invalid_image.
  */
 export async function readImageUpload(c: Context<AppEnv>, body: ImageBody): Promise<ImageUpload> {
-  const type = body.types.find((allowed) => allowed === mediaType(c.req.header("content-type")));
+  const type = imageTypeOf(body.types, mediaType(c.req.header("content-type")));
   if (!type) {
     throw new ApiError("unsupported_media_type", { message: `Content-Type must be one of ${body.types.join(", ")}.` });
   }

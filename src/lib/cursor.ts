@@ -1,4 +1,4 @@
-import { fromBase64, toBase64Url } from "./encoding";
+import { fromBase64Url, toBase64Url } from "./encoding";
 import { parseUlid } from "./ulid";
 
 /** A keyset position: the last row of a page, ordered by createdAt then id, both descending. */
@@ -22,11 +22,6 @@ function hmacKey(secret: string): Promise<CryptoKey> {
 async function mac(secret: string, scope: string, payload: string): Promise<Uint8Array> {
   const signed = await crypto.subtle.sign("HMAC", await hmacKey(secret), encoder.encode(`c1\n${scope}\n${payload}`));
   return new Uint8Array(signed, 0, MAC_BYTES);
-}
-
-function fromBase64Url(text: string): Uint8Array {
-  const padded = text.replaceAll("-", "+").replaceAll("_", "/");
-  return fromBase64(padded + "=".repeat((4 - (padded.length % 4)) % 4));
 }
 
 /**

@@ -21,3 +21,8 @@ export function fromBase64(text: string): Uint8Array {
   for (let i = 0; i < binary.length; i++) out[i] = binary.charCodeAt(i);
   return out;
 }
+
+export function fromBase64Url(text: string): Uint8Array {
+  const padded = text.replaceAll("-", "+").replaceAll("_", "/");
+  return fromBase64(padded + "=".repeat((4 - (padded.length % 4)) % 4));
+}

@@ -1,3 +1,5 @@
+import type { Db } from "./db";
+
 /** A new object to store: its key, bytes and metadata. */
 export type NewObject = { key: string; bytes: Uint8Array; httpMetadata: R2HTTPMetadata };
 
@@ -30,4 +32,20 @@ export async function replaceObject<T>(
   }
   if (swapped.replaced && swapped.replaced !== next?.key) await media.delete(swapped.replaced);
   return swapped.result;
+}
+
+/**
+ * A `swap` for `replaceObject` in one D1 batch: `read` selects the key in place `AS replaced`, and
+ * `write` points the record at the new key and returns the record (RETURNING). Null when `write`
+ * found no record.
+ */
+export async function swapInBatch<Row>(
+  db: Db,
+  read: D1PreparedStatement,
+  write: D1PreparedStatement,
+): Promise<Swapped<Row> | null> {
+  const [before, after] = await db.batch([read, write]);
+  const result = after?.results[0] as Row | undefined;
+  if (result === undefined) return null;
+  return { replaced: (before?.results[0] as { replaced: string | null } | undefined)?.replaced ?? null, result };
 }

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { Db } from "../lib/db";
 import { logError } from "../lib/log";
+import { consumeEach } from "../lib/queue";
 import { parseUlid } from "../lib/ulid";
 import { publishEvents } from "../webhooks/outbox";
 import { cleanUpDeleted } from "./delete";
@@ -33,22 +34,13 @@ export async function finishDeletion(deps: DeletionDeps, message: DeletionMessag
 }
 
 /** The deletions queue's handler: one delete per message, retried by the queue on failure. */
-export async function consumeDeletions(batch: MessageBatch<unknown>, deps: DeletionDeps): Promise<void> {
-  for (const message of batch.messages) {
-    const parsed = DeletionMessageSchema.safeParse(message.body);
-    if (!parsed.success) {
-      logError("deletion message malformed", parsed.error.message, { messageId: message.id });
-      message.ack();
-      continue;
-    }
-    try {
-      await finishDeletion(deps, parsed.data);
-      message.ack();
-    } catch (error) {
-      logError("deletion follow-up", error, { messageId: message.id, attempts: message.attempts });
-      message.retry();
-    }
-  }
+export function consumeDeletions(batch: MessageBatch<unknown>, deps: DeletionDeps): Promise<void> {
+  return consumeEach(
+    batch,
+    DeletionMessageSchema,
+    { malformed: "deletion message malformed", failed: "deletion follow-up" },
+    (message) => finishDeletion(deps, message),
+  );
 }
 
 /**

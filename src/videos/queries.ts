@@ -1,12 +1,9 @@
 import type { Position } from "../lib/cursor";
-import type { Db } from "../lib/db";
-import type { Swapped } from "../lib/replace-object";
+import { type Db, IN_JSON_LIST } from "../lib/db";
+import { type Swapped, swapInBatch } from "../lib/replace-object";
 import { isoTime } from "../lib/time";
 import { videoDeletedEvent } from "../webhooks/events";
 import { COMPLETION_LEASE_MS, type VideoRow, type Visibility } from "./model";
-
-// Ids travel as one JSON array parameter: D1 allows at most 100 bound parameters per statement.
-const IDS = "SELECT value FROM json_each(?)";
 
 export async function insertVideo(db: Db, row: VideoRow): Promise<void> {
   await db
@@ -44,7 +41,7 @@ export function findVideo(db: Db, projectId: string, id: string): Promise<VideoR
 /** The live videos of the project among `ids`, in one round trip. */
 export async function findVideos(db: Db, projectId: string, ids: string[]): Promise<Map<string, VideoRow>> {
   const { results } = await db
-    .prepare(`SELECT * FROM videos WHERE project_id = ? AND deleted_at IS NULL AND id IN (${IDS})`)
+    .prepare(`SELECT * FROM videos WHERE project_id = ? AND deleted_at IS NULL AND id IN (${IN_JSON_LIST})`)
     .bind(projectId, JSON.stringify(ids))
     .all<VideoRow>();
   return new Map(results.map((row) => [row.id, row]));
@@ -83,7 +80,7 @@ export async function setVisibility(
   const { results } = await db
     .prepare(
       `UPDATE videos SET visibility = ?, updated_at = ?
-       WHERE project_id = ? AND deleted_at IS NULL AND id IN (${IDS}) RETURNING id`,
+       WHERE project_id = ? AND deleted_at IS NULL AND id IN (${IN_JSON_LIST}) RETURNING id`,
     )
     .bind(visibility, isoTime(now), projectId, JSON.stringify(ids))
     .all<{ id: string }>();
@@ -140,19 +137,21 @@ export async function clearCleanedUp(db: Db, ids: string[]): Promise<void> {
   await db
     .prepare(
       `UPDATE videos SET upload_r2_id = NULL, custom_thumbnail_key = NULL
-       WHERE deleted_at IS NOT NULL AND id IN (${IDS})`,
+       WHERE deleted_at IS NOT NULL AND id IN (${IN_JSON_LIST})`,
     )
     .bind(JSON.stringify(ids))
     .run();
 }
+
+/** A deleted video whose R2 clean-up is not done: an upload to abort or a custom thumbnail to delete. */
+const HAS_LEFTOVERS = "deleted_at IS NOT NULL AND (upload_r2_id IS NOT NULL OR custom_thumbnail_key IS NOT NULL)";
 
 /** These videos, where deleted with an upload to abort or a custom thumbnail to delete. */
 export async function deletedWithLeftovers(db: Db, ids: string[]): Promise<VideoRow[]> {
   const { results } = await db
     .prepare(
       `SELECT * FROM videos
-       WHERE id IN (${IDS}) AND deleted_at IS NOT NULL
-         AND (upload_r2_id IS NOT NULL OR custom_thumbnail_key IS NOT NULL)`,
+       WHERE id IN (${IN_JSON_LIST}) AND ${HAS_LEFTOVERS}`,
     )
     .bind(JSON.stringify(ids))
     .all<VideoRow>();
@@ -162,11 +161,7 @@ export async function deletedWithLeftovers(db: Db, ids: string[]): Promise<Video
 /** Deleted videos with an upload to abort or a custom thumbnail to delete, oldest first. */
 export async function pendingCleanups(db: Db, limit: number): Promise<VideoRow[]> {
   const { results } = await db
-    .prepare(
-      `SELECT * FROM videos
-       WHERE deleted_at IS NOT NULL AND (upload_r2_id IS NOT NULL OR custom_thumbnail_key IS NOT NULL)
-       ORDER BY deleted_at LIMIT ?`,
-    )
+    .prepare(`SELECT * FROM videos WHERE ${HAS_LEFTOVERS} ORDER BY deleted_at LIMIT ?`)
     .bind(limit)
     .all<VideoRow>();
   return results;
@@ -176,7 +171,7 @@ export async function pendingCleanups(db: Db, limit: number): Promise<VideoRow[]
  * Points a live video at a new custom thumbnail (or none), reading the key it replaces in the same
  * batch, so the replaced object is known exactly. Null when the video is not there.
  */
-export async function swapCustomThumbnail(
+export function swapCustomThumbnail(
   db: Db,
   projectId: string,
   id: string,
@@ -184,8 +179,9 @@ export async function swapCustomThumbnail(
   now: number,
 ): Promise<Swapped<VideoRow> | null> {
   const where = "id = ?1 AND project_id = ?2 AND deleted_at IS NULL";
-  const [before, after] = await db.batch<{ custom_thumbnail_key: string | null } & VideoRow>([
-    db.prepare(`SELECT custom_thumbnail_key FROM videos WHERE ${where}`).bind(id, projectId),
+  return swapInBatch<VideoRow>(
+    db,
+    db.prepare(`SELECT custom_thumbnail_key AS replaced FROM videos WHERE ${where}`).bind(id, projectId),
     db
       .prepare(
         `UPDATE videos SET custom_thumbnail_key = ?3,
@@ -193,10 +189,7 @@ export async function swapCustomThumbnail(
          WHERE ${where} RETURNING *`,
       )
       .bind(id, projectId, next, isoTime(now)),
-  ]);
-  const row = after?.results[0];
-  if (!row) return null;
-  return { replaced: before?.results[0]?.custom_thumbnail_key ?? null, result: row };
+  );
 }
 
 /**

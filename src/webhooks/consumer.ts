@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { Db } from "../lib/db";
 import { logError } from "../lib/log";
+import { consumeEach } from "../lib/queue";
 import { isoTime } from "../lib/time";
 import { ulid } from "../lib/ulid";
 import { DELIVERY_TIMEOUT_MS, type DeliveryError, RETRY_DELAYS_SECONDS } from "./model";
@@ -139,45 +140,28 @@ export async function deliver(deps: Deps, deliveryId: string, now: number = Date
   await enqueue(deps.queue, [next.id], delay);
 }
 
-/** Messages that can never succeed are logged and acknowledged rather than retried. */
-function parseMessage(message: Message<unknown>): string | null {
-  const parsed = DeliveryMessageSchema.safeParse(message.body);
-  if (parsed.success) return parsed.data.deliveryId;
-  logError("webhook message malformed", parsed.error.message, { messageId: message.id });
-  message.ack();
-  return null;
-}
-
 /** The queue handler: one attempt per message. */
-export async function consumeDeliveries(batch: MessageBatch<unknown>, deps: Deps): Promise<void> {
-  for (const message of batch.messages) {
-    const deliveryId = parseMessage(message);
-    if (deliveryId === null) continue;
-    try {
-      await deliver(deps, deliveryId);
-      message.ack();
-    } catch (error) {
-      logError("webhook delivery", error, { messageId: message.id });
-      message.retry();
-    }
-  }
+export function consumeDeliveries(batch: MessageBatch<unknown>, deps: Deps): Promise<void> {
+  return consumeEach(
+    batch,
+    DeliveryMessageSchema,
+    { malformed: "webhook message malformed", failed: "webhook delivery" },
+    ({ deliveryId }) => deliver(deps, deliveryId),
+  );
 }
 
 /**
  * The dead-letter queue's handler: a message here used up the queue's retries, so its attempt is
  * failed as `gave_up`; nothing stays pending for the sweeper to send again in a loop.
  */
-export async function consumeDeadLetters(batch: MessageBatch<unknown>, db: Db): Promise<void> {
+export function consumeDeadLetters(batch: MessageBatch<unknown>, db: Db): Promise<void> {
   const now = Date.now();
-  for (const message of batch.messages) {
-    const deliveryId = parseMessage(message);
-    if (deliveryId === null) continue;
-    try {
+  return consumeEach(
+    batch,
+    DeliveryMessageSchema,
+    { malformed: "webhook message malformed", failed: "webhook dead letter" },
+    async ({ deliveryId }) => {
       await giveUpAttempt(db, deliveryId, now).run();
-      message.ack();
-    } catch (error) {
-      logError("webhook dead letter", error, { messageId: message.id });
-      message.retry();
-    }
-  }
+    },
+  );
 }

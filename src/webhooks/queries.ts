@@ -1,9 +1,7 @@
 import type { Position } from "../lib/cursor";
-import type { Db } from "../lib/db";
+import { type Db, IN_JSON_LIST } from "../lib/db";
 import { isoTime } from "../lib/time";
 import type { DeliveryError, DeliveryRow, DeliveryState, EndpointRow } from "./model";
-
-const IDS = "SELECT value FROM json_each(?)";
 
 /**
  * Adds the endpoint unless the project already has `quota` of them; the count and the insert are
@@ -108,11 +106,13 @@ export async function listEndpoints(db: Db, projectId: string): Promise<Endpoint
   return results;
 }
 
+/** The project's endpoint `id`: a statement, so that a batch can read it with something else. */
+function endpointStatement(db: Db, projectId: string, id: string): D1PreparedStatement {
+  return db.prepare("SELECT * FROM webhook_endpoints WHERE id = ? AND project_id = ?").bind(id, projectId);
+}
+
 export function findEndpoint(db: Db, projectId: string, id: string): Promise<EndpointRow | null> {
-  return db
-    .prepare("SELECT * FROM webhook_endpoints WHERE id = ? AND project_id = ?")
-    .bind(id, projectId)
-    .first<EndpointRow>();
+  return endpointStatement(db, projectId, id).first<EndpointRow>();
 }
 
 /** Deletes the endpoint and, with it, its delivery attempts. */
@@ -172,7 +172,7 @@ export async function endpointDeliveries(
 ): Promise<{ endpoint: EndpointRow | null; rows: DeliveryRow[] }> {
   const { sql, params } = deliveriesQuery(endpointId, filter, limit, after);
   const [endpoint, page] = await db.batch([
-    db.prepare("SELECT * FROM webhook_endpoints WHERE id = ? AND project_id = ?").bind(endpointId, projectId),
+    endpointStatement(db, projectId, endpointId),
     db.prepare(sql).bind(...params),
   ]);
   const row = (endpoint?.results[0] as EndpointRow | undefined) ?? null;
@@ -240,7 +240,9 @@ export async function pendingAttemptIds(
   const statement =
     "eventIds" in where
       ? db
-          .prepare(`SELECT id FROM webhook_deliveries WHERE state = 'pending' AND attempt = 1 AND event_id IN (${IDS})`)
+          .prepare(
+            `SELECT id FROM webhook_deliveries WHERE state = 'pending' AND attempt = 1 AND event_id IN (${IN_JSON_LIST})`,
+          )
           .bind(JSON.stringify(where.eventIds))
       : db
           .prepare(
@@ -262,7 +264,9 @@ export async function unpublishedEvents(
   const statement =
     "ids" in where
       ? db
-          .prepare(`SELECT id, project_id, type FROM outbox_events WHERE published_at IS NULL AND id IN (${IDS})`)
+          .prepare(
+            `SELECT id, project_id, type FROM outbox_events WHERE published_at IS NULL AND id IN (${IN_JSON_LIST})`,
+          )
           .bind(JSON.stringify(where.ids))
       : db
           .prepare(
@@ -275,7 +279,7 @@ export async function unpublishedEvents(
 /** Enabled endpoints of these projects. */
 export async function enabledEndpoints(db: Db, projectIds: string[]): Promise<EndpointRow[]> {
   const { results } = await db
-    .prepare(`SELECT * FROM webhook_endpoints WHERE enabled = 1 AND project_id IN (${IDS})`)
+    .prepare(`SELECT * FROM webhook_endpoints WHERE enabled = 1 AND project_id IN (${IN_JSON_LIST})`)
     .bind(JSON.stringify(projectIds))
     .all<EndpointRow>();
   return results;
@@ -283,7 +287,7 @@ export async function enabledEndpoints(db: Db, projectIds: string[]): Promise<En
 
 export function markPublished(db: Db, eventIds: string[], now: number): D1PreparedStatement {
   return db
-    .prepare(`UPDATE outbox_events SET published_at = ? WHERE published_at IS NULL AND id IN (${IDS})`)
+    .prepare(`UPDATE outbox_events SET published_at = ? WHERE published_at IS NULL AND id IN (${IN_JSON_LIST})`)
     .bind(isoTime(now), JSON.stringify(eventIds));
 }
 

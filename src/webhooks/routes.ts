@@ -287,13 +287,10 @@ export const webhookRoutes = createRouter()
       const endpointId = parseUlid(c.req.valid("param").id);
       if (!endpointId) throw new ApiError("endpoint_not_found");
       const { state, eventType, ...page } = c.req.valid("query");
-      // A cursor is valid only for the listing it came from: this endpoint, this filter.
-      const cursors = {
-        secret: c.var.config.cursorSecret,
-        scope: deliveriesCursorScope(endpointId, { state, eventType }),
-      };
-      const { limit, after } = await parsePage(page, cursors);
       const filter = { state, eventType };
+      // A cursor is valid only for the listing it came from: this endpoint, this filter.
+      const cursors = { secret: c.var.config.cursorSecret, scope: deliveriesCursorScope(endpointId, filter) };
+      const { limit, after } = await parsePage(page, cursors);
       const { endpoint, rows } = await endpointDeliveries(c.var.db, c.var.projectId, endpointId, filter, limit, after);
       if (!endpoint) throw new ApiError("endpoint_not_found");
       const { data, nextCursor } = await pageOf(rows, limit, cursors);

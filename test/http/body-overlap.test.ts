@@ -1,28 +1,19 @@
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { IMAGES } from "../fixtures/images";
 import { api, bearer, clientIp, errorCode, json, newVideo, newWorkspace, type Session, withCookie } from "../helpers";
 import { apiWith } from "../support/app";
+import { limiterAround } from "../support/limiter";
 
 type Event = "limiter asked" | "limiter answered" | "body read";
 
 /** A limiter binding that writes down when each call is made and answered. */
 function recordingLimiter(events: Event[]): Env["RATE_LIMITER"] {
-  return {
-    idFromName: (name: string) => env.RATE_LIMITER.idFromName(name),
-    get: (id: DurableObjectId) => {
-      const stub = env.RATE_LIMITER.get(id);
-      return {
-        consume: async (...args: Parameters<typeof stub.consume>) => {
-          events.push("limiter asked");
-          const result = await stub.consume(...args);
-          events.push("limiter answered");
-          return result;
-        },
-        release: (...args: Parameters<typeof stub.release>) => stub.release(...args),
-      };
-    },
-  } as unknown as Env["RATE_LIMITER"];
+  return limiterAround(async (call) => {
+    events.push("limiter asked");
+    const result = await call();
+    events.push("limiter answered");
+    return result;
+  });
 }
 
 /** A body without a Content-Length, whose bytes are handed over only when the Worker reads it. */

@@ -1,5 +1,6 @@
 import { env } from "cloudflare:workers";
 import { InstrumentedD1 } from "./d1";
+import { limiterAround } from "./limiter";
 
 export type RoundTrips = { d1: number; do: number; r2: number; queue: number };
 
@@ -42,23 +43,10 @@ export function countingBindings() {
   const upload = (value: unknown) =>
     value && typeof value === "object" ? counting(value as object, UPLOAD_CALLS, () => trips.r2++) : value;
   const media = counting(env.MEDIA, R2_CALLS, () => trips.r2++, upload);
-  const limiter = {
-    idFromName: (name: string) => env.RATE_LIMITER.idFromName(name),
-    get: (id: DurableObjectId) => {
-      // RPC stubs are proxies of their own: call them directly, never through Reflect.
-      const stub = env.RATE_LIMITER.get(id);
-      return {
-        consume: (...args: Parameters<typeof stub.consume>) => {
-          trips.do++;
-          return stub.consume(...args);
-        },
-        release: (...args: Parameters<typeof stub.release>) => {
-          trips.do++;
-          return stub.release(...args);
-        },
-      };
-    },
-  } as unknown as Env["RATE_LIMITER"];
+  const limiter = limiterAround((call) => {
+    trips.do++;
+    return call();
+  });
   const queue = (real: Queue) => counting(real, new Set(["send", "sendBatch"]), () => trips.queue++);
   const bindings: Partial<Env> = {
     DB: db.binding,
