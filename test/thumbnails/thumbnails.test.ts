@@ -108,6 +108,15 @@ describe("PUT /v1/videos/{id}/thumbnail", () => {
     expect(pulled).toBeLessThan(FIVE_MIB + 1024 * 1024);
   });
 
+  it("refuses a body over 5 MiB whose Content-Length claims less", async () => {
+    const { key, video } = await setUp();
+    const response = await put(key, video.id, new Uint8Array(FIVE_MIB + 10), "image/png", { "content-length": "10" });
+    expect(response.status).toBe(413);
+    expect(await errorCode(response)).toBe("payload_too_large");
+    const read = (await (await api(`/v1/videos/${video.id}`, bearer(key))).json()) as VideoBody;
+    expect(read.thumbnail.source).toBe("auto");
+  });
+
   it.each([
     ["text/plain", IMAGES.rgbPng],
     ["image/gif", IMAGES.rgbPng],
