@@ -1,46 +1,39 @@
 import { createApp } from "./app";
 import { deleteExpiredSessions } from "./auth/sessions";
-import { readConfig } from "./config";
 import { logError } from "./lib/log";
-import { consumeDeadDeletions, consumeDeletions } from "./videos/deletions";
+import { consumeDeadDeletions, consumeDeletions, DELETION_DEAD_LETTERS, DELETION_QUEUE } from "./videos/deletions";
 import { sweepDeletedVideos, sweepExpiredUploads } from "./videos/sweeper";
-import { consumeDeadLetters, consumeDeliveries } from "./webhooks/consumer";
+import {
+  consumeDeadLetters,
+  consumeDeliveries,
+  DELIVERY_DEAD_LETTERS,
+  DELIVERY_QUEUE,
+} from "./webhooks/delivery-queue";
+import { lanesOf } from "./webhooks/lane";
 import { sweepOutbox } from "./webhooks/outbox";
 import { deleteExpiredDeliveries } from "./webhooks/retention";
 
 export { RateLimiter } from "./rate-limit/limiter";
+export { DeliveryLane } from "./webhooks/lane";
 
 const app = createApp();
-/** Queue names, as in wrangler.toml: one handler serves them all. */
-const QUEUES = {
-  deliveries: "webhook-deliveries",
-  deadDeliveries: "webhook-deliveries-dlq",
-  deletions: "video-deletions",
-  deadDeletions: "video-deletions-dlq",
-} as const;
 const noop = () => {};
+
+/** Each queue's consumer, by the queue's name (wrangler.toml). */
+const CONSUMERS: Record<string, (batch: MessageBatch<unknown>, env: Env) => Promise<void> | void> = {
+  [DELIVERY_QUEUE]: (batch, env) => consumeDeliveries(batch, lanesOf(env.DELIVERY_LANES)),
+  [DELIVERY_DEAD_LETTERS]: (batch, env) => consumeDeadLetters(batch, env.DB),
+  [DELETION_QUEUE]: (batch, env) =>
+    consumeDeletions(batch, { db: env.DB, media: env.MEDIA, webhooks: env.WEBHOOK_QUEUE }),
+  [DELETION_DEAD_LETTERS]: (batch) => consumeDeadDeletions(batch),
+};
 
 export default {
   fetch: app.fetch,
   async queue(batch, env, _ctx) {
-    switch (batch.queue) {
-      case QUEUES.deletions:
-        return consumeDeletions(batch, { db: env.DB, media: env.MEDIA, webhooks: env.WEBHOOK_QUEUE });
-      case QUEUES.deadDeletions:
-        return consumeDeadDeletions(batch);
-      case QUEUES.deadDeliveries:
-        return consumeDeadLetters(batch, env.DB);
-      case QUEUES.deliveries:
-        break;
-      default:
-        throw new Error(`no consumer for queue ${batch.queue}`);
-    }
-    return consumeDeliveries(batch, {
-      db: env.DB,
-      queue: env.WEBHOOK_QUEUE,
-      fetch: (...args) => fetch(...args),
-      targets: { allowHttp: readConfig(env).allowHttpWebhooks },
-    });
+    const consume = CONSUMERS[batch.queue];
+    if (!consume) throw new Error(`no consumer for queue ${batch.queue}`);
+    await consume(batch, env);
   },
   scheduled(_controller, env, ctx) {
     const run = (what: string, task: Promise<unknown>) =>

@@ -1,7 +1,7 @@
 import { ulid as makeUlid, monotonicFactory } from "ulidx";
 
 // ULIDs: 48 bits of milliseconds and 80 random bits, in Crockford base32, upper case.
-const ULID_PATTERN = /^[0-7][0-9A-HJKMNP-TV-Z]{25}$/;
+export const ULID_PATTERN = /^[0-7][0-9A-HJKMNP-TV-Z]{25}$/;
 
 export function ulid(now: number = Date.now()): string {
   return makeUlid(now);

@@ -7,6 +7,9 @@ import { publishEvents } from "../webhooks/outbox";
 import { cleanUpDeleted } from "./delete";
 import { deletedWithLeftovers } from "./queries";
 
+export const DELETION_QUEUE = "video-deletions";
+export const DELETION_DEAD_LETTERS = "video-deletions-dlq";
+
 const Ulid = z.string().refine((text) => parseUlid(text) === text, "not a canonical ULID");
 
 /** One delete's follow-up: the videos it deleted and the ids of their video.deleted events. */

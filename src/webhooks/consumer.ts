@@ -1,11 +1,9 @@
-import { z } from "zod";
 import type { Db } from "../lib/db";
 import { logError } from "../lib/log";
-import { consumeEach } from "../lib/queue";
-import { isoTime } from "../lib/time";
+import { isoTime, MINUTE } from "../lib/time";
 import { ulid } from "../lib/ulid";
+import { type DeliveryMessage, enqueue } from "./delivery-queue";
 import { DELIVERY_TIMEOUT_MS, type DeliveryError, RETRY_DELAYS_SECONDS } from "./model";
-import { enqueue } from "./outbox";
 import {
   type ClaimedAttempt,
   claimAttempt,
@@ -16,8 +14,6 @@ import {
 } from "./queries";
 import { signatureHeaders } from "./signing";
 import { type TargetRules, targetProblem } from "./targets";
-
-const DeliveryMessageSchema = z.strictObject({ deliveryId: z.string().min(1).max(40) });
 
 export type Deps = { db: Db; queue: Queue; fetch: typeof fetch; targets: TargetRules };
 
@@ -137,31 +133,37 @@ export async function deliver(deps: Deps, deliveryId: string, now: number = Date
     dueAt: nextRetryAt,
   };
   await deps.db.batch([record, insertAttempts(deps.db, [next], finished)]);
-  await enqueue(deps.queue, [next.id], delay);
-}
-
-/** The queue handler: one attempt per message. */
-export function consumeDeliveries(batch: MessageBatch<unknown>, deps: Deps): Promise<void> {
-  return consumeEach(
-    batch,
-    DeliveryMessageSchema,
-    { malformed: "webhook message malformed", failed: "webhook delivery" },
-    ({ deliveryId }) => deliver(deps, deliveryId),
+  await enqueue(
+    deps.queue,
+    [{ deliveryId: next.id, endpointId: next.endpointId, projectId: attempt.project_id }],
+    delay,
   );
 }
+
+/** Infrastructure failures (D1, the queue) a message survives before its attempt is given up. */
+export const MAX_FAILURES = 5;
+/** A failed message comes back after this, when the claim its failed run left has expired. */
+export const FAILURE_DELAY_SECONDS = (CLAIM_MS + MINUTE) / 1000;
 
 /**
- * The dead-letter queue's handler: a message here used up the queue's retries, so its attempt is
- * failed as `gave_up`; nothing stays pending for the sweeper to send again in a loop.
+ * Delivers a message's attempt, as a lane does. The message was acknowledged when the lane took
+ * it, so the queue's own retries are behind it: an infrastructure failure sends the message again
+ * later, counted, and the attempt is given up (`gave_up`) after `MAX_FAILURES`. If even that
+ * fails, the attempt is still pending in D1 and the scheduled sweep sends it again.
  */
-export function consumeDeadLetters(batch: MessageBatch<unknown>, db: Db): Promise<void> {
-  const now = Date.now();
-  return consumeEach(
-    batch,
-    DeliveryMessageSchema,
-    { malformed: "webhook message malformed", failed: "webhook dead letter" },
-    async ({ deliveryId }) => {
-      await giveUpAttempt(db, deliveryId, now).run();
-    },
-  );
+export async function deliverOrReschedule(deps: Deps, message: DeliveryMessage): Promise<void> {
+  try {
+    await deliver(deps, message.deliveryId);
+  } catch (error) {
+    const failures = (message.failures ?? 0) + 1;
+    logError("webhook delivery", error, { deliveryId: message.deliveryId, failures });
+    try {
+      if (failures >= MAX_FAILURES) await giveUpAttempt(deps.db, message.deliveryId, Date.now()).run();
+      else await enqueue(deps.queue, [{ ...message, failures }], FAILURE_DELAY_SECONDS);
+    } catch (again) {
+      logError("webhook delivery: rescheduling failed, the sweep takes over", again, {
+        deliveryId: message.deliveryId,
+      });
+    }
+  }
 }

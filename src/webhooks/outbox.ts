@@ -1,30 +1,18 @@
 import type { Db } from "../lib/db";
 import { isoTime, MINUTE } from "../lib/time";
 import { monotonicUlids } from "../lib/ulid";
+import { enqueue } from "./delivery-queue";
 import type { EventType } from "./model";
 import {
   enabledEndpoints,
   insertAttempts,
   markPublished,
   type NewAttempt,
-  pendingAttemptIds,
+  pendingAttempts,
   unpublishedEvents,
 } from "./queries";
 
 export type Bindings = { db: Db; queue: Queue };
-export type DeliveryMessage = { deliveryId: string };
-
-/** Queues sendBatch takes at most this many messages. */
-const SEND_BATCH = 100;
-
-export async function enqueue(queue: Queue, deliveryIds: string[], delaySeconds = 0): Promise<void> {
-  for (let i = 0; i < deliveryIds.length; i += SEND_BATCH) {
-    const chunk = deliveryIds.slice(i, i + SEND_BATCH);
-    await queue.sendBatch(
-      chunk.map((deliveryId) => ({ body: { deliveryId } satisfies DeliveryMessage, delaySeconds })),
-    );
-  }
-}
 
 /**
  * Moves outbox events on to delivery: writes the first attempt of each event to every enabled
@@ -58,7 +46,7 @@ export async function publishEvents(
   const eventIds = events.map((event) => event.id);
   if (attempts.length > 0) {
     await insertAttempts(bindings.db, attempts, now).run();
-    await enqueue(bindings.queue, await pendingAttemptIds(bindings.db, { eventIds }));
+    await enqueue(bindings.queue, await pendingAttempts(bindings.db, { eventIds }));
   }
   await markPublished(bindings.db, eventIds, now).run();
 }
@@ -76,6 +64,6 @@ const LOST_AFTER_MS = MINUTE;
  */
 export async function sweepOutbox(bindings: Bindings, now: number = Date.now()): Promise<void> {
   await publishEvents(bindings, { createdBefore: isoTime(now - MINUTE) }, now);
-  const lost = await pendingAttemptIds(bindings.db, { dueBefore: isoTime(now - LOST_AFTER_MS), now: isoTime(now) });
+  const lost = await pendingAttempts(bindings.db, { dueBefore: isoTime(now - LOST_AFTER_MS), now: isoTime(now) });
   await enqueue(bindings.queue, lost);
 }

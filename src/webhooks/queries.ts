@@ -229,29 +229,35 @@ export function insertRetryAttempt(
     .first<DeliveryRow>();
 }
 
+/** What a delivery message names: the attempt, its endpoint and the endpoint's project. */
+export type PendingAttempt = { deliveryId: string; endpointId: string; projectId: string };
+const PENDING_COLUMNS = `d.id AS deliveryId, d.endpoint_id AS endpointId, e.project_id AS projectId
+  FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id`;
+
 /**
  * Pending attempts among these events' first attempts, or due before `dueBefore` and held by no
- * consumer (their message was lost).
+ * consumer (their message was lost), as the messages that deliver them.
  */
-export async function pendingAttemptIds(
+export async function pendingAttempts(
   db: Db,
   where: { eventIds: string[] } | { dueBefore: string; now: string },
-): Promise<string[]> {
+): Promise<PendingAttempt[]> {
   const statement =
     "eventIds" in where
       ? db
           .prepare(
-            `SELECT id FROM webhook_deliveries WHERE state = 'pending' AND attempt = 1 AND event_id IN (${IN_JSON_LIST})`,
+            `SELECT ${PENDING_COLUMNS}
+             WHERE d.state = 'pending' AND d.attempt = 1 AND d.event_id IN (${IN_JSON_LIST})`,
           )
           .bind(JSON.stringify(where.eventIds))
       : db
           .prepare(
-            `SELECT id FROM webhook_deliveries
-             WHERE state = 'pending' AND due_at < ?1 AND (claimed_until IS NULL OR claimed_until < ?2)
-             ORDER BY due_at LIMIT 500`,
+            `SELECT ${PENDING_COLUMNS}
+             WHERE d.state = 'pending' AND d.due_at < ?1 AND (d.claimed_until IS NULL OR d.claimed_until < ?2)
+             ORDER BY d.due_at LIMIT 500`,
           )
           .bind(where.dueBefore, where.now);
-  return (await statement.all<{ id: string }>()).results.map((row) => row.id);
+  return (await statement.all<PendingAttempt>()).results;
 }
 
 export type OutboxEvent = { id: string; project_id: string; type: string };
@@ -292,6 +298,7 @@ export function markPublished(db: Db, eventIds: string[], now: number): D1Prepar
 }
 
 export type ClaimedAttempt = DeliveryRow & {
+  project_id: string;
   url: string;
   secret: string;
   previous_secret: string | null;
@@ -312,6 +319,7 @@ export function claimAttempt(db: Db, id: string, now: number, leaseMs: number): 
       `UPDATE webhook_deliveries SET claimed_until = ?1
        WHERE id = ?2 AND state = 'pending' AND (claimed_until IS NULL OR claimed_until < ?3)
        RETURNING *,
+         (SELECT project_id FROM webhook_endpoints WHERE id = endpoint_id) AS project_id,
          (SELECT url FROM webhook_endpoints WHERE id = endpoint_id) AS url,
          (SELECT secret FROM webhook_endpoints WHERE id = endpoint_id) AS secret,
          (SELECT previous_secret FROM webhook_endpoints WHERE id = endpoint_id) AS previous_secret,

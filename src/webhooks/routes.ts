@@ -14,6 +14,7 @@ import { isoTime } from "../lib/time";
 import { parseUlid, ulid } from "../lib/ulid";
 import { rateLimit } from "../rate-limit/middleware";
 import { QUOTAS, quotaExceeded } from "../rate-limit/policies";
+import { enqueue } from "./delivery-queue";
 import {
   DELIVERY_ERRORS,
   DELIVERY_STATES,
@@ -25,7 +26,6 @@ import {
   toDelivery,
   toEndpoint,
 } from "./model";
-import { enqueue } from "./outbox";
 import {
   deleteEndpoint,
   endpointDeliveries,
@@ -305,6 +305,8 @@ export const webhookRoutes = createRouter()
     const original = await found("not_found", params.attemptId, (id) => findDelivery(c.var.db, endpoint.id, id));
     const created = await insertRetryAttempt(c.var.db, original, ulid(), Date.now());
     if (!created) throw new Error("retry attempt was not written");
-    await enqueue(c.env.WEBHOOK_QUEUE, [created.id]);
+    await enqueue(c.env.WEBHOOK_QUEUE, [
+      { deliveryId: created.id, endpointId: endpoint.id, projectId: endpoint.project_id },
+    ]);
     return c.json(toDelivery(created), 202);
   });

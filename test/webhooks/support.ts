@@ -1,6 +1,8 @@
 import { env } from "cloudflare:workers";
 import { expect } from "vitest";
 import { toBase64 } from "../../src/lib/encoding";
+import { deliverOrReschedule } from "../../src/webhooks/consumer";
+import type { DeliveryMessage } from "../../src/webhooks/delivery-queue";
 import { api, bearer, json, newVideo, newWorkspace } from "../helpers";
 import { apiWith } from "../support/app";
 import { runQueue } from "../support/handlers";
@@ -56,9 +58,39 @@ export async function attemptsOf(endpointId: string) {
   return results;
 }
 
-/** Runs the delivery queue's handler over messages. */
-export function consume(bodies: unknown[]) {
-  return runQueue("webhook-deliveries", bodies);
+/**
+ * Lanes that deliver in this isolate, awaited, with the code a lane runs: a test's fetch mock
+ * answers, and the queue handler returns when the delivery is done. The Durable Object's own
+ * scheduling is tested in lane.test.ts, and the whole path against wrangler dev in test/e2e.
+ */
+export function inlineLanes(): Env["DELIVERY_LANES"] {
+  const deps = {
+    db: env.DB,
+    queue: env.WEBHOOK_QUEUE,
+    fetch: (...args: Parameters<typeof fetch>) => fetch(...args),
+    targets: { allowHttp: false },
+  };
+  return {
+    idFromName: (name: string) => name,
+    get: () => ({ accept: (message: DeliveryMessage) => deliverOrReschedule(deps, message) }),
+  } as unknown as Env["DELIVERY_LANES"];
+}
+
+/** Runs the delivery queue's handler over messages. A body naming only `deliveryId` gets its
+ * attempt's endpoint and project filled in. */
+export async function consume(bodies: unknown[]) {
+  return runQueue("webhook-deliveries", await Promise.all(bodies.map(fillMessage)), { DELIVERY_LANES: inlineLanes() });
+}
+
+async function fillMessage(body: unknown): Promise<unknown> {
+  if (typeof body !== "object" || body === null || !("deliveryId" in body) || "endpointId" in body) return body;
+  const row = await env.DB.prepare(
+    `SELECT d.endpoint_id AS endpointId, e.project_id AS projectId
+     FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id WHERE d.id = ?`,
+  )
+    .bind(body.deliveryId)
+    .first<{ endpointId: string; projectId: string }>();
+  return row ? { ...body, ...row } : body;
 }
 
 export async function expectedSignature(secret: string, id: string, timestamp: string, body: string): Promise<string> {

@@ -1,5 +1,6 @@
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { deliverOrReschedule, FAILURE_DELAY_SECONDS, MAX_FAILURES } from "../../src/webhooks/consumer";
 import { VideoDeletedEventSchema } from "../../src/webhooks/events";
 import { api, bearer, errorCode, json, newKey, newVideo, newWorkspace, withCookie } from "../helpers";
 import { apiWith } from "../support/app";
@@ -182,15 +183,47 @@ describe("the delivery consumer", () => {
     expect(attempts[0]).toMatchObject({ state: "failed", next_retry_at: null });
   });
 
-  it("acks a malformed message and retries on an infrastructure failure", async () => {
-    const { key, endpoint } = await setUp();
+  it("acks a malformed message, and retries a message its lane could not take", async () => {
+    const { key, endpoint, project } = await setUp();
     await deleteAVideo(key);
     const [attempt] = await attemptsOf(endpoint.id);
     expect((await consume([{ nope: 1 }])).explicitAcks).toEqual(["m0"]);
-    const db = new InstrumentedD1(env.DB, () => true);
-    const result = await runQueue("webhook-deliveries", [{ deliveryId: attempt?.id }], { DB: db.binding });
+    const unreachable = {
+      idFromName: () => {
+        throw new Error("Durable Objects unavailable");
+      },
+    } as unknown as Env["DELIVERY_LANES"];
+    const message = { deliveryId: attempt?.id, endpointId: endpoint.id, projectId: project.id };
+    const result = await runQueue("webhook-deliveries", [message], { DELIVERY_LANES: unreachable });
     expect(result.retryMessages.map((m) => m.msgId)).toEqual(["m0"]);
     expect((await attemptsOf(endpoint.id))[0]).toMatchObject({ state: "pending" });
+  });
+
+  it("sends a message again later on an infrastructure failure in its lane, and gives up after the fifth", async () => {
+    const { key, endpoint, project } = await setUp();
+    await deleteAVideo(key);
+    const [attempt] = await attemptsOf(endpoint.id);
+    const sent: { body: unknown; delaySeconds?: number | undefined }[] = [];
+    const queue = {
+      sendBatch: async (messages: { body: unknown; delaySeconds?: number }[]) => {
+        sent.push(...messages);
+      },
+    } as unknown as Queue;
+    const failing = new InstrumentedD1(env.DB, (sql) => sql.startsWith("UPDATE webhook_deliveries SET claimed_until"));
+    const deps = { db: failing.binding, queue, fetch, targets: { allowHttp: false } };
+    const message = { deliveryId: attempt?.id ?? "", endpointId: endpoint.id, projectId: project.id };
+    await deliverOrReschedule(deps, message);
+    expect(sent).toEqual([{ body: { ...message, failures: 1 }, delaySeconds: FAILURE_DELAY_SECONDS }]);
+    expect((await attemptsOf(endpoint.id))[0]).toMatchObject({ state: "pending" });
+
+    await deliverOrReschedule(deps, { ...message, failures: MAX_FAILURES - 1 });
+    expect(sent).toHaveLength(1);
+    expect((await attemptsOf(endpoint.id))[0]).toMatchObject({ state: "failed" });
+    const [row] = await env.DB.prepare("SELECT error FROM webhook_deliveries WHERE id = ?")
+      .bind(attempt?.id)
+      .all<{ error: string }>()
+      .then((r) => r.results);
+    expect(row?.error).toBe("gave_up");
   });
 });
 
