@@ -2,6 +2,7 @@ import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { authenticate } from "../auth/middleware";
 import { jsonBody, receiveJson } from "../http/body";
+import { parseEntityTags } from "../http/conditional";
 import type { AppEnv } from "../http/context";
 import { ApiError } from "../http/errors";
 import { route } from "../http/route";
@@ -42,14 +43,15 @@ async function current(c: Context<AppEnv>): Promise<StoredSettings> {
   return stored;
 }
 
-/** The versions If-Match allows: null for none given or `*`, else the listed ones. */
+/**
+ * The versions If-Match allows: null for none given or `*`, else the listed ones (none, for a
+ * header that does not parse: an edit the client meant to guard is never made unguarded).
+ */
 function ifMatchVersions(header: string | undefined): number[] | null {
-  if (header === undefined || header.trim() === "*") return null;
-  return header
-    .split(",")
-    .map((tag) => /^\s*(?:W\/)?"(\d+)"\s*$/.exec(tag)?.[1])
-    .filter((version): version is string => version !== undefined)
-    .map(Number);
+  if (header === undefined) return null;
+  const condition = parseEntityTags(header);
+  if (condition === "*") return null;
+  return (condition ?? []).filter((tag) => /^\d+$/.test(tag.opaque)).map((tag) => Number(tag.opaque));
 }
 
 const read = route({

@@ -76,12 +76,19 @@ export function errorResponse(c: Context<AppEnv>, error: ApiError): Response {
   return c.json(body, error.status, error.headers);
 }
 
+/** Codes for the statuses Hono and its OpenAPI layer throw; other 4xx are a malformed request. */
+const FRAMEWORK_CODES: Partial<Record<number, ErrorCode>> = {
+  401: "unauthorized",
+  404: "not_found",
+  413: "payload_too_large",
+};
+
 /** Maps anything thrown to an error body; internal reasons go to the log, never to the client. */
 export function handleError(error: unknown, c: Context<AppEnv>): Response {
   if (error instanceof ApiError) return errorResponse(c, error);
-  if (error instanceof HTTPException && error.status === 400) {
-    // Hono's own body parsing failures (malformed JSON) are the client's.
-    return errorResponse(c, new ApiError("invalid_body"));
+  if (error instanceof HTTPException && error.status < 500) {
+    // The framework's own refusals are the client's, never a 500: each gets the contract's code.
+    return errorResponse(c, new ApiError(FRAMEWORK_CODES[error.status] ?? "invalid_body"));
   }
   logError("request", error, { requestId: c.get("requestId"), method: c.req.method, path: c.req.path });
   return errorResponse(c, new ApiError("internal_error"));

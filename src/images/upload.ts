@@ -3,6 +3,7 @@ import { type BodyKind, bodyBytes, mediaType } from "../http/body";
 import type { AppEnv } from "../http/context";
 import { ApiError } from "../http/errors";
 import { type ImageInfo, type ImageType, inspectImage } from "./inspect";
+import { stripMetadata } from "./strip";
 
 export type ImageUpload = ImageInfo & { bytes: Uint8Array };
 
@@ -22,7 +23,8 @@ export function imageBody(types: readonly ImageType[], maxBytes: number): ImageB
  * Reads a raw image body, in the contract's order: a Content-Type outside `types` (parameters
  * ignored) → 415, unread; more than `maxBytes`, declared or streamed → 413, without reading past
  * the limit; bytes that are not a well-formed image of the declared type, or none → 400
- * invalid_image.
+ * invalid_image. What is kept is the image less its metadata (`stripMetadata`): a creator's GPS
+ * position is never stored, let alone served.
  */
 export async function readImageUpload(c: Context<AppEnv>, body: ImageBody): Promise<ImageUpload> {
   const type = imageTypeOf(body.types, mediaType(c.req.header("content-type")));
@@ -35,7 +37,7 @@ export async function readImageUpload(c: Context<AppEnv>, body: ImageBody): Prom
   if (!inspection.ok) {
     throw new ApiError("invalid_image", { details: [{ path: "body", message: inspection.problem }] });
   }
-  return { ...inspection.image, bytes };
+  return { ...inspection.image, bytes: stripMetadata(bytes, type) };
 }
 
 export const EXTENSIONS: Record<ImageType, string> = { "image/jpeg": "jpg", "image/png": "png", "image/webp": "webp" };

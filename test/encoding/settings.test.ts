@@ -1,5 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { stripMetadata } from "../../src/images/strip";
 import { IMAGES } from "../fixtures/images";
 import { api, bearer, errorCode, json, newKey, newProject, newSession, type Session, withCookie } from "../helpers";
 import { apiWith } from "../support/app";
@@ -223,7 +224,9 @@ describe("watermark image", () => {
     const firstKey = ((await first.json()) as Settings).watermark.imageKey ?? "";
     expect(firstKey).toMatch(new RegExp(`^watermarks/${projectId}/[0-9A-Z]{26}\\.png$`));
     const stored = await env.MEDIA.get(firstKey);
-    expect(new Uint8Array((await stored?.arrayBuffer()) ?? new ArrayBuffer(0))).toEqual(IMAGES.rgbaPng);
+    expect(new Uint8Array((await stored?.arrayBuffer()) ?? new ArrayBuffer(0))).toEqual(
+      stripMetadata(IMAGES.rgbaPng, "image/png"),
+    );
     expect(stored?.httpMetadata?.contentType).toBe("image/png");
 
     expect((await patch(session, path, { watermark: { enabled: true } })).status).toBe(200);

@@ -1,6 +1,8 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { crc32 } from "../../src/images/crc32";
 import { inspectImage } from "../../src/images/inspect";
+import { stripMetadata } from "../../src/images/strip";
 import { IMAGES } from "../fixtures/images";
 import { api, bearer, errorCode, newKey, newVideo, newWorkspace, type VideoBody, withCookie } from "../helpers";
 import { apiWith } from "../support/app";
@@ -56,11 +58,59 @@ describe("PUT /v1/videos/{id}/thumbnail", () => {
       expect(served.headers.get("cache-control")).toBe("public, max-age=31536000, immutable");
       const etag = served.headers.get("etag");
       expect(etag).toMatch(/^".+"$/);
-      expect(new Uint8Array(await served.arrayBuffer())).toEqual(bytes);
+      expect(new Uint8Array(await served.arrayBuffer())).toEqual(stripMetadata(bytes, type));
       const again = await open(result.thumbnailUrl, { "if-none-match": etag ?? "" });
       expect(again.status).toBe(304);
     },
   );
+
+  it("never stores or serves the upload's metadata (a PNG text chunk with a GPS position)", async () => {
+    const { key, video } = await setUp();
+    const text = new TextEncoder().encode("GPS\u0000SECRET-52.3676N-4.9041E");
+    const chunk = new Uint8Array(12 + text.length);
+    const view = new DataView(chunk.buffer);
+    view.setUint32(0, text.length);
+    chunk.set(new TextEncoder().encode("tEXt"), 4);
+    chunk.set(text, 8);
+    view.setUint32(8 + text.length, crc32(chunk.subarray(4, 8 + text.length)));
+    // After the signature (8 bytes) and IHDR (25 bytes).
+    const png = new Uint8Array([...IMAGES.rgbPng.subarray(0, 33), ...chunk, ...IMAGES.rgbPng.subarray(33)]);
+    const result = (await (await put(key, video.id, png, "image/png")).json()) as Result;
+    const served = new Uint8Array(await (await open(result.thumbnailUrl)).arrayBuffer());
+    expect(new TextDecoder().decode(served)).not.toContain("SECRET");
+    expect(served).toEqual(stripMetadata(IMAGES.rgbPng, "image/png"));
+  });
+
+  it("answers conditional requests as RFC 9110 says, ignoring malformed conditional headers", async () => {
+    const { key, video } = await setUp();
+    const result = (await (await put(key, video.id, IMAGES.rgbPng, "image/png")).json()) as Result;
+    const served = await open(result.thumbnailUrl);
+    const etag = served.headers.get("etag") ?? "";
+    const lastModified = Date.parse(served.headers.get("last-modified") ?? "");
+    expect(lastModified).toBeGreaterThan(0);
+    const cases: [Record<string, string>, number][] = [
+      [{ "if-match": "garbage" }, 200],
+      [{ "if-none-match": '"a' }, 200],
+      [{ "if-unmodified-since": "yesterday" }, 200],
+      [{ "if-modified-since": "yesterday" }, 200],
+      [{ "if-match": '"other"' }, 412],
+      [{ "if-match": etag }, 200],
+      [{ "if-match": "*" }, 200],
+      [{ "if-unmodified-since": new Date(lastModified - 86_400_000).toUTCString() }, 412],
+      [{ "if-unmodified-since": new Date(lastModified).toUTCString() }, 200],
+      [{ "if-none-match": `"other", ${etag}` }, 304],
+      [{ "if-none-match": `W/${etag}` }, 304],
+      [{ "if-modified-since": new Date(lastModified).toUTCString() }, 304],
+      [{ "if-none-match": '"other"', "if-modified-since": new Date(lastModified).toUTCString() }, 200],
+    ];
+    for (const [headers, status] of cases) {
+      const response = await open(result.thumbnailUrl, headers);
+      expect([headers, response.status]).toEqual([headers, status]);
+      if (status === 412) expect(await errorCode(response)).toBe("precondition_failed");
+      if (status === 200) expect((await response.arrayBuffer()).byteLength).toBeGreaterThan(0);
+      if (status === 304) expect(response.headers.get("etag")).toBe(etag);
+    }
+  });
 
   it("ignores Content-Type parameters", async () => {
     const { key, video } = await setUp();
