@@ -4,7 +4,7 @@ import { jsonBody } from "../http/body";
 import { found } from "../http/found";
 import { route } from "../http/route";
 import { createRouter } from "../http/router";
-import { jsonRequest, jsonResponse, pathId, TimestampSchema, UlidSchema } from "../http/schemas";
+import { jsonRequest, jsonResponse, pathId, TimestampSchema, textSchema, UlidSchema } from "../http/schemas";
 import { randomToken } from "../lib/crypto";
 import { ulid } from "../lib/ulid";
 import { QUOTAS, quotaExceeded } from "../rate-limit/policies";
@@ -14,7 +14,7 @@ const ScopeSchema = z.enum(["read", "write"]);
 
 const ApiKeyCreateSchema = z
   .strictObject({
-    name: z.string().trim().min(1).max(100),
+    name: textSchema().trim().min(1).max(100),
     scopes: z
       .array(ScopeSchema)
       .min(1)

@@ -1,10 +1,10 @@
 import { z } from "@hono/zod-openapi";
-import { TimestampSchema, UlidSchema } from "../http/schemas";
+import { TimestampSchema, textSchema, UlidSchema } from "../http/schemas";
 
 export const CredentialsSchema = z
   .strictObject({
-    email: z.string().trim().max(254).pipe(z.email()).openapi({ example: "ada@example.com" }),
-    password: z.string().min(10).max(256).openapi({ example: "correct horse battery" }),
+    email: textSchema().trim().max(254).pipe(z.email()).openapi({ example: "ada@example.com" }),
+    password: textSchema().min(10).max(256).openapi({ example: "correct horse battery" }),
   })
   .openapi("Credentials");
 

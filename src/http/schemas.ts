@@ -18,6 +18,23 @@ export function pathId(what: string) {
     pattern: "^[0-7][0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{25}$",
   });
 }
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it finds.
+const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f]/;
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/** Well-formed Unicode without control characters (contract §1): what every text field must be. */
+export function isCleanText(text: string): boolean {
+  return !CONTROL_CHARACTERS.test(text) && !LONE_SURROGATE.test(text);
+}
+
+/**
+ * A text field: refused (with the route's validation code) rather than stored altered when it
+ * holds a lone surrogate, which D1 would turn into U+FFFD, or a control character.
+ */
+export function textSchema() {
+  return z.string().refine(isCleanText, "must be well-formed Unicode without control characters");
+}
+
 export const TimestampSchema = z
   .string()
   .openapi({ example: "2026-11-22T06:00:00.000Z", description: "ISO 8601 UTC with milliseconds" });

@@ -4,24 +4,16 @@ import { jsonBody, receiveJson } from "../http/body";
 import { found } from "../http/found";
 import { route } from "../http/route";
 import { createRouter } from "../http/router";
-import { jsonRequest, jsonResponse, pathId, TimestampSchema, UlidSchema } from "../http/schemas";
+import { jsonRequest, jsonResponse, pathId, TimestampSchema, textSchema, UlidSchema } from "../http/schemas";
 import { validationHook } from "../http/validation";
 import { isoTime } from "../lib/time";
 import { ulid } from "../lib/ulid";
 import { rateLimit } from "../rate-limit/middleware";
 import { findOwnedProject, insertProject, listProjects } from "./queries";
 
-// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it rejects.
-const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f]/;
-
 export const ProjectCreateSchema = z
   .strictObject({
-    name: z
-      .string()
-      .trim()
-      .min(1)
-      .max(100)
-      .refine((name) => !CONTROL_CHARACTERS.test(name), "must not contain control characters"),
+    name: textSchema().trim().min(1).max(100),
   })
   .openapi("ProjectCreateRequest");
 

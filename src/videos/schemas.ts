@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { pathId, TimestampSchema, UlidSchema } from "../http/schemas";
+import { pathId, TimestampSchema, textSchema, UlidSchema } from "../http/schemas";
 import { VISIBILITIES } from "./model";
 
 export const VisibilitySchema = z.enum(VISIBILITIES).openapi({ description: "Default public" });
@@ -23,7 +23,7 @@ export const VideoSchema = z
 
 export const VideoCreateSchema = z
   .strictObject({
-    title: z.string().trim().min(1).max(200).optional(),
+    title: textSchema().trim().min(1).max(200).optional(),
     visibility: VisibilitySchema.optional(),
   })
   .openapi("VideoCreateRequest");

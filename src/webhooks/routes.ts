@@ -8,7 +8,7 @@ import { found } from "../http/found";
 import { PAGE_QUERY_CODES, PageQuerySchema, pageOf, parsePage } from "../http/pagination";
 import { route } from "../http/route";
 import { createRouter } from "../http/router";
-import { jsonRequest, jsonResponse, pathId, TimestampSchema, UlidSchema } from "../http/schemas";
+import { jsonRequest, jsonResponse, pathId, TimestampSchema, textSchema, UlidSchema } from "../http/schemas";
 import { validationHook } from "../http/validation";
 import { isoTime } from "../lib/time";
 import { parseUlid, ulid } from "../lib/ulid";
@@ -44,11 +44,11 @@ const EventTypesSchema = z
   .array(z.enum(EVENT_TYPES))
   .min(1)
   .refine((types) => new Set(types).size === types.length, "event types must not repeat");
-const DescriptionSchema = z.string().max(500).nullable();
+const DescriptionSchema = textSchema().max(500).nullable();
 
 const EndpointCreateSchema = z
   .strictObject({
-    url: z.string().max(2048),
+    url: textSchema().max(2048),
     eventTypes: EventTypesSchema.optional(),
     description: DescriptionSchema.optional(),
   })
@@ -56,7 +56,7 @@ const EndpointCreateSchema = z
 
 const EndpointPatchSchema = z
   .strictObject({
-    url: z.string().max(2048).optional(),
+    url: textSchema().max(2048).optional(),
     eventTypes: EventTypesSchema.optional(),
     description: DescriptionSchema.optional(),
     enabled: z.boolean().optional().openapi({ description: "true re-enables an endpoint disabled for any reason" }),

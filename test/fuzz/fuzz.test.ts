@@ -15,7 +15,7 @@ import {
   signUp,
   withCookie,
 } from "../helpers";
-import { type Document, type JsonSchema, mutate, schemaValue } from "./schemas";
+import { type Document, HEADER_VARIANTS, JSON_CONTENT_TYPES, type JsonSchema, mutate, schemaValue } from "./schemas";
 
 /**
  * A property-based fuzzer over every operation of the OpenAPI document: generated and mutated
@@ -170,6 +170,7 @@ describe("fuzzing every operation", () => {
                   .constantFrom("{", "", "[]", "null", '{"a":1}'.repeat(3))
                   .map((data) => ({ type: "application/json", data })),
                 fc.constant({ type: "text/plain", data: JSON.stringify(valid) }),
+                fc.constantFrom(...JSON_CONTENT_TYPES).map((type) => ({ type, data: JSON.stringify(valid) })),
                 fc.constant({}),
               ),
             )
@@ -194,13 +195,17 @@ describe("fuzzing every operation", () => {
           origin: fc.constantFrom(undefined, "https://dashboard.example", "https://evil.example"),
           ip: fc.constantFrom("203.0.113.1", "203.0.113.2", "2001:db8::1"),
           body,
+          extra: fc.oneof(
+            { weight: 3, arbitrary: fc.constant({}) },
+            { weight: 1, arbitrary: fc.constantFrom(...HEADER_VARIANTS) },
+          ),
         });
       });
 
       const statuses = new Map<number, number>();
       let sent = 0;
       await fc.assert(
-        fc.asyncProperty(request, async ({ operation, pathValues, query, credential, origin, ip, body }) => {
+        fc.asyncProperty(request, async ({ operation, pathValues, query, credential, origin, ip, body, extra }) => {
           const { op, method } = operation;
           let path = operation.path;
           for (const [name, value] of Object.entries(pathValues)) {
@@ -208,7 +213,7 @@ describe("fuzzing every operation", () => {
           }
           const search = new URLSearchParams(query.map(([k, v]) => [k, v]));
           const url = search.size > 0 ? `${path}?${search}` : path;
-          const headers: Record<string, string> = { "cf-connecting-ip": ip };
+          const headers: Record<string, string> = { "cf-connecting-ip": ip, ...extra };
           if (origin) headers.origin = origin;
           if (body.type) headers["content-type"] = body.type;
           const session =

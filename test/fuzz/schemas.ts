@@ -68,6 +68,54 @@ const CONTROL = fc
   )
   .map((chars) => chars.join(""));
 
+/** Text JSON can carry but the API never stores: lone surrogates, C0 and C1 controls. */
+export const BROKEN_TEXT = fc.constantFrom(
+  "\ud800",
+  "a\udfffb",
+  "\udc00\ud800",
+  "tab\there",
+  "nul\u0000",
+  "c1\u0085",
+  "del\u007f",
+);
+
+/** Content-Type spellings of a JSON body: those the contract accepts, and those it refuses. */
+export const JSON_CONTENT_TYPES = [
+  "application/json",
+  "application/json;",
+  "application/json ;charset=utf-8",
+  "application/json;;",
+  "APPLICATION/JSON; charset=UTF-8",
+  'application/json; charset="utf-8"',
+  "application/json; =",
+  "application/vnd_x+json",
+  "application/merge-patch+json",
+  "application/jsonx",
+  "text/json",
+  ";application/json",
+  "",
+];
+
+/** Headers clients send malformed: conditionals, bookmarks, credentials, origins. */
+export const HEADER_VARIANTS: Record<string, string>[] = [
+  { "if-match": "garbage" },
+  { "if-match": '"a' },
+  { "if-none-match": '"a' },
+  { "if-none-match": "garbage" },
+  { "if-unmodified-since": "yesterday" },
+  { "if-modified-since": "yesterday" },
+  { "if-match": "*", "if-none-match": "*" },
+  { "x-d1-bookmark": "garbage" },
+  { "x-d1-bookmark": "x".repeat(5000) },
+  { authorization: "Bearer" },
+  { authorization: "Basic dXNlcjpwYXNz" },
+  { authorization: "Bearer svc_live_" },
+  { cookie: "svc_session=%%%; svc_session=" },
+  { origin: "null" },
+  { range: "bytes=abc" },
+  { "x-request-id": "not-an-id" },
+];
+
 /** A value broken the ways clients break them. */
 export function mutate(value: unknown): fc.Arbitrary<unknown> {
   const replacement = fc.oneof(
@@ -75,6 +123,7 @@ export function mutate(value: unknown): fc.Arbitrary<unknown> {
     fc.constant("x".repeat(10_000)),
     fc.constant("y".repeat(70_000)),
     CONTROL,
+    BROKEN_TEXT,
     fc.integer({ min: 1, max: 3000 }).map((depth) => JSON.parse(`${"[".repeat(depth)}${"]".repeat(depth)}`)),
     fc.constantFrom(-1, 0, 1.5, 1e308, -0, true, false, null, "", [], {}),
   );
