@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { jsonBody } from "../http/body";
+import { JSON_BODY, jsonBodyOf } from "../http/body";
 import { ApiError } from "../http/errors";
 import { route } from "../http/route";
 import { createRouter } from "../http/router";
@@ -10,6 +10,12 @@ import { pathVideo, present } from "./present";
 import { acquireCompletionLease, finishCompletion, releaseCompletionLease } from "./queries";
 import { writeVideos } from "./routes";
 import { ProjectQuerySchema, UploadCompleteSchema, VideoSchema } from "./schemas";
+
+/**
+ * A completion naming all 10,000 parts (about 60 bytes each) is larger than the 64 KiB other JSON
+ * bodies may be (contract §5).
+ */
+const COMPLETION_BODY = jsonBodyOf({ ...JSON_BODY, maxBytes: 2 * 1024 * 1024 });
 
 /** R2's largest part. */
 const MAX_PART_BYTES = 5 * 1024 ** 3;
@@ -48,7 +54,7 @@ const complete = route(
     operationId: "completeUpload",
     tags: ["Uploads"],
     summary: "Complete the upload from its parts",
-    middleware: [writeVideos, jsonBody] as const,
+    middleware: [writeVideos, COMPLETION_BODY] as const,
     request: {
       params: z.object({ id: pathId("video") }),
       query: ProjectQuerySchema,
@@ -116,22 +122,28 @@ export const uploadRoutes = createRouter()
       const upload = c.env.MEDIA.resumeMultipartUpload(leased.source_key, leased.upload_r2_id as string);
       await upload.complete([...parts].sort((a, b) => a.partNumber - b.partNumber));
     } catch (error) {
-      await releaseCompletionLease(c.var.db, leased.id, lease, Date.now());
-      if (isPartError(error)) {
-        // R2's own words go to the log; the client gets this API's.
-        logError("upload complete: parts refused", error, { videoId: leased.id });
-        throw new ApiError("invalid_body", {
-          message: "The parts do not complete the upload.",
-          details: [
-            {
-              path: "parts",
-              message:
-                "every part must have been uploaded with the etag given, and every part but the last must be at least 5 MiB",
-            },
-          ],
-        });
+      // A completion that died after R2 assembled the source, before D1 recorded it, left the
+      // object behind and the multipart upload gone: this retry finishes the record instead of
+      // reading R2's "no such upload" as the client's mistake.
+      if (!(await c.env.MEDIA.head(leased.source_key))) {
+        await releaseCompletionLease(c.var.db, leased.id, lease, Date.now());
+        if (isPartError(error)) {
+          // R2's own words go to the log; the client gets this API's.
+          logError("upload complete: parts refused", error, { videoId: leased.id });
+          throw new ApiError("invalid_body", {
+            message: "The parts do not complete the upload.",
+            details: [
+              {
+                path: "parts",
+                message:
+                  "every part must have been uploaded with the etag given, and every part but the last must be at least 5 MiB",
+              },
+            ],
+          });
+        }
+        throw error;
       }
-      throw error;
+      logError("upload complete: R2 had completed it already; recording it now", error, { videoId: leased.id });
     }
     const finished = await finishCompletion(c.var.db, leased.id, lease, Date.now());
     return c.json(present(c, finished ?? (await pathVideo(c, leased.id))), 200);

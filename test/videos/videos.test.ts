@@ -14,6 +14,7 @@ import {
   withCookie,
 } from "../helpers";
 import { apiWith } from "../support/app";
+import { InstrumentedD1 } from "../support/d1";
 import { runScheduled } from "../support/handlers";
 
 const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
@@ -300,6 +301,52 @@ describe("uploads", () => {
     );
     expect(complete.status).toBe(409);
     expect(await errorCode(complete)).toBe("upload_completion_in_progress");
+  });
+
+  it("takes a completion naming all 10,000 parts (its body past 64 KiB), and refuses one over 2 MiB", async () => {
+    const { key } = await newWorkspace();
+    const { video } = await newVideo(key);
+    const etag = "0123456789abcdef0123456789abcdef";
+    const parts = Array.from({ length: 10_000 }, (_, i) => ({ partNumber: i + 1, etag }));
+    const body = JSON.stringify({ parts });
+    expect(body.length).toBeGreaterThan(64 * 1024);
+    const response = await api(`/v1/videos/${video.id}/upload/complete`, bearer(key, json("POST", body)));
+    // Read and validated whole: what refuses it is R2, whose parts these are not.
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as { error: { message: string } }).error.message).toBe(
+      "The parts do not complete the upload.",
+    );
+    const huge = JSON.stringify({ parts: parts.map((part) => ({ ...part, etag: "e".repeat(200) })) });
+    expect(huge.length).toBeGreaterThan(2 * 1024 * 1024);
+    const refused = await api(`/v1/videos/${video.id}/upload/complete`, bearer(key, json("POST", huge)));
+    expect(refused.status).toBe(413);
+    expect(await errorCode(refused)).toBe("payload_too_large");
+  });
+
+  it("finishes on a retry a completion that died after R2 assembled the source, before D1 recorded it", async () => {
+    const { key, project } = await newWorkspace();
+    const { video } = await newVideo(key);
+    const part = (await (await putPart(key, video.id, 1, new Uint8Array([4, 2]))).json()) as { etag: string };
+    const body = { parts: [{ partNumber: 1, etag: part.etag }] };
+    const dies = new InstrumentedD1(env.DB, (sql) => sql.includes("SET status = 'uploaded'"));
+    const first = await apiWith(
+      { DB: dies.binding },
+      `/v1/videos/${video.id}/upload/complete`,
+      bearer(key, json("POST", body)),
+    );
+    expect(first.status).toBe(500);
+    expect(await env.MEDIA.head(`videos/${project.id}/${video.id}/source`)).not.toBeNull();
+    // Within the lease the completion is still in flight; after it, a retry finishes the record.
+    const during = await api(`/v1/videos/${video.id}/upload/complete`, bearer(key, json("POST", body)));
+    expect(await errorCode(during)).toBe("upload_completion_in_progress");
+    await env.DB.prepare("UPDATE videos SET completion_lease_until = ? WHERE id = ?")
+      .bind(new Date(Date.now() - 1).toISOString(), video.id)
+      .run();
+    const retry = await api(`/v1/videos/${video.id}/upload/complete`, bearer(key, json("POST", body)));
+    expect(retry.status).toBe(200);
+    expect(await retry.json()).toMatchObject({ id: video.id, status: "uploaded" });
+    const source = await env.MEDIA.get(`videos/${project.id}/${video.id}/source`);
+    expect(new Uint8Array((await source?.arrayBuffer()) ?? new ArrayBuffer(0))).toEqual(new Uint8Array([4, 2]));
   });
 
   it("releases a video whose completion died once the lease expires", async () => {
