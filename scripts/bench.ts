@@ -9,6 +9,7 @@ import { Client } from "../test/e2e/client.ts";
 import { E2E_ADMIN_TOKEN, startDevServer } from "../test/e2e/server.ts";
 import { type BudgetedRoute, ROUND_TRIP_BUDGET } from "../test/round-trip-budget.ts";
 import { paddedPng } from "../test/support/images.ts";
+import { benchWebhookIsolation } from "./bench-webhooks.ts";
 
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 100);
 const BULK_DELETE_SAMPLES = Number(process.env.BENCH_BULK_DELETE_SAMPLES ?? 30);
@@ -680,10 +681,11 @@ try {
     `workerd peak RSS (VmHWM, ${workerdPids(server.processGroup).length} processes): ${basePeak.toFixed(1)} MiB before the thumbnail uploads, ` +
       `${thumbnailPeak.toFixed(1)} MiB after them`,
   );
+  const webhooks = await benchWebhookIsolation(server.baseUrl);
   mkdirSync(".bench", { recursive: true });
   writeFileSync(
     ".bench/results.json",
-    `${JSON.stringify({ when: new Date().toISOString(), warmup: WARMUP, bare, results }, null, 2)}\n`,
+    `${JSON.stringify({ when: new Date().toISOString(), warmup: WARMUP, bare, results, webhooks }, null, 2)}\n`,
   );
   console.log("written to .bench/results.json");
 } finally {
