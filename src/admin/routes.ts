@@ -10,18 +10,24 @@ import { documented, route } from "../http/route";
 import { createRouter } from "../http/router";
 import { jsonRequest, jsonResponse, pathId } from "../http/schemas";
 import { sha256Hex, timingSafeEqual } from "../lib/crypto";
+import { limitOperatorFailures } from "../rate-limit/middleware";
 
-/** The operator API exists only while ADMIN_TOKEN is set; it answers 404 otherwise. */
+/**
+ * The operator API exists only while ADMIN_TOKEN is set; it answers 404 otherwise. A missing or
+ * wrong token is 401, and counts against its client's `operator_failures` (429 past 10 a minute).
+ */
 const operatorOnly = documented(
   createMiddleware<AppEnv>(async (c, next) => {
     const token = c.var.config.adminToken;
     if (!token) throw new ApiError("not_found");
     const presented = /^Bearer (\S+)$/.exec(c.req.header("authorization") ?? "")?.[1] ?? "";
     // Digests have one length, so neither the comparison's time nor its path shows the token's.
-    if (!timingSafeEqual(await sha256Hex(presented), await sha256Hex(token))) throw new ApiError("unauthorized");
+    const valid = timingSafeEqual(await sha256Hex(presented), await sha256Hex(token));
+    await limitOperatorFailures(c, valid);
+    if (!valid) throw new ApiError("unauthorized");
     await next();
   }),
-  () => ["not_found", "unauthorized"],
+  () => ["not_found", "unauthorized", "rate_limited"],
   () => [{ operatorToken: [] }],
 );
 

@@ -36,6 +36,10 @@ const login = route(
     operationId: "logIn",
     tags: ["Accounts"],
     summary: "Log in; sets the svc_session cookie",
+    description:
+      "At most 10 attempts a minute per client address (`login`), and 10 failed ones a minute per client " +
+      "address and email (`login_failures`): failures from other addresses never lock the owner out. The " +
+      "answer is the same for a known and an unknown email.",
     middleware: [rateLimit("login"), jsonBody] as const,
     request: { body: jsonRequest(LoginSchema) },
     responses: {

@@ -52,6 +52,8 @@ export function registerSecuritySchemes(registry: OpenAPIRegistry) {
   registry.registerComponent("securitySchemes", "operatorToken", {
     type: "http",
     scheme: "bearer",
-    description: "The operator token (ADMIN_TOKEN)",
+    description:
+      "The operator token (ADMIN_TOKEN). 10 missing or wrong tokens from one client address within 60 s: " +
+      "429 `rate_limited` for that address (a right one too) until the oldest leaves the window.",
   });
 }

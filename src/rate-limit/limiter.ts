@@ -27,7 +27,7 @@ export type ConsumeResult = {
 const LONGEST_WINDOW_MS = 24 * 60 * 60 * 1000;
 
 /**
- * One instance per tenant (an account, a client address, an email): a rolling-window log of
+ * One instance per tenant (an account, or a client address): a rolling-window log of
  * accepted requests per policy and subject, in the object's SQLite storage. Every bucket a request
  * counts against lives in the same instance, so one call checks and counts them all at once.
  * `consume` runs without awaiting, so concurrent calls are serialized by the runtime and counting
@@ -47,6 +47,18 @@ export class RateLimiter extends DurableObject<Env> {
   }
 
   consume(input: ConsumeInput, now: number = Date.now()): ConsumeResult {
+    return this.#answer(input, now, true);
+  }
+
+  /**
+   * What `consume` would answer, counting nothing: for a request that must be refused while a
+   * bucket is full but must not use it up (a right operator token after failed ones).
+   */
+  peek(input: ConsumeInput, now: number = Date.now()): ConsumeResult {
+    return this.#answer(input, now, false);
+  }
+
+  #answer(input: ConsumeInput, now: number, counts: boolean): ConsumeResult {
     const { policy, windowSeconds, buckets } = ConsumeInput.parse(input);
     const windowMs = windowSeconds * 1000;
     const sql = this.ctx.storage.sql;
@@ -68,9 +80,11 @@ export class RateLimiter extends DurableObject<Env> {
       const last = full.reduce((a, b) => (b.resetSeconds > a.resetSeconds ? b : a));
       return { allowed: false, bucket: last.bucket, limit: last.limit, remaining: 0, resetSeconds: last.resetSeconds };
     }
-    for (const { subject } of states)
-      sql.exec("INSERT INTO bucket_hits (policy, subject, at) VALUES (?, ?, ?)", policy, subject, now);
-    this.#armAlarm(now);
+    if (counts) {
+      for (const { subject } of states)
+        sql.exec("INSERT INTO bucket_hits (policy, subject, at) VALUES (?, ?, ?)", policy, subject, now);
+      this.#armAlarm(now);
+    }
     let tightest = 0;
     states.forEach((state, i) => {
       const best = states[tightest] as (typeof states)[number];
@@ -81,7 +95,7 @@ export class RateLimiter extends DurableObject<Env> {
       allowed: true,
       bucket: tightest,
       limit: state.limit,
-      remaining: state.limit - state.count - 1,
+      remaining: state.limit - state.count - (counts ? 1 : 0),
       resetSeconds: state.resetSeconds,
     };
   }

@@ -5,12 +5,12 @@ import { ApiError } from "../http/errors";
 import { documented } from "../http/route";
 import { sha256Hex } from "../lib/crypto";
 import type { ConsumeInput, ConsumeResult } from "./limiter";
-import { POLICIES, type PolicyName, TENANT_MULTIPLIER } from "./policies";
+import { POLICIES, type PolicyName, type RequestPolicyName, TENANT_MULTIPLIER } from "./policies";
 
 type Bucket = ConsumeInput["buckets"][number] & { name: string };
 
 /** Where a policy's buckets live (one Durable Object) and what they are. */
-type Plan = { object: string; buckets: Bucket[] };
+export type Plan = { object: string; buckets: Bucket[] };
 
 /**
  * The address a per-IP limit counts: an IPv4 address as it is, an IPv6 address by its /64, since
@@ -33,12 +33,19 @@ function callerSubject(caller: Caller): string {
   return caller.kind === "key" ? `key:${caller.keyId}` : `session:${caller.sessionId}`;
 }
 
+/** The policies counted per client address. */
+type ClientPolicyName = { [K in PolicyName]: (typeof POLICIES)[K]["per"] extends "ip" ? K : never }[PolicyName];
+
+/** A per-address policy's plan: one bucket, the client's, in the client's own object. */
+export function clientPlan(name: ClientPolicyName, ip: string | undefined): Plan {
+  const subject = clientSubject(ip);
+  return { object: subject, buckets: [{ name, subject, limit: POLICIES[name].limit }] };
+}
+
+/** The plan of a policy counted per client address or per caller (per client and email: loginFailurePlan). */
 function planFor(c: Context<AppEnv>, name: Exclude<PolicyName, "login_failures">): Plan {
   const policy = POLICIES[name];
-  if (policy.per === "ip") {
-    const subject = clientSubject(c.req.header("cf-connecting-ip"));
-    return { object: subject, buckets: [{ name, subject, limit: policy.limit }] };
-  }
+  if (policy.per === "ip") return clientPlan(name as ClientPolicyName, c.req.header("cf-connecting-ip"));
   const caller = c.var.caller;
   const projectId = c.get("projectId");
   const tenant = projectId
@@ -67,7 +74,8 @@ function headersOf(bucket: Bucket, windowSeconds: number, result: ConsumeResult)
 }
 
 /**
- * Counts one request against a policy's buckets, all in one call to their object. A refusal is
+ * Counts one request against a policy's buckets, all in one call to their object (or, with
+ * `mode: "peek"`, only asks whether they have room, counting nothing). A refusal is
  * `429 rate_limited` with `Retry-After`; the RateLimit headers name the bucket the answer is
  * about, on every answer or (for a second policy on a request that already has them) on refusal.
  */
@@ -75,14 +83,12 @@ async function count(
   c: Context<AppEnv>,
   name: PolicyName,
   { object, buckets }: Plan,
-  options: { headers: "always" | "on-refusal"; message?: string },
+  options: { headers: "always" | "on-refusal"; message?: string; mode?: "consume" | "peek" },
 ): Promise<void> {
   const { windowSeconds } = POLICIES[name];
-  const result = await limiterOf(c.env, object).consume({
-    policy: name,
-    windowSeconds,
-    buckets: buckets.map(({ subject, limit }) => ({ subject, limit })),
-  });
+  const input = { policy: name, windowSeconds, buckets: buckets.map(({ subject, limit }) => ({ subject, limit })) };
+  const limiter = limiterOf(c.env, object);
+  const result = await (options.mode === "peek" ? limiter.peek(input) : limiter.consume(input));
   if (result.allowed && options.headers === "on-refusal") return;
   const headers = headersOf(buckets[result.bucket] as Bucket, windowSeconds, result);
   for (const [header, value] of Object.entries(headers)) c.header(header, value);
@@ -98,7 +104,7 @@ async function count(
  * Counts the request against `name`; sets RateLimit headers on every answer (naming the tighter
  * bucket), 429 past the limit.
  */
-export function rateLimit(name: Exclude<PolicyName, "login_failures">) {
+export function rateLimit(name: RequestPolicyName) {
   const middleware = createMiddleware<AppEnv>(async (c, next) => {
     await count(c, name, planFor(c, name), { headers: "always" });
     await next();
@@ -107,20 +113,50 @@ export function rateLimit(name: Exclude<PolicyName, "login_failures">) {
 }
 
 /**
- * Reserves one of an email's failed-login slots before the password is checked, so concurrent
- * guesses cannot pass the limit together; `release` gives it back when the login succeeds. The
- * same answer comes for a known and an unknown email. (A consequence: more than ten logins to one
- * email in flight at the same instant are refused too, right or wrong.)
+ * Where one client's failed logins for one email are counted: a bucket of that pair, in the
+ * client's own object (beside its per-address `login` bucket). Failures from other clients land
+ * in other buckets, so they can never lock the email's owner out.
+ */
+export async function loginFailurePlan(ip: string | undefined, email: string): Promise<Plan> {
+  const client = clientSubject(ip);
+  const subject = `${client} email:${await sha256Hex(email.trim().toLowerCase())}`;
+  return { object: client, buckets: [{ name: "login_failures", subject, limit: POLICIES.login_failures.limit }] };
+}
+
+/**
+ * Reserves one of this client's failed-login slots for an email before the password is checked,
+ * so concurrent guesses cannot pass the limit together; `release` gives it back when the login
+ * succeeds. The same answer comes for a known and an unknown email. (A consequence: more than ten
+ * logins to one email from one client in flight at the same instant are refused too, right or
+ * wrong; the per-address limit allows no more than ten a minute anyway.)
  */
 export async function limitLoginFailures(c: Context<AppEnv>, email: string): Promise<{ release: () => Promise<void> }> {
-  const subject = `email:${await sha256Hex(email.trim().toLowerCase())}`;
-  const bucket = { name: "login_failures", subject, limit: POLICIES.login_failures.limit };
+  const plan = await loginFailurePlan(c.req.header("cf-connecting-ip"), email);
   await count(
     c,
     "login_failures",
-    { object: subject, buckets: [bucket] },
+    plan,
     // Named in the headers only on refusal, instead of the per-address policy this request passed.
-    { headers: "on-refusal", message: "Too many failed logins for this email; retry later." },
+    { headers: "on-refusal", message: "Too many failed logins for this email from this address; retry later." },
   );
-  return { release: () => limiterOf(c.env, subject).release({ policy: "login_failures", subject }) };
+  const { subject } = plan.buckets[0] as Bucket;
+  return { release: () => limiterOf(c.env, plan.object).release({ policy: "login_failures", subject }) };
+}
+
+/**
+ * Limits guessing of the operator token, per client address. A missing or wrong token (`valid`
+ * false) counts one failure, and is refused with 429 instead of 401 once the client has 10 in the
+ * window. A right token counts nothing, so operators are never slowed by their own calls, but it
+ * is refused too while its client is over the limit: otherwise a blocked client could go on
+ * guessing, every guess still checked, and know the token by the first answer that is not a 429.
+ * The object counts each failure as it answers, so concurrent guesses cannot pass the limit together.
+ */
+export async function limitOperatorFailures(c: Context<AppEnv>, valid: boolean): Promise<void> {
+  const message = "Too many missing or wrong operator tokens from this address; retry later.";
+  await count(
+    c,
+    "operator_failures",
+    planFor(c, "operator_failures"),
+    valid ? { mode: "peek", headers: "on-refusal", message } : { headers: "always", message },
+  );
 }

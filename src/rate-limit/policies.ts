@@ -4,25 +4,37 @@ import { ApiError } from "../http/errors";
  * Every rate limit of the API, as data. `per: "caller"` counts per API key or session, and beside
  * it per tenant (the request's project, else the caller's account) at `TENANT_MULTIPLIER` times
  * the limit, so that minting keys or logging in again does not multiply a tenant's ceiling.
- * `per: "ip"` counts per client address (IPv6 per /64), `per: "email"` per login email.
+ * `per: "ip"` counts per client address (`CF-Connecting-IP`, IPv6 per /64), `per: "ip+email"` per
+ * client address and login email. The `_failures` policies count failed attempts only.
  */
 export const POLICIES = {
   signup: { limit: 10, windowSeconds: 60, per: "ip" },
   login: { limit: 10, windowSeconds: 60, per: "ip" },
-  /** Failed logins per email, whoever tries: counted before the password check, given back on success. */
-  login_failures: { limit: 10, windowSeconds: 15 * 60, per: "email" },
+  /**
+   * Failed logins per client and email: counted before the password check, given back on success.
+   * Per client, so that nobody else's failures can lock the owner of an email out.
+   */
+  login_failures: { limit: 10, windowSeconds: 60, per: "ip+email" },
+  /** Missing or wrong operator tokens per client; a right token is never counted. */
+  operator_failures: { limit: 10, windowSeconds: 60, per: "ip" },
   bulk: { limit: 30, windowSeconds: 60, per: "caller" },
   thumbnail: { limit: 30, windowSeconds: 60, per: "caller" },
   deliveries: { limit: 60, windowSeconds: 60, per: "caller" },
   encoding_settings: { limit: 60, windowSeconds: 60, per: "caller" },
   project_create: { limit: 60, windowSeconds: 60, per: "caller" },
   delivery_retry: { limit: 30, windowSeconds: 60, per: "caller" },
-} as const satisfies Record<string, { limit: number; windowSeconds: number; per: "caller" | "ip" | "email" }>;
+} as const satisfies Record<string, { limit: number; windowSeconds: number; per: "caller" | "ip" | "ip+email" }>;
 
 /** A tenant's bucket holds this many times its callers' limit. */
 export const TENANT_MULTIPLIER = 10;
 
 export type PolicyName = keyof typeof POLICIES;
+
+/** Policies that count failed attempts only, through their own functions rather than `rateLimit`. */
+export type FailurePolicyName = "login_failures" | "operator_failures";
+
+/** Policies that count every request, through the `rateLimit` middleware. */
+export type RequestPolicyName = Exclude<PolicyName, FailurePolicyName>;
 
 /** How many of a thing one project may hold at once; one more is `409 quota_exceeded`. */
 export const QUOTAS = {

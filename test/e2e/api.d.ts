@@ -26,7 +26,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Log in; sets the svc_session cookie */
+        /**
+         * Log in; sets the svc_session cookie
+         * @description At most 10 attempts a minute per client address (`login`), and 10 failed ones a minute per client address and email (`login_failures`): failures from other addresses never lock the owner out. The answer is the same for a known and an unknown email.
+         */
         post: operations["logIn"];
         delete?: never;
         options?: never;
@@ -1149,6 +1152,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description `rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "rate_limited";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
         };
     };
     suspendAccount: {
@@ -1201,6 +1223,25 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "not_found";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "rate_limited";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -1304,6 +1345,25 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "payload_too_large";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "rate_limited";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */

@@ -3,12 +3,15 @@ import {
   ADMIN,
   api,
   bearer,
+  clientIp,
   errorCode,
   logIn,
   newKey,
   newProject,
   newSession,
+  newWorkspace,
   type Session,
+  signUp,
   withCookie,
 } from "../helpers";
 
@@ -214,4 +217,47 @@ describe.each(PROTECTED_ROUTES)("$method $path", (route) => {
       expect(await errorCode(response)).toBe("account_not_approved");
     });
   }
+});
+
+/** The operator API: the operator token (ADMIN_TOKEN) only; `{account}` is an account to act on. */
+const OPERATOR_ROUTES = [
+  { method: "POST", path: "/v1/admin/accounts/{account}/approve" },
+  { method: "POST", path: "/v1/admin/accounts/{account}/suspend" },
+  { method: "PUT", path: "/v1/admin/accounts/{account}/plan", body: { plan: "pro" } },
+];
+
+type Workspace = Awaited<ReturnType<typeof newWorkspace>>;
+
+/** A session and an API key to offer where they are no credential; one for the whole file. */
+let someone: Promise<Workspace> | undefined;
+
+describe.each(OPERATOR_ROUTES)("$method $path", (route) => {
+  async function callAs(headers: (ws: Workspace) => Record<string, string>) {
+    someone ??= newWorkspace();
+    const ws = await someone;
+    const { account } = await signUp();
+    // A client address of its own: failed tokens count per client (operator_failures).
+    return api(route.path.replace("{account}", account.id), {
+      method: route.method,
+      headers: { "content-type": "application/json", "cf-connecting-ip": clientIp(), ...headers(ws) },
+      ...(route.body ? { body: JSON.stringify(route.body) } : {}),
+    });
+  }
+
+  it.each([
+    ["no credential", () => ({})],
+    ["a wrong token", () => ({ authorization: "Bearer not-the-token" })],
+    ["the token under another scheme", () => ({ authorization: ADMIN.authorization.replace("Bearer", "Token") })],
+    ["an empty bearer", () => ({ authorization: "Bearer " })],
+    ["an API key", (ws: Workspace) => ({ authorization: `Bearer ${ws.key}` })],
+    ["a session", (ws: Workspace) => ({ cookie: ws.session.cookie })],
+  ])("refuses %s with 401 unauthorized", async (_, headers) => {
+    const response = await callAs(headers);
+    expect(response.status).toBe(401);
+    expect(await errorCode(response)).toBe("unauthorized");
+  });
+
+  it("accepts the operator token", async () => {
+    expect((await callAs(() => ADMIN)).status).toBe(200);
+  });
 });

@@ -84,6 +84,26 @@ describe("RateLimiter Durable Object", () => {
     });
   });
 
+  it("peeks without counting", async () => {
+    await runInDurableObject(limiter("unit-peek"), (instance: RateLimiter) => {
+      const policy = one("p", 2);
+      const t0 = 1_700_000_000_000;
+      expect(instance.peek(policy, t0)).toEqual({ allowed: true, bucket: 0, limit: 2, remaining: 2, resetSeconds: 60 });
+      instance.consume(policy, t0);
+      expect(instance.peek(policy, t0 + 1_000)).toMatchObject({ allowed: true, remaining: 1, resetSeconds: 59 });
+      expect(instance.peek(policy, t0 + 1_000)).toMatchObject({ allowed: true, remaining: 1 });
+      expect(instance.consume(policy, t0 + 1_000)).toMatchObject({ allowed: true, remaining: 0 });
+      expect(instance.peek(policy, t0 + 20_000)).toEqual({
+        allowed: false,
+        bucket: 0,
+        limit: 2,
+        remaining: 0,
+        resetSeconds: 40,
+      });
+      expect(instance.peek(policy, t0 + 60_000)).toMatchObject({ allowed: true, remaining: 1 });
+    });
+  });
+
   it("validates its input", async () => {
     await runInDurableObject(limiter("unit-input"), (instance: RateLimiter) => {
       expect(() => instance.consume(one("", 1))).toThrow();

@@ -1,8 +1,9 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { clientSubject } from "../../src/rate-limit/middleware";
-import { QUOTAS } from "../../src/rate-limit/policies";
+import { clientPlan, clientSubject, loginFailurePlan, type Plan } from "../../src/rate-limit/middleware";
+import { POLICIES, type PolicyName, QUOTAS } from "../../src/rate-limit/policies";
 import {
+  ADMIN,
   api,
   approve,
   bearer,
@@ -15,6 +16,7 @@ import {
   signUp,
   withCookie,
 } from "../helpers";
+import { apiWith } from "../support/app";
 
 async function inBatches<T>(count: number, size: number, task: (i: number) => Promise<T>): Promise<T[]> {
   const out: T[] = [];
@@ -115,34 +117,143 @@ describe("per-project buckets", () => {
   });
 });
 
+/** The limiter object a plan's buckets live in. */
+function limiterOf(plan: Plan) {
+  return env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(plan.object));
+}
+
+/**
+ * Counts `times` requests against `policy`'s buckets as the Worker would, `ago` ms in the past:
+ * the limiter takes the time as an argument, so a test can place hits anywhere in the window.
+ */
+async function countPast(policy: PolicyName, plan: Plan, times: number, ago = 0): Promise<void> {
+  const input = {
+    policy,
+    windowSeconds: POLICIES[policy].windowSeconds,
+    buckets: plan.buckets.map(({ subject, limit }) => ({ subject, limit })),
+  };
+  for (let i = 0; i < times; i++) expect((await limiterOf(plan).consume(input, Date.now() - ago)).allowed).toBe(true);
+}
+
+const LOGIN_FAILURES_MESSAGE = "Too many failed logins for this email from this address; retry later.";
+
 describe("login guessing", () => {
   async function login(email: string, password: string, ip = clientIp()) {
     return api("/v1/auth/login", json("POST", { email, password }, { "cf-connecting-ip": ip }));
   }
 
-  it("allows at most 10 failed logins per email in 15 minutes, from any address, known or not", async () => {
+  /** `times` failed logins of client `ip` for `email`, `ago` ms in the past. */
+  async function failedLogins(ip: string, email: string, times: number, ago = 0) {
+    await countPast("login_failures", await loginFailurePlan(ip, email), times, ago);
+  }
+
+  it("never locks the owner out: after failures from other clients the right password still logs in", async () => {
     const session = await newSession();
-    for (const email of [session.email, "nobody-here@example.com"]) {
-      const attempts = await Promise.all(Array.from({ length: 12 }, () => login(email, "wrong password!")));
-      expect(attempts.filter((r) => r.status === 401)).toHaveLength(10);
-      const limited = attempts.filter((r) => r.status === 429);
-      expect(limited).toHaveLength(2);
-      const body = (await limited[0]?.json()) as { error: { code: string; message: string } };
-      expect(body.error).toMatchObject({
-        code: "rate_limited",
-        message: "Too many failed logins for this email; retry later.",
-      });
-      expect(limited[0]?.headers.get("ratelimit-policy")).toBe('"login_failures";q=10;w=900');
-    }
-    // Even the right password waits now: the email is locked, whoever asks.
-    expect((await login(session.email.toUpperCase(), session.password)).status).toBe(429);
+    // Ten clients, one wrong password each: the whole budget the old per-email limit had.
+    for (let i = 0; i < 10; i++) expect((await login(session.email, "wrong password!")).status).toBe(401);
+    const owner = await login(session.email, session.password);
+    expect(owner.status).toBe(200);
+    expect(owner.headers.get("set-cookie")).toMatch(/^svc_session=[^;]+;/);
   });
 
-  it("does not count a successful login as a failure", async () => {
+  it("refuses a client's next attempt after its 10 failures, right password too; other clients log in", async () => {
     const session = await newSession();
-    for (let i = 0; i < 12; i++) expect((await login(session.email, session.password)).status).toBe(200);
-    for (let i = 0; i < 10; i++) expect((await login(session.email, "wrong password!")).status).toBe(401);
-    expect((await login(session.email, "wrong password!")).status).toBe(429);
+    const ip = clientIp();
+    const failures = await Promise.all(Array.from({ length: 10 }, () => login(session.email, "wrong password!", ip)));
+    expect(failures.map((r) => r.status)).toEqual(Array(10).fill(401));
+    const refused = await login(session.email, session.password, ip);
+    expect(refused.status).toBe(429);
+    expect(await errorCode(refused)).toBe("rate_limited");
+    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+    expect(Number(refused.headers.get("retry-after"))).toBeLessThanOrEqual(60);
+    // Ten attempts a minute is also the per-address limit, which is asked first and answers here.
+    expect(refused.headers.get("ratelimit-policy")).toBe('"login";q=10;w=60');
+    expect(refused.headers.get("ratelimit")).toMatch(/^"login";r=0;t=\d+$/);
+    expect((await login(session.email, session.password)).status).toBe(200);
+  });
+
+  it("counts failures per client and email: the same client's other emails are not blocked by it", async () => {
+    const session = await newSession();
+    const other = await newSession();
+    const ip = clientIp();
+    // Filled directly, so that the per-address limit (which also allows 10 a minute) has room.
+    await failedLogins(ip, session.email, 10);
+    const refused = await login(session.email.toUpperCase(), session.password, ip);
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get("retry-after")).toMatch(/^(59|60)$/);
+    expect(refused.headers.get("ratelimit-policy")).toBe('"login_failures";q=10;w=60');
+    expect(refused.headers.get("ratelimit")).toMatch(/^"login_failures";r=0;t=(59|60)$/);
+    const body = (await refused.json()) as { error: { code: string; message: string; requestId: string } };
+    expect(body.error).toEqual({
+      code: "rate_limited",
+      message: LOGIN_FAILURES_MESSAGE,
+      requestId: refused.headers.get("x-request-id"),
+    });
+    // The same client with another email, and another client with this one: both log in.
+    expect((await login(other.email, other.password, ip)).status).toBe(200);
+    expect((await login(session.email, session.password)).status).toBe(200);
+  });
+
+  it("answers a known and an unknown email alike", async () => {
+    const session = await newSession();
+    const answers = [];
+    for (const email of [session.email, "nobody-here@example.com"]) {
+      const ip = clientIp();
+      await failedLogins(ip, email, 9);
+      const last = await login(email, "wrong password!", ip);
+      const refused = await login(email, "wrong password!", ip);
+      const body = (await refused.json()) as { error: { code: string; message: string } };
+      answers.push({
+        last: last.status,
+        refused: refused.status,
+        code: body.error.code,
+        message: body.error.message,
+        policy: refused.headers.get("ratelimit-policy"),
+      });
+    }
+    expect(answers[0]).toEqual({
+      last: 401,
+      refused: 429,
+      code: "rate_limited",
+      message: LOGIN_FAILURES_MESSAGE,
+      policy: '"login_failures";q=10;w=60',
+    });
+    expect(answers[1]).toEqual(answers[0]);
+  });
+
+  it("lets concurrent guesses from one client pass the limit no further together", async () => {
+    const session = await newSession();
+    const ip = clientIp();
+    await failedLogins(ip, session.email, 7);
+    const guesses = await Promise.all(Array.from({ length: 5 }, () => login(session.email, "wrong password!", ip)));
+    expect(guesses.filter((r) => r.status === 401)).toHaveLength(3);
+    const refused = guesses.filter((r) => r.status === 429);
+    expect(refused).toHaveLength(2);
+    expect(refused.map((r) => r.headers.get("ratelimit-policy"))).toEqual(Array(2).fill('"login_failures";q=10;w=60'));
+  });
+
+  it("gives a successful login's slot back", async () => {
+    const session = await newSession();
+    const ip = clientIp();
+    await failedLogins(ip, session.email, 9);
+    for (let i = 0; i < 3; i++) expect((await login(session.email, session.password, ip)).status).toBe(200);
+    expect((await login(session.email, "wrong password!", ip)).status).toBe(401);
+    expect((await login(session.email, session.password, ip)).status).toBe(429);
+  });
+
+  it("forgets failures once they are 60 s old", async () => {
+    const session = await newSession();
+    const ip = clientIp();
+    await failedLogins(ip, session.email, 10, 60_000);
+    expect((await login(session.email, session.password, ip)).status).toBe(200);
+    // Ten failures 50 s ago: refused for the 10 s left of the window.
+    const recent = clientIp();
+    await failedLogins(recent, session.email, 10, 50_000);
+    const refused = await login(session.email, session.password, recent);
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+    expect(Number(refused.headers.get("retry-after"))).toBeLessThanOrEqual(10);
+    expect(refused.headers.get("ratelimit")).toMatch(/^"login_failures";r=0;t=([1-9]|10)$/);
   });
 
   it("counts IPv6 clients per /64", async () => {
@@ -157,5 +268,120 @@ describe("login guessing", () => {
       ),
     );
     expect(statuses.filter((s) => s === 429)).toHaveLength(2);
+    // Failed logins too: another address of the same /64 is the same client.
+    const session = await newSession();
+    const home = `2001:db8:${Math.floor(Math.random() * 65535).toString(16)}:9`;
+    await failedLogins(`${home}::1`, session.email, 10);
+    expect((await login(session.email, session.password, `${home}:ffff::2`)).status).toBe(429);
+    expect((await login(session.email, session.password, `${home.replace(/:9$/, ":a")}::1`)).status).toBe(200);
+  });
+});
+
+describe("operator token guessing", () => {
+  /** Approves `accountId` from client `ip` with `headers` (the operator token or anything else). */
+  function approveAs(accountId: string, ip: string, headers: Record<string, string> = {}) {
+    return api(`/v1/admin/accounts/${accountId}/approve`, {
+      method: "POST",
+      headers: { "cf-connecting-ip": ip, ...headers },
+    });
+  }
+
+  const POLICY = '"operator_failures";q=10;w=60';
+
+  it("answers 429 to a client's 11th missing or wrong token within 60 s; other clients are untouched", async () => {
+    const { account } = await signUp();
+    const { session, key } = await newWorkspace();
+    const ip = clientIp();
+    // Neither a session nor an API key is an operator token.
+    const wrong: Record<string, string>[] = [
+      {},
+      { authorization: "Bearer nope" },
+      { authorization: `${ADMIN.authorization}x` },
+      { authorization: `Basic ${btoa("operator:test-admin-token")}` },
+      { authorization: "Bearer " },
+      { authorization: `Bearer ${key}` },
+      { cookie: session.cookie },
+    ];
+    for (let i = 0; i < 10; i++) {
+      const response = await approveAs(account.id, ip, wrong[i % wrong.length]);
+      expect(response.status).toBe(401);
+      expect(await errorCode(response)).toBe("unauthorized");
+      expect(response.headers.get("ratelimit-policy")).toBe(POLICY);
+      expect(response.headers.get("ratelimit")).toMatch(new RegExp(`^"operator_failures";r=${9 - i};t=(59|60)$`));
+    }
+    const refused = await approveAs(account.id, ip, { authorization: "Bearer nope" });
+    expect(refused.status).toBe(429);
+    const body = (await refused.json()) as { error: { code: string; message: string; requestId: string } };
+    expect(body.error).toEqual({
+      code: "rate_limited",
+      message: "Too many missing or wrong operator tokens from this address; retry later.",
+      requestId: refused.headers.get("x-request-id"),
+    });
+    expect(refused.headers.get("retry-after")).toMatch(/^(59|60)$/);
+    expect(refused.headers.get("ratelimit-policy")).toBe(POLICY);
+    expect(refused.headers.get("ratelimit")).toMatch(/^"operator_failures";r=0;t=(59|60)$/);
+    // A brute-force guard: while blocked, the client's guesses are not checked, a right one included.
+    const right = await approveAs(account.id, ip, ADMIN);
+    expect(right.status).toBe(429);
+    expect(await errorCode(right)).toBe("rate_limited");
+    // Another client: 401 for a wrong token, 200 for the right one.
+    const other = clientIp();
+    expect((await approveAs(account.id, other, { authorization: "Bearer nope" })).status).toBe(401);
+    const approved = await approveAs(account.id, other, ADMIN);
+    expect(approved.status).toBe(200);
+    expect(await approved.json()).toMatchObject({ id: account.id, approved: true });
+  });
+
+  it("never counts a right token, however many arrive at once", async () => {
+    const { account } = await signUp();
+    const ip = clientIp();
+    const rights = await Promise.all(Array.from({ length: 25 }, () => approveAs(account.id, ip, ADMIN)));
+    expect(rights.map((r) => r.status)).toEqual(Array(25).fill(200));
+    expect(rights[0]?.headers.get("ratelimit")).toBeNull();
+    for (let i = 0; i < 10; i++) expect((await approveAs(account.id, ip)).status).toBe(401);
+    expect((await approveAs(account.id, ip)).status).toBe(429);
+  });
+
+  it("counts concurrent wrong tokens exactly", async () => {
+    const { account } = await signUp();
+    const ip = clientIp();
+    const guesses = await Promise.all(
+      Array.from({ length: 15 }, (_, i) => approveAs(account.id, ip, { authorization: `Bearer guess-${i}` })),
+    );
+    expect(guesses.filter((r) => r.status === 401)).toHaveLength(10);
+    expect(guesses.filter((r) => r.status === 429)).toHaveLength(5);
+  });
+
+  it("forgets failures once they are 60 s old", async () => {
+    const { account } = await signUp();
+    const ip = clientIp();
+    await countPast("operator_failures", clientPlan("operator_failures", ip), 10, 60_000);
+    expect((await approveAs(account.id, ip, ADMIN)).status).toBe(200);
+    const wrong = await approveAs(account.id, ip, { authorization: "Bearer nope" });
+    expect(wrong.status).toBe(401);
+    expect(wrong.headers.get("ratelimit")).toMatch(/^"operator_failures";r=9;t=(59|60)$/);
+    // Ten failures 45 s ago: refused for the 15 s left of the window.
+    const recent = clientIp();
+    await countPast("operator_failures", clientPlan("operator_failures", recent), 10, 45_000);
+    const refused = await approveAs(account.id, recent, ADMIN);
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+    expect(Number(refused.headers.get("retry-after"))).toBeLessThanOrEqual(15);
+  });
+
+  it("counts nothing while ADMIN_TOKEN is unset (the operator API answers 404)", async () => {
+    const { account } = await signUp();
+    const ip = clientIp();
+    for (let i = 0; i < 12; i++) {
+      const response = await apiWith({ ADMIN_TOKEN: "" }, `/v1/admin/accounts/${account.id}/approve`, {
+        method: "POST",
+        headers: { "cf-connecting-ip": ip, authorization: "Bearer nope" },
+      });
+      expect(response.status).toBe(404);
+      expect(response.headers.get("ratelimit")).toBeNull();
+    }
+    const wrong = await approveAs(account.id, ip, { authorization: "Bearer nope" });
+    expect(wrong.status).toBe(401);
+    expect(wrong.headers.get("ratelimit")).toMatch(/^"operator_failures";r=9;t=(59|60)$/);
   });
 });

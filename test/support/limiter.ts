@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 
-/** The rate limiter's binding, with `around` wrapped around each call to an object (consume, release). */
+/** The rate limiter's binding, with `around` wrapped around each call to an object (consume, peek, release). */
 export function limiterAround(around: <T>(call: () => Promise<T>) => Promise<T>): Env["RATE_LIMITER"] {
   return {
     idFromName: (name: string) => env.RATE_LIMITER.idFromName(name),
@@ -9,6 +9,7 @@ export function limiterAround(around: <T>(call: () => Promise<T>) => Promise<T>)
       const stub = env.RATE_LIMITER.get(id);
       return {
         consume: (...args: Parameters<typeof stub.consume>) => around(() => stub.consume(...args)),
+        peek: (...args: Parameters<typeof stub.peek>) => around(() => stub.peek(...args)),
         release: (...args: Parameters<typeof stub.release>) => around(() => stub.release(...args)),
       };
     },
