@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { stripMetadata } from "../../src/images/strip.ts";
 import { paddedPng } from "../support/images.ts";
 import { Client } from "./client.ts";
 import { type DevServer, startDevServer } from "./server.ts";
@@ -42,7 +43,8 @@ describe("thumbnails over HTTP", () => {
     expect(served.status).toBe(200);
     expect(served.headers.get("content-type")).toBe("image/png");
     expect(served.headers.get("cache-control")).toBe("public, max-age=31536000, immutable");
-    expect(new Uint8Array(await served.arrayBuffer())).toEqual(png);
+    // The stored image is the upload less its metadata (contract §7).
+    expect(new Uint8Array(await served.arrayBuffer())).toEqual(stripMetadata(png, "image/png"));
     const revalidated = await fetch(url, { headers: { "if-none-match": served.headers.get("etag") ?? "" } });
     expect(revalidated.status).toBe(304);
 
