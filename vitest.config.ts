@@ -22,6 +22,7 @@ export default defineConfig({
                 "webhook-deliveries-dlq": { maxBatchSize: 100, maxBatchTimeout: 60 },
                 "video-deletions": { maxBatchSize: 100, maxBatchTimeout: 60 },
                 "video-deletions-dlq": { maxBatchSize: 100, maxBatchTimeout: 60 },
+                "project-deletions": { maxBatchSize: 100, maxBatchTimeout: 60 },
               },
               bindings: {
                 TEST_MIGRATIONS: migrations,

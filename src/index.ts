@@ -1,6 +1,7 @@
 import { createApp } from "./app";
 import { deleteExpiredSessions } from "./auth/sessions";
 import { logError } from "./lib/log";
+import { consumeProjectDeletions, PROJECT_DELETION_QUEUE, sweepDeletedProjects } from "./projects/deletions";
 import { consumeDeadDeletions, consumeDeletions, DELETION_DEAD_LETTERS, DELETION_QUEUE } from "./videos/deletions";
 import { sweepDeletedVideos, sweepExpiredUploads } from "./videos/sweeper";
 import {
@@ -26,6 +27,8 @@ const CONSUMERS: Record<string, (batch: MessageBatch<unknown>, env: Env) => Prom
   [DELETION_QUEUE]: (batch, env) =>
     consumeDeletions(batch, { db: env.DB, media: env.MEDIA, webhooks: env.WEBHOOK_QUEUE }),
   [DELETION_DEAD_LETTERS]: (batch) => consumeDeadDeletions(batch),
+  [PROJECT_DELETION_QUEUE]: (batch, env) =>
+    consumeProjectDeletions(batch, { db: env.DB, media: env.MEDIA, queue: env.PROJECT_DELETION_QUEUE }),
 };
 
 export default {
@@ -40,6 +43,7 @@ export default {
       ctx.waitUntil(task.then(noop, (error) => logError(`scheduled: ${what}`, error)));
     run("deleted videos' R2 clean-up", sweepDeletedVideos(env));
     run("expired uploads", sweepExpiredUploads(env));
+    run("deleted projects' purge", sweepDeletedProjects({ db: env.DB, media: env.MEDIA }));
     run("expired sessions", deleteExpiredSessions(env.DB));
     run("outbox", sweepOutbox({ db: env.DB, queue: env.WEBHOOK_QUEUE }));
     run("delivery retention", deleteExpiredDeliveries(env.DB));

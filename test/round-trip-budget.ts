@@ -18,6 +18,7 @@ export const ROUND_TRIP_BUDGET = {
   "POST /v1/projects": { d1: 2, do: 1, r2: 0, queue: 0 },
   "GET /v1/projects": { d1: 2, do: 0, r2: 0, queue: 0 },
   "GET /v1/projects/{id}": { d1: 2, do: 0, r2: 0, queue: 0 },
+  "DELETE /v1/projects/{id}": { d1: 2, do: 0, r2: 0, queue: 1 },
   "POST /v1/projects/{id}/api-keys": { d1: 2, do: 0, r2: 0, queue: 0 },
   "GET /v1/projects/{id}/api-keys": { d1: 2, do: 0, r2: 0, queue: 0 },
   "DELETE /v1/projects/{id}/api-keys/{keyId}": { d1: 2, do: 0, r2: 0, queue: 0 },
@@ -48,7 +49,8 @@ export const ROUND_TRIP_BUDGET = {
     r2: 0,
     queue: 1,
   },
-  "GET /thumbnails/{projectId}/{videoId}/{file}": { d1: 0, do: 0, r2: 1, queue: 0 },
+  // The D1 read (is the project deleted?) runs beside the R2 read, not before it.
+  "GET /thumbnails/{projectId}/{videoId}/{file}": { d1: 1, do: 0, r2: 1, queue: 0 },
 } as const satisfies Record<string, { d1: number; do: number; r2: number; queue: number }>;
 
 export type BudgetedRoute = keyof typeof ROUND_TRIP_BUDGET;

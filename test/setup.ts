@@ -2,6 +2,7 @@ import { applyD1Migrations } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeEach, vi } from "vitest";
 import { type DeletionMessage, finishDeletion } from "../src/videos/deletions";
+import { sentMessage } from "./support/queues";
 
 await applyD1Migrations(env.DB, env.TEST_MIGRATIONS);
 
@@ -12,6 +13,9 @@ await applyD1Migrations(env.DB, env.TEST_MIGRATIONS);
 beforeEach(() => {
   vi.spyOn(env.DELETION_QUEUE, "send").mockImplementation(async (body) => {
     await finishDeletion({ db: env.DB, media: env.MEDIA, webhooks: env.WEBHOOK_QUEUE }, body as DeletionMessage);
-    return { metadata: { metrics: { backlogCount: 0, backlogBytes: 0, oldestMessageTimestamp: new Date() } } };
+    return sentMessage;
   });
+  // A project deletion's purge is run by the tests that look at it (test/projects/deletion.test.ts),
+  // through the queue handler: here its message is only kept, never handed to the live consumer.
+  vi.spyOn(env.PROJECT_DELETION_QUEUE, "send").mockResolvedValue(sentMessage);
 });

@@ -91,13 +91,13 @@ export type KeyCaller = {
   lastUsedAt: string | null;
 };
 
-/** The unrevoked key with this secret, with its project's owner, in one query. */
+/** The unrevoked key of a live project with this secret, with its project's owner, in one query. */
 export async function findKeyCaller(db: Db, key: string): Promise<KeyCaller | null> {
   const row = await db
     .prepare(
       `SELECT k.id, k.project_id, k.scopes, k.last_used_at, p.account_id, a.approved
        FROM api_keys k
-       JOIN projects p ON p.id = k.project_id
+       JOIN projects p ON p.id = k.project_id AND p.deleted_at IS NULL
        JOIN accounts a ON a.id = p.account_id
        WHERE k.key_hash = ? AND k.revoked_at IS NULL`,
     )

@@ -22,7 +22,8 @@ export async function createSession(db: Db, accountId: string, now: number): Pro
 
 /**
  * The live session behind a cookie token, with its account. When `projectId` is given, the same
- * query also tells whether the account owns that project, so project routes need no second trip.
+ * query also tells whether the account owns that project (a deleted project is no one's), so project
+ * routes need no second trip.
  */
 export async function findSession(
   db: Db,
@@ -33,7 +34,8 @@ export async function findSession(
   const row = await db
     .prepare(
       `SELECT s.id AS session_id, a.id, a.email, a.approved, a.plan, a.trial_ends_at, a.created_at,
-              EXISTS (SELECT 1 FROM projects p WHERE p.id = ?3 AND p.account_id = a.id) AS owns_project
+              EXISTS (SELECT 1 FROM projects p WHERE p.id = ?3 AND p.account_id = a.id AND p.deleted_at IS NULL)
+                AS owns_project
        FROM sessions s JOIN accounts a ON a.id = s.account_id
        WHERE s.token_hash = ?1 AND s.expires_at > ?2`,
     )

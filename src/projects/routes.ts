@@ -6,10 +6,12 @@ import { route } from "../http/route";
 import { createRouter } from "../http/router";
 import { jsonRequest, jsonResponse, pathId, TimestampSchema, textSchema, UlidSchema } from "../http/schemas";
 import { validationHook } from "../http/validation";
+import { logError } from "../lib/log";
 import { isoTime } from "../lib/time";
 import { ulid } from "../lib/ulid";
 import { rateLimit } from "../rate-limit/middleware";
-import { findOwnedProject, insertProject, listProjects } from "./queries";
+import { sendProjectDeletion } from "./deletions";
+import { findOwnedProject, insertProject, listProjects, markProjectDeleted } from "./queries";
 
 export const ProjectCreateSchema = z
   .strictObject({
@@ -72,6 +74,26 @@ const read = route(
   ["not_found"],
 );
 
+const remove = route(
+  {
+    method: "delete",
+    path: "/v1/projects/{id}",
+    operationId: "deleteProject",
+    tags: ["Projects"],
+    summary: "Delete a project with everything it holds",
+    description:
+      "From the answer on, the project answers 404, its API keys 401, and its videos, thumbnail URLs " +
+      "and uploads 404; its webhook endpoints get no further delivery (no `video.deleted` is sent for " +
+      "its videos). What it stored (rows, media, open uploads) is removed in the background.",
+    middleware: [sessionOnly] as const,
+    request: { params: z.object({ id: pathId("project") }) },
+    responses: {
+      204: { description: "Deleted" },
+    },
+  },
+  ["not_found"],
+);
+
 export const projectRoutes = createRouter()
   .openapi(
     create,
@@ -95,4 +117,17 @@ export const projectRoutes = createRouter()
       findOwnedProject(c.var.db, sessionOf(c).accountId, id),
     );
     return c.json(project, 200);
+  })
+  .openapi(remove, async (c) => {
+    const { accountId } = sessionOf(c);
+    const projectId = await found("not_found", c.req.valid("param").id, async (id) =>
+      (await markProjectDeleted(c.var.db, accountId, id, Date.now())) ? id : null,
+    );
+    try {
+      await sendProjectDeletion(c.env.PROJECT_DELETION_QUEUE, { projectId });
+    } catch (error) {
+      // The deletion is recorded in D1 already: the scheduled sweep purges the project.
+      logError("project delete: send purge", error, { projectId });
+    }
+    return c.body(null, 204);
   });

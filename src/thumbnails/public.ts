@@ -3,6 +3,7 @@ import { httpDate, preconditionStatus } from "../http/conditional";
 import type { AppEnv } from "../http/context";
 import { ApiError } from "../http/errors";
 import { parseUlid } from "../lib/ulid";
+import { isLiveProject } from "../projects/queries";
 import { THUMBNAIL_PATH } from "./urls";
 
 const FILE_NAME = /^[0-9A-Za-z]{1,40}\.(jpg|png|webp)$/;
@@ -11,13 +12,24 @@ const FILE_NAME = /^[0-9A-Za-z]{1,40}\.(jpg|png|webp)$/;
  * Serves thumbnails to anyone, straight from R2: the stored bytes with their Content-Type, an ETag
  * and Last-Modified, conditional requests answered as RFC 9110 says (304, 412; a malformed
  * conditional header is ignored), and a long immutable cache lifetime. A URL whose object is gone
- * (replaced, removed, or its video deleted) answers 404.
+ * (replaced, removed, or its video deleted) answers 404, and so does every URL of a deleted
+ * project at once, while the purge has not yet reached its objects: the project is looked up in D1
+ * beside the R2 read, so the check adds no wait of its own.
  */
 export const publicThumbnails = new Hono<AppEnv>().get(`${THUMBNAIL_PATH}/:projectId/:videoId/:file`, async (c) => {
-  const { projectId, videoId, file } = c.req.param();
-  if (!parseUlid(projectId) || !parseUlid(videoId) || !FILE_NAME.test(file)) throw new ApiError("not_found");
-  // One round trip: the object with its body; a conditional answer drops the body unread.
-  const object = await c.env.MEDIA.get(`thumbnails/${projectId.toUpperCase()}/${videoId.toUpperCase()}/${file}`);
+  const { file } = c.req.param();
+  const projectId = parseUlid(c.req.param("projectId"));
+  const videoId = parseUlid(c.req.param("videoId"));
+  if (!projectId || !videoId || !FILE_NAME.test(file)) throw new ApiError("not_found");
+  // The object with its body in one R2 round trip; a conditional answer drops the body unread.
+  const [live, object] = await Promise.all([
+    isLiveProject(c.var.db, projectId),
+    c.env.MEDIA.get(`thumbnails/${projectId}/${videoId}/${file}`),
+  ]);
+  if (!live) {
+    await object?.body.cancel();
+    throw new ApiError("not_found");
+  }
   if (!object) throw new ApiError("not_found");
   const headers = new Headers();
   object.writeHttpMetadata(headers);

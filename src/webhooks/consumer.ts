@@ -89,9 +89,13 @@ async function post(deps: Deps, attempt: ClaimedAttempt, now: number): Promise<O
   }
 }
 
-/** Sends the attempt, unless its endpoint, its account or its URL no longer allow it. */
+/**
+ * Sends the attempt, unless its endpoint, its project, its account or its URL no longer allow it.
+ * An endpoint of a deleted project is as good as disabled: its attempt fails as `endpoint_disabled`
+ * (not retried, so nothing re-sends it until the purge deletes it).
+ */
 async function send(deps: Deps, attempt: ClaimedAttempt, now: number): Promise<Outcome> {
-  if (attempt.endpoint_enabled !== 1) return refused("endpoint_disabled");
+  if (attempt.endpoint_enabled !== 1 || attempt.project_live !== 1) return refused("endpoint_disabled");
   if (attempt.account_approved !== 1) return refused("account_suspended");
   if (targetProblem(attempt.url, deps.targets)) return refused("invalid_target");
   return post(deps, attempt, now);

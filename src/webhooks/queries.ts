@@ -282,10 +282,13 @@ export async function unpublishedEvents(
   return (await statement.all<OutboxEvent>()).results;
 }
 
-/** Enabled endpoints of these projects. */
+/** Enabled endpoints of these projects; a deleted project's endpoints get no new attempts. */
 export async function enabledEndpoints(db: Db, projectIds: string[]): Promise<EndpointRow[]> {
   const { results } = await db
-    .prepare(`SELECT * FROM webhook_endpoints WHERE enabled = 1 AND project_id IN (${IN_JSON_LIST})`)
+    .prepare(
+      `SELECT e.* FROM webhook_endpoints e JOIN projects p ON p.id = e.project_id
+       WHERE e.enabled = 1 AND p.deleted_at IS NULL AND e.project_id IN (${IN_JSON_LIST})`,
+    )
     .bind(JSON.stringify(projectIds))
     .all<EndpointRow>();
   return results;
@@ -304,6 +307,8 @@ export type ClaimedAttempt = DeliveryRow & {
   previous_secret: string | null;
   previous_secret_until: string | null;
   endpoint_enabled: number;
+  /** 1 while the endpoint's project is not deleted. */
+  project_live: number | null;
   account_approved: number;
   payload: string;
 };
@@ -311,7 +316,7 @@ export type ClaimedAttempt = DeliveryRow & {
 /**
  * Takes a pending attempt for delivery for `leaseMs`; null when it is done or held by another.
  * Returns, in the same round trip, what decides whether it may be sent: the endpoint's URL,
- * secrets and state, and whether the project's account is approved.
+ * secrets and state, whether its project is deleted, and whether the project's account is approved.
  */
 export function claimAttempt(db: Db, id: string, now: number, leaseMs: number): Promise<ClaimedAttempt | null> {
   return db
@@ -325,6 +330,8 @@ export function claimAttempt(db: Db, id: string, now: number, leaseMs: number): 
          (SELECT previous_secret FROM webhook_endpoints WHERE id = endpoint_id) AS previous_secret,
          (SELECT previous_secret_until FROM webhook_endpoints WHERE id = endpoint_id) AS previous_secret_until,
          (SELECT enabled FROM webhook_endpoints WHERE id = endpoint_id) AS endpoint_enabled,
+         (SELECT p.deleted_at IS NULL FROM webhook_endpoints e JOIN projects p ON p.id = e.project_id
+            WHERE e.id = endpoint_id) AS project_live,
          (SELECT a.approved FROM webhook_endpoints e JOIN projects p ON p.id = e.project_id
             JOIN accounts a ON a.id = p.account_id WHERE e.id = endpoint_id) AS account_approved,
          (SELECT payload FROM outbox_events WHERE id = event_id) AS payload`,

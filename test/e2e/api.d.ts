@@ -151,7 +151,11 @@ export interface paths {
         get: operations["getProject"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Delete a project with everything it holds
+         * @description From the answer on, the project answers 404, its API keys 401, and its videos, thumbnail URLs and uploads 404; its webhook endpoints get no further delivery (no `video.deleted` is sent for its videos). What it stored (rows, media, open uploads) is removed in the background.
+         */
+        delete: operations["deleteProject"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1604,6 +1608,84 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "account_not_approved";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "not_found";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+        };
+    };
+    deleteProject: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's ULID (case-insensitive) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `forbidden_origin`, `account_not_approved` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "forbidden_origin" | "account_not_approved";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */

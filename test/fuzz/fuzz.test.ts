@@ -8,6 +8,7 @@ import {
   bearer,
   json,
   newKey,
+  newProject,
   newSession,
   newVideo,
   newWorkspace,
@@ -129,6 +130,16 @@ describe("fuzzing every operation", () => {
         { weight: 2, arbitrary: garbage },
       );
       const adminIds = fc.oneof(fc.constant(spareAccount), randomUlid, garbage);
+      // Deleting a project ends everything in it, so the acting tenants' own projects are never the
+      // target (the run would lose its coverage): spare projects of the caller are, and the others'.
+      const spareProjects = await Promise.all([0, 1, 2].map(async () => (await newProject(me.session)).id));
+      const deletableProjects = fc.oneof(
+        { weight: 3, arbitrary: fc.constantFrom(...spareProjects) },
+        { weight: 1, arbitrary: fc.constantFrom(...spareProjects).map((id) => id.toLowerCase()) },
+        { weight: 2, arbitrary: fc.constantFrom(other.projectId, ...other.ids) },
+        { weight: 1, arbitrary: randomUlid },
+        { weight: 2, arbitrary: garbage },
+      );
       // Mostly the caller's own credentials, so requests get past authentication and go deep.
       const credentials = fc.oneof(
         { weight: 6, arbitrary: fc.constantFrom("key", "session") },
@@ -142,7 +153,16 @@ describe("fuzzing every operation", () => {
         const params = op.parameters ?? [];
         const pathValues = fc.record(
           Object.fromEntries(
-            params.filter((p) => p.in === "path").map((p) => [p.name, path.startsWith("/v1/admin") ? adminIds : ids]),
+            params
+              .filter((p) => p.in === "path")
+              .map((p) => [
+                p.name,
+                path.startsWith("/v1/admin")
+                  ? adminIds
+                  : operation.op.operationId === "deleteProject"
+                    ? deletableProjects
+                    : ids,
+              ]),
           ),
         );
         const query = fc.array(

@@ -36,6 +36,7 @@ const PROTECTED_ROUTES: ProtectedRoute[] = [
   { method: "GET", path: "/v1/projects", accepts: "session" },
   { method: "POST", path: "/v1/projects", accepts: "session", body: { name: "x" } },
   { method: "GET", path: "/v1/projects/{project}", accepts: "session" },
+  { method: "DELETE", path: "/v1/projects/{project}", accepts: "session" },
   { method: "GET", path: "/v1/projects/{project}/api-keys", accepts: "session" },
   {
     method: "POST",

@@ -21,7 +21,7 @@ describe("HTTP conventions", () => {
     expect(((await response.json()) as { error: { code: string } }).error.code).toBe("method_not_allowed");
     const withId = await api("/v1/projects/01ARZ3NDEKTSV4RRFFQ69G5FAV", { method: "PATCH" });
     expect(withId.status).toBe(405);
-    expect(withId.headers.get("allow")).toBe("GET, HEAD");
+    expect(withId.headers.get("allow")).toBe("DELETE, GET, HEAD");
   });
 
   it("puts a fresh request id on every response, successes included", async () => {

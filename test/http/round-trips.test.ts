@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { IMAGES } from "../fixtures/images";
-import { ADMIN, api, bearer, clientIp, json, newVideo, newWorkspace, signUp, withCookie } from "../helpers";
+import { ADMIN, api, bearer, clientIp, json, newProject, newVideo, newWorkspace, signUp, withCookie } from "../helpers";
 import { type BudgetedRoute, ROUND_TRIP_BUDGET } from "../round-trip-budget";
 import { apiWith } from "../support/app";
 import { countingBindings } from "../support/round-trips";
@@ -81,6 +81,11 @@ const CALLS: Record<BudgetedRoute, (ws: Workspace) => Promise<Call>> = {
     path: `/v1/projects/${ws.project.id}`,
     init: withCookie(ws.session),
     status: 200,
+  }),
+  "DELETE /v1/projects/{id}": async (ws) => ({
+    path: `/v1/projects/${(await newProject(ws.session)).id}`,
+    init: withCookie(ws.session, { method: "DELETE" }),
+    status: 204,
   }),
   "POST /v1/projects/{id}/api-keys": async (ws) => ({
     path: `/v1/projects/${ws.project.id}/api-keys`,

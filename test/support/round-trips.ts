@@ -54,6 +54,7 @@ export function countingBindings() {
     RATE_LIMITER: limiter,
     WEBHOOK_QUEUE: queue(env.WEBHOOK_QUEUE),
     DELETION_QUEUE: queue(env.DELETION_QUEUE),
+    PROJECT_DELETION_QUEUE: queue(env.PROJECT_DELETION_QUEUE),
   };
   return {
     bindings,

@@ -1,0 +1,117 @@
+import type { Db } from "../lib/db";
+import { DRAIN_BATCH } from "../lib/drain";
+import { logError } from "../lib/log";
+import { abortUpload } from "../videos/delete";
+import {
+  clearUploadsStatement,
+  deleteProjectRowStatement,
+  openUploads,
+  PURGED_TABLE_ORDER,
+  type PurgedTable,
+  projectState,
+  purgeRowsStatement,
+} from "./queries";
+
+/**
+ * How much one purge run may do: rows per D1 statement, keys per R2 list and delete (R2's own
+ * maximum for both), videos whose multipart upload one step aborts, and steps per run (a step is
+ * one bounded statement, one R2 list-and-delete, or one batch of aborts; a run takes at least one
+ * per stage). A run stays short; the next one goes on where it stopped, since every step removes
+ * what it did.
+ */
+export type PurgeLimits = { rows: number; keys: number; uploads: number; steps: number };
+export const PURGE_LIMITS: PurgeLimits = { rows: DRAIN_BATCH, keys: 1000, uploads: 100, steps: 20 };
+
+export type PurgeResult = {
+  /** The project row is gone: nothing of the project is left. */
+  done: boolean;
+  /** Rows, R2 objects and uploads this run removed (aborted uploads count once each). */
+  removed: number;
+  /** Steps this run took. */
+  steps: number;
+};
+
+export type PurgeDeps = { db: Db; media: R2Bucket };
+
+/** One bounded piece of the purge: what it removed, and whether more may be left. */
+type Step = () => Promise<{ removed: number; more: boolean }>;
+
+/** Every R2 prefix under which a project's objects live (README, "Storage"). */
+export function projectPrefixes(projectId: string): string[] {
+  return [`videos/${projectId}/`, `thumbnails/${projectId}/`, `watermarks/${projectId}/`];
+}
+
+/** Aborts the open multipart uploads of up to `limit` of the project's videos, and forgets them. */
+function abortUploads(deps: PurgeDeps, projectId: string, limit: number): Step {
+  return async () => {
+    const rows = await openUploads(deps.db, projectId, limit);
+    const settled = await Promise.allSettled(rows.map((row) => abortUpload(deps.media, row)));
+    const aborted = rows.filter((row, i) => {
+      const result = settled[i];
+      if (result?.status === "fulfilled") return true;
+      logError("project purge: abort upload", result?.reason, { projectId, videoId: row.id });
+      return false;
+    });
+    if (aborted.length > 0) await clearUploadsStatement(deps.db, aborted).run();
+    if (aborted.length < rows.length) throw new Error(`${rows.length - aborted.length} multipart aborts failed`);
+    return { removed: aborted.length, more: rows.length >= limit };
+  };
+}
+
+/** Deletes up to `limit` objects under `prefix` (what it lists, it deletes: no cursor to keep). */
+function deleteObjects(media: R2Bucket, prefix: string, limit: number): Step {
+  return async () => {
+    const listed = await media.list({ prefix, limit });
+    const keys = listed.objects.map((object) => object.key);
+    if (keys.length > 0) await media.delete(keys);
+    return { removed: keys.length, more: listed.truncated };
+  };
+}
+
+function deleteRows(db: Db, table: PurgedTable, projectId: string, limit: number): Step {
+  return async () => {
+    const removed = (await purgeRowsStatement(db, table, projectId, limit).run()).meta.changes;
+    return { removed, more: removed >= limit };
+  };
+}
+
+/**
+ * One bounded run of a deleted project's purge. In order: abort the multipart uploads of its
+ * videos still open, delete its R2 objects by prefix, delete its rows table by table (children
+ * first), and last its project row, only in a run that found nothing else left. Each step is safe
+ * to repeat and to run beside another purge of the same project. A live project is never touched;
+ * an unknown one (purged already) is done. Throws when R2 or D1 fails, for the caller's retries.
+ */
+export async function purgeProject(
+  deps: PurgeDeps,
+  projectId: string,
+  limits: PurgeLimits = PURGE_LIMITS,
+): Promise<PurgeResult> {
+  const state = await projectState(deps.db, projectId);
+  if (state === "gone") return { done: true, removed: 0, steps: 0 };
+  if (state === "live") {
+    logError("project purge: refused", "the project is not deleted", { projectId });
+    return { done: true, removed: 0, steps: 0 };
+  }
+  const stages: Step[] = [
+    abortUploads(deps, projectId, limits.uploads),
+    ...projectPrefixes(projectId).map((prefix) => deleteObjects(deps.media, prefix, limits.keys)),
+    ...PURGED_TABLE_ORDER.map((table) => deleteRows(deps.db, table, projectId, limits.rows)),
+  ];
+  // A run that finds everything empty takes one step per stage and one for the row: never fewer.
+  const budget = Math.max(limits.steps, stages.length + 1);
+  let removed = 0;
+  let steps = 0;
+  for (const stage of stages) {
+    for (;;) {
+      if (steps >= budget) return { done: false, removed, steps };
+      const result = await stage();
+      steps += 1;
+      removed += result.removed;
+      if (!result.more) break;
+    }
+  }
+  if (steps >= budget) return { done: false, removed, steps };
+  const deleted = (await deleteProjectRowStatement(deps.db, projectId).run()).meta.changes > 0;
+  return { done: deleted, removed: removed + (deleted ? 1 : 0), steps: steps + 1 };
+}
