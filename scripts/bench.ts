@@ -344,6 +344,16 @@ try {
       run: (i) => session(i).client.request("GET", `/v1/projects/${session(i).projectId}`),
     },
     {
+      name: "DELETE /v1/projects/{id}",
+      budget: "DELETE /v1/projects/{id}",
+      expect: 204,
+      // A new project for each call, made outside the timing; its purge runs in the background.
+      prepare: async (i) => {
+        scratch = (await patchers(i).client.request("POST", "/v1/projects", { body: { name: `d${i}` } })).json.id;
+      },
+      run: (i) => patchers(i).client.request("DELETE", `/v1/projects/${scratch}`),
+    },
+    {
       name: "POST /v1/projects/{id}/api-keys",
       budget: "POST /v1/projects/{id}/api-keys",
       expect: 201,
@@ -612,7 +622,12 @@ try {
 
   // Cases that leave work for queue consumers (R2 aborts, deliveries) run last, so that work does not
   // run while the others are timed.
-  const heavy = ["DELETE /v1/videos/{id}", "POST /v1/videos/bulk delete x100", "POST …/deliveries/{attemptId}/retry"];
+  const heavy = [
+    "DELETE /v1/projects/{id}",
+    "DELETE /v1/videos/{id}",
+    "POST /v1/videos/bulk delete x100",
+    "POST …/deliveries/{attemptId}/retry",
+  ];
   cases.sort((a, b) => heavy.indexOf(a.name) - heavy.indexOf(b.name));
   // BENCH_ONLY=regex runs only the cases whose name matches it (the bare route always runs).
   const only = process.env.BENCH_ONLY;
