@@ -338,14 +338,14 @@ try {
       run: (i) => session(i).client.request("GET", "/v1/projects"),
     },
     {
-      name: "GET /v1/projects/{id}",
-      budget: "GET /v1/projects/{id}",
+      name: "GET /v1/projects/{projectId}",
+      budget: "GET /v1/projects/{projectId}",
       expect: 200,
       run: (i) => session(i).client.request("GET", `/v1/projects/${session(i).projectId}`),
     },
     {
-      name: "DELETE /v1/projects/{id}",
-      budget: "DELETE /v1/projects/{id}",
+      name: "DELETE /v1/projects/{projectId}",
+      budget: "DELETE /v1/projects/{projectId}",
       expect: 204,
       // A new project for each call, made outside the timing; its purge runs in the background.
       prepare: async (i) => {
@@ -354,8 +354,8 @@ try {
       run: (i) => patchers(i).client.request("DELETE", `/v1/projects/${scratch}`),
     },
     {
-      name: "POST /v1/projects/{id}/api-keys",
-      budget: "POST /v1/projects/{id}/api-keys",
+      name: "POST /v1/projects/{projectId}/api-keys",
+      budget: "POST /v1/projects/{projectId}/api-keys",
       expect: 201,
       // Revoke the last one first: a project holds at most 100 unrevoked keys.
       prepare: async () => {
@@ -370,14 +370,14 @@ try {
       },
     },
     {
-      name: "GET /v1/projects/{id}/api-keys",
-      budget: "GET /v1/projects/{id}/api-keys",
+      name: "GET /v1/projects/{projectId}/api-keys",
+      budget: "GET /v1/projects/{projectId}/api-keys",
       expect: 200,
       run: () => ws.owner.request("GET", keysPath),
     },
     {
-      name: "DELETE /v1/projects/{id}/api-keys/{keyId}",
-      budget: "DELETE /v1/projects/{id}/api-keys/{keyId}",
+      name: "DELETE /v1/projects/{projectId}/api-keys/{keyId}",
+      budget: "DELETE /v1/projects/{projectId}/api-keys/{keyId}",
       expect: 204,
       prepare: async () => {
         scratch = (await ws.owner.request("POST", keysPath, { body: { name: "b", scopes: ["read"], mode: "test" } }))
@@ -386,14 +386,14 @@ try {
       run: () => ws.owner.request("DELETE", `${keysPath}/${scratch}`),
     },
     {
-      name: "GET /v1/projects/{id}/encoding-settings",
-      budget: "GET /v1/projects/{id}/encoding-settings",
+      name: "GET /v1/projects/{projectId}/encoding-settings",
+      budget: "GET /v1/projects/{projectId}/encoding-settings",
       expect: 200,
       run: (i) => session(i).client.request("GET", settingsOf(session(i).projectId)),
     },
     {
-      name: "PATCH /v1/projects/{id}/encoding-settings",
-      budget: "PATCH /v1/projects/{id}/encoding-settings",
+      name: "PATCH /v1/projects/{projectId}/encoding-settings",
+      budget: "PATCH /v1/projects/{projectId}/encoding-settings",
       expect: 200,
       run: (i) =>
         patchers(i).client.request("PATCH", settingsOf(patchers(i).projectId), {
@@ -401,8 +401,8 @@ try {
         }),
     },
     {
-      name: "PUT /v1/projects/{id}/encoding-settings/watermark-image",
-      budget: "PUT /v1/projects/{id}/encoding-settings/watermark-image",
+      name: "PUT /v1/projects/{projectId}/encoding-settings/watermark-image",
+      budget: "PUT /v1/projects/{projectId}/encoding-settings/watermark-image",
       expect: 200,
       run: (i) =>
         session(i).client.request("PUT", `${settingsOf(session(i).projectId)}/watermark-image`, {
@@ -411,8 +411,8 @@ try {
         }),
     },
     {
-      name: "DELETE /v1/projects/{id}/encoding-settings/watermark-image",
-      budget: "DELETE /v1/projects/{id}/encoding-settings/watermark-image",
+      name: "DELETE /v1/projects/{projectId}/encoding-settings/watermark-image",
+      budget: "DELETE /v1/projects/{projectId}/encoding-settings/watermark-image",
       expect: 200,
       run: (i) => session(i).client.request("DELETE", `${settingsOf(session(i).projectId)}/watermark-image`),
     },
@@ -623,7 +623,7 @@ try {
   // Cases that leave work for queue consumers (R2 aborts, deliveries) run last, so that work does not
   // run while the others are timed.
   const heavy = [
-    "DELETE /v1/projects/{id}",
+    "DELETE /v1/projects/{projectId}",
     "DELETE /v1/videos/{id}",
     "POST /v1/videos/bulk delete x100",
     "POST …/deliveries/{attemptId}/retry",

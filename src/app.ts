@@ -2,14 +2,14 @@ import { adminRoutes } from "./admin/routes";
 import { apiKeyRoutes } from "./api-keys/routes";
 import { authRoutes } from "./auth/routes";
 import { encodingRoutes } from "./encoding/routes";
+import { registerWebhookDocs } from "./events/types";
 import { createBaseApp, finishApp } from "./http/app";
 import { projectRoutes } from "./projects/routes";
-import { publicThumbnails } from "./thumbnails/public";
+import { publicThumbnails } from "./thumbnails/public-routes";
 import { thumbnailRoutes } from "./thumbnails/routes";
-import { bulkRoutes } from "./videos/bulk";
+import { bulkRoutes } from "./videos/bulk-routes";
 import { videoRoutes } from "./videos/routes";
-import { uploadRoutes } from "./videos/uploads";
-import { registerWebhookDocs } from "./webhooks/events";
+import { uploadRoutes } from "./videos/upload-routes";
 import { webhookRoutes } from "./webhooks/routes";
 
 /** The composition root: every capability's router, mounted on the base app. */

@@ -1,9 +1,9 @@
 import { createApp } from "./app";
-import { deleteExpiredSessions } from "./auth/sessions";
 import { logError } from "./lib/log";
-import { consumeProjectDeletions, PROJECT_DELETION_QUEUE, sweepDeletedProjects } from "./projects/deletions";
-import { consumeDeadDeletions, consumeDeletions, DELETION_DEAD_LETTERS, DELETION_QUEUE } from "./videos/deletions";
-import { sweepDeletedVideos, sweepExpiredUploads } from "./videos/sweeper";
+import { consumeProjectDeletions, PROJECT_DELETION_QUEUE } from "./projects/deletions";
+import { SCHEDULED_TASKS } from "./scheduled";
+import { publishNow } from "./subscribers";
+import { consumeDeadDeletions, consumeDeletions, DELETION_DEAD_LETTERS, DELETION_QUEUE } from "./videos/deletion-queue";
 import {
   consumeDeadLetters,
   consumeDeliveries,
@@ -11,8 +11,6 @@ import {
   DELIVERY_QUEUE,
 } from "./webhooks/delivery-queue";
 import { lanesOf } from "./webhooks/lane";
-import { sweepOutbox } from "./webhooks/outbox";
-import { deleteExpiredDeliveries } from "./webhooks/retention";
 
 export { RateLimiter } from "./rate-limit/limiter";
 export { DeliveryLane } from "./webhooks/lane";
@@ -24,8 +22,7 @@ const noop = () => {};
 const CONSUMERS: Record<string, (batch: MessageBatch<unknown>, env: Env) => Promise<void> | void> = {
   [DELIVERY_QUEUE]: (batch, env) => consumeDeliveries(batch, lanesOf(env.DELIVERY_LANES)),
   [DELIVERY_DEAD_LETTERS]: (batch, env) => consumeDeadLetters(batch, env.DB),
-  [DELETION_QUEUE]: (batch, env) =>
-    consumeDeletions(batch, { db: env.DB, media: env.MEDIA, webhooks: env.WEBHOOK_QUEUE }),
+  [DELETION_QUEUE]: (batch, env) => consumeDeletions(batch, { db: env.DB, media: env.MEDIA, publish: publishNow(env) }),
   [DELETION_DEAD_LETTERS]: (batch) => consumeDeadDeletions(batch),
   [PROJECT_DELETION_QUEUE]: (batch, env) =>
     consumeProjectDeletions(batch, { db: env.DB, media: env.MEDIA, queue: env.PROJECT_DELETION_QUEUE }),
@@ -39,13 +36,8 @@ export default {
     await consume(batch, env);
   },
   scheduled(_controller, env, ctx) {
-    const run = (what: string, task: Promise<unknown>) =>
-      ctx.waitUntil(task.then(noop, (error) => logError(`scheduled: ${what}`, error)));
-    run("deleted videos' R2 clean-up", sweepDeletedVideos(env));
-    run("expired uploads", sweepExpiredUploads(env));
-    run("deleted projects' purge", sweepDeletedProjects({ db: env.DB, media: env.MEDIA }));
-    run("expired sessions", deleteExpiredSessions(env.DB));
-    run("outbox", sweepOutbox({ db: env.DB, queue: env.WEBHOOK_QUEUE }));
-    run("delivery retention", deleteExpiredDeliveries(env.DB));
+    for (const [what, task] of Object.entries(SCHEDULED_TASKS)) {
+      ctx.waitUntil(task(env).then(noop, (error) => logError(`scheduled: ${what}`, error)));
+    }
   },
 } satisfies ExportedHandler<Env>;

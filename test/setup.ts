@@ -1,7 +1,8 @@
 import { applyD1Migrations } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeEach, vi } from "vitest";
-import { type DeletionMessage, finishDeletion } from "../src/videos/deletions";
+import { publishNow } from "../src/subscribers";
+import { type DeletionMessage, finishDeletion } from "../src/videos/deletion-queue";
 import { sentMessage } from "./support/queues";
 
 await applyD1Migrations(env.DB, env.TEST_MIGRATIONS);
@@ -12,7 +13,7 @@ await applyD1Migrations(env.DB, env.TEST_MIGRATIONS);
 // itself pass a queue of their own.
 beforeEach(() => {
   vi.spyOn(env.DELETION_QUEUE, "send").mockImplementation(async (body) => {
-    await finishDeletion({ db: env.DB, media: env.MEDIA, webhooks: env.WEBHOOK_QUEUE }, body as DeletionMessage);
+    await finishDeletion({ db: env.DB, media: env.MEDIA, publish: publishNow(env) }, body as DeletionMessage);
     return sentMessage;
   });
   // A project deletion's purge is run by the tests that look at it (test/projects/deletion.test.ts),

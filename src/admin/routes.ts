@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { createMiddleware } from "hono/factory";
-import { OPERATOR_PLANS, setApproved, setPlan, suspendAccount, toAccount } from "../auth/accounts";
+import { OPERATOR_PLANS, toAccount } from "../auth/account";
+import { setApproved, setPlan, suspendAccount } from "../auth/account-queries";
 import { AccountSchema } from "../auth/schemas";
 import { jsonBody } from "../http/body";
 import type { AppEnv } from "../http/context";

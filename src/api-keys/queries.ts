@@ -1,4 +1,4 @@
-import type { Scope } from "../http/context";
+import type { Scope } from "../auth/context";
 import { sha256Hex } from "../lib/crypto";
 import type { Db } from "../lib/db";
 import { isoTime, MINUTE } from "../lib/time";

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { authenticate } from "../auth/middleware";
+import { ProjectPathParams, projectOwnerSession } from "../auth/guards";
 import { jsonBody } from "../http/body";
 import { found } from "../http/found";
 import { route } from "../http/route";
@@ -39,21 +39,15 @@ const CreatedApiKeySchema = ApiKeySchema.extend({
   key: z.string().openapi({ description: "The secret; shown only in this response", example: "svc_test_…" }),
 }).openapi("CreatedApiKey");
 
-const projectScoped = authenticate({
-  accept: "session",
-  project: { from: "path", param: "id", notFound: "not_found" },
-});
-const ProjectParams = z.object({ id: pathId("project") });
-
 const create = route(
   {
     method: "post",
-    path: "/v1/projects/{id}/api-keys",
+    path: "/v1/projects/{projectId}/api-keys",
     operationId: "createApiKey",
     tags: ["API keys"],
     summary: "Create an API key; the key is shown only in this response",
-    middleware: [projectScoped, jsonBody] as const,
-    request: { params: ProjectParams, body: jsonRequest(ApiKeyCreateSchema) },
+    middleware: [projectOwnerSession, jsonBody] as const,
+    request: { params: ProjectPathParams, body: jsonRequest(ApiKeyCreateSchema) },
     responses: {
       201: jsonResponse(CreatedApiKeySchema, "The key, with its secret"),
     },
@@ -63,12 +57,12 @@ const create = route(
 
 const list = route({
   method: "get",
-  path: "/v1/projects/{id}/api-keys",
+  path: "/v1/projects/{projectId}/api-keys",
   operationId: "listApiKeys",
   tags: ["API keys"],
   summary: "The project's unrevoked keys, without their secrets",
-  middleware: [projectScoped] as const,
-  request: { params: ProjectParams },
+  middleware: [projectOwnerSession] as const,
+  request: { params: ProjectPathParams },
   responses: {
     200: jsonResponse(z.object({ data: z.array(ApiKeySchema) }), "The keys"),
   },
@@ -77,12 +71,12 @@ const list = route({
 const revoke = route(
   {
     method: "delete",
-    path: "/v1/projects/{id}/api-keys/{keyId}",
+    path: "/v1/projects/{projectId}/api-keys/{keyId}",
     operationId: "revokeApiKey",
     tags: ["API keys"],
     summary: "Revoke a key; it is refused from then on",
-    middleware: [projectScoped] as const,
-    request: { params: z.object({ id: pathId("project"), keyId: pathId("key") }) },
+    middleware: [projectOwnerSession] as const,
+    request: { params: ProjectPathParams.extend({ keyId: pathId("key") }) },
     responses: {
       204: { description: "Revoked" },
     },

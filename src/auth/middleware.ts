@@ -1,12 +1,13 @@
-import type { Context } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import { getCookie } from "hono/cookie";
 import { createMiddleware } from "hono/factory";
 import { findKeyCaller, KEY_PATTERN, touchApiKey } from "../api-keys/queries";
-import type { AppEnv, Caller, Scope } from "../http/context";
+import type { AppEnv } from "../http/context";
 import { ApiError, type ErrorCode } from "../http/errors";
 import { documented } from "../http/route";
 import { parseUlid } from "../lib/ulid";
-import { findSession, SESSION_COOKIE } from "./sessions";
+import type { AuthedEnv, Caller, ProjectEnv, Scope } from "./context";
+import { findSession, SESSION_COOKIE } from "./session-queries";
 
 type ProjectSource =
   /** Video endpoints: `?projectId=` under cookie auth, the key's project under key auth. */
@@ -29,8 +30,8 @@ const UNSAFE_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 type Resolved = { caller: Caller; ownsProject: boolean };
 
 /** Step 1. For a session, also learns whether it owns `projectId`, in the same query. */
-async function resolveCaller(
-  c: Context<AppEnv>,
+async function resolveCaller<E extends AppEnv>(
+  c: Context<E>,
   accept: AuthOptions["accept"],
   projectId: string | null,
 ): Promise<Resolved> {
@@ -54,7 +55,7 @@ async function resolveCaller(
 }
 
 /** Cookie-authenticated writes from a browser must come from this service or an allowed origin. */
-function checkOrigin(c: Context<AppEnv>): void {
+function checkOrigin<E extends AppEnv>(c: Context<E>): void {
   const origin = c.req.header("origin");
   if (origin === undefined || !UNSAFE_METHODS.has(c.req.method)) return;
   const normalized = origin.replace(/\/$/, "");
@@ -63,7 +64,7 @@ function checkOrigin(c: Context<AppEnv>): void {
 }
 
 /** The project id the request names, canonical, or null when absent or not a ULID. */
-function requestedProject(c: Context<AppEnv>, source: ProjectSource | undefined): string | null {
+function requestedProject<E extends AppEnv>(c: Context<E>, source: ProjectSource | undefined): string | null {
   if (!source) return null;
   return parseUlid(source.from === "query" ? c.req.query("projectId") : c.req.param(source.param));
 }
@@ -82,10 +83,13 @@ function resolveProject(caller: Caller, source: ProjectSource, projectId: string
 
 /**
  * Steps 1–4 of the contract's checks, in its order: credential, approval, scope, project.
- * Sets `caller` and, when a project source is given, `projectId`.
+ * Sets `caller` and, when a project source is given, `projectId`: the middleware's type says
+ * which, so only a handler behind it can read them.
  */
-export function authenticate(options: AuthOptions) {
-  const middleware = createMiddleware<AppEnv>(async (c, next) => {
+export function authenticate(options: AuthOptions & { project: ProjectSource }): MiddlewareHandler<ProjectEnv>;
+export function authenticate(options: AuthOptions & { project?: undefined }): MiddlewareHandler<AuthedEnv>;
+export function authenticate(options: AuthOptions): MiddlewareHandler<ProjectEnv> | MiddlewareHandler<AuthedEnv> {
+  const middleware = createMiddleware<ProjectEnv>(async (c, next) => {
     const projectId = requestedProject(c, options.project);
     const { caller, ownsProject } = await resolveCaller(c, options.accept, projectId);
     if (caller.kind === "session") checkOrigin(c);
@@ -120,7 +124,7 @@ function authErrorCodes(options: AuthOptions, method: string): ErrorCode[] {
 }
 
 /** The session behind a cookie-only route. */
-export function sessionOf(c: Context<AppEnv>): Extract<Caller, { kind: "session" }> {
+export function sessionOf(c: Context<AuthedEnv>): Extract<Caller, { kind: "session" }> {
   const caller = c.var.caller;
   if (caller.kind !== "session") throw new Error("route expected a session caller");
   return caller;

@@ -7,11 +7,13 @@ import { jsonRequest, jsonResponse } from "../http/schemas";
 import { isoTime } from "../lib/time";
 import { ulid } from "../lib/ulid";
 import { limitLoginFailures, rateLimit } from "../rate-limit/middleware";
-import { findAccountByEmail, insertAccount, toAccount, trialEnd } from "./accounts";
-import { authenticate, sessionOf } from "./middleware";
+import { toAccount, trialEnd } from "./account";
+import { findAccountByEmail, insertAccount } from "./account-queries";
+import { anySession } from "./guards";
+import { sessionOf } from "./middleware";
 import { hashPassword, verifyPassword } from "./passwords";
 import { AccountSchema, CredentialsSchema, LoginSchema } from "./schemas";
-import { createSession, deleteSession, SESSION_COOKIE, SESSION_LIFETIME_SECONDS } from "./sessions";
+import { createSession, deleteSession, SESSION_COOKIE, SESSION_LIFETIME_SECONDS } from "./session-queries";
 
 const signup = route(
   {
@@ -55,7 +57,7 @@ const logout = route({
   operationId: "logOut",
   tags: ["Accounts"],
   summary: "End the session and clear the cookie",
-  middleware: [authenticate({ accept: "session", approval: false })] as const,
+  middleware: [anySession] as const,
   responses: {
     204: { description: "Logged out" },
   },
@@ -67,7 +69,7 @@ const account = route({
   operationId: "getAccount",
   tags: ["Accounts"],
   summary: "The logged-in account",
-  middleware: [authenticate({ accept: "session", approval: false })] as const,
+  middleware: [anySession] as const,
   responses: {
     200: jsonResponse(AccountSchema, "The account"),
   },

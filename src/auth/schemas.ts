@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { TimestampSchema, textSchema, UlidSchema } from "../http/schemas";
+import { PLANS } from "./account";
 
 export const CredentialsSchema = z
   .strictObject({
@@ -21,7 +22,7 @@ export const AccountSchema = z
     id: UlidSchema,
     email: z.string(),
     approved: z.boolean(),
-    plan: z.enum(["trial", "free", "pro", "business"]),
+    plan: z.enum(PLANS),
     trialEndsAt: TimestampSchema,
     createdAt: TimestampSchema,
   })

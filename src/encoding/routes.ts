@@ -1,9 +1,9 @@
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { authenticate } from "../auth/middleware";
+import type { ProjectEnv } from "../auth/context";
+import { ProjectPathParams, projectOwnerSession } from "../auth/guards";
 import { jsonBody, receiveJson } from "../http/body";
 import { parseEntityTags } from "../http/conditional";
-import type { AppEnv } from "../http/context";
 import { ApiError } from "../http/errors";
 import { route } from "../http/route";
 import { createRouter } from "../http/router";
@@ -20,24 +20,19 @@ export const MAX_WATERMARK_BYTES = 1024 * 1024;
 const WATERMARK_TYPES = ["image/png", "image/webp"] as const;
 const WATERMARK_BODY = imageBody(WATERMARK_TYPES, MAX_WATERMARK_BYTES);
 
-const projectSession = authenticate({
-  accept: "session",
-  project: { from: "path", param: "id", notFound: "not_found" },
-});
-const Params = z.object({ id: pathId("project") });
 const settingsResponse = jsonResponse(EncodingSettingsSchema, "The full effective settings; ETag names this version");
 
 function etag(version: number): string {
   return `"${version}"`;
 }
 
-function respond(c: Context<AppEnv>, stored: StoredSettings) {
+function respond<E extends ProjectEnv>(c: Context<E>, stored: StoredSettings) {
   c.header("ETag", etag(stored.version));
   c.header("Cache-Control", "no-store");
   return c.json({ ...stored.document, updatedAt: stored.updatedAt }, 200);
 }
 
-async function current(c: Context<AppEnv>): Promise<StoredSettings> {
+async function current<E extends ProjectEnv>(c: Context<E>): Promise<StoredSettings> {
   const stored = await readSettings(c.var.db, c.var.projectId);
   if (!stored) throw new ApiError("not_found");
   return stored;
@@ -56,25 +51,25 @@ function ifMatchVersions(header: string | undefined): number[] | null {
 
 const read = route({
   method: "get",
-  path: "/v1/projects/{id}/encoding-settings",
+  path: "/v1/projects/{projectId}/encoding-settings",
   operationId: "getEncodingSettings",
   tags: ["Encoding settings"],
   summary: "The project's full effective encoding settings",
-  middleware: [projectSession] as const,
-  request: { params: Params },
+  middleware: [projectOwnerSession] as const,
+  request: { params: ProjectPathParams },
   responses: { 200: settingsResponse },
 });
 
 const patch = route(
   {
     method: "patch",
-    path: "/v1/projects/{id}/encoding-settings",
+    path: "/v1/projects/{projectId}/encoding-settings",
     operationId: "patchEncodingSettings",
     tags: ["Encoding settings"],
     summary: "Change some encoding settings; send If-Match with an ETag for a safe edit",
-    middleware: [projectSession, receiveJson, rateLimit("encoding_settings"), jsonBody] as const,
+    middleware: [projectOwnerSession, receiveJson, rateLimit("encoding_settings"), jsonBody] as const,
     request: {
-      params: Params,
+      params: ProjectPathParams,
       headers: z.object({ "if-match": z.string().optional().openapi({ description: "ETag of the version edited" }) }),
       body: jsonRequest(EncodingPatchSchema),
     },
@@ -88,13 +83,13 @@ const patch = route(
 const putWatermark = route(
   {
     method: "put",
-    path: "/v1/projects/{id}/encoding-settings/watermark-image",
+    path: "/v1/projects/{projectId}/encoding-settings/watermark-image",
     operationId: "putWatermarkImage",
     tags: ["Encoding settings"],
     summary: "Upload the watermark image (raw PNG or WebP, at most 1 MiB); sets watermark.imageKey",
-    middleware: [projectSession] as const,
+    middleware: [projectOwnerSession] as const,
     request: {
-      params: Params,
+      params: ProjectPathParams,
       body: binaryBody(WATERMARK_TYPES, "A PNG or WebP image, at most 1 MiB (1,048,576 bytes)"),
     },
     responses: {
@@ -106,17 +101,17 @@ const putWatermark = route(
 
 const deleteWatermark = route({
   method: "delete",
-  path: "/v1/projects/{id}/encoding-settings/watermark-image",
+  path: "/v1/projects/{projectId}/encoding-settings/watermark-image",
   operationId: "deleteWatermarkImage",
   tags: ["Encoding settings"],
   summary: "Remove the watermark image; also disables the watermark",
-  middleware: [projectSession] as const,
-  request: { params: Params },
+  middleware: [projectOwnerSession] as const,
+  request: { params: ProjectPathParams },
   responses: { 200: settingsResponse },
 });
 
 /** Points the settings at a new watermark image (or none), deleting the one it replaced. */
-async function swapWatermark(c: Context<AppEnv>, image: ImageUpload | null): Promise<StoredSettings> {
+async function swapWatermark<E extends ProjectEnv>(c: Context<E>, image: ImageUpload | null): Promise<StoredSettings> {
   const next = image && {
     key: `watermarks/${c.var.projectId}/${ulid()}.${EXTENSIONS[image.type]}`,
     bytes: image.bytes,

@@ -58,7 +58,7 @@ export type BodyKind = { accepts: (mediaType: string) => boolean; maxBytes: numb
  * The request's body, at most `kind.maxBytes` (else 413): the read `receiveBody` started, or one
  * started now.
  */
-export function bodyBytes(c: Context<AppEnv>, kind: BodyKind): Promise<Uint8Array> {
+export function bodyBytes<E extends AppEnv>(c: Context<E>, kind: BodyKind): Promise<Uint8Array> {
   return c.get("receivedBody") ?? readLimited(c.req.raw, kind.maxBytes);
 }
 
@@ -99,7 +99,7 @@ export const receiveJson = receiveBody(JSON_BODY);
  * The JSON body of the request as text: a JSON Content-Type, at most `maxBytes`, well-formed UTF-8
  * and parseable JSON, else 400 invalid_body (413 past the limit).
  */
-export async function readJsonText(c: Context<AppEnv>, kind: BodyKind = JSON_BODY): Promise<string> {
+export async function readJsonText<E extends AppEnv>(c: Context<E>, kind: BodyKind = JSON_BODY): Promise<string> {
   if (!kind.accepts(mediaType(c.req.header("content-type")))) {
     throw new ApiError("invalid_body", { message: "Content-Type must be application/json." });
   }

@@ -10,16 +10,19 @@ export type SecurityRequirement = Record<"apiKey" | "sessionCookie" | "operatorT
  * What a middleware may answer instead of the handler, and the credentials it takes, for the
  * OpenAPI document.
  */
-export type DocumentedMiddleware = MiddlewareHandler & {
+type Documentation = {
   errorCodes?: (method: string) => ErrorCode[];
   security?: () => Partial<SecurityRequirement>[];
 };
+// Documentation is kept apart from MiddlewareHandler (whose environment defaults to `any`), so a
+// documented middleware keeps the environment it declares for the handlers behind it.
+export type DocumentedMiddleware = MiddlewareHandler & Documentation;
 
 export function documented<M extends MiddlewareHandler>(
   middleware: M,
   errorCodes: (method: string) => ErrorCode[],
   security?: () => Partial<SecurityRequirement>[],
-): M & DocumentedMiddleware {
+): M & Documentation {
   return Object.assign(middleware, { errorCodes, ...(security ? { security } : {}) });
 }
 

@@ -26,7 +26,7 @@ export function imageBody(types: readonly ImageType[], maxBytes: number): ImageB
  * invalid_image. What is kept is the image less its metadata (`stripMetadata`): a creator's GPS
  * position is never stored, let alone served.
  */
-export async function readImageUpload(c: Context<AppEnv>, body: ImageBody): Promise<ImageUpload> {
+export async function readImageUpload<E extends AppEnv>(c: Context<E>, body: ImageBody): Promise<ImageUpload> {
   const type = imageTypeOf(body.types, mediaType(c.req.header("content-type")));
   if (!type) {
     throw new ApiError("unsupported_media_type", { message: `Content-Type must be one of ${body.types.join(", ")}.` });

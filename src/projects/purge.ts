@@ -1,7 +1,7 @@
 import type { Db } from "../lib/db";
 import { DRAIN_BATCH } from "../lib/drain";
 import { logError } from "../lib/log";
-import { abortUpload } from "../videos/delete";
+import { abortUpload } from "../videos/cleanup";
 import {
   clearUploadsStatement,
   deleteProjectRowStatement,

@@ -1,4 +1,4 @@
-import type { Plan } from "../auth/accounts";
+import type { Plan } from "../auth/account";
 import { insertDefaults } from "../encoding/queries";
 import type { Db } from "../lib/db";
 import { isoTime } from "../lib/time";

@@ -1,5 +1,7 @@
 import { z } from "@hono/zod-openapi";
-import { authenticate, sessionOf } from "../auth/middleware";
+import { PLANS } from "../auth/account";
+import { approvedSession, ProjectPathParams } from "../auth/guards";
+import { sessionOf } from "../auth/middleware";
 import { jsonBody, receiveJson } from "../http/body";
 import { found } from "../http/found";
 import { route } from "../http/route";
@@ -23,12 +25,10 @@ export const ProjectSchema = z
   .object({
     id: UlidSchema,
     name: z.string(),
-    plan: z.enum(["trial", "free", "pro", "business"]),
+    plan: z.enum(PLANS),
     createdAt: TimestampSchema,
   })
   .openapi("Project");
-
-const sessionOnly = authenticate({ accept: "session" });
 
 const create = route(
   {
@@ -37,7 +37,7 @@ const create = route(
     operationId: "createProject",
     tags: ["Projects"],
     summary: "Create a project on the account's current plan",
-    middleware: [sessionOnly, receiveJson, rateLimit("project_create"), jsonBody] as const,
+    middleware: [approvedSession, receiveJson, rateLimit("project_create"), jsonBody] as const,
     request: { body: jsonRequest(ProjectCreateSchema) },
     responses: {
       201: jsonResponse(ProjectSchema, "The new project"),
@@ -52,7 +52,7 @@ const list = route({
   operationId: "listProjects",
   tags: ["Projects"],
   summary: "The account's projects, newest first",
-  middleware: [sessionOnly] as const,
+  middleware: [approvedSession] as const,
   responses: {
     200: jsonResponse(z.object({ data: z.array(ProjectSchema) }), "The projects"),
   },
@@ -61,12 +61,12 @@ const list = route({
 const read = route(
   {
     method: "get",
-    path: "/v1/projects/{id}",
+    path: "/v1/projects/{projectId}",
     operationId: "getProject",
     tags: ["Projects"],
     summary: "One project",
-    middleware: [sessionOnly] as const,
-    request: { params: z.object({ id: pathId("project") }) },
+    middleware: [approvedSession] as const,
+    request: { params: ProjectPathParams },
     responses: {
       200: jsonResponse(ProjectSchema, "The project"),
     },
@@ -77,7 +77,7 @@ const read = route(
 const remove = route(
   {
     method: "delete",
-    path: "/v1/projects/{id}",
+    path: "/v1/projects/{projectId}",
     operationId: "deleteProject",
     tags: ["Projects"],
     summary: "Delete a project with everything it holds",
@@ -85,8 +85,8 @@ const remove = route(
       "From the answer on, the project answers 404, its API keys 401, and its videos, thumbnail URLs " +
       "and uploads 404; its webhook endpoints get no further delivery (no `video.deleted` is sent for " +
       "its videos). What it stored (rows, media, open uploads) is removed in the background.",
-    middleware: [sessionOnly] as const,
-    request: { params: z.object({ id: pathId("project") }) },
+    middleware: [approvedSession] as const,
+    request: { params: ProjectPathParams },
     responses: {
       204: { description: "Deleted" },
     },
@@ -113,14 +113,14 @@ export const projectRoutes = createRouter()
   )
   .openapi(list, async (c) => c.json({ data: await listProjects(c.var.db, sessionOf(c).accountId) }, 200))
   .openapi(read, async (c) => {
-    const project = await found("not_found", c.req.valid("param").id, (id) =>
+    const project = await found("not_found", c.req.valid("param").projectId, (id) =>
       findOwnedProject(c.var.db, sessionOf(c).accountId, id),
     );
     return c.json(project, 200);
   })
   .openapi(remove, async (c) => {
     const { accountId } = sessionOf(c);
-    const projectId = await found("not_found", c.req.valid("param").id, async (id) =>
+    const projectId = await found("not_found", c.req.valid("param").projectId, async (id) =>
       (await markProjectDeleted(c.var.db, accountId, id, Date.now())) ? id : null,
     );
     try {

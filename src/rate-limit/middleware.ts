@@ -1,6 +1,7 @@
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
-import type { AppEnv, Caller } from "../http/context";
+import type { Caller, ProjectEnv } from "../auth/context";
+import type { AppEnv } from "../http/context";
 import { ApiError } from "../http/errors";
 import { documented } from "../http/route";
 import { sha256Hex } from "../lib/crypto";
@@ -8,6 +9,9 @@ import type { ConsumeInput, ConsumeResult } from "./limiter";
 import { POLICIES, type PolicyName, type RequestPolicyName, TENANT_MULTIPLIER } from "./policies";
 
 type Bucket = ConsumeInput["buckets"][number] & { name: string };
+
+/** A per-caller policy counts behind `authenticate` (its caller and project); a per-address one anywhere. */
+type LimitedEnv = { Bindings: Env; Variables: AppEnv["Variables"] & Partial<ProjectEnv["Variables"]> };
 
 /** Where a policy's buckets live (one Durable Object) and what they are. */
 export type Plan = { object: string; buckets: Bucket[] };
@@ -43,11 +47,11 @@ export function clientPlan(name: ClientPolicyName, ip: string | undefined): Plan
 }
 
 /** The plan of a policy counted per client address or per caller (per client and email: loginFailurePlan). */
-function planFor(c: Context<AppEnv>, name: Exclude<PolicyName, "login_failures">): Plan {
+function planFor<E extends LimitedEnv>(c: Context<E>, name: Exclude<PolicyName, "login_failures">): Plan {
   const policy = POLICIES[name];
   if (policy.per === "ip") return clientPlan(name as ClientPolicyName, c.req.header("cf-connecting-ip"));
-  const caller = c.var.caller;
-  const projectId = c.get("projectId");
+  const { caller, projectId } = c.var;
+  if (!caller) throw new Error(`the ${name} policy counts per caller: put it behind authenticate`);
   const tenant = projectId
     ? { name: `${name}_per_project`, subject: `project:${projectId}` }
     : { name: `${name}_per_account`, subject: `account:${caller.accountId}` };
@@ -79,8 +83,8 @@ function headersOf(bucket: Bucket, windowSeconds: number, result: ConsumeResult)
  * `429 rate_limited` with `Retry-After`; the RateLimit headers name the bucket the answer is
  * about, on every answer or (for a second policy on a request that already has them) on refusal.
  */
-async function count(
-  c: Context<AppEnv>,
+async function count<E extends AppEnv>(
+  c: Context<E>,
   name: PolicyName,
   { object, buckets }: Plan,
   options: { headers: "always" | "on-refusal"; message?: string; mode?: "consume" | "peek" },
@@ -105,7 +109,7 @@ async function count(
  * bucket), 429 past the limit.
  */
 export function rateLimit(name: RequestPolicyName) {
-  const middleware = createMiddleware<AppEnv>(async (c, next) => {
+  const middleware = createMiddleware<LimitedEnv>(async (c, next) => {
     await count(c, name, planFor(c, name), { headers: "always" });
     await next();
   });
@@ -130,7 +134,10 @@ export async function loginFailurePlan(ip: string | undefined, email: string): P
  * logins to one email from one client in flight at the same instant are refused too, right or
  * wrong; the per-address limit allows no more than ten a minute anyway.)
  */
-export async function limitLoginFailures(c: Context<AppEnv>, email: string): Promise<{ release: () => Promise<void> }> {
+export async function limitLoginFailures<E extends AppEnv>(
+  c: Context<E>,
+  email: string,
+): Promise<{ release: () => Promise<void> }> {
   const plan = await loginFailurePlan(c.req.header("cf-connecting-ip"), email);
   await count(
     c,
@@ -151,7 +158,7 @@ export async function limitLoginFailures(c: Context<AppEnv>, email: string): Pro
  * guessing, every guess still checked, and know the token by the first answer that is not a 429.
  * The object counts each failure as it answers, so concurrent guesses cannot pass the limit together.
  */
-export async function limitOperatorFailures(c: Context<AppEnv>, valid: boolean): Promise<void> {
+export async function limitOperatorFailures<E extends AppEnv>(c: Context<E>, valid: boolean): Promise<void> {
   const message = "Too many missing or wrong operator tokens from this address; retry later.";
   await count(
     c,

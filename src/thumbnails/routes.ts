@@ -1,7 +1,8 @@
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
+import type { ProjectEnv } from "../auth/context";
+import { videoWriter } from "../auth/guards";
 import { receiveBody } from "../http/body";
-import type { AppEnv } from "../http/context";
 import { ApiError } from "../http/errors";
 import { publicOrigin } from "../http/public-url";
 import { route } from "../http/route";
@@ -14,7 +15,6 @@ import { parseUlid, ulid } from "../lib/ulid";
 import { rateLimit } from "../rate-limit/middleware";
 import type { VideoRow } from "../videos/model";
 import { swapCustomThumbnail } from "../videos/queries";
-import { writeVideos } from "../videos/routes";
 import { ProjectQuerySchema, VideoParamsSchema } from "../videos/schemas";
 import { customThumbnailKey, thumbnailOf } from "./urls";
 
@@ -38,7 +38,7 @@ const put = route(
     operationId: "setThumbnail",
     tags: ["Thumbnails"],
     summary: "Set a custom thumbnail from raw JPEG, PNG or WebP bytes (at most 5 MiB)",
-    middleware: [writeVideos, receiveBody(THUMBNAIL_BODY), rateLimit("thumbnail")] as const,
+    middleware: [videoWriter, receiveBody(THUMBNAIL_BODY), rateLimit("thumbnail")] as const,
     request: {
       params: VideoParamsSchema,
       query: ProjectQuerySchema,
@@ -61,7 +61,7 @@ const remove = route(
     operationId: "deleteThumbnail",
     tags: ["Thumbnails"],
     summary: "Remove the custom thumbnail, restoring the automatic poster frame",
-    middleware: [writeVideos] as const,
+    middleware: [videoWriter] as const,
     request: { params: VideoParamsSchema, query: ProjectQuerySchema },
     responses: {
       200: jsonResponse(ThumbnailResultSchema, "The automatic poster frame URL"),
@@ -71,7 +71,11 @@ const remove = route(
 );
 
 /** Points the video at a new custom image (or none), deleting the one it replaced. */
-async function switchThumbnail(c: Context<AppEnv>, rawId: string, image: ImageUpload | null): Promise<VideoRow> {
+async function switchThumbnail<E extends ProjectEnv>(
+  c: Context<E>,
+  rawId: string,
+  image: ImageUpload | null,
+): Promise<VideoRow> {
   const videoId = parseUlid(rawId);
   if (!videoId) throw new ApiError("video_not_found");
   const next = image && {
@@ -86,7 +90,7 @@ async function switchThumbnail(c: Context<AppEnv>, rawId: string, image: ImageUp
   return row;
 }
 
-function result(c: Context<AppEnv>, row: VideoRow) {
+function result<E extends ProjectEnv>(c: Context<E>, row: VideoRow) {
   const thumbnail = thumbnailOf(publicOrigin(c), row);
   return c.json({ videoId: row.id, thumbnailUrl: thumbnail.url, source: thumbnail.source }, 200);
 }

@@ -1,12 +1,11 @@
 import type { Context } from "hono";
-import type { AppEnv } from "../http/context";
+import type { ProjectEnv } from "../auth/context";
 import type { Db } from "../lib/db";
 import { logError } from "../lib/log";
 import { monotonicUlids } from "../lib/ulid";
-import { sendDeletion } from "./deletions";
+import { sendDeletion } from "./deletion-queue";
 import { completionInFlight, type VideoRow } from "./model";
-import { clearCleanedUp, deleteStatements, findVideos } from "./queries";
-import { forEachVideo } from "./r2-work";
+import { deleteVideosStatements, findVideos } from "./queries";
 
 export type ItemCode = "video_not_found" | "upload_completion_in_progress" | "internal_error" | "not_attempted";
 export type ItemOutcome = { id: string; ok: true } | { id: string; ok: false; code: ItemCode };
@@ -14,7 +13,7 @@ export type ItemOutcome = { id: string; ok: true } | { id: string; ok: false; co
 /** What a delete touches on the request's path: D1 (the request's session) and one queue send. */
 export type Store = { db: Db; deletions: Queue };
 
-export function storeOf(c: Context<AppEnv>): Store {
+export function storeOf<E extends ProjectEnv>(c: Context<E>): Store {
   return { db: c.var.db, deletions: c.env.DELETION_QUEUE };
 }
 
@@ -35,7 +34,7 @@ function refusal(row: VideoRow | undefined, now: number): ItemCode {
  * Each deletion is a soft delete written in one batch with its video.deleted event; from then on
  * the upload session takes no parts and no completion. The rest (publishing the events, aborting
  * the R2 multipart uploads, deleting custom thumbnails) is one message to the deletions queue,
- * whose consumer does it with the queue's retries (see `deletions.ts`). `ids` are canonical and
+ * whose consumer does it with the queue's retries (see `deletion-queue.ts`). `ids` are canonical and
  * distinct, in request order.
  *
  * Happy path: one batch of two statements for all ids, then one queue send; ids it could not
@@ -59,7 +58,9 @@ export async function deleteVideos(
   const nextId = monotonicUlids();
   const remove = async (batch: string[]) => {
     for (const id of batch) eventIds[id] = nextId(now);
-    const [update] = await store.db.batch<{ id: string }>(deleteStatements(store.db, projectId, batch, eventIds, now));
+    const [update] = await store.db.batch<{ id: string }>(
+      deleteVideosStatements(store.db, projectId, batch, eventIds, now),
+    );
     for (const row of update?.results ?? []) applied.add(row.id);
   };
   let attempted = ids;
@@ -101,46 +102,14 @@ export async function deleteVideos(
   if (applied.size === 0) return outcomes;
   const videoIds = [...applied];
   try {
-    await sendDeletion(store.deletions, { videoIds, eventIds: videoIds.map((id) => eventIds[id] as string) });
+    await sendDeletion(store.deletions, {
+      projectId,
+      videoIds,
+      eventIds: videoIds.map((id) => eventIds[id] as string),
+    });
   } catch (error) {
     // The events and the clean-up are recorded in D1 already: the scheduled sweep does them.
     logError("delete: send follow-up", error, { count: videoIds.length });
   }
   return outcomes;
-}
-
-/**
- * Removes what deleted videos leave in R2: aborts their multipart uploads and deletes their custom
- * thumbnails, then forgets the videos that are clean. One that fails stays recorded, for a retry
- * of the message or the scheduled sweeper. Returns how many failed.
- */
-export async function cleanUpDeleted(store: { db: Db; media: R2Bucket }, rows: VideoRow[]): Promise<number> {
-  const pending = rows.filter((row) => row.upload_r2_id !== null || row.custom_thumbnail_key !== null);
-  if (pending.length === 0) return 0;
-  const clean = await forEachVideo(pending, (row) => cleanUpOne(store.media, row), "delete: clean up R2");
-  try {
-    await clearCleanedUp(
-      store.db,
-      clean.map((row) => row.id),
-    );
-  } catch (error) {
-    logError("delete: record clean-up", error, { count: clean.length });
-  }
-  return pending.length - clean.length;
-}
-
-async function cleanUpOne(media: R2Bucket, row: VideoRow): Promise<void> {
-  if (row.custom_thumbnail_key) await media.delete(row.custom_thumbnail_key);
-  await abortUpload(media, row);
-}
-
-/** Aborts the video's R2 multipart upload, if it has one; one already gone is not an error. */
-export async function abortUpload(media: R2Bucket, row: Pick<VideoRow, "source_key" | "upload_r2_id">) {
-  if (!row.upload_r2_id) return;
-  try {
-    await media.resumeMultipartUpload(row.source_key, row.upload_r2_id).abort();
-  } catch (error) {
-    // Already completed or aborted: nothing is left to abort.
-    if (!/NoSuchUpload|10024/.test(String(error))) throw error;
-  }
 }

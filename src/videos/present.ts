@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import type { AppEnv } from "../http/context";
+import type { ProjectEnv } from "../auth/context";
 import { found } from "../http/found";
 import { publicOrigin } from "../http/public-url";
 import { thumbnailOf } from "../thumbnails/urls";
@@ -7,11 +7,11 @@ import { toVideo, type Video, type VideoRow } from "./model";
 import { findVideo } from "./queries";
 
 /** The video object as the API shows it. */
-export function present(c: Context<AppEnv>, row: VideoRow, now: number = Date.now()): Video {
+export function present<E extends ProjectEnv>(c: Context<E>, row: VideoRow, now: number = Date.now()): Video {
   return toVideo(row, thumbnailOf(publicOrigin(c), row), now);
 }
 
 /** The live video the path names in the caller's project; anything else is video_not_found. */
-export async function pathVideo(c: Context<AppEnv>, rawId: string): Promise<VideoRow> {
+export async function pathVideo<E extends ProjectEnv>(c: Context<E>, rawId: string): Promise<VideoRow> {
   return found("video_not_found", rawId, (id) => findVideo(c.var.db, c.var.projectId, id));
 }

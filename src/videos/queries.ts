@@ -1,8 +1,9 @@
+import { recordEventsStatement } from "../events/outbox-queries";
+import { videoDeletedEvent } from "../events/types";
 import type { Position } from "../lib/cursor";
 import { type Db, IN_JSON_LIST } from "../lib/db";
 import { type Swapped, swapInBatch } from "../lib/replace-object";
 import { isoTime } from "../lib/time";
-import { videoDeletedEvent } from "../webhooks/events";
 import { COMPLETION_LEASE_MS, type VideoRow, type Visibility } from "./model";
 
 export async function insertVideo(db: Db, row: VideoRow): Promise<void> {
@@ -94,7 +95,7 @@ export async function setVisibility(
  * an event is written only for a video this batch deleted, at most
  * once per video (unique on type and subject). `eventIds` maps each video id to its event's id.
  */
-export function deleteStatements(
+export function deleteVideosStatements(
   db: Db,
   projectId: string,
   ids: string[],
@@ -102,11 +103,12 @@ export function deleteStatements(
   now: number,
 ): [D1PreparedStatement, D1PreparedStatement] {
   const at = isoTime(now);
-  const idList = JSON.stringify(ids);
-  // One JSON object, video id → its event: read once by json_each, not re-parsed per row.
-  const events = Object.fromEntries(
-    ids.map((id) => [id, { eventId: eventIds[id], payload: videoDeletedEvent(id, projectId, at) }]),
-  );
+  const events = ids.map((id) => ({
+    id: eventIds[id] as string,
+    type: "video.deleted" as const,
+    subjectId: id,
+    payload: videoDeletedEvent(id, projectId, at),
+  }));
   return [
     db
       .prepare(
@@ -118,16 +120,12 @@ export function deleteStatements(
            AND NOT (status = 'upload_completing' AND completion_lease_until > ?1)
          RETURNING id`,
       )
-      .bind(at, projectId, idList),
-    db
-      .prepare(
-        `INSERT OR IGNORE INTO outbox_events (id, project_id, type, subject_id, payload, created_at)
-         SELECT json_extract(e.value, '$.eventId'), v.project_id, 'video.deleted', v.id,
-                json_extract(e.value, '$.payload'), v.deleted_at
-         FROM json_each(?1) e JOIN videos v ON v.id = e.key
-         WHERE v.project_id = ?2 AND v.deleted_at = ?3`,
-      )
-      .bind(JSON.stringify(events), projectId, at),
+      .bind(at, projectId, JSON.stringify(ids)),
+    // Only the videos this batch deleted (deleted at this very instant) get their event.
+    recordEventsStatement(db, projectId, events, at, {
+      sql: "SELECT id FROM videos WHERE project_id = ? AND deleted_at = ?",
+      params: [projectId, at],
+    }),
   ];
 }
 

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { authenticate } from "../auth/middleware";
+import { videoReader, videoWriter } from "../auth/guards";
 import { jsonBody } from "../http/body";
 import { ApiError } from "../http/errors";
 import { PAGE_QUERY_CODES, PageQuerySchema, pageOf, parsePage } from "../http/pagination";
@@ -15,16 +15,13 @@ import { pathVideo, present } from "./present";
 import { insertVideo, listVideos } from "./queries";
 import { ProjectQuerySchema, UploadSessionSchema, VideoCreateSchema, VideoParamsSchema, VideoSchema } from "./schemas";
 
-export const readVideos = authenticate({ accept: "any", scope: "read", project: { from: "query" } });
-export const writeVideos = authenticate({ accept: "any", scope: "write", project: { from: "query" } });
-
 const create = route({
   method: "post",
   path: "/v1/videos",
   operationId: "createVideo",
   tags: ["Videos"],
   summary: "Create a video and open its upload session (an R2 multipart upload)",
-  middleware: [writeVideos, jsonBody] as const,
+  middleware: [videoWriter, jsonBody] as const,
   request: { query: ProjectQuerySchema, body: jsonRequest(VideoCreateSchema) },
   responses: {
     201: jsonResponse(
@@ -41,7 +38,7 @@ const list = route(
     operationId: "listVideos",
     tags: ["Videos"],
     summary: "The project's videos, newest first",
-    middleware: [readVideos] as const,
+    middleware: [videoReader] as const,
     request: { query: ProjectQuerySchema.extend(PageQuerySchema.shape) },
     responses: {
       200: jsonResponse(z.object({ data: z.array(VideoSchema), nextCursor: z.string().nullable() }), "One page"),
@@ -57,7 +54,7 @@ const read = route(
     operationId: "getVideo",
     tags: ["Videos"],
     summary: "One video",
-    middleware: [readVideos] as const,
+    middleware: [videoReader] as const,
     request: { params: VideoParamsSchema, query: ProjectQuerySchema },
     responses: {
       200: jsonResponse(VideoSchema, "The video"),
@@ -73,7 +70,7 @@ const remove = route(
     operationId: "deleteVideo",
     tags: ["Videos"],
     summary: "Soft-delete a video: aborts its upload session and emits video.deleted",
-    middleware: [writeVideos] as const,
+    middleware: [videoWriter] as const,
     request: { params: VideoParamsSchema, query: ProjectQuerySchema },
     responses: {
       204: { description: "Deleted" },

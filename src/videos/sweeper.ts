@@ -1,21 +1,24 @@
-import { abortUpload, cleanUpDeleted } from "./delete";
+import type { Db } from "../lib/db";
+import { abortUpload, cleanUpDeleted } from "./cleanup";
 import { clearExpiredUploads, expiredUploads, pendingCleanups } from "./queries";
 import { forEachVideo } from "./r2-work";
 
 const BATCH = 100;
 
+type Store = { db: Db; media: R2Bucket };
+
 /** Retries the R2 clean-up of deleted videos that a delete could not finish at the time. */
-export async function sweepDeletedVideos(env: Env): Promise<void> {
-  await cleanUpDeleted({ db: env.DB, media: env.MEDIA }, await pendingCleanups(env.DB, BATCH));
+export async function sweepDeletedVideos(store: Store): Promise<void> {
+  await cleanUpDeleted(store, await pendingCleanups(store.db, BATCH));
 }
 
 /**
  * Aborts the R2 multipart uploads of upload sessions that expired unfinished, so an abandoned
  * upload holds no storage; the video stays, waiting for an upload it can no longer get.
  */
-export async function sweepExpiredUploads(env: Env, now: number = Date.now()): Promise<number> {
-  const rows = await expiredUploads(env.DB, now, BATCH);
-  const aborted = await forEachVideo(rows, (row) => abortUpload(env.MEDIA, row), "expired upload: abort");
-  await clearExpiredUploads(env.DB, aborted);
+export async function sweepExpiredUploads(store: Store, now: number = Date.now()): Promise<number> {
+  const rows = await expiredUploads(store.db, now, BATCH);
+  const aborted = await forEachVideo(rows, (row) => abortUpload(store.media, row), "expired upload: abort");
+  await clearExpiredUploads(store.db, aborted);
   return aborted.length;
 }

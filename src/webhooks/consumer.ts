@@ -2,16 +2,16 @@ import type { Db } from "../lib/db";
 import { logError } from "../lib/log";
 import { isoTime, MINUTE } from "../lib/time";
 import { ulid } from "../lib/ulid";
-import { type DeliveryMessage, enqueue } from "./delivery-queue";
-import { DELIVERY_TIMEOUT_MS, type DeliveryError, RETRY_DELAYS_SECONDS } from "./model";
 import {
   type ClaimedAttempt,
   claimAttempt,
-  disableGone,
-  finishAttempt,
-  giveUpAttempt,
-  insertAttempts,
-} from "./queries";
+  finishAttemptStatement,
+  giveUpAttemptStatement,
+  insertAttemptsStatement,
+} from "./attempt-queries";
+import { type DeliveryMessage, enqueue } from "./delivery-queue";
+import { disableGoneStatement } from "./endpoint-queries";
+import { DELIVERY_TIMEOUT_MS, type DeliveryError, RETRY_DELAYS_SECONDS } from "./model";
 import { signatureHeaders } from "./signing";
 import { type TargetRules, targetProblem } from "./targets";
 
@@ -114,14 +114,14 @@ export async function deliver(deps: Deps, deliveryId: string, now: number = Date
   const finished = Date.now();
   const delay = outcome.ok || !retryable ? undefined : RETRY_DELAYS_SECONDS[attempt.attempt - 1];
   const nextRetryAt = delay === undefined ? null : isoTime(finished + delay * 1000);
-  const record = finishAttempt(
+  const record = finishAttemptStatement(
     deps.db,
     attempt.id,
     { state: outcome.ok ? "succeeded" : "failed", ...outcome, nextRetryAt },
     finished,
   );
   if (outcome.responseStatus === 410) {
-    await deps.db.batch([record, disableGone(deps.db, attempt.endpoint_id)]);
+    await deps.db.batch([record, disableGoneStatement(deps.db, attempt.endpoint_id)]);
     return;
   }
   if (delay === undefined || nextRetryAt === null) {
@@ -136,7 +136,7 @@ export async function deliver(deps: Deps, deliveryId: string, now: number = Date
     attempt: attempt.attempt + 1,
     dueAt: nextRetryAt,
   };
-  await deps.db.batch([record, insertAttempts(deps.db, [next], finished)]);
+  await deps.db.batch([record, insertAttemptsStatement(deps.db, [next], finished)]);
   await enqueue(
     deps.queue,
     [{ deliveryId: next.id, endpointId: next.endpointId, projectId: attempt.project_id }],
@@ -162,7 +162,7 @@ export async function deliverOrReschedule(deps: Deps, message: DeliveryMessage):
     const failures = (message.failures ?? 0) + 1;
     logError("webhook delivery", error, { deliveryId: message.deliveryId, failures });
     try {
-      if (failures >= MAX_FAILURES) await giveUpAttempt(deps.db, message.deliveryId, Date.now()).run();
+      if (failures >= MAX_FAILURES) await giveUpAttemptStatement(deps.db, message.deliveryId, Date.now()).run();
       else await enqueue(deps.queue, [{ ...message, failures }], FAILURE_DELAY_SECONDS);
     } catch (again) {
       logError("webhook delivery: rescheduling failed, the sweep takes over", again, {

@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { Db } from "../lib/db";
 import { consumeEach } from "../lib/queue";
 import { ULID_PATTERN } from "../lib/ulid";
-import { giveUpAttempt } from "./queries";
+import { giveUpAttemptStatement } from "./attempt-queries";
 
 /**
  * The `webhook-deliveries` queue (and its dead-letter queue): one message per delivery attempt.
@@ -57,7 +57,7 @@ export function consumeDeadLetters(batch: MessageBatch<unknown>, db: Db): Promis
     DeliveryMessageSchema.pick({ deliveryId: true }).loose(),
     { malformed: "webhook message malformed", failed: "webhook dead letter" },
     async ({ deliveryId }) => {
-      await giveUpAttempt(db, deliveryId, now).run();
+      await giveUpAttemptStatement(db, deliveryId, now).run();
     },
   );
 }

@@ -1,5 +1,5 @@
-export const EVENT_TYPES = ["video.deleted"] as const;
-export type EventType = (typeof EVENT_TYPES)[number];
+import type { EventType } from "../events/types";
+
 export const DELIVERY_STATES = ["pending", "succeeded", "failed"] as const;
 export type DeliveryState = (typeof DELIVERY_STATES)[number];
 

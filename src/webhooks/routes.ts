@@ -1,8 +1,9 @@
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { authenticate } from "../auth/middleware";
+import type { ProjectEnv } from "../auth/context";
+import { ProjectPathParams, projectMember } from "../auth/guards";
+import { EVENT_TYPES } from "../events/types";
 import { jsonBody } from "../http/body";
-import type { AppEnv } from "../http/context";
 import { ApiError } from "../http/errors";
 import { found } from "../http/found";
 import { PAGE_QUERY_CODES, PageQuerySchema, pageOf, parsePage } from "../http/pagination";
@@ -14,29 +15,27 @@ import { isoTime } from "../lib/time";
 import { parseUlid, ulid } from "../lib/ulid";
 import { rateLimit } from "../rate-limit/middleware";
 import { QUOTAS, quotaExceeded } from "../rate-limit/policies";
+import { insertRetryAttempt } from "./attempt-queries";
 import { enqueue } from "./delivery-queue";
+import {
+  deleteEndpoint,
+  findEndpoint,
+  insertEndpoint,
+  listEndpoints,
+  rotateSecret,
+  updateEndpoint,
+} from "./endpoint-queries";
+import { endpointDeliveries, findDelivery } from "./listing-queries";
 import {
   DELIVERY_ERRORS,
   DELIVERY_STATES,
   DISABLED_REASONS,
   deliveriesCursorScope,
   type EndpointRow,
-  EVENT_TYPES,
   SECRET_OVERLAP_MS,
   toDelivery,
   toEndpoint,
 } from "./model";
-import {
-  deleteEndpoint,
-  endpointDeliveries,
-  findDelivery,
-  findEndpoint,
-  insertEndpoint,
-  insertRetryAttempt,
-  listEndpoints,
-  rotateSecret,
-  updateEndpoint,
-} from "./queries";
 import { newSecret } from "./signing";
 import { targetProblem } from "./targets";
 
@@ -99,11 +98,7 @@ const DeliverySchema = z
   })
   .openapi("WebhookDeliveryAttempt");
 
-const project = (scope: "read" | "write", notFound: "not_found" | "endpoint_not_found") =>
-  authenticate({ accept: "any", scope, project: { from: "path", param: "projectId", notFound } });
-
-const ProjectParams = z.object({ projectId: pathId("project") });
-const EndpointParams = z.object({ projectId: pathId("project"), id: pathId("webhook endpoint") });
+const EndpointParams = ProjectPathParams.extend({ id: pathId("webhook endpoint") });
 
 const create = route(
   {
@@ -112,8 +107,8 @@ const create = route(
     operationId: "createWebhookEndpoint",
     tags: ["Webhooks"],
     summary: "Add a webhook endpoint; its signing secret is shown only in this response",
-    middleware: [project("write", "not_found"), jsonBody] as const,
-    request: { params: ProjectParams, body: jsonRequest(EndpointCreateSchema) },
+    middleware: [projectMember("write", "not_found"), jsonBody] as const,
+    request: { params: ProjectPathParams, body: jsonRequest(EndpointCreateSchema) },
     responses: { 201: jsonResponse(CreatedEndpointSchema, "The endpoint, with its secret") },
   },
   ["invalid_body", "quota_exceeded"],
@@ -126,7 +121,7 @@ const patch = route(
     operationId: "updateWebhookEndpoint",
     tags: ["Webhooks"],
     summary: "Change an endpoint's URL, event types, description, or whether it is enabled",
-    middleware: [project("write", "endpoint_not_found"), jsonBody] as const,
+    middleware: [projectMember("write", "endpoint_not_found"), jsonBody] as const,
     request: { params: EndpointParams, body: jsonRequest(EndpointPatchSchema) },
     responses: { 200: jsonResponse(EndpointSchema, "The endpoint after the change") },
   },
@@ -140,7 +135,7 @@ const rotate = route(
     operationId: "rotateWebhookSecret",
     tags: ["Webhooks"],
     summary: "Replace the signing secret; for 24 h deliveries carry the new and the old signature",
-    middleware: [project("write", "endpoint_not_found")] as const,
+    middleware: [projectMember("write", "endpoint_not_found")] as const,
     request: { params: EndpointParams },
     responses: {
       200: jsonResponse(
@@ -158,8 +153,8 @@ const list = route({
   operationId: "listWebhookEndpoints",
   tags: ["Webhooks"],
   summary: "The project's webhook endpoints",
-  middleware: [project("read", "not_found")] as const,
-  request: { params: ProjectParams },
+  middleware: [projectMember("read", "not_found")] as const,
+  request: { params: ProjectPathParams },
   responses: { 200: jsonResponse(z.object({ data: z.array(EndpointSchema) }), "The endpoints") },
 });
 
@@ -170,7 +165,7 @@ const read = route(
     operationId: "getWebhookEndpoint",
     tags: ["Webhooks"],
     summary: "One webhook endpoint",
-    middleware: [project("read", "endpoint_not_found")] as const,
+    middleware: [projectMember("read", "endpoint_not_found")] as const,
     request: { params: EndpointParams },
     responses: { 200: jsonResponse(EndpointSchema, "The endpoint") },
   },
@@ -184,7 +179,7 @@ const remove = route(
     operationId: "deleteWebhookEndpoint",
     tags: ["Webhooks"],
     summary: "Delete a webhook endpoint and its delivery attempts",
-    middleware: [project("write", "endpoint_not_found")] as const,
+    middleware: [projectMember("write", "endpoint_not_found")] as const,
     request: { params: EndpointParams },
     responses: { 204: { description: "Deleted" } },
   },
@@ -203,7 +198,7 @@ const deliveries = route(
     operationId: "listWebhookDeliveries",
     tags: ["Webhooks"],
     summary: "The endpoint's delivery attempts, newest first (createdAt, then id)",
-    middleware: [project("read", "endpoint_not_found"), rateLimit("deliveries")] as const,
+    middleware: [projectMember("read", "endpoint_not_found"), rateLimit("deliveries")] as const,
     request: { params: EndpointParams, query: DeliveriesQuerySchema },
     responses: {
       200: jsonResponse(z.object({ data: z.array(DeliverySchema), nextCursor: z.string().nullable() }), "One page"),
@@ -220,7 +215,7 @@ const retry = route(
     operationId: "retryWebhookDelivery",
     tags: ["Webhooks"],
     summary: "Send the attempt's event to the endpoint again, as a new attempt",
-    middleware: [project("write", "endpoint_not_found"), rateLimit("delivery_retry")] as const,
+    middleware: [projectMember("write", "endpoint_not_found"), rateLimit("delivery_retry")] as const,
     request: { params: EndpointParams.extend({ attemptId: pathId("delivery attempt") }) },
     responses: { 202: jsonResponse(DeliverySchema, "The new attempt, pending") },
   },
@@ -228,13 +223,13 @@ const retry = route(
 );
 
 /** A webhook URL the service may deliver to (contract §10), normalized; else invalid_body on `url`. */
-function webhookUrl(c: Context<AppEnv>, text: string): string {
+function webhookUrl<E extends ProjectEnv>(c: Context<E>, text: string): string {
   const problem = targetProblem(text, { allowHttp: c.var.config.allowHttpWebhooks });
   if (problem) throw new ApiError("invalid_body", { details: [{ path: "url", message: problem }] });
   return new URL(text).toString();
 }
 
-async function pathEndpoint(c: Context<AppEnv>, rawId: string): Promise<EndpointRow> {
+async function pathEndpoint<E extends ProjectEnv>(c: Context<E>, rawId: string): Promise<EndpointRow> {
   return found("endpoint_not_found", rawId, (id) => findEndpoint(c.var.db, c.var.projectId, id));
 }
 

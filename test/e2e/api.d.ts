@@ -140,7 +140,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/v1/projects/{id}": {
+    "/v1/projects/{projectId}": {
         parameters: {
             query?: never;
             header?: never;
@@ -161,7 +161,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/v1/projects/{id}/api-keys": {
+    "/v1/projects/{projectId}/api-keys": {
         parameters: {
             query?: never;
             header?: never;
@@ -179,7 +179,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/v1/projects/{id}/api-keys/{keyId}": {
+    "/v1/projects/{projectId}/api-keys/{keyId}": {
         parameters: {
             query?: never;
             header?: never;
@@ -196,7 +196,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/v1/projects/{id}/encoding-settings": {
+    "/v1/projects/{projectId}/encoding-settings": {
         parameters: {
             query?: never;
             header?: never;
@@ -214,7 +214,7 @@ export interface paths {
         patch: operations["patchEncodingSettings"];
         trace?: never;
     };
-    "/v1/projects/{id}/encoding-settings/watermark-image": {
+    "/v1/projects/{projectId}/encoding-settings/watermark-image": {
         parameters: {
             query?: never;
             header?: never;
@@ -1564,7 +1564,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description The project's ULID (case-insensitive) */
-                id: string;
+                projectId: string;
             };
             cookie?: never;
         };
@@ -1644,7 +1644,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description The project's ULID (case-insensitive) */
-                id: string;
+                projectId: string;
             };
             cookie?: never;
         };
@@ -1722,7 +1722,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description The project's ULID (case-insensitive) */
-                id: string;
+                projectId: string;
             };
             cookie?: never;
         };
@@ -1804,7 +1804,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description The project's ULID (case-insensitive) */
-                id: string;
+                projectId: string;
             };
             cookie?: never;
         };
@@ -1945,7 +1945,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description The project's ULID (case-insensitive) */
-                id: string;
+                projectId: string;
                 /** @description The key's ULID (case-insensitive) */
                 keyId: string;
             };
@@ -2025,7 +2025,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description The project's ULID (case-insensitive) */
-                id: string;
+                projectId: string;
             };
             cookie?: never;
         };
@@ -2108,7 +2108,7 @@ export interface operations {
             };
             path: {
                 /** @description The project's ULID (case-insensitive) */
-                id: string;
+                projectId: string;
             };
             cookie?: never;
         };
@@ -2268,7 +2268,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description The project's ULID (case-insensitive) */
-                id: string;
+                projectId: string;
             };
             cookie?: never;
         };
@@ -2411,7 +2411,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description The project's ULID (case-insensitive) */
-                id: string;
+                projectId: string;
             };
             cookie?: never;
         };

@@ -70,8 +70,8 @@ describe("a customer integration through the generated client", () => {
     const project = await dashboard.POST("/v1/projects", { body: { name: "Launch" } });
     expect(project.response.status).toBe(201);
     const projectId = project.data?.id ?? "";
-    const created = await dashboard.POST("/v1/projects/{id}/api-keys", {
-      params: { path: { id: projectId } },
+    const created = await dashboard.POST("/v1/projects/{projectId}/api-keys", {
+      params: { path: { projectId } },
       body: { name: "server", scopes: ["read", "write"], mode: "test" },
     });
     const key = created.data?.key ?? "";
@@ -103,8 +103,8 @@ describe("a customer integration through the generated client", () => {
     const image = await fetch(thumbnail.data?.thumbnailUrl ?? "");
     expect(new Uint8Array(await image.arrayBuffer())).toEqual(stripMetadata(png, "image/png"));
 
-    const settings = await dashboard.PATCH("/v1/projects/{id}/encoding-settings", {
-      params: { path: { id: projectId } },
+    const settings = await dashboard.PATCH("/v1/projects/{projectId}/encoding-settings", {
+      params: { path: { projectId } },
       body: { enabledResolutions: ["1080p", "720p"], watermark: { position: "bottom-left" } },
     });
     expect(settings.data?.enabledResolutions).toEqual(["720p", "1080p"]);

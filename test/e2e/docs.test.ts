@@ -27,7 +27,7 @@ const SPEC_OPERATIONS = [
   },
   {
     id: "patchEncodingSettings",
-    path: "/v1/projects/{id}/encoding-settings",
+    path: "/v1/projects/{projectId}/encoding-settings",
     fields: ["enabledResolutions", "watermark.opacity", "codec_unavailable"],
   },
   { id: "createProject", path: "/v1/projects", fields: ["name", "invalid_name", "account_not_approved"] },

@@ -1,4 +1,6 @@
 import { describe, expect, it } from "vitest";
+import type { z } from "zod";
+import { ROUTES } from "../../src/http/route";
 import {
   ADMIN,
   api,
@@ -16,8 +18,9 @@ import {
 } from "../helpers";
 
 /**
- * Every protected route, with what it accepts. The same credential checks run against each, so a
- * route that forgets one fails here. `{project}` is replaced by a project of the caller.
+ * Every protected route, with what it accepts, read from the route registry (the same configs the
+ * OpenAPI document comes from): a new route is in this matrix the moment it exists. `{project}` is
+ * replaced by a project of the caller.
  */
 type ProtectedRoute = {
   method: string;
@@ -30,112 +33,58 @@ type ProtectedRoute = {
   body?: unknown;
 };
 
-const PROTECTED_ROUTES: ProtectedRoute[] = [
-  { method: "GET", path: "/v1/account", accepts: "session", skipsApproval: true },
-  { method: "POST", path: "/v1/auth/logout", accepts: "session", skipsApproval: true },
-  { method: "GET", path: "/v1/projects", accepts: "session" },
-  { method: "POST", path: "/v1/projects", accepts: "session", body: { name: "x" } },
-  { method: "GET", path: "/v1/projects/{project}", accepts: "session" },
-  { method: "DELETE", path: "/v1/projects/{project}", accepts: "session" },
-  { method: "GET", path: "/v1/projects/{project}/api-keys", accepts: "session" },
-  {
-    method: "POST",
-    path: "/v1/projects/{project}/api-keys",
-    accepts: "session",
-    body: { name: "k", scopes: ["read"], mode: "test" },
-  },
-  { method: "DELETE", path: "/v1/projects/{project}/api-keys/01ARZ3NDEKTSV4RRFFQ69G5FAV", accepts: "session" },
-  { method: "GET", path: "/v1/projects/{project}/encoding-settings", accepts: "session" },
-  { method: "PATCH", path: "/v1/projects/{project}/encoding-settings", accepts: "session", body: {} },
-  { method: "PUT", path: "/v1/projects/{project}/encoding-settings/watermark-image", accepts: "session" },
-  { method: "DELETE", path: "/v1/projects/{project}/encoding-settings/watermark-image", accepts: "session" },
-  {
-    method: "POST",
-    path: "/v1/projects/{project}/webhook-endpoints",
-    accepts: "any",
-    scope: "write",
-    body: { url: "https://x.example" },
-  },
-  { method: "GET", path: "/v1/projects/{project}/webhook-endpoints", accepts: "any", scope: "read" },
-  {
-    method: "GET",
-    path: "/v1/projects/{project}/webhook-endpoints/01ARZ3NDEKTSV4RRFFQ69G5FAV",
-    accepts: "any",
-    scope: "read",
-  },
-  {
-    method: "DELETE",
-    path: "/v1/projects/{project}/webhook-endpoints/01ARZ3NDEKTSV4RRFFQ69G5FAV",
-    accepts: "any",
-    scope: "write",
-  },
-  {
-    method: "PATCH",
-    path: "/v1/projects/{project}/webhook-endpoints/01ARZ3NDEKTSV4RRFFQ69G5FAV",
-    accepts: "any",
-    scope: "write",
-    body: { enabled: false },
-  },
-  {
-    method: "POST",
-    path: "/v1/projects/{project}/webhook-endpoints/01ARZ3NDEKTSV4RRFFQ69G5FAV/rotate-secret",
-    accepts: "any",
-    scope: "write",
-  },
-  {
-    method: "GET",
-    path: "/v1/projects/{project}/webhook-endpoints/01ARZ3NDEKTSV4RRFFQ69G5FAV/deliveries",
-    accepts: "any",
-    scope: "read",
-  },
-  {
-    method: "POST",
-    path: "/v1/projects/{project}/webhook-endpoints/01ARZ3NDEKTSV4RRFFQ69G5FAV/deliveries/01ARZ3NDEKTSV4RRFFQ69G5FAV/retry",
-    accepts: "any",
-    scope: "write",
-  },
-  { method: "POST", path: "/v1/videos?projectId={project}", accepts: "any", scope: "write", body: {} },
-  { method: "GET", path: "/v1/videos?projectId={project}", accepts: "any", scope: "read" },
-  { method: "GET", path: "/v1/videos/01ARZ3NDEKTSV4RRFFQ69G5FAV?projectId={project}", accepts: "any", scope: "read" },
-  {
-    method: "DELETE",
-    path: "/v1/videos/01ARZ3NDEKTSV4RRFFQ69G5FAV?projectId={project}",
-    accepts: "any",
-    scope: "write",
-  },
-  {
-    method: "PUT",
-    path: "/v1/videos/01ARZ3NDEKTSV4RRFFQ69G5FAV/upload/parts/1?projectId={project}",
-    accepts: "any",
-    scope: "write",
-  },
-  {
-    method: "POST",
-    path: "/v1/videos/01ARZ3NDEKTSV4RRFFQ69G5FAV/upload/complete?projectId={project}",
-    accepts: "any",
-    scope: "write",
-    body: { parts: [{ partNumber: 1, etag: "x" }] },
-  },
-  {
-    method: "PUT",
-    path: "/v1/videos/01ARZ3NDEKTSV4RRFFQ69G5FAV/thumbnail?projectId={project}",
-    accepts: "any",
-    scope: "write",
-  },
-  {
-    method: "DELETE",
-    path: "/v1/videos/01ARZ3NDEKTSV4RRFFQ69G5FAV/thumbnail?projectId={project}",
-    accepts: "any",
-    scope: "write",
-  },
-  {
-    method: "POST",
-    path: "/v1/videos/bulk?projectId={project}",
-    accepts: "any",
-    scope: "write",
-    body: { action: "delete", videoIds: ["01ARZ3NDEKTSV4RRFFQ69G5FAV"] },
-  },
-];
+const SOME_ID = "01ARZ3NDEKTSV4RRFFQ69G5FAV";
+/** Operations anyone may call: refusing a stranger is not theirs to do. */
+const PUBLIC_OPERATIONS = ["signUp", "logIn"];
+
+type Security = Record<string, string[]>[];
+const codesOf = (config: (typeof ROUTES)[number], status: string): string[] => {
+  const content = (config.responses[status] as { content?: Record<string, { schema?: z.ZodType }> } | undefined)
+    ?.content?.["application/json"]?.schema;
+  const shape = content?.toJSONSchema?.() as {
+    properties?: { error?: { properties?: { code?: { enum?: string[] } } } };
+  };
+  return shape?.properties?.error?.properties?.code?.enum ?? [];
+};
+
+const REGISTERED = ROUTES.map((config) => ({ config, security: (config.security ?? []) as Security }));
+const PROTECTED_ROUTES: ProtectedRoute[] = REGISTERED.filter(
+  ({ security }) => security.length > 0 && !security.some((s) => "operatorToken" in s),
+).map(({ config, security }) => {
+  const keyScopes = security.find((s) => "apiKey" in s)?.apiKey;
+  const byQuery = codesOf(config, "400").includes("invalid_project_id");
+  const path = config.path.replace(/\{(?!projectId\})[^}]+\}/g, SOME_ID).replace("{projectId}", "{project}");
+  const takesJson = Boolean(
+    (config.request?.body as { content?: Record<string, unknown> } | undefined)?.content?.["application/json"],
+  );
+  return {
+    method: config.method.toUpperCase(),
+    path: byQuery ? `${path}?projectId={project}` : path,
+    accepts: keyScopes ? "any" : "session",
+    ...(keyScopes ? { scope: keyScopes[0] as "read" | "write" } : {}),
+    skipsApproval: !codesOf(config, "403").includes("account_not_approved"),
+    ...(takesJson ? { body: {} } : {}),
+  };
+});
+
+describe("the matrix", () => {
+  it("holds every registered route but the public ones and the operator API's", () => {
+    const unprotected = REGISTERED.filter(({ security }) => security.length === 0).map(
+      ({ config }) => config.operationId,
+    );
+    expect(unprotected.sort()).toEqual([...PUBLIC_OPERATIONS].sort());
+    expect(PROTECTED_ROUTES.length).toBeGreaterThanOrEqual(30);
+    expect(PROTECTED_ROUTES).toContainEqual(
+      expect.objectContaining({ method: "DELETE", path: "/v1/projects/{project}", accepts: "session" }),
+    );
+    expect(PROTECTED_ROUTES).toContainEqual(
+      expect.objectContaining({ method: "POST", path: "/v1/videos/bulk?projectId={project}", scope: "write" }),
+    );
+    expect(PROTECTED_ROUTES).toContainEqual(
+      expect.objectContaining({ method: "GET", path: "/v1/account", skipsApproval: true }),
+    );
+  });
+});
 
 async function call(route: ProtectedRoute, projectId: string, init: RequestInit): Promise<Response> {
   const path = route.path.replaceAll("{project}", projectId);
@@ -221,11 +170,14 @@ describe.each(PROTECTED_ROUTES)("$method $path", (route) => {
 });
 
 /** The operator API: the operator token (ADMIN_TOKEN) only; `{account}` is an account to act on. */
-const OPERATOR_ROUTES = [
-  { method: "POST", path: "/v1/admin/accounts/{account}/approve" },
-  { method: "POST", path: "/v1/admin/accounts/{account}/suspend" },
-  { method: "PUT", path: "/v1/admin/accounts/{account}/plan", body: { plan: "pro" } },
-];
+const OPERATOR_BODIES: Record<string, unknown> = { planAccount: { plan: "pro" } };
+const OPERATOR_ROUTES = REGISTERED.filter(({ security }) => security.some((s) => "operatorToken" in s)).map(
+  ({ config }) => ({
+    method: config.method.toUpperCase(),
+    path: config.path.replace("{accountId}", "{account}"),
+    body: OPERATOR_BODIES[config.operationId ?? ""],
+  }),
+);
 
 type Workspace = Awaited<ReturnType<typeof newWorkspace>>;
 

@@ -48,7 +48,7 @@ const withKey = (key: string, method: string, type: string) =>
 
 const OVERLAPPED: Case[] = [
   {
-    name: "PATCH /v1/projects/{id}/encoding-settings",
+    name: "PATCH /v1/projects/{projectId}/encoding-settings",
     call: (ws) => ({
       path: `/v1/projects/${ws.project.id}/encoding-settings`,
       init: withSession(ws.session, "PATCH", "application/json"),

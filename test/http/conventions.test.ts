@@ -38,7 +38,7 @@ describe("HTTP conventions", () => {
     const doc = (await response.json()) as { openapi: string; paths: Record<string, Record<string, unknown>> };
     expect(doc.openapi).toBe("3.1.0");
     expect(Object.keys(doc.paths)).toEqual(
-      expect.arrayContaining(["/v1/auth/signup", "/v1/projects", "/v1/projects/{id}/api-keys"]),
+      expect.arrayContaining(["/v1/auth/signup", "/v1/projects", "/v1/projects/{projectId}/api-keys"]),
     );
     type Operation = { responses: Record<string, { description: string }> };
     const create = doc.paths["/v1/projects"]?.post as Operation;
@@ -52,7 +52,7 @@ describe("HTTP conventions", () => {
     expect(read.responses["403"]?.description).not.toContain("forbidden_origin");
     const page = await api("/docs");
     expect(page.headers.get("content-type")).toContain("text/html");
-    expect(await page.text()).toContain("/v1/projects/{id}/api-keys");
+    expect(await page.text()).toContain("/v1/projects/{projectId}/api-keys");
   });
 });
 

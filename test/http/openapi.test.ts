@@ -64,7 +64,7 @@ describe("the OpenAPI document", () => {
     const doc = await document();
     expect(doc.paths["/v1/videos/bulk"]?.post?.security).toEqual([{ apiKey: ["write"] }, { sessionCookie: [] }]);
     expect(doc.paths["/v1/videos/{id}"]?.get?.security).toEqual([{ apiKey: ["read"] }, { sessionCookie: [] }]);
-    expect(doc.paths["/v1/projects/{id}/encoding-settings"]?.patch?.security).toEqual([{ sessionCookie: [] }]);
+    expect(doc.paths["/v1/projects/{projectId}/encoding-settings"]?.patch?.security).toEqual([{ sessionCookie: [] }]);
     expect(doc.paths["/v1/admin/accounts/{accountId}/approve"]?.post?.security).toEqual([{ operatorToken: [] }]);
     expect(doc.paths["/v1/auth/login"]?.post?.security).toEqual([]);
   });

@@ -77,27 +77,27 @@ const CALLS: Record<BudgetedRoute, (ws: Workspace) => Promise<Call>> = {
     status: 201,
   }),
   "GET /v1/projects": async (ws) => ({ path: "/v1/projects", init: withCookie(ws.session), status: 200 }),
-  "GET /v1/projects/{id}": async (ws) => ({
+  "GET /v1/projects/{projectId}": async (ws) => ({
     path: `/v1/projects/${ws.project.id}`,
     init: withCookie(ws.session),
     status: 200,
   }),
-  "DELETE /v1/projects/{id}": async (ws) => ({
+  "DELETE /v1/projects/{projectId}": async (ws) => ({
     path: `/v1/projects/${(await newProject(ws.session)).id}`,
     init: withCookie(ws.session, { method: "DELETE" }),
     status: 204,
   }),
-  "POST /v1/projects/{id}/api-keys": async (ws) => ({
+  "POST /v1/projects/{projectId}/api-keys": async (ws) => ({
     path: `/v1/projects/${ws.project.id}/api-keys`,
     init: withCookie(ws.session, json("POST", { name: "k", scopes: ["read"], mode: "test" })),
     status: 201,
   }),
-  "GET /v1/projects/{id}/api-keys": async (ws) => ({
+  "GET /v1/projects/{projectId}/api-keys": async (ws) => ({
     path: `/v1/projects/${ws.project.id}/api-keys`,
     init: withCookie(ws.session),
     status: 200,
   }),
-  "DELETE /v1/projects/{id}/api-keys/{keyId}": async (ws) => {
+  "DELETE /v1/projects/{projectId}/api-keys/{keyId}": async (ws) => {
     const created = await api(
       `/v1/projects/${ws.project.id}/api-keys`,
       withCookie(ws.session, json("POST", { name: "k", scopes: ["read"], mode: "test" })),
@@ -109,22 +109,22 @@ const CALLS: Record<BudgetedRoute, (ws: Workspace) => Promise<Call>> = {
       status: 204,
     };
   },
-  "GET /v1/projects/{id}/encoding-settings": async (ws) => ({
+  "GET /v1/projects/{projectId}/encoding-settings": async (ws) => ({
     path: `/v1/projects/${ws.project.id}/encoding-settings`,
     init: withCookie(ws.session),
     status: 200,
   }),
-  "PATCH /v1/projects/{id}/encoding-settings": async (ws) => ({
+  "PATCH /v1/projects/{projectId}/encoding-settings": async (ws) => ({
     path: `/v1/projects/${ws.project.id}/encoding-settings`,
     init: withCookie(ws.session, json("PATCH", { mp4FallbackEnabled: true })),
     status: 200,
   }),
-  "PUT /v1/projects/{id}/encoding-settings/watermark-image": async (ws) => ({
+  "PUT /v1/projects/{projectId}/encoding-settings/watermark-image": async (ws) => ({
     path: `/v1/projects/${ws.project.id}/encoding-settings/watermark-image`,
     init: withCookie(ws.session, raw("PUT", "image/png", png)),
     status: 200,
   }),
-  "DELETE /v1/projects/{id}/encoding-settings/watermark-image": async (ws) => {
+  "DELETE /v1/projects/{projectId}/encoding-settings/watermark-image": async (ws) => {
     const path = `/v1/projects/${ws.project.id}/encoding-settings/watermark-image`;
     await api(path, withCookie(ws.session, raw("PUT", "image/png", png)));
     return { path, init: withCookie(ws.session, { method: "DELETE" }), status: 200 };

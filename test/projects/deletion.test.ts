@@ -143,7 +143,7 @@ function expectNothingLeft(rows: Record<string, number>) {
   });
 }
 
-describe("DELETE /v1/projects/{id}: at once", () => {
+describe("DELETE /v1/projects/{projectId}: at once", () => {
   it("answers 204, after which the project, its keys, videos, uploads and thumbnails are gone", async () => {
     const { session, doomed, sibling } = await setUp();
     const before = await snapshot(sibling.project.id);

@@ -1,7 +1,8 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { publishNow } from "../../src/subscribers";
 import { deleteVideos } from "../../src/videos/delete";
-import { type DeletionMessage, finishDeletion } from "../../src/videos/deletions";
+import { type DeletionMessage, finishDeletion } from "../../src/videos/deletion-queue";
 import { api, bearer, errorCode, json, newKey, newVideos, newWorkspace, withCookie } from "../helpers";
 import { apiWith } from "../support/app";
 import { InstrumentedD1 } from "../support/d1";
@@ -229,7 +230,10 @@ describe("round trips", () => {
     expect(sent).toHaveLength(1);
     expect(sent[0]?.videoIds.sort()).toEqual([...ids].sort());
     db.reset();
-    await finishDeletion({ db: db.binding, media: env.MEDIA, webhooks: env.WEBHOOK_QUEUE }, sent[0] as DeletionMessage);
+    await finishDeletion(
+      { db: db.binding, media: env.MEDIA, publish: publishNow({ ...env, DB: db.binding }) },
+      sent[0] as DeletionMessage,
+    );
     // Publishing the events (no endpoints here), reading the leftovers, recording the R2 clean-up.
     expect(db.roundTrips).toBeLessThanOrEqual(5);
     expect(await eventCount(ids[99] ?? "")).toBe(1);

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { DeletionMessage } from "../../src/videos/deletions";
+import type { DeletionMessage } from "../../src/videos/deletion-queue";
 import { IMAGES } from "../fixtures/images";
 import { api, bearer, json, newVideo, newWorkspace } from "../helpers";
 import { apiWith } from "../support/app";

@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { isoTime } from "../../src/lib/time";
 import { ulid } from "../../src/lib/ulid";
-import { deliveriesQuery } from "../../src/webhooks/queries";
+import { deliveriesQuery } from "../../src/webhooks/listing-queries";
 import { api, bearer, errorCode, json } from "../helpers";
 import { type Attempt, deleteAVideo, setUp } from "./support";
 

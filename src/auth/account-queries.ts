@@ -1,51 +1,6 @@
 import type { Db } from "../lib/db";
-import { DAY, isoTime } from "../lib/time";
-import { deleteAccountSessions } from "./sessions";
-
-export const TRIAL_DAYS = 14;
-export const OPERATOR_PLANS = ["free", "pro", "business"] as const;
-export type OperatorPlan = (typeof OPERATOR_PLANS)[number];
-export type Plan = "trial" | OperatorPlan;
-
-export type AccountRow = {
-  id: string;
-  email: string;
-  password_hash: string;
-  approved: number;
-  plan: OperatorPlan | null;
-  trial_ends_at: string;
-  created_at: string;
-};
-
-export type Account = {
-  id: string;
-  email: string;
-  approved: boolean;
-  plan: Plan;
-  trialEndsAt: string;
-  createdAt: string;
-};
-
-/** Trial while the trial runs, then the plan an operator set, else free. */
-export function currentPlan(row: Pick<AccountRow, "plan" | "trial_ends_at">, now: number): Plan {
-  if (now < Date.parse(row.trial_ends_at)) return "trial";
-  return row.plan ?? "free";
-}
-
-export function toAccount(row: Omit<AccountRow, "password_hash">, now: number = Date.now()): Account {
-  return {
-    id: row.id,
-    email: row.email,
-    approved: row.approved === 1,
-    plan: currentPlan(row, now),
-    trialEndsAt: row.trial_ends_at,
-    createdAt: row.created_at,
-  };
-}
-
-export function trialEnd(createdAt: number): string {
-  return isoTime(createdAt + TRIAL_DAYS * DAY);
-}
+import type { AccountRow, OperatorPlan } from "./account";
+import { deleteAccountSessionsStatement } from "./session-queries";
 
 export async function insertAccount(db: Db, row: AccountRow): Promise<"created" | "email_taken"> {
   try {
@@ -80,7 +35,7 @@ export function setApproved(db: Db, id: string, approved: boolean): Promise<Acco
 export async function suspendAccount(db: Db, id: string): Promise<AccountRow | null> {
   const [updated] = await db.batch<AccountRow>([
     db.prepare("UPDATE accounts SET approved = 0 WHERE id = ? RETURNING *").bind(id),
-    deleteAccountSessions(db, id),
+    deleteAccountSessionsStatement(db, id),
   ]);
   return updated?.results[0] ?? null;
 }

@@ -2,6 +2,14 @@ import { z } from "@hono/zod-openapi";
 import type { OpenAPIRegistry } from "../http/openapi";
 import { TimestampSchema, UlidSchema } from "../http/schemas";
 
+/**
+ * Events: what happened, recorded in the outbox in the same D1 batch as the change, then published
+ * to the subscribers (webhook delivery among them). One schema per type: it builds the payload,
+ * documents the OpenAPI `webhooks` entry and is what tests parse.
+ */
+export const EVENT_TYPES = ["video.deleted"] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
 /** The one description of a video.deleted event: it builds the event, documents it, and tests read it. */
 export const VideoDeletedEventSchema = z
   .strictObject({

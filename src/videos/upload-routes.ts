@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { videoWriter } from "../auth/guards";
 import { JSON_BODY, jsonBodyOf } from "../http/body";
 import { ApiError } from "../http/errors";
 import { route } from "../http/route";
@@ -8,7 +9,6 @@ import { logError } from "../lib/log";
 import { completionInFlight, type VideoRow } from "./model";
 import { pathVideo, present } from "./present";
 import { acquireCompletionLease, finishCompletion, releaseCompletionLease } from "./queries";
-import { writeVideos } from "./routes";
 import { ProjectQuerySchema, UploadCompleteSchema, VideoSchema } from "./schemas";
 
 /**
@@ -31,7 +31,7 @@ const uploadPart = route(
     tags: ["Uploads"],
     summary: "Upload one part of the video's source, streamed to R2",
     description: "Raw bytes with a Content-Length. Parts other than the last must be at least 5 MiB.",
-    middleware: [writeVideos] as const,
+    middleware: [videoWriter] as const,
     request: {
       params: z.object({ id: pathId("video"), partNumber: PartNumberSchema }),
       query: ProjectQuerySchema,
@@ -54,7 +54,7 @@ const complete = route(
     operationId: "completeUpload",
     tags: ["Uploads"],
     summary: "Complete the upload from its parts",
-    middleware: [writeVideos, COMPLETION_BODY] as const,
+    middleware: [videoWriter, COMPLETION_BODY] as const,
     request: {
       params: z.object({ id: pathId("video") }),
       query: ProjectQuerySchema,

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { videoWriter } from "../auth/guards";
 import { jsonBody, receiveJson } from "../http/body";
 import { ERRORS } from "../http/errors";
 import { route } from "../http/route";
@@ -11,7 +12,6 @@ import { rateLimit } from "../rate-limit/middleware";
 import { deleteVideos, type ItemCode, type ItemOutcome, stopAt, storeOf } from "./delete";
 import type { Visibility } from "./model";
 import { setVisibility } from "./queries";
-import { writeVideos } from "./routes";
 import { ProjectQuerySchema, VisibilitySchema } from "./schemas";
 
 export const MAX_BULK_IDS = 100;
@@ -53,7 +53,7 @@ const bulk = route({
     "(case-insensitive), in order of first appearance. An infrastructure failure on a delete stops " +
     "processing: that entry reports internal_error and every later one not_attempted; retrying " +
     "the same request re-runs them and changes nothing already done.",
-  middleware: [writeVideos, receiveJson, rateLimit("bulk"), jsonBody] as const,
+  middleware: [videoWriter, receiveJson, rateLimit("bulk"), jsonBody] as const,
   request: { query: ProjectQuerySchema, body: jsonRequest(BulkRequestSchema) },
   responses: {
     200: jsonResponse(z.object({ results: z.array(BulkResultSchema) }), "One result per distinct id"),

@@ -3,8 +3,7 @@ import type { Db } from "../lib/db";
 import { logError } from "../lib/log";
 import { consumeEach } from "../lib/queue";
 import { parseUlid } from "../lib/ulid";
-import { publishEvents } from "../webhooks/outbox";
-import { cleanUpDeleted } from "./delete";
+import { cleanUpDeleted } from "./cleanup";
 import { deletedWithLeftovers } from "./queries";
 
 export const DELETION_QUEUE = "video-deletions";
@@ -12,8 +11,9 @@ export const DELETION_DEAD_LETTERS = "video-deletions-dlq";
 
 const Ulid = z.string().refine((text) => parseUlid(text) === text, "not a canonical ULID");
 
-/** One delete's follow-up: the videos it deleted and the ids of their video.deleted events. */
+/** One delete's follow-up: the project, the videos it deleted and the ids of their video.deleted events. */
 const DeletionMessageSchema = z.strictObject({
+  projectId: Ulid,
   videoIds: z.array(Ulid).min(1).max(100),
   eventIds: z.array(Ulid).max(100),
 });
@@ -23,7 +23,8 @@ export function sendDeletion(queue: Queue, message: DeletionMessage): Promise<un
   return queue.send(DeletionMessageSchema.parse(message));
 }
 
-export type DeletionDeps = { db: Db; media: R2Bucket; webhooks: Queue };
+/** What the follow-up needs: D1, R2, and the publisher of the events (`publishEvents` with its subscribers). */
+export type DeletionDeps = { db: Db; media: R2Bucket; publish: (eventIds: string[]) => Promise<void> };
 
 /**
  * What a delete leaves for later, done off the request's path: publish the video.deleted events,
@@ -31,7 +32,7 @@ export type DeletionDeps = { db: Db; media: R2Bucket; webhooks: Queue };
  * failure throws, so the queue retries the message.
  */
 export async function finishDeletion(deps: DeletionDeps, message: DeletionMessage): Promise<void> {
-  await publishEvents({ db: deps.db, queue: deps.webhooks }, { ids: message.eventIds });
+  await deps.publish(message.eventIds);
   const failed = await cleanUpDeleted(deps, await deletedWithLeftovers(deps.db, message.videoIds));
   if (failed > 0) throw new Error(`${failed} of the deleted videos' R2 clean-ups failed`);
 }

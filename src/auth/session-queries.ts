@@ -3,7 +3,7 @@ import type { Db } from "../lib/db";
 import { drain } from "../lib/drain";
 import { DAY, isoTime } from "../lib/time";
 import { ulid } from "../lib/ulid";
-import { type Account, type AccountRow, type Plan, toAccount } from "./accounts";
+import { type Account, type AccountRow, type Plan, toAccount } from "./account";
 
 export const SESSION_COOKIE = "svc_session";
 export const SESSION_LIFETIME_SECONDS = (7 * DAY) / 1000;
@@ -58,7 +58,7 @@ export async function deleteSession(db: Db, sessionId: string): Promise<void> {
 }
 
 /** Ends every session of an account (it was suspended). */
-export function deleteAccountSessions(db: Db, accountId: string): D1PreparedStatement {
+export function deleteAccountSessionsStatement(db: Db, accountId: string): D1PreparedStatement {
   return db.prepare("DELETE FROM sessions WHERE account_id = ?").bind(accountId);
 }
 

@@ -1,0 +1,26 @@
+import type { AppEnv } from "../http/context";
+import type { Account, Plan } from "./account";
+
+export const SCOPES = ["read", "write"] as const;
+export type Scope = (typeof SCOPES)[number];
+
+/** Who is calling: a dashboard session or an API key. */
+export type Caller =
+  | { kind: "session"; accountId: string; sessionId: string; approved: boolean; plan: Plan; account: Account }
+  | {
+      kind: "key";
+      accountId: string;
+      keyId: string;
+      projectId: string;
+      scopes: Scope[];
+      approved: boolean;
+    };
+
+/** What `authenticate` sets: the caller. Only a route behind it can read one. */
+export type AuthedEnv = { Bindings: Env; Variables: AppEnv["Variables"] & { caller: Caller } };
+
+/**
+ * What `authenticate` with a project source sets besides: the project the operation acts on (the
+ * key's, `?projectId=` under cookie auth, or the path's).
+ */
+export type ProjectEnv = { Bindings: Env; Variables: AuthedEnv["Variables"] & { projectId: string } };

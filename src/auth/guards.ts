@@ -1,0 +1,37 @@
+import { z } from "@hono/zod-openapi";
+import type { ErrorCode } from "../http/errors";
+import { pathId } from "../http/schemas";
+import type { Scope } from "./context";
+import { authenticate } from "./middleware";
+
+/**
+ * Every guard a route puts first, named by what it requires. Routes import these; none builds its
+ * own `authenticate(…)`.
+ */
+
+/** The path parameter the project guards read: every route under `/v1/projects/{projectId}`. */
+export const ProjectPathParams = z.object({ projectId: pathId("project") });
+
+/** Any session, approved or not: reading one's own account, logging out. */
+export const anySession = authenticate({ accept: "session", approval: false });
+
+/** A session of an approved account: projects of the account. */
+export const approvedSession = authenticate({ accept: "session" });
+
+/** A session owning the path's `{projectId}` (else `not_found`): project settings, keys. */
+export const projectOwnerSession = authenticate({
+  accept: "session",
+  project: { from: "path", param: "projectId", notFound: "not_found" },
+});
+
+/** Video operations: an API key (its project), or a session with `?projectId=`. */
+export const videoReader = authenticate({ accept: "any", scope: "read", project: { from: "query" } });
+export const videoWriter = authenticate({ accept: "any", scope: "write", project: { from: "query" } });
+
+/**
+ * The path's `{projectId}` by a session owning it or by an API key of that project with `scope`;
+ * `notFound` answers for any other project.
+ */
+export function projectMember(scope: Scope, notFound: ErrorCode) {
+  return authenticate({ accept: "any", scope, project: { from: "path", param: "projectId", notFound } });
+}

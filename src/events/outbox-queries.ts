@@ -1,0 +1,75 @@
+import { type Db, IN_JSON_LIST } from "../lib/db";
+import { isoTime } from "../lib/time";
+import type { EventType } from "./types";
+
+/** An event as the outbox holds it until its subscribers have it. */
+export type OutboxEvent = { id: string; project_id: string; type: EventType; subject_id: string };
+
+/** An event to record: its id, what it is about, and its payload as delivered. */
+export type NewEvent = { id: string; type: EventType; subjectId: string; payload: unknown };
+
+/**
+ * Records events in the outbox: a statement for the same batch as the change they describe, so an
+ * event exists exactly when its change does. Only events whose subject is among `subjects` (a
+ * SELECT of ids run inside the batch, after the change) are written, and one per type and subject
+ * at most (`INSERT OR IGNORE` on that unique pair), so a change that did not happen, or happened
+ * before, records nothing.
+ */
+export function recordEventsStatement(
+  db: Db,
+  projectId: string,
+  events: NewEvent[],
+  at: string,
+  subjects: { sql: string; params: unknown[] },
+): D1PreparedStatement {
+  const bySubject = Object.fromEntries(events.map((event) => [event.subjectId, event]));
+  return db
+    .prepare(
+      `INSERT OR IGNORE INTO outbox_events (id, project_id, type, subject_id, payload, created_at)
+       SELECT json_extract(e.value, '$.id'), ?1, json_extract(e.value, '$.type'), e.key,
+              json(json_extract(e.value, '$.payload')), ?2
+       FROM json_each(?3) e
+       WHERE e.key IN (${subjects.sql})`,
+    )
+    .bind(projectId, at, JSON.stringify(bySubject), ...subjects.params);
+}
+
+/** Unpublished events: these ids, or any created before `createdBefore`; oldest first. */
+export async function unpublishedEvents(
+  db: Db,
+  where: { ids: string[] } | { createdBefore: string },
+): Promise<OutboxEvent[]> {
+  const columns = "id, project_id, type, subject_id";
+  const statement =
+    "ids" in where
+      ? db
+          .prepare(`SELECT ${columns} FROM outbox_events WHERE published_at IS NULL AND id IN (${IN_JSON_LIST})`)
+          .bind(JSON.stringify(where.ids))
+      : db
+          .prepare(
+            `SELECT ${columns} FROM outbox_events WHERE published_at IS NULL AND created_at < ? ORDER BY created_at LIMIT 100`,
+          )
+          .bind(where.createdBefore);
+  return (await statement.all<OutboxEvent>()).results;
+}
+
+export function markPublishedStatement(db: Db, eventIds: string[], now: number): D1PreparedStatement {
+  return db
+    .prepare(`UPDATE outbox_events SET published_at = ? WHERE published_at IS NULL AND id IN (${IN_JSON_LIST})`)
+    .bind(isoTime(now), JSON.stringify(eventIds));
+}
+
+/** Deletes up to `limit` events published before `before` that no delivery attempt refers to any more. */
+export async function deleteEventsBefore(db: Db, before: string, limit: number): Promise<number> {
+  const result = await db
+    .prepare(
+      `DELETE FROM outbox_events WHERE id IN (
+         SELECT id FROM outbox_events o
+         WHERE published_at IS NOT NULL AND published_at < ?
+           AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = o.id)
+         ORDER BY published_at LIMIT ?)`,
+    )
+    .bind(before, limit)
+    .run();
+  return result.meta.changes;
+}

@@ -1,0 +1,21 @@
+import { deleteExpiredSessions } from "./auth/session-queries";
+import { sweepUnpublished } from "./events/publish";
+import { sweepDeletedProjects } from "./projects/deletions";
+import { publisherOf } from "./subscribers";
+import { sweepDeletedVideos, sweepExpiredUploads } from "./videos/sweeper";
+import { deleteExpiredDeliveries } from "./webhooks/retention";
+import { sendLostAttempts } from "./webhooks/subscriber";
+
+/**
+ * Everything the cron trigger runs, each with what it needs and nothing more. Each task works in
+ * bounded batches; what one run leaves, the next run goes on with.
+ */
+export const SCHEDULED_TASKS: Record<string, (env: Env) => Promise<unknown>> = {
+  "deleted videos' R2 clean-up": (env) => sweepDeletedVideos({ db: env.DB, media: env.MEDIA }),
+  "expired uploads": (env) => sweepExpiredUploads({ db: env.DB, media: env.MEDIA }),
+  "deleted projects' purge": (env) => sweepDeletedProjects({ db: env.DB, media: env.MEDIA }),
+  "expired sessions": (env) => deleteExpiredSessions(env.DB),
+  "unpublished events": (env) => sweepUnpublished(publisherOf(env)),
+  "lost delivery messages": (env) => sendLostAttempts({ db: env.DB, queue: env.WEBHOOK_QUEUE }),
+  "delivery retention": (env) => deleteExpiredDeliveries(env.DB),
+};
