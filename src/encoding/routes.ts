@@ -11,6 +11,7 @@ import { binaryBody, jsonRequest, jsonResponse, pathId } from "../http/schemas";
 import { validationHook } from "../http/validation";
 import { EXTENSIONS, type ImageUpload, imageBody, readImageUpload } from "../images/upload";
 import { replaceObject } from "../lib/replace-object";
+import { watermarkKey } from "../lib/storage-keys";
 import { ulid } from "../lib/ulid";
 import { rateLimit } from "../rate-limit/middleware";
 import { patchSettings, readSettings, type StoredSettings, setWatermarkImage } from "./queries";
@@ -113,7 +114,7 @@ const deleteWatermark = route({
 /** Points the settings at a new watermark image (or none), deleting the one it replaced. */
 async function swapWatermark<E extends ProjectEnv>(c: Context<E>, image: ImageUpload | null): Promise<StoredSettings> {
   const next = image && {
-    key: `watermarks/${c.var.projectId}/${ulid()}.${EXTENSIONS[image.type]}`,
+    key: watermarkKey(c.var.projectId, `${ulid()}.${EXTENSIONS[image.type]}`),
     bytes: image.bytes,
     httpMetadata: { contentType: image.type },
   };

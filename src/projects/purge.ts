@@ -1,6 +1,7 @@
 import type { Db } from "../lib/db";
 import { DRAIN_BATCH } from "../lib/drain";
 import { logError } from "../lib/log";
+import { projectPrefixes } from "../lib/storage-keys";
 import { abortUpload } from "../videos/cleanup";
 import {
   clearUploadsStatement,
@@ -35,11 +36,6 @@ export type PurgeDeps = { db: Db; media: R2Bucket };
 
 /** One bounded piece of the purge: what it removed, and whether more may be left. */
 type Step = () => Promise<{ removed: number; more: boolean }>;
-
-/** Every R2 prefix under which a project's objects live (README, "Storage"). */
-export function projectPrefixes(projectId: string): string[] {
-  return [`videos/${projectId}/`, `thumbnails/${projectId}/`, `watermarks/${projectId}/`];
-}
 
 /** Aborts the open multipart uploads of up to `limit` of the project's videos, and forgets them. */
 function abortUploads(deps: PurgeDeps, projectId: string, limit: number): Step {

@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import { httpDate, preconditionStatus } from "../http/conditional";
 import type { AppEnv } from "../http/context";
 import { ApiError } from "../http/errors";
+import { legacyThumbnailKey, thumbnailKeyForFile } from "../lib/storage-keys";
 import { parseUlid } from "../lib/ulid";
 import { isLiveProject } from "../projects/queries";
 import { THUMBNAIL_PATH } from "./urls";
@@ -22,10 +23,12 @@ export const publicThumbnails = new Hono<AppEnv>().get(`${THUMBNAIL_PATH}/:proje
   const videoId = parseUlid(c.req.param("videoId"));
   if (!projectId || !videoId || !FILE_NAME.test(file)) throw new ApiError("not_found");
   // The object with its body in one R2 round trip; a conditional answer drops the body unread.
-  const [live, object] = await Promise.all([
+  const [live, current] = await Promise.all([
     isLiveProject(c.var.db, projectId),
-    c.env.MEDIA.get(`thumbnails/${projectId}/${videoId}/${file}`),
+    c.env.MEDIA.get(thumbnailKeyForFile(projectId, videoId, file)),
   ]);
+  // A thumbnail written before objects moved under their video's prefix is still served.
+  const object = current ?? (live ? await c.env.MEDIA.get(legacyThumbnailKey(projectId, videoId, file)) : null);
   if (!live) {
     await object?.body.cancel();
     throw new ApiError("not_found");

@@ -11,12 +11,13 @@ import { binaryBody, jsonResponse, UlidSchema } from "../http/schemas";
 import { IMAGE_TYPES } from "../images/inspect";
 import { EXTENSIONS, type ImageUpload, imageBody, readImageUpload } from "../images/upload";
 import { replaceObject } from "../lib/replace-object";
+import { customThumbnailKey } from "../lib/storage-keys";
 import { parseUlid, ulid } from "../lib/ulid";
 import { rateLimit } from "../rate-limit/middleware";
 import type { VideoRow } from "../videos/model";
 import { swapCustomThumbnail } from "../videos/queries";
 import { ProjectQuerySchema, VideoParamsSchema } from "../videos/schemas";
-import { customThumbnailKey, thumbnailOf } from "./urls";
+import { thumbnailOf } from "./urls";
 
 export const MAX_THUMBNAIL_BYTES = 5 * 1024 * 1024;
 const THUMBNAIL_BODY = imageBody(IMAGE_TYPES, MAX_THUMBNAIL_BYTES);

@@ -54,10 +54,6 @@ export function completionInFlight(row: Pick<VideoRow, "status" | "completion_le
   );
 }
 
-export function sourceKey(projectId: string, videoId: string): string {
-  return `videos/${projectId}/${videoId}/source`;
-}
-
 export function toVideo(row: VideoRow, thumbnail: Thumbnail, now: number = Date.now()): Video {
   return {
     id: row.id,

@@ -222,7 +222,7 @@ describe("watermark image", () => {
     const first = await uploadWatermark(session, path, IMAGES.rgbaPng);
     expect(first.status).toBe(200);
     const firstKey = ((await first.json()) as Settings).watermark.imageKey ?? "";
-    expect(firstKey).toMatch(new RegExp(`^watermarks/${projectId}/[0-9A-Z]{26}\\.png$`));
+    expect(firstKey).toMatch(new RegExp(`^projects/${projectId}/watermarks/[0-9A-Z]{26}\\.png$`));
     const stored = await env.MEDIA.get(firstKey);
     expect(new Uint8Array((await stored?.arrayBuffer()) ?? new ArrayBuffer(0))).toEqual(
       stripMetadata(IMAGES.rgbaPng, "image/png"),

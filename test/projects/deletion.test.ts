@@ -1,8 +1,9 @@
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { customThumbnailKey, legacyThumbnailKey, posterKey, projectPrefixes } from "../../src/lib/storage-keys";
 import { isoTime } from "../../src/lib/time";
 import { continuePurge, type ProjectDeletionMessage } from "../../src/projects/deletions";
-import { PURGE_LIMITS, type PurgeLimits, projectPrefixes, purgeProject } from "../../src/projects/purge";
+import { PURGE_LIMITS, type PurgeLimits, purgeProject } from "../../src/projects/purge";
 import { IMAGES } from "../fixtures/images";
 import {
   ADMIN,
@@ -53,7 +54,8 @@ async function fullProject(session: Session) {
     withCookie(session, { method: "PUT", headers: png, body: IMAGES.rgbPng }),
   );
   expect(watermark.status).toBe(200);
-  await env.MEDIA.put(`thumbnails/${project.id}/${video.id}/poster.jpg`, "poster");
+  await env.MEDIA.put(posterKey(project.id, video.id), "poster");
+  await env.MEDIA.put(legacyThumbnailKey(project.id, video.id, "old.png"), "legacy");
   const created = await api(
     `/v1/projects/${project.id}/webhook-endpoints`,
     bearer(key, json("POST", { url: "https://hooks.example.com/in" })),
@@ -194,7 +196,8 @@ describe("DELETE /v1/projects/{projectId}: at once", () => {
       "endpoint_not_found",
     );
     // Its public thumbnail URLs answer 404 although the purge has not removed the objects yet.
-    expect(await env.MEDIA.head(doomed.thumbnailPath.replace("/thumbnails/", "thumbnails/"))).not.toBeNull();
+    const file = doomed.thumbnailPath.split("/").at(-1) ?? "";
+    expect(await env.MEDIA.head(customThumbnailKey(id, doomed.video, file))).not.toBeNull();
     await expectGone(await api(doomed.thumbnailPath), 404, "not_found");
     await expectGone(await api(`/thumbnails/${id}/${doomed.video}/poster.jpg`), 404, "not_found");
     // Deleting it again: it is not there.
@@ -318,7 +321,8 @@ describe("the project's purge, in the background", () => {
   it("removes every row and R2 object of the project, and aborts its open uploads", async () => {
     const { session, doomed, sibling } = await setUp();
     const before = await snapshot(sibling.project.id);
-    expect(await objectsOf(doomed.project.id)).toHaveLength(3); // custom thumbnail, poster, watermark
+    // Custom thumbnail, poster, a thumbnail at the legacy key, watermark.
+    expect(await objectsOf(doomed.project.id)).toHaveLength(4);
     expect(await deleteProject(session, doomed.project.id)).toHaveProperty("status", 204);
 
     const result = await runQueue("project-deletions", sentPurges());

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { crc32 } from "../../src/images/crc32";
 import { inspectImage } from "../../src/images/inspect";
 import { stripMetadata } from "../../src/images/strip";
+import { customThumbnailKey, legacyThumbnailKey, posterKey, videoPrefix } from "../../src/lib/storage-keys";
 import { IMAGES } from "../fixtures/images";
 import { api, bearer, errorCode, newKey, newVideo, newWorkspace, type VideoBody, withCookie } from "../helpers";
 import { apiWith } from "../support/app";
@@ -125,10 +126,9 @@ describe("PUT /v1/videos/{id}/thumbnail", () => {
     const gone = await open(first.thumbnailUrl);
     expect(gone.status).toBe(404);
     expect(await errorCode(gone)).toBe("not_found");
-    const listed = await env.MEDIA.list({
-      prefix: `thumbnails/${new URL(first.thumbnailUrl).pathname.split("/")[2]}/${video.id}/`,
-    });
-    expect(listed.objects.map((object) => object.key)).toEqual([new URL(second.thumbnailUrl).pathname.slice(1)]);
+    const [, , projectId = "", , file = ""] = new URL(second.thumbnailUrl).pathname.split("/");
+    const listed = await env.MEDIA.list({ prefix: videoPrefix(projectId, video.id) });
+    expect(listed.objects.map((object) => object.key)).toEqual([customThumbnailKey(projectId, video.id, file)]);
   });
 
   it("accepts exactly 5 MiB and refuses one byte more, declared or streamed", async () => {
@@ -227,7 +227,7 @@ describe("PUT /v1/videos/{id}/thumbnail", () => {
       bearer(key, { method: "PUT", body: IMAGES.rgbPng, headers: { "content-type": "image/png" } }),
     );
     expect(response.status).toBe(500);
-    expect((await env.MEDIA.list({ prefix: `thumbnails/${project.id}/${video.id}/` })).objects).toHaveLength(0);
+    expect((await env.MEDIA.list({ prefix: videoPrefix(project.id, video.id) })).objects).toHaveLength(0);
   });
 
   it("needs a write key, and projectId under cookie auth", async () => {
@@ -275,7 +275,7 @@ describe("DELETE /v1/videos/{id}/thumbnail", () => {
     const { key, project, video } = await setUp();
     const custom = (await (await put(key, video.id, IMAGES.rgbPng, "image/png")).json()) as Result;
     // What an encode retry does: write the poster frame to its own key.
-    await env.MEDIA.put(`thumbnails/${project.id}/${video.id}/poster.jpg`, IMAGES.baselineJpg, {
+    await env.MEDIA.put(posterKey(project.id, video.id), IMAGES.baselineJpg, {
       httpMetadata: { contentType: "image/jpeg" },
     });
     const read = (await (await api(`/v1/videos/${video.id}`, bearer(key))).json()) as VideoBody;
@@ -289,10 +289,26 @@ describe("DELETE /v1/videos/{id}/thumbnail", () => {
   });
 });
 
+describe("objects written before the per-video layout", () => {
+  it("are still served at the URLs issued for them", async () => {
+    const { key, project, video } = await setUp();
+    const legacy = legacyThumbnailKey(project.id, video.id, "01ARZ3NDEKTSV4RRFFQ69G5FAV.png");
+    await env.MEDIA.put(legacy, IMAGES.rgbPng, { httpMetadata: { contentType: "image/png" } });
+    await env.DB.prepare("UPDATE videos SET custom_thumbnail_key = ? WHERE id = ?").bind(legacy, video.id).run();
+    const read = (await (await api(`/v1/videos/${video.id}`, bearer(key))).json()) as VideoBody;
+    expect(read.thumbnail.url).toBe(
+      `http://api.test/thumbnails/${project.id}/${video.id}/01ARZ3NDEKTSV4RRFFQ69G5FAV.png`,
+    );
+    const served = await open(read.thumbnail.url);
+    expect(served.status).toBe(200);
+    expect(new Uint8Array(await served.arrayBuffer())).toEqual(IMAGES.rgbPng);
+  });
+});
+
 describe("a deleted video's thumbnail", () => {
   it("is deleted even when it was set between the delete's read and its write", async () => {
     const { key, project, video } = await setUp();
-    const raced = `thumbnails/${project.id}/${video.id}/01ARZ3NDEKTSV4RRFFQ69G5FAV.png`;
+    const raced = customThumbnailKey(project.id, video.id, "01ARZ3NDEKTSV4RRFFQ69G5FAV.png");
     const db = new InstrumentedD1(env.DB);
     db.before = async (sql) => {
       if (!sql.includes("SET deleted_at") || (await env.MEDIA.head(raced))) return;

@@ -1,0 +1,60 @@
+/**
+ * Every R2 key the service writes is built here, and nowhere else (README, "Storage"). A video's
+ * objects all live under its own prefix, so listing or removing that prefix is the whole of them;
+ * a project's live under its video prefixes and its own.
+ */
+
+/** Everything of one video: its source, its thumbnails, and (with encoding) its outputs. */
+export function videoPrefix(projectId: string, videoId: string): string {
+  return `videos/${projectId}/${videoId}/`;
+}
+
+/** The uploaded source, assembled by an R2 multipart upload. */
+export function sourceKey(projectId: string, videoId: string): string {
+  return `${videoPrefix(projectId, videoId)}source`;
+}
+
+/** The automatic poster frame, written by the encoding pipeline. */
+export function posterKey(projectId: string, videoId: string): string {
+  return `${videoPrefix(projectId, videoId)}poster.jpg`;
+}
+
+/** A custom thumbnail: a new name for every upload, so its URL can be cached forever. */
+export function customThumbnailKey(projectId: string, videoId: string, name: string): string {
+  return `${videoPrefix(projectId, videoId)}thumbnails/${name}`;
+}
+
+/** A project's watermark image: a new name for every upload. */
+export function watermarkKey(projectId: string, name: string): string {
+  return `projects/${projectId}/watermarks/${name}`;
+}
+
+/**
+ * Where thumbnails and watermarks were written before every object moved under its video's (or
+ * project's) prefix. Objects written there keep working: their keys are stored with the rows
+ * that point at them, and the public thumbnail route falls back to it.
+ */
+export function legacyThumbnailKey(projectId: string, videoId: string, file: string): string {
+  return `thumbnails/${projectId}/${videoId}/${file}`;
+}
+
+/** Every prefix under which a project's objects live, the legacy ones included. */
+export function projectPrefixes(projectId: string): string[] {
+  return [`videos/${projectId}/`, `projects/${projectId}/`, `thumbnails/${projectId}/`, `watermarks/${projectId}/`];
+}
+
+/**
+ * The key a public thumbnail URL's file names under the current layout: `poster.jpg` is the
+ * automatic poster, any other file a custom thumbnail.
+ */
+export function thumbnailKeyForFile(projectId: string, videoId: string, file: string): string {
+  return file === "poster.jpg" ? posterKey(projectId, videoId) : customThumbnailKey(projectId, videoId, file);
+}
+
+/** The `{projectId}/{videoId}/{file}` a thumbnail key is served under, whichever layout wrote it. */
+export function thumbnailUrlPath(key: string): string {
+  const parts = key.split("/");
+  // videos/{p}/{v}/poster.jpg, videos/{p}/{v}/thumbnails/{file}, or legacy thumbnails/{p}/{v}/{file}
+  const [, projectId, videoId] = parts;
+  return `${projectId}/${videoId}/${parts.at(-1)}`;
+}
