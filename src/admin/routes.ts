@@ -5,6 +5,7 @@ import { setApproved, setPlan, suspendAccount } from "../auth/account-queries";
 import { AccountSchema } from "../auth/schemas";
 import { jsonBody } from "../http/body";
 import type { AppEnv } from "../http/context";
+import { bearerToken } from "../http/credentials";
 import { ApiError } from "../http/errors";
 import { found } from "../http/found";
 import { documented, route } from "../http/route";
@@ -21,7 +22,7 @@ const operatorOnly = documented(
   createMiddleware<AppEnv>(async (c, next) => {
     const token = c.var.config.adminToken;
     if (!token) throw new ApiError("not_found");
-    const presented = /^Bearer (\S+)$/.exec(c.req.header("authorization") ?? "")?.[1] ?? "";
+    const presented = bearerToken(c.req.header("authorization")) ?? "";
     // Digests have one length, so neither the comparison's time nor its path shows the token's.
     const valid = timingSafeEqual(await sha256Hex(presented), await sha256Hex(token));
     await limitOperatorFailures(c, valid);

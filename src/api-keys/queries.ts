@@ -3,7 +3,8 @@ import { sha256Hex } from "../lib/crypto";
 import type { Db } from "../lib/db";
 import { isoTime, MINUTE } from "../lib/time";
 
-export type KeyMode = "test" | "live";
+export const KEY_MODES = ["test", "live"] as const;
+export type KeyMode = (typeof KEY_MODES)[number];
 
 type ApiKeyRow = {
   id: string;

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { SCOPES } from "../auth/context";
 import { ProjectPathParams, projectOwnerSession } from "../auth/guards";
 import { jsonBody } from "../http/body";
 import { found } from "../http/found";
@@ -8,9 +9,9 @@ import { jsonRequest, jsonResponse, pathId, TimestampSchema, textSchema, UlidSch
 import { randomToken } from "../lib/crypto";
 import { ulid } from "../lib/ulid";
 import { QUOTAS, quotaExceeded } from "../rate-limit/policies";
-import { insertApiKey, listApiKeys, revokeApiKey } from "./queries";
+import { insertApiKey, KEY_MODES, listApiKeys, revokeApiKey } from "./queries";
 
-const ScopeSchema = z.enum(["read", "write"]);
+const ScopeSchema = z.enum(SCOPES);
 
 const ApiKeyCreateSchema = z
   .strictObject({
@@ -20,7 +21,7 @@ const ApiKeyCreateSchema = z
       .min(1)
       .max(2)
       .refine((scopes) => new Set(scopes).size === scopes.length, "scopes must not repeat"),
-    mode: z.enum(["test", "live"]),
+    mode: z.enum(KEY_MODES),
   })
   .openapi("ApiKeyCreateRequest");
 
@@ -29,7 +30,7 @@ const ApiKeySchema = z
     id: UlidSchema,
     name: z.string(),
     scopes: z.array(ScopeSchema),
-    mode: z.enum(["test", "live"]),
+    mode: z.enum(KEY_MODES),
     createdAt: TimestampSchema,
     lastUsedAt: TimestampSchema.nullable(),
   })

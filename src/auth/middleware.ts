@@ -3,6 +3,7 @@ import { getCookie } from "hono/cookie";
 import { createMiddleware } from "hono/factory";
 import { findKeyCaller, KEY_PATTERN, touchApiKey } from "../api-keys/queries";
 import type { AppEnv } from "../http/context";
+import { bearerToken } from "../http/credentials";
 import { ApiError, type ErrorCode } from "../http/errors";
 import { documented } from "../http/route";
 import { parseUlid } from "../lib/ulid";
@@ -39,8 +40,7 @@ async function resolveCaller<E extends AppEnv>(
   const authorization = c.req.header("authorization");
   if (authorization !== undefined) {
     // When the header is present it alone decides, even if a valid cookie is also sent.
-    const match = /^Bearer (\S+)$/.exec(authorization);
-    const key = match?.[1];
+    const key = bearerToken(authorization);
     if (accept !== "any" || !key || !KEY_PATTERN.test(key)) throw new ApiError("unauthorized");
     const found = await findKeyCaller(c.var.db, key);
     if (!found) throw new ApiError("unauthorized");

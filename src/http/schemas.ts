@@ -1,11 +1,12 @@
 import { z } from "@hono/zod-openapi";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { ULID_PATTERN, ULID_PATTERN_ANY_CASE } from "../lib/ulid";
 import { ERRORS, type ErrorCode } from "./errors";
 
 const ULID_EXAMPLE = "01JD5Q3V7Y8N2M4K6P9R0S1T2V";
 export const UlidSchema = z
   .string()
-  .openapi({ example: ULID_EXAMPLE, description: "ULID", pattern: "^[0-7][0-9A-HJKMNP-TV-Z]{25}$" });
+  .openapi({ example: ULID_EXAMPLE, description: "ULID", pattern: ULID_PATTERN.source });
 
 /**
  * A ULID in a path, compared case-insensitively. Documented with its pattern but not enforced
@@ -15,7 +16,7 @@ export function pathId(what: string) {
   return z.string().openapi({
     description: `The ${what}'s ULID (case-insensitive)`,
     example: ULID_EXAMPLE,
-    pattern: "^[0-7][0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{25}$",
+    pattern: ULID_PATTERN_ANY_CASE.source,
   });
 }
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it finds.

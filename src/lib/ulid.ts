@@ -2,6 +2,8 @@ import { ulid as makeUlid, monotonicFactory } from "ulidx";
 
 // ULIDs: 48 bits of milliseconds and 80 random bits, in Crockford base32, upper case.
 export const ULID_PATTERN = /^[0-7][0-9A-HJKMNP-TV-Z]{25}$/;
+/** How a client may write one: ids are compared case-insensitively. */
+export const ULID_PATTERN_ANY_CASE = new RegExp(ULID_PATTERN.source, "i");
 
 export function ulid(now: number = Date.now()): string {
   return makeUlid(now);

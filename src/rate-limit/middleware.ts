@@ -1,5 +1,6 @@
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
+import ipaddr from "ipaddr.js";
 import type { Caller, ProjectEnv } from "../auth/context";
 import type { AppEnv } from "../http/context";
 import { ApiError } from "../http/errors";
@@ -22,15 +23,11 @@ export type Plan = { object: string; buckets: Bucket[] };
  */
 export function clientSubject(ip: string | undefined): string {
   if (!ip) return "ip:unknown";
-  if (!ip.includes(":")) return `ip:${ip}`;
-  const [head = "", tail = ""] = ip.toLowerCase().split("::");
-  const left = head ? head.split(":") : [];
-  const right = tail ? tail.split(":") : [];
-  const groups = [...left, ...Array<string>(Math.max(0, 8 - left.length - right.length)).fill("0"), ...right];
-  return `ip6:${groups
-    .slice(0, 4)
-    .map((group) => Number.parseInt(group || "0", 16).toString(16))
-    .join(":")}::/64`;
+  if (!ipaddr.IPv6.isValid(ip)) return `ip:${ip}`;
+  const prefix = ipaddr.IPv6.parse(ip)
+    .parts.slice(0, 4)
+    .map((part) => part.toString(16));
+  return `ip6:${prefix.join(":")}::/64`;
 }
 
 function callerSubject(caller: Caller): string {

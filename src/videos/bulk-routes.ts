@@ -9,7 +9,7 @@ import type { Db } from "../lib/db";
 import { logError } from "../lib/log";
 import { parseUlid } from "../lib/ulid";
 import { rateLimit } from "../rate-limit/middleware";
-import { deleteVideos, type ItemCode, type ItemOutcome, stopAt, storeOf } from "./delete";
+import { deleteVideos, ITEM_CODES, type ItemCode, type ItemOutcome, stopAt, storeOf } from "./delete";
 import type { Visibility } from "./model";
 import { setVisibility } from "./queries";
 import { ProjectQuerySchema, VisibilitySchema } from "./schemas";
@@ -35,7 +35,7 @@ const BulkResultSchema = z
       id: UlidSchema,
       ok: z.literal(false),
       error: z.object({
-        code: z.enum(["video_not_found", "upload_completion_in_progress", "internal_error", "not_attempted"]),
+        code: z.enum(ITEM_CODES),
         message: z.string(),
       }),
     }),

@@ -1,6 +1,8 @@
 export const VISIBILITIES = ["public", "unlisted", "private"] as const;
 export type Visibility = (typeof VISIBILITIES)[number];
-export type VideoStatus = "waiting_for_upload" | "upload_completing" | "uploaded";
+/** Every status a video can have; the videos table's CHECK lists the same (test/videos/model.test.ts). */
+export const VIDEO_STATUSES = ["waiting_for_upload", "upload_completing", "uploaded"] as const;
+export type VideoStatus = (typeof VIDEO_STATUSES)[number];
 
 export type VideoRow = {
   id: string;

@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { pathId, TimestampSchema, textSchema, UlidSchema } from "../http/schemas";
-import { VISIBILITIES } from "./model";
+import { ULID_PATTERN_ANY_CASE } from "../lib/ulid";
+import { VIDEO_STATUSES, VISIBILITIES } from "./model";
 
 export const VisibilitySchema = z.enum(VISIBILITIES).openapi({ description: "Default public" });
 
@@ -13,7 +14,7 @@ export const VideoSchema = z
     id: UlidSchema,
     projectId: UlidSchema,
     title: z.string().nullable(),
-    status: z.enum(["waiting_for_upload", "upload_completing", "uploaded"]),
+    status: z.enum(VIDEO_STATUSES),
     visibility: VisibilitySchema,
     thumbnail: ThumbnailSchema,
     createdAt: TimestampSchema,
@@ -47,7 +48,7 @@ export const UploadCompleteSchema = z
 export const ProjectQuerySchema = z.object({
   projectId: z.string().optional().openapi({
     description: "The project's ULID: required under session-cookie auth, ignored under API-key auth",
-    pattern: "^[0-7][0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{25}$",
+    pattern: ULID_PATTERN_ANY_CASE.source,
     example: "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
   }),
 });
