@@ -92,6 +92,20 @@ try {
       (result.median / result.bare).toFixed(2).padStart(7),
     );
   }
+  // D1 write statements per second, inside the Worker (README, "Scaling").
+  for (const mode of ["single", "batch"] as const) {
+    const runs: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const response = await fetch(`${base}/writes?n=1000&mode=${mode}`);
+      const { n, ms } = (await response.json()) as { n: number; ms: number };
+      runs.push((n / ms) * 1000);
+    }
+    runs.sort((a, b) => a - b);
+    console.log(
+      `D1 writes, 1000 single-row inserts ${mode === "batch" ? "in one batch" : "one round trip each"}: ` +
+        `median ${Math.round(runs[2] ?? 0)} statements/s (5 runs: ${runs.map(Math.round).join(", ")})`,
+    );
+  }
 } finally {
   if (server.pid) process.kill(-server.pid, "SIGTERM");
   rmSync(persistTo, { recursive: true, force: true });

@@ -58,6 +58,21 @@ export default {
           .first();
         return new Response(null, { status: 204 });
       }
+      case "/writes": {
+        // D1 write statements per second as this runtime serves them: `n` single-row inserts one
+        // after another (each its own round trip, as requests make them), or in one batch.
+        const url = new URL(request.url);
+        const n = Number(url.searchParams.get("n") ?? 1000);
+        await env.DB.prepare("CREATE TABLE IF NOT EXISTS writes (id TEXT PRIMARY KEY, at INTEGER)").run();
+        const insert = env.DB.prepare("INSERT INTO writes VALUES (?, ?)");
+        const started = performance.now();
+        if (url.searchParams.get("mode") === "batch") {
+          await env.DB.batch(Array.from({ length: n }, () => insert.bind(crypto.randomUUID(), Date.now())));
+        } else {
+          for (let i = 0; i < n; i++) await insert.bind(crypto.randomUUID(), Date.now()).run();
+        }
+        return Response.json({ n, ms: performance.now() - started });
+      }
       default:
         return new Response(null, { status: 404 });
     }

@@ -1,0 +1,63 @@
+// The background a route is timed against in `npm run bench`'s loaded pass: another tenant that
+// keeps deleting videos (bulk deletes of 20 with open uploads: the deletions queue's R2 aborts and
+// outbox publishing) while 5 webhook endpoints receive every event (the delivery queue and lanes).
+// Bounded: one cycle at a time, a pause between cycles, and it stops when told.
+import { Client } from "../test/e2e/client.ts";
+import { startReceiver } from "../test/e2e/receiver.ts";
+
+const VIDEOS_PER_CYCLE = 20;
+const ENDPOINTS = 5;
+const PAUSE_MS = 250;
+
+export async function startBackgroundLoad(baseUrl: string) {
+  const receiver = await startReceiver(200);
+  const owner = new Client(baseUrl);
+  await owner.onboard();
+  const project = await owner.request("POST", "/v1/projects", { body: { name: "background" } });
+  const projectId = project.json.id as string;
+  const keys: string[] = [];
+  for (let i = 0; i < 20; i++) {
+    const key = await owner.request("POST", `/v1/projects/${projectId}/api-keys`, {
+      body: { name: "background", scopes: ["read", "write"], mode: "test" },
+    });
+    keys.push(key.json.key as string);
+  }
+  const client = new Client(baseUrl);
+  let calls = 0;
+  // A new key every 20 calls keeps every per-caller limit (bulk: 30 a minute) out of the way.
+  const call = (method: string, path: string, body?: unknown) =>
+    client.request(method, path, {
+      body,
+      headers: { authorization: `Bearer ${keys[Math.floor(calls++ / 20) % keys.length]}` },
+    });
+  for (let i = 0; i < ENDPOINTS; i++) {
+    await call("POST", `/v1/projects/${projectId}/webhook-endpoints`, { url: receiver.url(`/background/${i}`) });
+  }
+  let running = true;
+  let cycles = 0;
+  const loop = (async () => {
+    while (running) {
+      const ids: string[] = [];
+      for (let i = 0; i < VIDEOS_PER_CYCLE && running; i++) {
+        const created = await call("POST", "/v1/videos", {});
+        if (created.status !== 201) continue;
+        ids.push(created.json.video.id);
+        // An open upload with a part: its delete has an R2 multipart upload to abort.
+        await call("PUT", `/v1/videos/${created.json.video.id}/upload/parts/1`, new Uint8Array(1024));
+      }
+      if (ids.length > 0) await call("POST", "/v1/videos/bulk", { action: "delete", videoIds: ids });
+      cycles += 1;
+      await new Promise((resolve) => setTimeout(resolve, PAUSE_MS));
+    }
+  })();
+  return {
+    describe: () =>
+      `${cycles} cycles of ${VIDEOS_PER_CYCLE} videos created, a part uploaded each and bulk-deleted, ` +
+      `${receiver.received.length} webhook deliveries received by ${ENDPOINTS} endpoints`,
+    stop: async () => {
+      running = false;
+      await loop;
+      await receiver.close();
+    },
+  };
+}
