@@ -1,4 +1,5 @@
 import { createApp } from "./app";
+import { projectDatabase } from "./lib/databases";
 import { logError } from "./lib/log";
 import { consumeProjectDeletions, PROJECT_DELETION_QUEUE } from "./projects/deletions";
 import { SCHEDULED_TASKS } from "./scheduled";
@@ -22,7 +23,11 @@ const noop = () => {};
 const CONSUMERS: Record<string, (batch: MessageBatch<unknown>, env: Env) => Promise<void> | void> = {
   [DELIVERY_QUEUE]: (batch, env) => consumeDeliveries(batch, lanesOf(env.DELIVERY_LANES)),
   [DELIVERY_DEAD_LETTERS]: (batch, env) => consumeDeadLetters(batch, env.DB),
-  [DELETION_QUEUE]: (batch, env) => consumeDeletions(batch, { db: env.DB, media: env.MEDIA, publish: publishNow(env) }),
+  [DELETION_QUEUE]: (batch, env) =>
+    consumeDeletions(batch, (projectId) => {
+      const db = projectDatabase(env, projectId);
+      return { db, media: env.MEDIA, publish: publishNow(env, db) };
+    }),
   [DELETION_DEAD_LETTERS]: (batch) => consumeDeadDeletions(batch),
   [PROJECT_DELETION_QUEUE]: (batch, env) =>
     consumeProjectDeletions(batch, { db: env.DB, media: env.MEDIA, queue: env.PROJECT_DELETION_QUEUE }),

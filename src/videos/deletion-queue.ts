@@ -38,12 +38,15 @@ export async function finishDeletion(deps: DeletionDeps, message: DeletionMessag
 }
 
 /** The deletions queue's handler: one delete per message, retried by the queue on failure. */
-export function consumeDeletions(batch: MessageBatch<unknown>, deps: DeletionDeps): Promise<void> {
+export function consumeDeletions(
+  batch: MessageBatch<unknown>,
+  depsFor: (projectId: string) => DeletionDeps,
+): Promise<void> {
   return consumeEach(
     batch,
     DeletionMessageSchema,
     { malformed: "deletion message malformed", failed: "deletion follow-up" },
-    (message) => finishDeletion(deps, message),
+    (message) => finishDeletion(depsFor(message.projectId), message),
   );
 }
 

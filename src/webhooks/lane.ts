@@ -1,5 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import { readConfig } from "../config";
+import { projectDatabase } from "../lib/databases";
 import { deliverOrReschedule } from "./consumer";
 import { type DeliveryMessage, DeliveryMessageSchema, type Lanes } from "./delivery-queue";
 
@@ -75,7 +76,7 @@ export class DeliveryLane extends DurableObject<Env> {
     (message) =>
       deliverOrReschedule(
         {
-          db: this.env.DB,
+          db: projectDatabase(this.env, message.projectId),
           queue: this.env.WEBHOOK_QUEUE,
           fetch: (...args) => fetch(...args),
           targets: { allowHttp: readConfig(this.env).allowHttpWebhooks },
