@@ -10,35 +10,7 @@ import { randomToken } from "../lib/crypto";
 import { ulid } from "../lib/ulid";
 import { QUOTAS, quotaExceeded } from "../rate-limit/policies";
 import { insertApiKey, KEY_MODES, listApiKeys, revokeApiKey } from "./queries";
-
-const ScopeSchema = z.enum(SCOPES);
-
-const ApiKeyCreateSchema = z
-  .strictObject({
-    name: textSchema().trim().min(1).max(100),
-    scopes: z
-      .array(ScopeSchema)
-      .min(1)
-      .max(2)
-      .refine((scopes) => new Set(scopes).size === scopes.length, "scopes must not repeat"),
-    mode: z.enum(KEY_MODES),
-  })
-  .openapi("ApiKeyCreateRequest");
-
-const ApiKeySchema = z
-  .object({
-    id: UlidSchema,
-    name: z.string(),
-    scopes: z.array(ScopeSchema),
-    mode: z.enum(KEY_MODES),
-    createdAt: TimestampSchema,
-    lastUsedAt: TimestampSchema.nullable(),
-  })
-  .openapi("ApiKey");
-
-const CreatedApiKeySchema = ApiKeySchema.extend({
-  key: z.string().openapi({ description: "The secret; shown only in this response", example: "svc_test_…" }),
-}).openapi("CreatedApiKey");
+import { ApiKeyCreateSchema, ApiKeySchema, CreatedApiKeySchema, ScopeSchema } from "./schemas";
 
 const create = route(
   {

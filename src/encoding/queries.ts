@@ -12,7 +12,7 @@ function toStored(row: Row): StoredSettings {
 }
 
 /** The statement that gives a new project the default settings, for the project's insert batch. */
-export function insertDefaults(db: Db, projectId: string, now: number): D1PreparedStatement {
+export function insertDefaultsStatement(db: Db, projectId: string, now: number): D1PreparedStatement {
   return db
     .prepare("INSERT INTO encoding_settings (project_id, document, version, updated_at) VALUES (?, ?, 1, ?)")
     .bind(projectId, JSON.stringify(DEFAULT_SETTINGS), isoTime(now));

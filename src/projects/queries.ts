@@ -1,5 +1,5 @@
 import type { Plan } from "../auth/account";
-import { insertDefaults } from "../encoding/queries";
+import { insertDefaultsStatement } from "../encoding/queries";
 import type { Db } from "../lib/db";
 import { isoTime } from "../lib/time";
 
@@ -27,7 +27,7 @@ export async function insertProject(
     db
       .prepare("INSERT INTO projects (id, account_id, name, plan, created_at) VALUES (?, ?, ?, ?, ?)")
       .bind(input.id, input.accountId, input.name, input.plan, input.createdAt),
-    insertDefaults(db, input.id, Date.parse(input.createdAt)),
+    insertDefaultsStatement(db, input.id, Date.parse(input.createdAt)),
   ]);
   return { id: input.id, name: input.name, plan: input.plan, createdAt: input.createdAt };
 }

@@ -14,21 +14,7 @@ import { ulid } from "../lib/ulid";
 import { rateLimit } from "../rate-limit/middleware";
 import { sendProjectDeletion } from "./deletions";
 import { findOwnedProject, insertProject, listProjects, markProjectDeleted } from "./queries";
-
-export const ProjectCreateSchema = z
-  .strictObject({
-    name: textSchema().trim().min(1).max(100),
-  })
-  .openapi("ProjectCreateRequest");
-
-export const ProjectSchema = z
-  .object({
-    id: UlidSchema,
-    name: z.string(),
-    plan: z.enum(PLANS),
-    createdAt: TimestampSchema,
-  })
-  .openapi("Project");
+import { ProjectCreateSchema, ProjectSchema } from "./schemas";
 
 const create = route(
   {

@@ -12,35 +12,7 @@ import { rateLimit } from "../rate-limit/middleware";
 import { deleteVideos, ITEM_CODES, type ItemCode, type ItemOutcome, stopAt, storeOf } from "./delete";
 import type { Visibility } from "./model";
 import { setVisibility } from "./queries";
-import { ProjectQuerySchema, VisibilitySchema } from "./schemas";
-
-export const MAX_BULK_IDS = 100;
-
-const VideoIdsSchema = z
-  .array(z.string().refine((id) => parseUlid(id) !== null, "must be a ULID"))
-  .min(1)
-  .max(MAX_BULK_IDS);
-
-export const BulkRequestSchema = z
-  .discriminatedUnion("action", [
-    z.strictObject({ action: z.literal("delete"), videoIds: VideoIdsSchema }),
-    z.strictObject({ action: z.literal("set_visibility"), videoIds: VideoIdsSchema, visibility: VisibilitySchema }),
-  ])
-  .openapi("VideoBulkRequest");
-
-const BulkResultSchema = z
-  .union([
-    z.object({ id: UlidSchema, ok: z.literal(true) }),
-    z.object({
-      id: UlidSchema,
-      ok: z.literal(false),
-      error: z.object({
-        code: z.enum(ITEM_CODES),
-        message: z.string(),
-      }),
-    }),
-  ])
-  .openapi("VideoBulkResult");
+import { BulkRequestSchema, BulkResultSchema, ProjectQuerySchema } from "./schemas";
 
 const bulk = route({
   method: "post",

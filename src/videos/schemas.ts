@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { pathId, TimestampSchema, textSchema, UlidSchema } from "../http/schemas";
-import { ULID_PATTERN_ANY_CASE } from "../lib/ulid";
+import { parseUlid, ULID_PATTERN_ANY_CASE } from "../lib/ulid";
+import { ITEM_CODES } from "./delete";
 import { VIDEO_STATUSES, VISIBILITIES } from "./model";
 
 export const VisibilitySchema = z.enum(VISIBILITIES).openapi({ description: "Default public" });
@@ -54,3 +55,32 @@ export const ProjectQuerySchema = z.object({
 });
 
 export const VideoParamsSchema = z.object({ id: pathId("video") });
+
+/** A bulk request names 1 to this many videos. */
+export const MAX_BULK_IDS = 100;
+
+export const VideoIdsSchema = z
+  .array(z.string().refine((id) => parseUlid(id) !== null, "must be a ULID"))
+  .min(1)
+  .max(MAX_BULK_IDS);
+
+export const BulkRequestSchema = z
+  .discriminatedUnion("action", [
+    z.strictObject({ action: z.literal("delete"), videoIds: VideoIdsSchema }),
+    z.strictObject({ action: z.literal("set_visibility"), videoIds: VideoIdsSchema, visibility: VisibilitySchema }),
+  ])
+  .openapi("VideoBulkRequest");
+
+export const BulkResultSchema = z
+  .union([
+    z.object({ id: UlidSchema, ok: z.literal(true) }),
+    z.object({
+      id: UlidSchema,
+      ok: z.literal(false),
+      error: z.object({
+        code: z.enum(ITEM_CODES),
+        message: z.string(),
+      }),
+    }),
+  ])
+  .openapi("VideoBulkResult");

@@ -36,67 +36,16 @@ import {
   toDelivery,
   toEndpoint,
 } from "./model";
+import {
+  CreatedEndpointSchema,
+  DeliveriesQuerySchema,
+  DeliverySchema,
+  EndpointCreateSchema,
+  EndpointPatchSchema,
+  EndpointSchema,
+} from "./schemas";
 import { newSecret } from "./signing";
 import { targetProblem } from "./targets";
-
-const EventTypesSchema = z
-  .array(z.enum(EVENT_TYPES))
-  .min(1)
-  .refine((types) => new Set(types).size === types.length, "event types must not repeat");
-const DescriptionSchema = textSchema().max(500).nullable();
-
-const EndpointCreateSchema = z
-  .strictObject({
-    url: textSchema().max(2048),
-    eventTypes: EventTypesSchema.optional(),
-    description: DescriptionSchema.optional(),
-  })
-  .openapi("WebhookEndpointCreateRequest");
-
-const EndpointPatchSchema = z
-  .strictObject({
-    url: textSchema().max(2048).optional(),
-    eventTypes: EventTypesSchema.optional(),
-    description: DescriptionSchema.optional(),
-    enabled: z.boolean().optional().openapi({ description: "true re-enables an endpoint disabled for any reason" }),
-  })
-  .openapi("WebhookEndpointPatch");
-
-const EndpointSchema = z
-  .object({
-    id: UlidSchema,
-    url: z.string(),
-    eventTypes: z.array(z.enum(EVENT_TYPES)),
-    enabled: z.boolean(),
-    disabledReason: z
-      .enum(DISABLED_REASONS)
-      .nullable()
-      .openapi({ description: "gone: it answered 410 Gone; manual: disabled through PATCH" }),
-    description: z.string().nullable(),
-    createdAt: TimestampSchema,
-  })
-  .openapi("WebhookEndpoint");
-
-const CreatedEndpointSchema = EndpointSchema.extend({
-  secret: z.string().openapi({ description: "whsec_…: shown only in this response" }),
-}).openapi("CreatedWebhookEndpoint");
-
-const DeliverySchema = z
-  .object({
-    id: UlidSchema,
-    endpointId: UlidSchema,
-    eventId: UlidSchema,
-    eventType: z.string(),
-    state: z.enum(DELIVERY_STATES),
-    attempt: z.int(),
-    responseStatus: z.int().nullable(),
-    error: z.enum(DELIVERY_ERRORS).nullable(),
-    durationMs: z.int().nullable(),
-    createdAt: TimestampSchema,
-    completedAt: TimestampSchema.nullable(),
-    nextRetryAt: TimestampSchema.nullable(),
-  })
-  .openapi("WebhookDeliveryAttempt");
 
 const EndpointParams = ProjectPathParams.extend({ id: pathId("webhook endpoint") });
 
@@ -185,11 +134,6 @@ const remove = route(
   },
   ["endpoint_not_found"],
 );
-
-const DeliveriesQuerySchema = PageQuerySchema.extend({
-  state: z.enum(DELIVERY_STATES).optional().openapi({ description: "pending, succeeded or failed" }),
-  eventType: z.string().max(100).optional().openapi({ example: "video.deleted" }),
-});
 
 const deliveries = route(
   {
