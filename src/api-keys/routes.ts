@@ -1,15 +1,14 @@
 import { z } from "@hono/zod-openapi";
-import { SCOPES } from "../auth/context";
 import { ProjectPathParams, projectOwnerSession } from "../auth/guards";
 import { jsonBody } from "../http/body";
 import { found } from "../http/found";
 import { route } from "../http/route";
 import { createRouter } from "../http/router";
-import { jsonRequest, jsonResponse, pathId, TimestampSchema, textSchema, UlidSchema } from "../http/schemas";
+import { jsonRequest, jsonResponse, pathId } from "../http/schemas";
 import { randomToken } from "../lib/crypto";
 import { ulid } from "../lib/ulid";
 import { QUOTAS, quotaExceeded } from "../rate-limit/policies";
-import { insertApiKey, KEY_MODES, listApiKeys, revokeApiKey } from "./queries";
+import { insertApiKey, listApiKeys, revokeApiKey } from "./queries";
 import { ApiKeyCreateSchema, ApiKeySchema, CreatedApiKeySchema, ScopeSchema } from "./schemas";
 
 const create = route(

@@ -7,7 +7,7 @@ import { parseEntityTags } from "../http/conditional";
 import { ApiError } from "../http/errors";
 import { route } from "../http/route";
 import { createRouter } from "../http/router";
-import { binaryBody, jsonRequest, jsonResponse, pathId } from "../http/schemas";
+import { binaryBody, jsonRequest, jsonResponse } from "../http/schemas";
 import { validationHook } from "../http/validation";
 import { EXTENSIONS, type ImageUpload, imageBody, readImageUpload } from "../images/upload";
 import { replaceObject } from "../lib/replace-object";

@@ -1,12 +1,11 @@
 import { z } from "@hono/zod-openapi";
-import { PLANS } from "../auth/account";
 import { approvedSession, ProjectPathParams } from "../auth/guards";
 import { sessionOf } from "../auth/middleware";
 import { jsonBody, receiveJson } from "../http/body";
 import { found } from "../http/found";
 import { route } from "../http/route";
 import { createRouter } from "../http/router";
-import { jsonRequest, jsonResponse, pathId, TimestampSchema, textSchema, UlidSchema } from "../http/schemas";
+import { jsonRequest, jsonResponse } from "../http/schemas";
 import { validationHook } from "../http/validation";
 import { logError } from "../lib/log";
 import { isoTime } from "../lib/time";

@@ -1,7 +1,6 @@
-import type { Position } from "../lib/cursor";
 import { type Db, IN_JSON_LIST } from "../lib/db";
 import { isoTime } from "../lib/time";
-import type { DeliveryError, DeliveryRow, DeliveryState, EndpointRow } from "./model";
+import type { DeliveryError, DeliveryRow } from "./model";
 
 export type NewAttempt = {
   id: string;

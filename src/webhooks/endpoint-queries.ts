@@ -1,7 +1,5 @@
-import type { Position } from "../lib/cursor";
 import { type Db, IN_JSON_LIST } from "../lib/db";
-import { isoTime } from "../lib/time";
-import type { DeliveryError, DeliveryRow, DeliveryState, EndpointRow } from "./model";
+import type { EndpointRow } from "./model";
 
 /**
  * Adds the endpoint unless the project already has `quota` of them; the count and the insert are

@@ -1,6 +1,5 @@
 import type { Position } from "../lib/cursor";
-import { type Db, IN_JSON_LIST } from "../lib/db";
-import { isoTime } from "../lib/time";
+import type { Db } from "../lib/db";
 import { endpointStatement } from "./endpoint-queries";
 import type { DeliveryRow, DeliveryState, EndpointRow } from "./model";
 

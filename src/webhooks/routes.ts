@@ -2,14 +2,13 @@ import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { ProjectEnv } from "../auth/context";
 import { ProjectPathParams, projectMember } from "../auth/guards";
-import { EVENT_TYPES } from "../events/types";
 import { jsonBody } from "../http/body";
 import { ApiError } from "../http/errors";
 import { found } from "../http/found";
-import { PAGE_QUERY_CODES, PageQuerySchema, pageOf, parsePage } from "../http/pagination";
+import { PAGE_QUERY_CODES, pageOf, parsePage } from "../http/pagination";
 import { route } from "../http/route";
 import { createRouter } from "../http/router";
-import { jsonRequest, jsonResponse, pathId, TimestampSchema, textSchema, UlidSchema } from "../http/schemas";
+import { jsonRequest, jsonResponse, pathId } from "../http/schemas";
 import { validationHook } from "../http/validation";
 import { isoTime } from "../lib/time";
 import { parseUlid, ulid } from "../lib/ulid";
@@ -26,16 +25,7 @@ import {
   updateEndpoint,
 } from "./endpoint-queries";
 import { endpointDeliveries, findDelivery } from "./listing-queries";
-import {
-  DELIVERY_ERRORS,
-  DELIVERY_STATES,
-  DISABLED_REASONS,
-  deliveriesCursorScope,
-  type EndpointRow,
-  SECRET_OVERLAP_MS,
-  toDelivery,
-  toEndpoint,
-} from "./model";
+import { deliveriesCursorScope, type EndpointRow, SECRET_OVERLAP_MS, toDelivery, toEndpoint } from "./model";
 import {
   CreatedEndpointSchema,
   DeliveriesQuerySchema,
