@@ -15,6 +15,7 @@ import { labelNumber } from "./ladder.mjs";
  *   videoStream: number,
  *   audioStream: number | null,
  *   frameRate: number | null,
+ *   interlaced: boolean,
  *   renditions: Rendition[],
  *   watermark: { path: string, position: Position, opacity: number } | null,
  *   mp4: boolean,
@@ -98,8 +99,10 @@ export function watermarkWidth(frameWidth) {
 export function filterGraph(plan) {
   const n = plan.renditions.length;
   const chains = [];
+  // Interlaced pictures become one frame per frame (bwdif, only on frames flagged interlaced).
+  const deinterlace = plan.interlaced ? "bwdif=mode=send_frame:deint=interlaced," : "";
   const fps = plan.frameRate && plan.frameRate > MAX_FRAME_RATE + 0.5 ? `fps=${MAX_FRAME_RATE},` : "";
-  chains.push(`[0:${plan.videoStream}]${fps}split=${n}${labels("s", n)}`);
+  chains.push(`[0:${plan.videoStream}]${deinterlace}${fps}split=${n}${labels("s", n)}`);
   if (plan.watermark) {
     // Opacity scales the image's own alpha, so a transparent PNG stays transparent where it was.
     chains.push(`[1:v]format=rgba,colorchannelmixer=aa=${decimal(plan.watermark.opacity)},split=${n}${labels("w", n)}`);

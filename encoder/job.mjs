@@ -201,6 +201,7 @@ export class RunningJob {
       videoStream: probed.videoStream,
       audioStream: probed.audioStream,
       frameRate: probed.frameRate,
+      interlaced: probed.interlaced,
       renditions,
       watermark: watermark && { path: watermarkFile, ...watermark },
       mp4: job.settings.mp4,

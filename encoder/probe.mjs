@@ -15,6 +15,7 @@ import { describeExit, runBinary } from "./binaries.mjs";
  *   videoStream: number,
  *   audioStream: number | null,
  *   frameRate: number | null,
+ *   interlaced: boolean,
  *   rotation: number,
  *   format: string,
  * }} VideoSource
@@ -115,6 +116,7 @@ export function interpretProbe(info, decodedFrames) {
     videoStream: Number(video.index),
     audioStream: audio ? Number(audio.index) : null,
     frameRate: ratio(video.avg_frame_rate) ?? ratio(video.r_frame_rate),
+    interlaced: ["tt", "bb", "tb", "bt"].includes(String(video.field_order)),
     rotation,
     format: formatName,
   };

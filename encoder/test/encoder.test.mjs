@@ -415,4 +415,27 @@ describe.skipIf(!binaries)("encoder service with a fake Worker", () => {
     expect(job.uploads).toEqual([]);
     expect(job.results).toEqual([]);
   });
+  it("on SIGTERM interrupts its job, reports it encoding_failed so the Worker retries, and exits", async () => {
+    const second = await startEncoder({ ENCODER_TMPDIR: join(dir, "tmp") });
+    try {
+      const jobId = `job-${++jobCount}`;
+      const { job, callback } = fake.addJob(jobId, { source: sources.long });
+      const response = await fetch(`${second.origin}/v1/jobs`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ version: 1, jobId, attempt: 3, callback, settings: settingsOf() }),
+      });
+      expect(response.status).toBe(202);
+      for (let i = 0; i < 200 && !job.heartbeats.some((h) => h.stage === "encoding"); i++) {
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      process.kill(second.pid, "SIGTERM");
+      expect(await job.resultReceived).toMatchObject({ status: "failed", code: "encoding_failed", attempt: 3 });
+      expect(await second.exited).toEqual({ code: 0, signal: null });
+      expect(job.uploads).toEqual([]);
+      expect(await readdir(join(dir, "tmp"))).toEqual([]);
+    } finally {
+      await second.stop();
+    }
+  });
 });

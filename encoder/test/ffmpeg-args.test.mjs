@@ -11,6 +11,7 @@ function plan(overrides = {}) {
     videoStream: 0,
     audioStream: 1,
     frameRate: 30,
+    interlaced: false,
     renditions: [
       { resolution: "360p", width: 640, height: 360 },
       { resolution: "720p", width: 1280, height: 720 },
@@ -56,6 +57,10 @@ describe("filterGraph", () => {
     expect(filterGraph(plan({ videoStream: 2 }))).toMatch(/^\[0:2\]split=2/);
     expect(filterGraph(plan({ frameRate: 120 }))).toMatch(/^\[0:0\]fps=60,split=2/);
     expect(filterGraph(plan({ frameRate: 59.94 }))).not.toContain("fps=");
+    expect(filterGraph(plan({ interlaced: true, frameRate: 120 }))).toMatch(
+      /^\[0:0\]bwdif=mode=send_frame:deint=interlaced,fps=60,split=2/,
+    );
+    expect(filterGraph(plan())).not.toContain("bwdif");
   });
 
   it("draws the watermark on every rendition at 15% of its width, at the opacity given", () => {

@@ -30,6 +30,7 @@ describe("interpretProbe", () => {
       videoStream: 0,
       audioStream: 1,
       frameRate: 30000 / 1001,
+      interlaced: false,
       rotation: 0,
       format: MP4,
     });
@@ -46,6 +47,11 @@ describe("interpretProbe", () => {
     const anamorphic = video({ width: 1440, height: 1080, sample_aspect_ratio: "4:3" });
     expect(interpretProbe(info([anamorphic]), 1)).toMatchObject({ width: 1920, height: 1080 });
     expect(interpretProbe(info([video({ sample_aspect_ratio: "0:1" })]), 1)).toMatchObject({ width: 1920 });
+  });
+
+  it("tells an interlaced source", () => {
+    expect(interpretProbe(info([video({ field_order: "tt" })]), 1)).toMatchObject({ interlaced: true });
+    expect(interpretProbe(info([video({ field_order: "progressive" })]), 1)).toMatchObject({ interlaced: false });
   });
 
   it("has no audio stream for a silent source and ignores cover art", () => {
