@@ -110,7 +110,9 @@ export function filterGraph(plan) {
   plan.renditions.forEach((rendition, i) => {
     const top = i === n - 1;
     const outputs = top ? `,split=${plan.mp4 ? 3 : 2}[v${i}]${plan.mp4 ? "[mp4]" : ""}[still]` : `[v${i}]`;
-    const scaled = `[s${i}]scale=${rendition.width}:${rendition.height},setsar=1`;
+    // Limited ("tv") range, as players expect of H.264; ffmpeg 7 would otherwise keep a
+    // full-range source's range, or pick full range to suit the poster's JPEG encoder.
+    const scaled = `[s${i}]scale=${rendition.width}:${rendition.height}:out_range=tv,setsar=1`;
     if (plan.watermark) {
       const overlay = `overlay=${overlayPosition(plan.watermark.position, rendition.width)}:format=auto`;
       chains.push(`[w${i}]scale=${watermarkWidth(rendition.width)}:-1[m${i}]`);
@@ -119,8 +121,9 @@ export function filterGraph(plan) {
       chains.push(`${scaled},format=yuv420p${outputs}`);
     }
   });
-  // The poster's clock starts at the first frame, whatever the source's start time.
-  chains.push(`[still]setpts=PTS-STARTPTS,select=gte(t\\,${decimal(plan.posterTime)}),trim=end_frame=1[poster]`);
+  // The poster's clock starts at the first frame, whatever the source's start time. Its own
+  // scale converts to the JPEG's full range there, leaving the renditions' range alone.
+  chains.push(`[still]setpts=PTS-STARTPTS,select=gte(t\\,${decimal(plan.posterTime)}),trim=end_frame=1,scale[poster]`);
   return chains.join(";");
 }
 

@@ -132,7 +132,9 @@ describe.skipIf(!binaries)("encoder service with a fake Worker", () => {
     const response = await fetch(`${encoder.origin}/healthz`);
     expect(response.status).toBe(200);
     expect(await response.json()).toMatchObject({ status: "ok", protocol: 1, busy: false });
-    expect(encoder.lines[0]).toBe(`[encoder] using ${describeBinaries(bin)}`);
+    expect(encoder.lines.find((line) => line.startsWith("[encoder] using"))).toBe(
+      `[encoder] using ${describeBinaries(bin)}`,
+    );
   });
 
   it("encodes a 16:9 source with audio: HLS ladder, MP4, poster and watermark", async () => {
@@ -195,6 +197,7 @@ describe.skipIf(!binaries)("encoder service with a fake Worker", () => {
       const { streams } = await ffprobeJson(bin.ffprobe, join(out, rendition.resolution, "seg_00000.ts"));
       const video = streams.find((s) => s.codec_type === "video");
       expect(video).toMatchObject({ codec_name: "h264", width: rendition.width, height: rendition.height });
+      // 4:2:0 in limited range (yuvj420p would be full range).
       expect(video?.pix_fmt).toBe("yuv420p");
       expect(streams.filter((s) => s.codec_type === "audio").map((s) => s.codec_name)).toEqual(["aac"]);
     }
@@ -237,7 +240,7 @@ describe.skipIf(!binaries)("encoder service with a fake Worker", () => {
     expect(blue).toBeLessThan(70);
   });
 
-  it("encodes a 9:16 source without MP4 or watermark, labelling renditions by their width", async () => {
+  it("encodes a 9:16 full-range source without MP4 or watermark: renditions labelled by width, limited range", async () => {
     const { jobId, job, result, out } = await encode(sources.portrait, {
       enabledResolutions: ["240p", "360p", "1080p"],
     });
@@ -250,6 +253,8 @@ describe.skipIf(!binaries)("encoder service with a fake Worker", () => {
     expect(r.files).not.toContain("video.mp4");
     expectWellBehaved(jobId, job, r);
     expect(await readFile(join(out, "master.m3u8"), "utf8")).toContain("RESOLUTION=240x426");
+    const { streams: segment } = await ffprobeJson(bin.ffprobe, join(out, "360p/seg_00000.ts"));
+    expect(segment[0]).toMatchObject({ codec_name: "h264", width: 360, height: 640, pix_fmt: "yuv420p" });
     const { streams } = await ffprobeJson(bin.ffprobe, join(out, "poster.jpg"));
     expect(streams[0]).toMatchObject({ width: 360, height: 640 });
   });

@@ -41,15 +41,17 @@ describe("filterGraph", () => {
   it("splits the source once per rendition and scales each to its size with square pixels", () => {
     const graph = filterGraph(plan());
     expect(graph).toContain("[0:0]split=2[s0][s1]");
-    expect(graph).toContain("[s0]scale=640:360,setsar=1,format=yuv420p[v0]");
-    expect(graph).toContain("[s1]scale=1280:720,setsar=1,format=yuv420p,split=2[v1][still]");
+    expect(graph).toContain("[s0]scale=640:360:out_range=tv,setsar=1,format=yuv420p[v0]");
+    expect(graph).toContain("[s1]scale=1280:720:out_range=tv,setsar=1,format=yuv420p,split=2[v1][still]");
     expect(graph).not.toContain("overlay");
     expect(graph).not.toContain("fps=");
   });
 
   it("gives the top rendition to the MP4 and the poster", () => {
     expect(filterGraph(plan({ mp4: true }))).toContain("format=yuv420p,split=3[v1][mp4][still]");
-    expect(filterGraph(plan())).toContain("[still]setpts=PTS-STARTPTS,select=gte(t\\,1),trim=end_frame=1[poster]");
+    expect(filterGraph(plan())).toContain(
+      "[still]setpts=PTS-STARTPTS,select=gte(t\\,1),trim=end_frame=1,scale[poster]",
+    );
     expect(filterGraph(plan({ posterTime: 0.75 }))).toContain("select=gte(t\\,0.75)");
   });
 

@@ -29,7 +29,7 @@ async function ffmpegOk(ffmpeg, args) {
  * A test pattern clip (with a sine tone unless `audio` is false), H.264/AAC in MP4.
  * @param {Binary} ffmpeg
  * @param {string} file
- * @param {{ width: number, height: number, seconds: number, audio?: boolean, rate?: number, faststart?: boolean, extra?: string[] }} clip
+ * @param {{ width: number, height: number, seconds: number, audio?: boolean, rate?: number, faststart?: boolean, fullRange?: boolean, extra?: string[] }} clip
  */
 export async function makeClip(ffmpeg, file, clip) {
   const video = ["-f", "lavfi", "-i", `testsrc2=s=${clip.width}x${clip.height}:r=${clip.rate ?? 25}:d=${clip.seconds}`];
@@ -42,7 +42,7 @@ export async function makeClip(ffmpeg, file, clip) {
     "-preset",
     "ultrafast",
     "-pix_fmt",
-    "yuv420p",
+    clip.fullRange ? "yuvj420p" : "yuv420p",
     ...(clip.audio === false ? [] : ["-c:a", "aac"]),
     ...(clip.faststart ? ["-movflags", "+faststart"] : []),
     ...(clip.extra ?? []),
@@ -113,7 +113,13 @@ async function makeRotated(binaries, input, file) {
 export async function makeSources(binaries, dir) {
   const { ffmpeg } = binaries;
   const landscape = await makeClip(ffmpeg, join(dir, "landscape.mp4"), { width: 640, height: 360, seconds: 3 });
-  const portrait = await makeClip(ffmpeg, join(dir, "portrait.mp4"), { width: 360, height: 640, seconds: 2 });
+  // In full range, as some cameras and phones record.
+  const portrait = await makeClip(ffmpeg, join(dir, "portrait.mp4"), {
+    width: 360,
+    height: 640,
+    seconds: 2,
+    fullRange: true,
+  });
   const silent = await makeClip(ffmpeg, join(dir, "silent.mp4"), { width: 320, height: 180, seconds: 2, audio: false });
   const rotated = await makeRotated(binaries, scratchClip(ffmpeg, dir), join(dir, "rotated.mp4"));
   const long = await makeClip(ffmpeg, join(dir, "long.mp4"), { width: 640, height: 360, seconds: 12, audio: false });
