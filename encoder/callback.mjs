@@ -35,6 +35,7 @@ export class CallbackFailed extends Error {
 
 const USER_AGENT = "video-encoder/1";
 const IDLE_TIMEOUT_MS = 60_000;
+const HEARTBEAT_TIMEOUT_MS = 10_000;
 
 /**
  * @typedef {{
@@ -56,7 +57,7 @@ export function callbackClient(options) {
    * One request; resolves with the response once its headers arrive.
    * @param {string} method
    * @param {string} path
-   * @param {{ headers?: Record<string, string | number>, body?: () => NodeJS.ReadableStream | Buffer }} [init]
+   * @param {{ headers?: Record<string, string | number>, body?: () => NodeJS.ReadableStream | Buffer, idleMs?: number }} [init]
    * @returns {Promise<IncomingMessage>}
    */
   const request = (method, path, init = {}) =>
@@ -68,7 +69,7 @@ export function callbackClient(options) {
         signal,
         headers: { authorization: `Bearer ${options.token}`, "user-agent": USER_AGENT, ...init.headers },
       });
-      req.setTimeout(IDLE_TIMEOUT_MS, () => req.destroy(new Error(`${method} /${path}: no answer`)));
+      req.setTimeout(init.idleMs ?? IDLE_TIMEOUT_MS, () => req.destroy(new Error(`${method} /${path}: no answer`)));
       req.on("response", resolve);
       req.on("error", reject);
       const body = init.body?.();
@@ -119,12 +120,14 @@ export function callbackClient(options) {
   /**
    * @param {string} path
    * @param {unknown} message
+   * @param {number} [idleMs]
    */
-  const postJson = async (path, message) => {
+  const postJson = async (path, message, idleMs) => {
     const body = Buffer.from(JSON.stringify(message));
     const response = await request("POST", path, {
       headers: { "content-type": "application/json", "content-length": body.length },
       body: () => body,
+      idleMs,
     });
     await expect(`POST /${path}`, response, [200, 202, 204]);
     response.resume();
@@ -162,11 +165,12 @@ export function callbackClient(options) {
     },
 
     /**
-     * One heartbeat, not retried (the next one follows in a few seconds).
+     * One heartbeat, not retried (the next one follows in a few seconds), and given up after 10 s
+     * without an answer (the result waits for it).
      * @param {Heartbeat} heartbeat
      */
     async heartbeat(heartbeat) {
-      await postJson("heartbeat", parseHeartbeat(heartbeat));
+      await postJson("heartbeat", parseHeartbeat(heartbeat), HEARTBEAT_TIMEOUT_MS);
     },
 
     /**

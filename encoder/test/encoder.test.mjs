@@ -334,6 +334,15 @@ describe.skipIf(!binaries)("encoder service with a fake Worker", () => {
     expect(mine.at(-1)?.path).toBe(`/jobs/${jobId}/result`);
   });
 
+  it("retries an upload the Worker answered with 503", async () => {
+    let refused = 0;
+    const onUpload = (/** @type {string} */ path) => (path === "master.m3u8" && refused++ === 0 ? 503 : undefined);
+    const { jobId, job, result } = await finished(await post(sources.silent, {}, { onUpload }));
+    expectWellBehaved(jobId, job, ready(result));
+    const masterPuts = fake.calls.filter((call) => call.path === `/jobs/${jobId}/outputs/master.m3u8`);
+    expect(masterPuts.map((call) => call.status)).toEqual([503, 201]);
+  });
+
   it("stops without a word when the Worker answers a heartbeat with 410", async () => {
     const { jobId, job, response } = await post(sources.landscape, {}, { onHeartbeat: () => 410 });
     expect(response.status).toBe(202);
