@@ -143,7 +143,7 @@ export function createEncoderServer(deps) {
     }
     const match = /^\/v1\/jobs\/([^/]+)$/.exec(url.pathname);
     if (match) {
-      const jobId = decodeURIComponent(/** @type {string} */ (match[1]));
+      const jobId = /** @type {string} */ (match[1]);
       const job = current && current.id === jobId ? current : null;
       if (method === "GET") {
         if (!job) return error(res, 404, "not_found", "this encoder is not running that job");
