@@ -3,6 +3,7 @@
 // a second one is refused with 503 so the Worker places it elsewhere or later.
 // Run: `node encoder/server.mjs` (ENCODER_PORT, default 8788).
 
+import { createHash, timingSafeEqual } from "node:crypto";
 import { createServer } from "node:http";
 import { availableParallelism, tmpdir } from "node:os";
 import { pathToFileURL } from "node:url";
@@ -131,7 +132,7 @@ export function createEncoderServer(deps) {
       return;
     }
     if (url.pathname === "/v1/jobs" || url.pathname.startsWith("/v1/jobs/")) {
-      if (deps.token !== null && req.headers.authorization !== `Bearer ${deps.token}`) {
+      if (deps.token !== null && !sameSecret(req.headers.authorization ?? "", `Bearer ${deps.token}`)) {
         error(res, 401, "unauthorized", "a valid bearer token is required");
         return;
       }
@@ -187,6 +188,12 @@ export function createEncoderServer(deps) {
       });
     },
   };
+}
+
+/** Compared as digests, so the time taken tells nothing of the secret. @param {string} a @param {string} b */
+function sameSecret(a, b) {
+  const digest = (/** @type {string} */ s) => createHash("sha256").update(s).digest();
+  return timingSafeEqual(digest(a), digest(b));
 }
 
 /** @param {ServerResponse} res @param {string} allow */

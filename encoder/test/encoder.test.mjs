@@ -353,6 +353,26 @@ describe.skipIf(!binaries)("encoder service with a fake Worker", () => {
     expect(encoder.lines.some((line) => line.includes(`job ${jobId}#1 cancelled`))).toBe(true);
   });
 
+  it("with ENCODER_TOKEN, refuses /v1 requests without it (but not /healthz)", async () => {
+    const guarded = await startEncoder({ ENCODER_TMPDIR: join(dir, "tmp"), ENCODER_TOKEN: "encoder-secret" });
+    try {
+      const send = (/** @type {Record<string, string>} */ headers) =>
+        fetch(`${guarded.origin}/v1/jobs`, {
+          method: "POST",
+          headers: { "content-type": "application/json", ...headers },
+          body: "{}",
+        });
+      expect((await send({})).status).toBe(401);
+      expect((await send({ authorization: "Bearer wrong" })).status).toBe(401);
+      expect((await fetch(`${guarded.origin}/v1/jobs/x`, { method: "DELETE" })).status).toBe(401);
+      expect((await fetch(`${guarded.origin}/v1/jobs/x`)).status).toBe(401);
+      expect((await send({ authorization: "Bearer encoder-secret" })).status).toBe(400);
+      expect((await fetch(`${guarded.origin}/healthz`)).status).toBe(200);
+    } finally {
+      await guarded.stop();
+    }
+  });
+
   it("refuses a malformed job with 400, naming the field", async () => {
     const response = await fetch(`${encoder.origin}/v1/jobs`, {
       method: "POST",
