@@ -57,6 +57,17 @@ export default defineConfig({
           hookTimeout: 120_000,
         },
       },
+      {
+        test: {
+          // The encoder program (encoder/): units, and integration runs of the real server and
+          // ffmpeg against a fake Worker.
+          name: "encoder",
+          include: ["encoder/**/*.test.mjs"],
+          environment: "node",
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+        },
+      },
     ],
   },
 });

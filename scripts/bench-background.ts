@@ -1,7 +1,10 @@
 // The background a route is timed against in `npm run bench`'s loaded pass: another tenant that
 // keeps deleting videos (bulk deletes of 20 with open uploads: the deletions queue's R2 aborts and
 // outbox publishing) while 5 webhook endpoints receive every event (the delivery queue and lanes).
-// Bounded: one cycle at a time, a pause between cycles, and it stops when told.
+// Bounded: one cycle at a time, a pause between cycles, and it stops when told. It runs in a process
+// of its own (`startBackgroundLoad` spawns this file), so its client and its webhook receiver never
+// share the event loop of the process that times the routes.
+import { spawn } from "node:child_process";
 import { Client } from "../test/e2e/client.ts";
 import { startReceiver } from "../test/e2e/receiver.ts";
 
@@ -9,7 +12,7 @@ const VIDEOS_PER_CYCLE = 20;
 const ENDPOINTS = 5;
 const PAUSE_MS = 250;
 
-export async function startBackgroundLoad(baseUrl: string) {
+async function runLoad(baseUrl: string) {
   const receiver = await startReceiver(200);
   const owner = new Client(baseUrl);
   await owner.onboard();
@@ -60,4 +63,50 @@ export async function startBackgroundLoad(baseUrl: string) {
       await receiver.close();
     },
   };
+}
+
+/** Starts the load in a child process; `stop` ends it and returns what it did. */
+export async function startBackgroundLoad(baseUrl: string) {
+  const child = spawn(process.execPath, [import.meta.filename, baseUrl], { stdio: ["ignore", "pipe", "inherit"] });
+  let output = "";
+  child.stdout.on("data", (chunk) => {
+    output += chunk;
+  });
+  await new Promise<void>((resolve, reject) => {
+    const check = setInterval(() => {
+      if (output.includes("started")) {
+        clearInterval(check);
+        resolve();
+      }
+    }, 100);
+    child.once("exit", (code) => {
+      clearInterval(check);
+      reject(new Error(`background load exited early (${code}): ${output}`));
+    });
+  });
+  return {
+    stop: async () => {
+      const exited = new Promise((resolve) => child.once("exit", resolve));
+      child.kill("SIGTERM");
+      await exited;
+      return (
+        output
+          .split("\n")
+          .find((line) => line.startsWith("did:"))
+          ?.slice(4)
+          .trim() ?? "(no summary)"
+      );
+    },
+  };
+}
+
+if (import.meta.main) {
+  const load = await runLoad(process.argv[2] ?? "");
+  console.log("started");
+  process.once("SIGTERM", async () => {
+    const summary = load.describe();
+    await load.stop();
+    console.log(`did: ${summary}`);
+    process.exit(0);
+  });
 }

@@ -661,13 +661,14 @@ try {
     await new Promise((resolve) => setTimeout(resolve, 61_000));
     const load = await startBackgroundLoad(server.baseUrl);
     const measured: Awaited<ReturnType<typeof measure>>[] = [];
+    let background = "";
     try {
       for (const item of selected) measured.push(await measure({ ...item, samples: LOADED_SAMPLES }, bareCase));
     } finally {
-      await load.stop();
+      background = await load.stop();
     }
     const width = Math.max(...measured.map((r) => r.name.length));
-    console.log(`\nunder background load (${load.describe()}), ${LOADED_SAMPLES} samples a case:`);
+    console.log(`\nunder background load (${background}), ${LOADED_SAMPLES} samples a case:`);
     console.log(
       "case".padEnd(width),
       "median".padStart(7),

@@ -1,0 +1,262 @@
+// @ts-check
+// The encoder's HTTP service (PROTOCOL.md): job intake, status, cancel, health. One job at a time;
+// a second one is refused with 503 so the Worker places it elsewhere or later.
+// Run: `node encoder/server.mjs` (ENCODER_PORT, default 8788).
+
+import { createHash, timingSafeEqual } from "node:crypto";
+import { createServer } from "node:http";
+import { availableParallelism, tmpdir } from "node:os";
+import { pathToFileURL } from "node:url";
+import { describeBinaries, resolveBinaries } from "./binaries.mjs";
+import { RunningJob } from "./job.mjs";
+import { MAX_MESSAGE_BYTES, PROTOCOL_VERSION, ProtocolError, parseJob } from "./protocol.mjs";
+
+/** @typedef {import("./job.mjs").JobDeps} JobDeps */
+/** @typedef {import("node:http").IncomingMessage} IncomingMessage */
+/** @typedef {import("node:http").ServerResponse} ServerResponse */
+/** @typedef {JobDeps & { token: string | null }} ServerDeps */
+
+const RETRY_AFTER_SECONDS = 30;
+
+/** @param {ServerResponse} res @param {number} status @param {unknown} [body] */
+function send(res, status, body) {
+  if (body === undefined) {
+    res.writeHead(status).end();
+    return;
+  }
+  const text = JSON.stringify(body);
+  res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text) });
+  res.end(text);
+}
+
+/** @param {ServerResponse} res @param {number} status @param {string} code @param {string} message @param {Record<string, unknown>} [extra] */
+function error(res, status, code, message, extra = {}) {
+  send(res, status, { error: { code, message, ...extra } });
+}
+
+/**
+ * The body as text, or null when it is longer than `limit` bytes.
+ * @param {IncomingMessage} req
+ * @param {number} limit
+ */
+async function readBody(req, limit) {
+  const chunks = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += chunk.length;
+    if (size > limit) return null;
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+/**
+ * @param {ServerDeps} deps
+ */
+export function createEncoderServer(deps) {
+  /** @type {RunningJob | null} */
+  let current = null;
+  let closing = false;
+
+  /** @param {IncomingMessage} req @param {ServerResponse} res */
+  const postJob = async (req, res) => {
+    const type = (req.headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase();
+    if (type !== "application/json") {
+      error(res, 415, "unsupported_media_type", "send the job as application/json");
+      return;
+    }
+    const text = await readBody(req, MAX_MESSAGE_BYTES);
+    if (text === null) {
+      error(res, 413, "payload_too_large", `a job is at most ${MAX_MESSAGE_BYTES} bytes`);
+      return;
+    }
+    /** @type {unknown} */
+    let value;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      error(res, 400, "invalid_json", "the body is not JSON");
+      return;
+    }
+    /** @type {import("./protocol.mjs").Job} */
+    let job;
+    try {
+      job = parseJob(value);
+    } catch (e) {
+      if (!(e instanceof ProtocolError)) throw e;
+      error(res, 400, "invalid_job", e.message, { path: e.path });
+      return;
+    }
+    if (current && current.id === job.jobId) {
+      error(res, 409, "job_running", "this encoder is already running that job", {
+        jobId: current.id,
+        attempt: current.job.attempt,
+      });
+      return;
+    }
+    if (current || closing) {
+      res.setHeader("retry-after", String(RETRY_AFTER_SECONDS));
+      error(res, 503, "busy", closing ? "this encoder is shutting down" : "this encoder is running another job");
+      return;
+    }
+    const running = new RunningJob(job, deps);
+    current = running;
+    running.done.finally(() => {
+      if (current === running) current = null;
+    });
+    send(res, 202, { version: PROTOCOL_VERSION, jobId: job.jobId, attempt: job.attempt, status: "accepted" });
+  };
+
+  /** @param {RunningJob} job */
+  const status = (job) => ({
+    version: PROTOCOL_VERSION,
+    jobId: job.id,
+    attempt: job.job.attempt,
+    stage: job.stage,
+    progress: Number(job.progress.toFixed(4)),
+  });
+
+  /** @param {IncomingMessage} req @param {ServerResponse} res */
+  const handle = async (req, res) => {
+    const url = new URL(req.url ?? "/", "http://encoder");
+    const method = req.method ?? "GET";
+    if (url.pathname === "/healthz") {
+      if (method !== "GET" && method !== "HEAD") return methodNotAllowed(res, "GET, HEAD");
+      send(res, 200, {
+        status: closing ? "closing" : "ok",
+        protocol: PROTOCOL_VERSION,
+        busy: current !== null,
+        ffmpeg: deps.binaries.ffmpeg.version,
+        ffprobe: deps.binaries.ffprobe.version,
+      });
+      return;
+    }
+    if (url.pathname === "/v1/jobs" || url.pathname.startsWith("/v1/jobs/")) {
+      if (deps.token !== null && !sameSecret(req.headers.authorization ?? "", `Bearer ${deps.token}`)) {
+        error(res, 401, "unauthorized", "a valid bearer token is required");
+        return;
+      }
+    }
+    if (url.pathname === "/v1/jobs") {
+      if (method !== "POST") return methodNotAllowed(res, "POST");
+      await postJob(req, res);
+      return;
+    }
+    const match = /^\/v1\/jobs\/([^/]+)$/.exec(url.pathname);
+    if (match) {
+      const jobId = /** @type {string} */ (match[1]);
+      const job = current && current.id === jobId ? current : null;
+      if (method === "GET") {
+        if (!job) return error(res, 404, "not_found", "this encoder is not running that job");
+        send(res, 200, status(job));
+        return;
+      }
+      if (method === "DELETE") {
+        if (!job) return error(res, 404, "not_found", "this encoder is not running that job");
+        await job.cancel("cancelled by DELETE");
+        send(res, 204);
+        return;
+      }
+      return methodNotAllowed(res, "GET, DELETE");
+    }
+    error(res, 404, "not_found", "no such route");
+  };
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((e) => {
+      deps.log(`request ${req.method} ${req.url} failed: ${e instanceof Error ? e.stack : String(e)}`);
+      if (!res.headersSent) error(res, 500, "internal_error", "the encoder failed to answer");
+      else res.destroy();
+    });
+  });
+
+  return {
+    server,
+    get current() {
+      return current;
+    },
+    /**
+     * Stops taking jobs and interrupts the running one, which is reported `encoding_failed` so the
+     * Worker retries it without waiting for the heartbeat timeout.
+     */
+    async shutdown() {
+      closing = true;
+      await current?.interrupt("the encoder is shutting down");
+      await new Promise((resolve) => {
+        server.close(resolve);
+        server.closeIdleConnections();
+      });
+    },
+  };
+}
+
+/** Compared as digests, so the time taken tells nothing of the secret. @param {string} a @param {string} b */
+function sameSecret(a, b) {
+  const digest = (/** @type {string} */ s) => createHash("sha256").update(s).digest();
+  return timingSafeEqual(digest(a), digest(b));
+}
+
+/** @param {ServerResponse} res @param {string} allow */
+function methodNotAllowed(res, allow) {
+  res.setHeader("allow", allow);
+  error(res, 405, "method_not_allowed", `allowed: ${allow}`);
+}
+
+/**
+ * @param {NodeJS.ProcessEnv} env
+ * @param {string} name
+ * @param {number} fallback
+ * @param {number} min
+ */
+function intEnv(env, name, fallback, min) {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min) throw new Error(`${name} must be an integer of at least ${min}`);
+  return value;
+}
+
+/** @param {string} line */
+function log(line) {
+  process.stdout.write(`[encoder] ${line}\n`);
+}
+
+async function main() {
+  const env = process.env;
+  const port = intEnv(env, "ENCODER_PORT", 8788, 0);
+  const host = env.ENCODER_HOST || "127.0.0.1";
+  const binaries = await resolveBinaries(env);
+  log(`using ${describeBinaries(binaries)}`);
+  const encoder = createEncoderServer({
+    binaries,
+    tempRoot: env.ENCODER_TMPDIR || tmpdir(),
+    // Decoder, filter and each x264 encoder get this many threads: enough for the machine, and a
+    // bound on the frames in flight (an 8K source's frames are 50 MB each).
+    threads: intEnv(env, "ENCODER_THREADS", Math.min(availableParallelism(), 4), 1),
+    heartbeatMs: intEnv(env, "ENCODER_HEARTBEAT_MS", 5_000, 50),
+    uploadConcurrency: 4,
+    token: env.ENCODER_TOKEN || null,
+    log,
+  });
+  encoder.server.listen(port, host, () => {
+    const address = encoder.server.address();
+    const bound = typeof address === "object" && address ? address.port : port;
+    log(`listening on http://${host}:${bound} (protocol ${PROTOCOL_VERSION})`);
+  });
+  let stopping = false;
+  for (const signal of /** @type {const} */ (["SIGTERM", "SIGINT"])) {
+    process.on(signal, () => {
+      if (stopping) return;
+      stopping = true;
+      log(`${signal}: shutting down`);
+      encoder.shutdown().then(() => process.exit(0));
+    });
+  }
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  main().catch((e) => {
+    log(`cannot start: ${e instanceof Error ? e.message : String(e)}`);
+    process.exit(1);
+  });
+}

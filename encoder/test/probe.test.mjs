@@ -1,0 +1,91 @@
+// @ts-check
+import { describe, expect, it } from "vitest";
+import { interpretProbe } from "../probe.mjs";
+
+const MP4 = "mov,mp4,m4a,3gp,3g2,mj2";
+
+/** @param {Record<string, unknown>[]} streams @param {Record<string, unknown>} [format] */
+function info(streams, format = { format_name: MP4, duration: "3.000000" }) {
+  return { streams, format };
+}
+
+const video = (extra = {}) => ({
+  index: 0,
+  codec_type: "video",
+  codec_name: "h264",
+  width: 1920,
+  height: 1080,
+  avg_frame_rate: "30000/1001",
+  ...extra,
+});
+const audio = { index: 1, codec_type: "audio", codec_name: "aac" };
+
+describe("interpretProbe", () => {
+  it("reads duration, size, streams and frame rate", () => {
+    expect(interpretProbe(info([video(), audio]), 3)).toEqual({
+      valid: true,
+      duration: 3,
+      width: 1920,
+      height: 1080,
+      videoStream: 0,
+      audioStream: 1,
+      frameRate: 30000 / 1001,
+      interlaced: false,
+      rotation: 0,
+      format: MP4,
+    });
+  });
+
+  it("applies rotation from the display matrix or the old rotate tag", () => {
+    const matrix = video({ side_data_list: [{ side_data_type: "Display Matrix", rotation: -90 }] });
+    expect(interpretProbe(info([matrix]), 1)).toMatchObject({ width: 1080, height: 1920, rotation: -90 });
+    expect(interpretProbe(info([video({ tags: { rotate: "270" } })]), 1)).toMatchObject({ width: 1080, height: 1920 });
+    expect(interpretProbe(info([video({ tags: { rotate: "180" } })]), 1)).toMatchObject({ width: 1920, height: 1080 });
+  });
+
+  it("applies a non-square pixel aspect ratio before rotation", () => {
+    const anamorphic = video({ width: 1440, height: 1080, sample_aspect_ratio: "4:3" });
+    expect(interpretProbe(info([anamorphic]), 1)).toMatchObject({ width: 1920, height: 1080 });
+    expect(interpretProbe(info([video({ sample_aspect_ratio: "0:1" })]), 1)).toMatchObject({ width: 1920 });
+  });
+
+  it("tells an interlaced source", () => {
+    expect(interpretProbe(info([video({ field_order: "tt" })]), 1)).toMatchObject({ interlaced: true });
+    expect(interpretProbe(info([video({ field_order: "progressive" })]), 1)).toMatchObject({ interlaced: false });
+  });
+
+  it("has no audio stream for a silent source and ignores cover art", () => {
+    expect(interpretProbe(info([video()]), 1)).toMatchObject({ audioStream: null });
+    const cover = video({ index: 0, disposition: { attached_pic: 1 } });
+    expect(interpretProbe(info([cover, { ...video(), index: 2 }, audio]), 1)).toMatchObject({ videoStream: 2 });
+  });
+
+  it("falls back to the stream's duration, and to none", () => {
+    expect(interpretProbe(info([video({ duration: "5.5" })], { format_name: "h264" }), 1)).toMatchObject({
+      duration: 5.5,
+    });
+    expect(interpretProbe(info([video()], { format_name: "h264", duration: "N/A" }), 1)).toMatchObject({
+      duration: null,
+    });
+  });
+
+  it("refuses what is not a decodable video", () => {
+    expect(interpretProbe({}, 0)).toMatchObject({ valid: false });
+    expect(interpretProbe(info([audio]), 0)).toEqual({ valid: false, reason: "the file has audio but no video" });
+    expect(interpretProbe(info([]), 0)).toEqual({ valid: false, reason: "the file has no video stream" });
+    const coverOnly = [video({ disposition: { attached_pic: 1 } }), audio];
+    expect(interpretProbe(info(coverOnly), 1)).toMatchObject({
+      valid: false,
+      reason: "the file has audio but no video",
+    });
+    expect(interpretProbe(info([video()]), 0)).toMatchObject({ valid: false, reason: /no frame/ });
+    expect(interpretProbe(info([video({ width: 0 })]), 1)).toMatchObject({ valid: false });
+    // Random bytes named *.bin become "binary text art"; pictures are not videos.
+    expect(interpretProbe(info([video({ codec_name: "bintext" })], { format_name: "bin" }), 1)).toMatchObject({
+      valid: false,
+    });
+    expect(interpretProbe(info([video({ codec_name: "png" })], { format_name: "png_pipe" }), 1)).toMatchObject({
+      valid: false,
+    });
+  });
+});
