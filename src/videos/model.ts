@@ -22,6 +22,9 @@ export type VideoRow = {
 };
 
 export type Thumbnail = { source: "auto" | "custom"; url: string };
+export type Rendition = { resolution: string; width: number; height: number };
+export type Playback = { hls: string; mp4: string | null };
+export type VideoError = { code: "invalid_source" | "encoding_failed"; message: string };
 
 export type Video = {
   id: string;
@@ -30,6 +33,15 @@ export type Video = {
   status: VideoStatus;
   visibility: Visibility;
   thumbnail: Thumbnail;
+  /** Seconds, and the source's display size: null until the source has been probed. */
+  duration: number | null;
+  width: number | null;
+  height: number | null;
+  /** Lowest first; empty, and `playback` null, until the video is ready. */
+  renditions: Rendition[];
+  playback: Playback | null;
+  /** Why the video is errored; null unless it is. */
+  error: VideoError | null;
   createdAt: string;
   updatedAt: string;
 };
@@ -64,6 +76,14 @@ export function toVideo(row: VideoRow, thumbnail: Thumbnail, now: number = Date.
     status: effectiveStatus(row, now),
     visibility: row.visibility,
     thumbnail,
+    // No source is probed or encoded yet (the encoding pipeline is issue 18): every video is as
+    // section 5 describes one before its probe.
+    duration: null,
+    width: null,
+    height: null,
+    renditions: [],
+    playback: null,
+    error: null,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };

@@ -10,6 +10,24 @@ export const ThumbnailSchema = z
   .object({ source: z.enum(["auto", "custom"]), url: z.string().openapi({ format: "uri" }) })
   .openapi("Thumbnail");
 
+export const RenditionSchema = z
+  .object({ resolution: z.string().openapi({ example: "720p" }), width: z.int(), height: z.int() })
+  .openapi("Rendition");
+
+export const PlaybackSchema = z
+  .object({
+    hls: z.string().openapi({ format: "uri", description: "The HLS master playlist" }),
+    mp4: z
+      .string()
+      .nullable()
+      .openapi({ format: "uri", description: "The MP4 fallback, when the project asked for it" }),
+  })
+  .openapi("Playback");
+
+export const VideoErrorSchema = z
+  .object({ code: z.enum(["invalid_source", "encoding_failed"]), message: z.string() })
+  .openapi("VideoError");
+
 export const VideoSchema = z
   .object({
     id: UlidSchema,
@@ -18,6 +36,12 @@ export const VideoSchema = z
     status: z.enum(VIDEO_STATUSES),
     visibility: VisibilitySchema,
     thumbnail: ThumbnailSchema,
+    duration: z.number().nullable().openapi({ description: "Seconds; null until the source has been probed" }),
+    width: z.int().nullable().openapi({ description: "The source's display width; null until probed" }),
+    height: z.int().nullable().openapi({ description: "The source's display height; null until probed" }),
+    renditions: z.array(RenditionSchema).openapi({ description: "Lowest first; empty until the video is ready" }),
+    playback: PlaybackSchema.nullable().openapi({ description: "null until the video is ready" }),
+    error: VideoErrorSchema.nullable().openapi({ description: "null unless the video is errored" }),
     createdAt: TimestampSchema,
     updatedAt: TimestampSchema,
   })

@@ -662,6 +662,16 @@ export interface components {
              */
             visibility: "public" | "unlisted" | "private";
             thumbnail: components["schemas"]["Thumbnail"];
+            /** @description Seconds; null until the source has been probed */
+            duration: number | null;
+            /** @description The source's display width; null until probed */
+            width: number | null;
+            /** @description The source's display height; null until probed */
+            height: number | null;
+            /** @description Lowest first; empty until the video is ready */
+            renditions: components["schemas"]["Rendition"][];
+            playback: components["schemas"]["Playback"];
+            error: components["schemas"]["VideoError"];
             /**
              * @description ISO 8601 UTC with milliseconds
              * @example 2026-11-22T06:00:00.000Z
@@ -679,6 +689,31 @@ export interface components {
             /** Format: uri */
             url: string;
         };
+        Rendition: {
+            /** @example 720p */
+            resolution: string;
+            width: number;
+            height: number;
+        };
+        /** @description null until the video is ready */
+        Playback: {
+            /**
+             * Format: uri
+             * @description The HLS master playlist
+             */
+            hls: string;
+            /**
+             * Format: uri
+             * @description The MP4 fallback, when the project asked for it
+             */
+            mp4: string | null;
+        } | null;
+        /** @description null unless the video is errored */
+        VideoError: {
+            /** @enum {string} */
+            code: "invalid_source" | "encoding_failed";
+            message: string;
+        } | null;
         UploadSession: {
             /**
              * @description ULID

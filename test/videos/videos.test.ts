@@ -367,6 +367,40 @@ describe("uploads", () => {
   });
 });
 
+describe("the video object", () => {
+  it("carries the encoding fields of contract §5, null or empty before the source is probed", async () => {
+    const { key } = await newWorkspace();
+    const { video } = await newVideo(key);
+    const read = (await (await api(`/v1/videos/${video.id}`, bearer(key))).json()) as Record<string, unknown>;
+    expect(read).toMatchObject({
+      duration: null,
+      width: null,
+      height: null,
+      renditions: [],
+      playback: null,
+      error: null,
+    });
+    expect(Object.keys(read).sort()).toEqual(
+      [
+        "id",
+        "projectId",
+        "title",
+        "status",
+        "visibility",
+        "thumbnail",
+        "duration",
+        "width",
+        "height",
+        "renditions",
+        "playback",
+        "error",
+        "createdAt",
+        "updatedAt",
+      ].sort(),
+    );
+  });
+});
+
 describe("DELETE /v1/videos/{id}", () => {
   it("soft-deletes, writes one video.deleted event and aborts the upload session", async () => {
     const { key, project } = await newWorkspace();
