@@ -31,6 +31,7 @@ export const ROUND_TRIP_BUDGET = {
   "POST /v1/videos": { d1: 2, do: 0, r2: 1, queue: 0 },
   "GET /v1/videos": { d1: 2, do: 0, r2: 0, queue: 0 },
   "GET /v1/videos/{id}": { d1: 2, do: 0, r2: 0, queue: 0 },
+  "PATCH /v1/videos/{id}": { d1: 2, do: 0, r2: 0, queue: 0 },
   "DELETE /v1/videos/{id}": { d1: 2, do: 0, r2: 0, queue: 1 },
   "PUT /v1/videos/{id}/upload/parts/{partNumber}": { d1: 2, do: 0, r2: 1, queue: 0 },
   "POST /v1/videos/{id}/upload/complete": { d1: 4, do: 0, r2: 1, queue: 0 },

@@ -39,6 +39,28 @@ export function findVideo(db: Db, projectId: string, id: string): Promise<VideoR
     .first<VideoRow>();
 }
 
+/**
+ * Edits a live video in one statement: `title` when given (null clears it), `visibility` when
+ * given. Null when the video is not the project's live video.
+ */
+export function updateVideo(
+  db: Db,
+  projectId: string,
+  id: string,
+  patch: { title?: string | null | undefined; visibility?: Visibility | undefined },
+  now: number,
+): Promise<VideoRow | null> {
+  return db
+    .prepare(
+      `UPDATE videos
+       SET title = CASE WHEN ?3 THEN ?4 ELSE title END, visibility = coalesce(?5, visibility), updated_at = ?6
+       WHERE id = ?1 AND project_id = ?2 AND deleted_at IS NULL
+       RETURNING *`,
+    )
+    .bind(id, projectId, patch.title === undefined ? 0 : 1, patch.title ?? null, patch.visibility ?? null, isoTime(now))
+    .first<VideoRow>();
+}
+
 /** The live videos of the project among `ids`, in one round trip. */
 export async function findVideos(db: Db, projectId: string, ids: string[]): Promise<Map<string, VideoRow>> {
   const { results } = await db

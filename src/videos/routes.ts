@@ -13,8 +13,15 @@ import { parseUlid, ulid } from "../lib/ulid";
 import { deleteVideos, storeOf } from "./delete";
 import { UPLOAD_SESSION_MS, type VideoRow } from "./model";
 import { pathVideo, present } from "./present";
-import { insertVideo, listVideos } from "./queries";
-import { ProjectQuerySchema, UploadSessionSchema, VideoCreateSchema, VideoParamsSchema, VideoSchema } from "./schemas";
+import { insertVideo, listVideos, updateVideo } from "./queries";
+import {
+  ProjectQuerySchema,
+  UploadSessionSchema,
+  VideoCreateSchema,
+  VideoParamsSchema,
+  VideoPatchSchema,
+  VideoSchema,
+} from "./schemas";
 
 const create = route({
   method: "post",
@@ -59,6 +66,22 @@ const read = route(
     request: { params: VideoParamsSchema, query: ProjectQuerySchema },
     responses: {
       200: jsonResponse(VideoSchema, "The video"),
+    },
+  },
+  ["video_not_found"],
+);
+
+const edit = route(
+  {
+    method: "patch",
+    path: "/v1/videos/{id}",
+    operationId: "updateVideo",
+    tags: ["Videos"],
+    summary: "Edit a video's title or visibility; making it private takes effect on playback at once",
+    middleware: [videoWriter, jsonBody] as const,
+    request: { params: VideoParamsSchema, query: ProjectQuerySchema, body: jsonRequest(VideoPatchSchema) },
+    responses: {
+      200: jsonResponse(VideoSchema, "The video as edited"),
     },
   },
   ["video_not_found"],
@@ -130,6 +153,12 @@ export const videoRoutes = createRouter()
     validationHook({ query: PAGE_QUERY_CODES }),
   )
   .openapi(read, async (c) => c.json(present(c, await pathVideo(c, c.req.valid("param").id)), 200))
+  .openapi(edit, async (c) => {
+    const id = parseUlid(c.req.valid("param").id);
+    const row = id ? await updateVideo(c.var.db, c.var.projectId, id, c.req.valid("json"), Date.now()) : null;
+    if (!row) throw new ApiError("video_not_found");
+    return c.json(present(c, row), 200);
+  })
   .openapi(remove, async (c) => {
     const id = parseUlid(c.req.valid("param").id);
     if (!id) throw new ApiError("video_not_found");

@@ -47,6 +47,14 @@ export const VideoSchema = z
   })
   .openapi("Video");
 
+/** An edit of a video (contract §14): only the fields sent change; a null title clears it. */
+export const VideoPatchSchema = z
+  .strictObject({
+    title: textSchema().trim().min(1).max(200).nullable().optional(),
+    visibility: VisibilitySchema.optional(),
+  })
+  .openapi("VideoPatch");
+
 export const VideoCreateSchema = z
   .strictObject({
     title: textSchema().trim().min(1).max(200).optional(),

@@ -142,6 +142,11 @@ const CALLS: Record<BudgetedRoute, (ws: Workspace) => Promise<Call>> = {
   "POST /v1/videos": async (ws) => ({ path: "/v1/videos", init: bearer(ws.key, json("POST", {})), status: 201 }),
   "GET /v1/videos": async (ws) => ({ path: "/v1/videos", init: bearer(ws.key), status: 200 }),
   "GET /v1/videos/{id}": async (ws) => ({ path: `/v1/videos/${ws.video}`, init: bearer(ws.key), status: 200 }),
+  "PATCH /v1/videos/{id}": async (ws) => ({
+    path: `/v1/videos/${ws.video}`,
+    init: bearer(ws.key, json("PATCH", { title: "Edited" })),
+    status: 200,
+  }),
   "DELETE /v1/videos/{id}": async (ws) => ({
     path: `/v1/videos/${(await newVideo(ws.key)).video.id}`,
     init: bearer(ws.key, { method: "DELETE" }),

@@ -367,6 +367,52 @@ describe("uploads", () => {
   });
 });
 
+describe("PATCH /v1/videos/{id}", () => {
+  it("changes only the fields sent; a null title clears it", async () => {
+    const { key } = await newWorkspace();
+    const { video } = await newVideo(key, { title: "Draft", visibility: "unlisted" });
+    const edit = (body: unknown) => api(`/v1/videos/${video.id}`, bearer(key, json("PATCH", body)));
+    const titled = await edit({ title: "  Final cut  " });
+    expect(titled.status).toBe(200);
+    expect(await titled.json()).toMatchObject({ id: video.id, title: "Final cut", visibility: "unlisted" });
+    const hidden = (await (await edit({ visibility: "private" })).json()) as VideoBody;
+    expect(hidden).toMatchObject({ title: "Final cut", visibility: "private" });
+    expect(Date.parse(hidden.updatedAt)).toBeGreaterThanOrEqual(Date.parse(video.updatedAt));
+    expect(await (await edit({ title: null })).json()).toMatchObject({ title: null, visibility: "private" });
+    expect(await (await edit({})).json()).toMatchObject({ title: null, visibility: "private" });
+    const read = (await (await api(`/v1/videos/${video.id}`, bearer(key))).json()) as VideoBody;
+    expect(read).toMatchObject({ title: null, visibility: "private" });
+  });
+
+  it.each([
+    ["an unknown field", { name: "x" }],
+    ["an empty title", { title: "   " }],
+    ["a title over 200 characters", { title: "x".repeat(201) }],
+    ["a bad visibility", { visibility: "secret" }],
+    ["a title with a control character", { title: "a\u0007b" }],
+    ["a non-object", [1]],
+  ])("refuses %s with invalid_body", async (_, body) => {
+    const { key } = await newWorkspace();
+    const { video } = await newVideo(key);
+    const response = await api(`/v1/videos/${video.id}`, bearer(key, json("PATCH", body)));
+    expect(response.status).toBe(400);
+    expect(await errorCode(response)).toBe("invalid_body");
+  });
+
+  it("answers video_not_found for an unknown, foreign, deleted or non-ULID id", async () => {
+    const { key } = await newWorkspace();
+    const other = await newWorkspace();
+    const { video: foreign } = await newVideo(other.key);
+    const { video: gone } = await newVideo(key);
+    await api(`/v1/videos/${gone.id}`, bearer(key, { method: "DELETE" }));
+    for (const id of ["01ARZ3NDEKTSV4RRFFQ69G5FAV", foreign.id, gone.id, "not-a-ulid"]) {
+      const response = await api(`/v1/videos/${id}`, bearer(key, json("PATCH", { title: "x" })));
+      expect([id, response.status, await errorCode(response)]).toEqual([id, 404, "video_not_found"]);
+    }
+    expect(((await (await api(`/v1/videos/${foreign.id}`, bearer(other.key))).json()) as VideoBody).title).toBeNull();
+  });
+});
+
 describe("the video object", () => {
   it("carries the encoding fields of contract §5, null or empty before the source is probed", async () => {
     const { key } = await newWorkspace();
