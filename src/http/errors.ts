@@ -13,6 +13,7 @@ export const ERRORS = {
   invalid_state: { status: 400, message: "state must be one of pending, succeeded, failed." },
   invalid_limit: { status: 400, message: "limit must be an integer from 1 to 100." },
   invalid_cursor: { status: 400, message: "cursor is not one this API issued." },
+  invalid_query: { status: 400, message: "A query parameter has a value outside its allowed set." },
   invalid_encoding_settings: { status: 400, message: "The encoding settings are not valid." },
   codec_unavailable: { status: 400, message: "Only the h264 codec is available." },
   unauthorized: { status: 401, message: "A valid credential is required." },

@@ -9,3 +9,27 @@ export type Db = Pick<D1Database, "prepare" | "batch">;
  * bound parameters per statement, and a list of any length is one parameter this way.
  */
 export const IN_JSON_LIST = "SELECT value FROM json_each(?)";
+
+/** A condition of a query: SQL with `?` placeholders, and the values they take, in order. */
+export type Condition = { sql: string; params: unknown[] };
+
+/**
+ * The query of one newest-first keyset page of `table`: the rows matching every condition, after
+ * `after` in `(created_at, id)` descending order, `limit + 1` of them (the extra one tells whether
+ * a next page exists). Built from the conditions given, so each filter shape can be one seek on
+ * an index that leads with its filters in the listing order.
+ */
+export function newestFirstPage(
+  table: string,
+  conditions: Condition[],
+  after: { createdAt: string; id: string } | null,
+  limit: number,
+): Condition {
+  const where = after
+    ? [...conditions, { sql: "(created_at, id) < (?, ?)", params: [after.createdAt, after.id] }]
+    : conditions;
+  return {
+    sql: `SELECT * FROM ${table} WHERE ${where.map((c) => c.sql).join(" AND ")} ORDER BY created_at DESC, id DESC LIMIT ?`,
+    params: [...where.flatMap((c) => c.params), limit + 1],
+  };
+}

@@ -1,10 +1,10 @@
 import { recordEventsStatement } from "../events/outbox-queries";
 import { videoDeletedEvent } from "../events/types";
 import type { Position } from "../lib/cursor";
-import { type Db, IN_JSON_LIST } from "../lib/db";
+import { type Condition, type Db, IN_JSON_LIST, newestFirstPage } from "../lib/db";
 import { type Swapped, swapInBatch } from "../lib/replace-object";
 import { isoTime } from "../lib/time";
-import { COMPLETION_LEASE_MS, type VideoRow, type Visibility } from "./model";
+import { COMPLETION_LEASE_MS, type VideoRow, type VideoStatus, type Visibility } from "./model";
 
 export async function insertVideo(db: Db, row: VideoRow): Promise<void> {
   await db
@@ -70,26 +70,43 @@ export async function findVideos(db: Db, projectId: string, ids: string[]): Prom
   return new Map(results.map((row) => [row.id, row]));
 }
 
-/** `limit + 1` live videos after `after`, newest first. */
+export type VideoFilter = { status?: VideoStatus | undefined; visibility?: Visibility | undefined };
+
+/**
+ * `limit + 1` live videos after `after`, newest first, with the status (as a client sees it: a
+ * completion whose lease ran out is waiting again) and visibility asked for.
+ */
 export async function listVideos(
   db: Db,
   projectId: string,
+  filter: VideoFilter,
   limit: number,
   after: Position | null,
+  now: number,
 ): Promise<VideoRow[]> {
-  const statement = after
-    ? db
-        .prepare(
-          `SELECT * FROM videos WHERE project_id = ? AND deleted_at IS NULL AND (created_at, id) < (?, ?)
-           ORDER BY created_at DESC, id DESC LIMIT ?`,
-        )
-        .bind(projectId, after.createdAt, after.id, limit + 1)
-    : db
-        .prepare(
-          "SELECT * FROM videos WHERE project_id = ? AND deleted_at IS NULL ORDER BY created_at DESC, id DESC LIMIT ?",
-        )
-        .bind(projectId, limit + 1);
-  return (await statement.all<VideoRow>()).results;
+  const conditions: Condition[] = [
+    { sql: "project_id = ?", params: [projectId] },
+    { sql: "deleted_at IS NULL", params: [] },
+  ];
+  const at = isoTime(now);
+  if (filter.status === "waiting_for_upload") {
+    conditions.push({
+      sql: "(status = 'waiting_for_upload' OR (status = 'upload_completing' AND completion_lease_until <= ?))",
+      params: [at],
+    });
+  } else if (filter.status === "upload_completing") {
+    conditions.push({ sql: "status = 'upload_completing' AND completion_lease_until > ?", params: [at] });
+  } else if (filter.status !== undefined) {
+    conditions.push({ sql: "status = ?", params: [filter.status] });
+  }
+  if (filter.visibility !== undefined) conditions.push({ sql: "visibility = ?", params: [filter.visibility] });
+  const { sql, params } = newestFirstPage("videos", conditions, after, limit);
+  return (
+    await db
+      .prepare(sql)
+      .bind(...params)
+      .all<VideoRow>()
+  ).results;
 }
 
 /** Sets the visibility of the project's live videos among `ids`; returns the ids it changed. */

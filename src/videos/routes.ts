@@ -18,6 +18,7 @@ import {
   ProjectQuerySchema,
   UploadSessionSchema,
   VideoCreateSchema,
+  VideoFilterSchema,
   VideoParamsSchema,
   VideoPatchSchema,
   VideoSchema,
@@ -47,12 +48,12 @@ const list = route(
     tags: ["Videos"],
     summary: "The project's videos, newest first",
     middleware: [videoReader] as const,
-    request: { query: ProjectQuerySchema.extend(PageQuerySchema.shape) },
+    request: { query: ProjectQuerySchema.extend(PageQuerySchema.shape).extend(VideoFilterSchema.shape) },
     responses: {
       200: jsonResponse(z.object({ data: z.array(VideoSchema), nextCursor: z.string().nullable() }), "One page"),
     },
   },
-  ["invalid_limit", "invalid_cursor"],
+  ["invalid_limit", "invalid_cursor", "invalid_query"],
 );
 
 const read = route(
@@ -144,13 +145,17 @@ export const videoRoutes = createRouter()
   .openapi(
     list,
     async (c) => {
-      const cursors = { secret: c.var.config.cursorSecret, scope: `videos:${c.var.projectId}` };
-      const { limit, after } = await parsePage(c.req.valid("query"), cursors);
-      const page = await pageOf(await listVideos(c.var.db, c.var.projectId, limit, after), limit, cursors);
+      const { status, visibility, ...query } = c.req.valid("query");
+      // A cursor is valid only for the listing it came from: this project, this filter.
+      const scope = JSON.stringify(["videos", c.var.projectId, status ?? null, visibility ?? null]);
+      const cursors = { secret: c.var.config.cursorSecret, scope };
+      const { limit, after } = await parsePage(query, cursors);
       const now = Date.now();
+      const rows = await listVideos(c.var.db, c.var.projectId, { status, visibility }, limit, after, now);
+      const page = await pageOf(rows, limit, cursors);
       return c.json({ data: page.data.map((row) => present(c, row, now)), nextCursor: page.nextCursor }, 200);
     },
-    validationHook({ query: PAGE_QUERY_CODES }),
+    validationHook({ query: { ...PAGE_QUERY_CODES, status: "invalid_query", visibility: "invalid_query" } }),
   )
   .openapi(read, async (c) => c.json(present(c, await pathVideo(c, c.req.valid("param").id)), 200))
   .openapi(edit, async (c) => {

@@ -47,6 +47,12 @@ export const VideoSchema = z
   })
   .openapi("Video");
 
+/** The filters of the video list (contract §5); a value outside its set is `invalid_query`. */
+export const VideoFilterSchema = z.object({
+  status: z.enum(VIDEO_STATUSES).optional().openapi({ description: "Only videos with this status" }),
+  visibility: VisibilitySchema.optional().openapi({ description: "Only videos with this visibility" }),
+});
+
 /** An edit of a video (contract §14): only the fields sent change; a null title clears it. */
 export const VideoPatchSchema = z
   .strictObject({

@@ -1,5 +1,5 @@
 import type { Position } from "../lib/cursor";
-import type { Db } from "../lib/db";
+import { type Condition, type Db, newestFirstPage } from "../lib/db";
 import { endpointStatement } from "./endpoint-queries";
 import type { DeliveryRow, DeliveryState, EndpointRow } from "./model";
 
@@ -15,25 +15,10 @@ export function deliveriesQuery(
   limit: number,
   after: Position | null,
 ): { sql: string; params: unknown[] } {
-  const where = ["endpoint_id = ?"];
-  const params: unknown[] = [endpointId];
-  if (filter.state !== undefined) {
-    where.push("state = ?");
-    params.push(filter.state);
-  }
-  if (filter.eventType !== undefined) {
-    where.push("event_type = ?");
-    params.push(filter.eventType);
-  }
-  if (after) {
-    where.push("(created_at, id) < (?, ?)");
-    params.push(after.createdAt, after.id);
-  }
-  params.push(limit + 1);
-  return {
-    sql: `SELECT * FROM webhook_deliveries WHERE ${where.join(" AND ")} ORDER BY created_at DESC, id DESC LIMIT ?`,
-    params,
-  };
+  const conditions: Condition[] = [{ sql: "endpoint_id = ?", params: [endpointId] }];
+  if (filter.state !== undefined) conditions.push({ sql: "state = ?", params: [filter.state] });
+  if (filter.eventType !== undefined) conditions.push({ sql: "event_type = ?", params: [filter.eventType] });
+  return newestFirstPage("webhook_deliveries", conditions, after, limit);
 }
 
 /**

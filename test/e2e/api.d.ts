@@ -2681,6 +2681,10 @@ export interface operations {
                 limit?: number;
                 /** @description nextCursor of the previous page */
                 cursor?: string;
+                /** @description Only videos with this status */
+                status?: "waiting_for_upload" | "upload_completing" | "uploaded";
+                /** @description Only videos with this visibility */
+                visibility?: "public" | "unlisted" | "private";
             };
             header?: never;
             path?: never;
@@ -2700,7 +2704,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `invalid_project_id`, `invalid_limit`, `invalid_cursor` */
+            /** @description `invalid_project_id`, `invalid_limit`, `invalid_cursor`, `invalid_query` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2709,7 +2713,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "invalid_project_id" | "invalid_limit" | "invalid_cursor";
+                            code: "invalid_project_id" | "invalid_limit" | "invalid_cursor" | "invalid_query";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */

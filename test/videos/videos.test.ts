@@ -413,6 +413,54 @@ describe("PATCH /v1/videos/{id}", () => {
   });
 });
 
+describe("GET /v1/videos filters", () => {
+  it("keeps only the videos with the status and visibility asked for, paging within the filter", async () => {
+    const { key } = await newWorkspace();
+    const publicOne = (await newVideo(key)).video.id;
+    const privateOnes = [(await newVideo(key, { visibility: "private" })).video.id];
+    privateOnes.push((await newVideo(key, { visibility: "private" })).video.id);
+    const completing = (await newVideo(key, { visibility: "private" })).video.id;
+    await env.DB.prepare("UPDATE videos SET status = 'upload_completing', completion_lease_until = ? WHERE id = ?")
+      .bind(new Date(Date.now() + 60_000).toISOString(), completing)
+      .run();
+    const stale = (await newVideo(key)).video.id;
+    // A completion whose lease ran out is waiting for its upload again, as the video object says.
+    await env.DB.prepare("UPDATE videos SET status = 'upload_completing', completion_lease_until = ? WHERE id = ?")
+      .bind(new Date(Date.now() - 1).toISOString(), stale)
+      .run();
+    const ids = async (query: string) =>
+      ((await (await api(`/v1/videos?${query}`, bearer(key))).json()) as { data: VideoBody[] }).data.map((v) => v.id);
+    expect(await ids("visibility=public")).toEqual([stale, publicOne]);
+    expect(await ids("status=upload_completing")).toEqual([completing]);
+    expect(await ids("status=waiting_for_upload")).toEqual([stale, ...privateOnes.toReversed(), publicOne]);
+    expect(await ids("status=waiting_for_upload&visibility=private")).toEqual(privateOnes.toReversed());
+    expect(await ids("status=uploaded")).toEqual([]);
+
+    const first = (await (await api("/v1/videos?visibility=private&limit=2", bearer(key))).json()) as {
+      data: VideoBody[];
+      nextCursor: string;
+    };
+    expect(first.data.map((v) => v.id)).toEqual([completing, privateOnes[1]]);
+    const second = (await (
+      await api(`/v1/videos?visibility=private&limit=2&cursor=${encodeURIComponent(first.nextCursor)}`, bearer(key))
+    ).json()) as { data: VideoBody[]; nextCursor: string | null };
+    expect(second).toMatchObject({ data: [{ id: privateOnes[0] }], nextCursor: null });
+    // A cursor of one filter is no cursor of another.
+    const other = await api(`/v1/videos?visibility=public&cursor=${encodeURIComponent(first.nextCursor)}`, bearer(key));
+    expect(await errorCode(other)).toBe("invalid_cursor");
+  });
+
+  it.each(["status=ready", "status=", "visibility=secret", "visibility=PUBLIC"])(
+    "refuses %s with invalid_query",
+    async (query) => {
+      const { key } = await newWorkspace();
+      const response = await api(`/v1/videos?${query}`, bearer(key));
+      expect(response.status).toBe(400);
+      expect(await errorCode(response)).toBe("invalid_query");
+    },
+  );
+});
+
 describe("the video object", () => {
   it("carries the encoding fields of contract §5, null or empty before the source is probed", async () => {
     const { key } = await newWorkspace();
