@@ -1,16 +1,18 @@
 import { z } from "@hono/zod-openapi";
 import { createMiddleware } from "hono/factory";
 import { OPERATOR_PLANS, toAccount } from "../auth/account";
-import { setApproved, setPlan, suspendAccount } from "../auth/account-queries";
+import { listAccounts, setApproved, setPlan, suspendAccount } from "../auth/account-queries";
 import { AccountSchema } from "../auth/schemas";
 import { jsonBody } from "../http/body";
 import type { AppEnv } from "../http/context";
 import { bearerToken } from "../http/credentials";
 import { ApiError } from "../http/errors";
 import { found } from "../http/found";
+import { PAGE_QUERY_CODES, PageQuerySchema, pageOf, parsePage } from "../http/pagination";
 import { documented, route } from "../http/route";
 import { createRouter } from "../http/router";
 import { jsonRequest, jsonResponse, pathId } from "../http/schemas";
+import { validationHook } from "../http/validation";
 import { sha256Hex, timingSafeEqual } from "../lib/crypto";
 import { limitOperatorFailures } from "../rate-limit/middleware";
 
@@ -62,7 +64,44 @@ const plan = route({
   responses,
 });
 
+const list = route(
+  {
+    method: "get",
+    path: "/v1/admin/accounts",
+    operationId: "listAccounts",
+    tags: ["Operator"],
+    summary: "Accounts, newest first; approved=false finds those waiting for approval",
+    middleware: [operatorOnly] as const,
+    request: {
+      query: PageQuerySchema.extend({
+        approved: z
+          .enum(["true", "false"])
+          .optional()
+          .openapi({ description: "true: only approved accounts; false: only the others" }),
+      }),
+    },
+    responses: {
+      200: jsonResponse(z.object({ data: z.array(AccountSchema), nextCursor: z.string().nullable() }), "One page"),
+    },
+  },
+  ["invalid_limit", "invalid_cursor", "invalid_query"],
+);
+
 export const adminRoutes = createRouter()
+  .openapi(
+    list,
+    async (c) => {
+      const { approved, ...query } = c.req.valid("query");
+      // A cursor is valid only for the listing it came from: this filter.
+      const cursors = { secret: c.var.config.cursorSecret, scope: JSON.stringify(["accounts", approved ?? null]) };
+      const { limit, after } = await parsePage(query, cursors);
+      const filter = approved === undefined ? undefined : approved === "true";
+      const page = await pageOf(await listAccounts(c.var.db, filter, limit, after), limit, cursors);
+      const now = Date.now();
+      return c.json({ data: page.data.map((row) => toAccount(row, now)), nextCursor: page.nextCursor }, 200);
+    },
+    validationHook({ query: { ...PAGE_QUERY_CODES, approved: "invalid_query" } }),
+  )
   .openapi(approve, async (c) => {
     const account = await found("not_found", c.req.valid("param").accountId, (id) => setApproved(c.var.db, id, true));
     return c.json(toAccount(account), 200);

@@ -1,4 +1,5 @@
-import type { Db } from "../lib/db";
+import type { Position } from "../lib/cursor";
+import { type Condition, type Db, newestFirstPage } from "../lib/db";
 import type { AccountRow, OperatorPlan } from "./account";
 import { deleteAccountSessionsStatement } from "./session-queries";
 
@@ -42,4 +43,21 @@ export async function suspendAccount(db: Db, id: string): Promise<AccountRow | n
 
 export function setPlan(db: Db, id: string, plan: OperatorPlan): Promise<AccountRow | null> {
   return db.prepare("UPDATE accounts SET plan = ? WHERE id = ? RETURNING *").bind(plan, id).first<AccountRow>();
+}
+
+/** `limit + 1` accounts after `after`, newest first; only approved ones, or only the others, if asked. */
+export async function listAccounts(
+  db: Db,
+  approved: boolean | undefined,
+  limit: number,
+  after: Position | null,
+): Promise<AccountRow[]> {
+  const conditions: Condition[] = approved === undefined ? [] : [{ sql: "approved = ?", params: [approved ? 1 : 0] }];
+  const { sql, params } = newestFirstPage("accounts", conditions, after, limit);
+  return (
+    await db
+      .prepare(sql)
+      .bind(...params)
+      .all<AccountRow>()
+  ).results;
 }

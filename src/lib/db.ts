@@ -29,7 +29,7 @@ export function newestFirstPage(
     ? [...conditions, { sql: "(created_at, id) < (?, ?)", params: [after.createdAt, after.id] }]
     : conditions;
   return {
-    sql: `SELECT * FROM ${table} WHERE ${where.map((c) => c.sql).join(" AND ")} ORDER BY created_at DESC, id DESC LIMIT ?`,
+    sql: `SELECT * FROM ${table} WHERE ${where.map((c) => c.sql).join(" AND ") || "1"} ORDER BY created_at DESC, id DESC LIMIT ?`,
     params: [...where.flatMap((c) => c.params), limit + 1],
   };
 }

@@ -251,3 +251,57 @@ describe("operator API", () => {
     },
   );
 });
+
+describe("GET /v1/admin/accounts", () => {
+  type Page = { data: { id: string; approved: boolean }[]; nextCursor: string | null };
+  const list = async (query: string) => api(`/v1/admin/accounts?${query}`, { headers: ADMIN });
+
+  it("lists accounts newest first, and approved=false finds those waiting for approval", async () => {
+    const waiting = (await signUp()).account.id;
+    const approved = (await signUp()).account.id;
+    await approve(approved);
+    const newest = (await signUp()).account.id;
+    const all = (await (await list("limit=100")).json()) as Page;
+    const ids = all.data.map((a) => a.id);
+    expect(ids.indexOf(newest)).toBeLessThan(ids.indexOf(approved));
+    expect(ids.indexOf(approved)).toBeLessThan(ids.indexOf(waiting));
+    const pending = (await (await list("approved=false&limit=100")).json()) as Page;
+    expect(pending.data.every((a) => !a.approved)).toBe(true);
+    expect(pending.data.map((a) => a.id)).toEqual(expect.arrayContaining([waiting, newest]));
+    expect(pending.data.map((a) => a.id)).not.toContain(approved);
+    const done = (await (await list("approved=true&limit=100")).json()) as Page;
+    expect(done.data.every((a) => a.approved)).toBe(true);
+    expect(done.data.map((a) => a.id)).toContain(approved);
+    expect(all.data[0]).not.toHaveProperty("password_hash");
+  });
+
+  it("pages with cursors bound to the filter", async () => {
+    for (let i = 0; i < 3; i++) await signUp();
+    const first = (await (await list("approved=false&limit=2")).json()) as Page;
+    expect(first.data).toHaveLength(2);
+    const cursor = encodeURIComponent(first.nextCursor ?? "");
+    const second = (await (await list(`approved=false&limit=2&cursor=${cursor}`)).json()) as Page;
+    expect(second.data.map((a) => a.id)).not.toContain(first.data[0]?.id);
+    expect(await errorCode(await list(`approved=true&cursor=${cursor}`))).toBe("invalid_cursor");
+  });
+
+  it.each([
+    ["approved=yes", "invalid_query"],
+    ["approved=1", "invalid_query"],
+    ["limit=0", "invalid_limit"],
+    ["cursor=forged", "invalid_cursor"],
+  ])("refuses %s with %s", async (query, code) => {
+    const response = await list(query);
+    expect(response.status).toBe(400);
+    expect(await errorCode(response)).toBe(code);
+  });
+
+  it("takes the operator token only", async () => {
+    const session = await newSession();
+    const response = await api(
+      "/v1/admin/accounts",
+      withCookie(session, { headers: { "cf-connecting-ip": clientIp() } }),
+    );
+    expect(response.status).toBe(401);
+  });
+});

@@ -71,6 +71,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/admin/accounts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Accounts, newest first; approved=false finds those waiting for approval */
+        get: operations["listAccounts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/admin/accounts/{accountId}/approve": {
         parameters: {
             query?: never;
@@ -1130,6 +1147,112 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "unauthorized";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+        };
+    };
+    listAccounts: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1–100 */
+                limit?: number;
+                /** @description nextCursor of the previous page */
+                cursor?: string;
+                /** @description true: only approved accounts; false: only the others */
+                approved?: "true" | "false";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Account"][];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description `invalid_limit`, `invalid_cursor`, `invalid_query` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_limit" | "invalid_cursor" | "invalid_query";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "not_found";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "rate_limited";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */

@@ -56,6 +56,11 @@ const CALLS: Record<BudgetedRoute, (ws: Workspace) => Promise<Call>> = {
     status: 204,
   }),
   "GET /v1/account": async (ws) => ({ path: "/v1/account", init: withCookie(ws.session), status: 200 }),
+  "GET /v1/admin/accounts": async () => ({
+    path: "/v1/admin/accounts?approved=false&limit=5",
+    init: { headers: ADMIN },
+    status: 200,
+  }),
   "POST /v1/admin/accounts/{accountId}/approve": async () => ({
     path: `/v1/admin/accounts/${(await signUp()).account.id}/approve`,
     init: { method: "POST", headers: ADMIN },
