@@ -9,6 +9,10 @@ export const ERRORS = {
   invalid_body: { status: 400, message: "The request body is not valid." },
   invalid_project_id: { status: 400, message: "projectId must be the ULID of a project." },
   invalid_name: { status: 400, message: "name must be 1 to 100 characters without control characters." },
+  invalid_parts: {
+    status: 400,
+    message: "Every part but the last must be one size, at least 5 MiB (5,242,880 bytes); the last may be smaller.",
+  },
   invalid_image: { status: 400, message: "The body is not a well-formed image of the declared type." },
   invalid_state: { status: 400, message: "state must be one of pending, succeeded, failed." },
   invalid_limit: { status: 400, message: "limit must be an integer from 1 to 100." },

@@ -129,6 +129,8 @@ const PURGED_TABLES = {
       UNION
       SELECT d.id FROM outbox_events o JOIN webhook_deliveries d ON d.event_id = o.id WHERE o.project_id = ?1
       LIMIT ?2)`,
+  upload_parts: `DELETE FROM upload_parts WHERE rowid IN (
+      SELECT rowid FROM upload_parts WHERE project_id = ?1 LIMIT ?2)`,
   webhook_endpoints: `DELETE FROM webhook_endpoints WHERE id IN (
       SELECT id FROM webhook_endpoints WHERE project_id = ?1 LIMIT ?2)`,
   outbox_events: `DELETE FROM outbox_events WHERE id IN (

@@ -171,13 +171,21 @@ export function deleteVideosStatements(
 /** Forgets the R2 uploads and objects of deleted videos that have been cleaned up. */
 export async function clearCleanedUp(db: Db, ids: string[]): Promise<void> {
   if (ids.length === 0) return;
-  await db
-    .prepare(
-      `UPDATE videos SET upload_r2_id = NULL, custom_thumbnail_key = NULL
-       WHERE deleted_at IS NOT NULL AND id IN (${IN_JSON_LIST})`,
-    )
-    .bind(JSON.stringify(ids))
-    .run();
+  const list = JSON.stringify(ids);
+  await db.batch([
+    db
+      .prepare(
+        `UPDATE videos SET upload_r2_id = NULL, custom_thumbnail_key = NULL
+         WHERE deleted_at IS NOT NULL AND id IN (${IN_JSON_LIST})`,
+      )
+      .bind(list),
+    db
+      .prepare(
+        `DELETE FROM upload_parts WHERE video_id IN (
+           SELECT id FROM videos WHERE deleted_at IS NOT NULL AND id IN (${IN_JSON_LIST}))`,
+      )
+      .bind(list),
+  ]);
 }
 
 /** A deleted video whose R2 clean-up is not done: an upload to abort or a custom thumbnail to delete. */
@@ -298,4 +306,41 @@ export async function clearExpiredUploads(db: Db, rows: VideoRow[]): Promise<voi
     )
     .bind(JSON.stringify(Object.fromEntries(rows.map((row) => [row.id, row.upload_r2_id]))))
     .run();
+}
+
+/** A part of a video's upload as stored in R2: its size and its etag. */
+export type StoredPart = { part_number: number; size: number; etag: string };
+
+/** Records a part R2 stored (a part uploaded again replaces the record, as R2 replaces the part). */
+export async function recordPart(
+  db: Db,
+  projectId: string,
+  videoId: string,
+  part: { partNumber: number; size: number; etag: string },
+  now: number,
+): Promise<void> {
+  await db
+    .prepare(
+      `INSERT OR REPLACE INTO upload_parts (project_id, video_id, part_number, size, etag, uploaded_at)
+       VALUES (?, ?, ?, ?, ?, ?)`,
+    )
+    .bind(projectId, videoId, part.partNumber, part.size, part.etag, isoTime(now))
+    .run();
+}
+
+/** The recorded parts of a video's upload among `partNumbers`. */
+export async function storedParts(
+  db: Db,
+  projectId: string,
+  videoId: string,
+  partNumbers: number[],
+): Promise<Map<number, StoredPart>> {
+  const { results } = await db
+    .prepare(
+      `SELECT part_number, size, etag FROM upload_parts
+       WHERE project_id = ? AND video_id = ? AND part_number IN (${IN_JSON_LIST})`,
+    )
+    .bind(projectId, videoId, JSON.stringify(partNumbers))
+    .all<StoredPart>();
+  return new Map(results.map((part) => [part.part_number, part]));
 }

@@ -7,8 +7,9 @@ import { createRouter } from "../http/router";
 import { binaryBody, decimalInt, jsonRequest, jsonResponse, pathId } from "../http/schemas";
 import { logError } from "../lib/log";
 import { completionInFlight, type VideoRow } from "./model";
+import { partsProblem } from "./parts";
 import { pathVideo, present } from "./present";
-import { acquireCompletionLease, finishCompletion, releaseCompletionLease } from "./queries";
+import { acquireCompletionLease, finishCompletion, recordPart, releaseCompletionLease, storedParts } from "./queries";
 import { ProjectQuerySchema, UploadCompleteSchema, VideoSchema } from "./schemas";
 
 /**
@@ -30,7 +31,10 @@ const uploadPart = route(
     operationId: "uploadPart",
     tags: ["Uploads"],
     summary: "Upload one part of the video's source, streamed to R2",
-    description: "Raw bytes with a Content-Length. Parts other than the last must be at least 5 MiB.",
+    description:
+      "Raw bytes with a Content-Length. R2's rule, checked when the upload is completed: every part but the " +
+      "highest-numbered must be one size, at least 5 MiB (5,242,880 bytes); the last may be smaller. A completion " +
+      "that breaks it is `400 invalid_parts`, naming the first part at fault; put that part again, then complete.",
     middleware: [videoWriter] as const,
     request: {
       params: z.object({ id: pathId("video"), partNumber: PartNumberSchema }),
@@ -64,7 +68,7 @@ const complete = route(
       200: jsonResponse(VideoSchema, "The video, uploaded"),
     },
   },
-  ["invalid_body", "video_not_found", "upload_not_active", "upload_completion_in_progress"],
+  ["invalid_body", "invalid_parts", "video_not_found", "upload_not_active", "upload_completion_in_progress"],
 );
 
 /** Why a live video takes no parts or completion now. */
@@ -99,6 +103,8 @@ export const uploadRoutes = createRouter()
     const upload = c.env.MEDIA.resumeMultipartUpload(row.source_key, row.upload_r2_id as string);
     try {
       const part = await upload.uploadPart(partNumber, c.req.raw.body);
+      // Its size, for the completion's check of R2's part rule (contract §5).
+      await recordPart(c.var.db, c.var.projectId, row.id, { partNumber, size: length, etag: part.etag }, Date.now());
       return c.json({ partNumber: part.partNumber, etag: part.etag }, 200);
     } catch (error) {
       // A delete (or completion) that landed meanwhile closed the upload: say so, as it is now.
@@ -111,6 +117,11 @@ export const uploadRoutes = createRouter()
     const row = await pathVideo(c, c.req.valid("param").id);
     const now = Date.now();
     refuseUpload(row, now);
+    const numbers = parts.map((part) => part.partNumber);
+    const problem = partsProblem(numbers, await storedParts(c.var.db, c.var.projectId, row.id, numbers));
+    // Before the lease: the video stays waiting for its upload, its parts kept, for another try.
+    if (problem)
+      throw new ApiError("invalid_parts", { message: problem, details: [{ path: "parts", message: problem }] });
     const leased = await acquireCompletionLease(c.var.db, c.var.projectId, row.id, now);
     if (!leased) {
       // Another request changed the video between the read and the lease: say why, as it is now.

@@ -316,7 +316,7 @@ export interface paths {
         get?: never;
         /**
          * Upload one part of the video's source, streamed to R2
-         * @description Raw bytes with a Content-Length. Parts other than the last must be at least 5 MiB.
+         * @description Raw bytes with a Content-Length. R2's rule, checked when the upload is completed: every part but the highest-numbered must be one size, at least 5 MiB (5,242,880 bytes); the last may be smaller. A completion that breaks it is `400 invalid_parts`, naming the first part at fault; put that part again, then complete.
          */
         put: operations["uploadPart"];
         post?: never;
@@ -3554,7 +3554,7 @@ export interface operations {
                     "application/json": components["schemas"]["Video"];
                 };
             };
-            /** @description `invalid_project_id`, `invalid_body` */
+            /** @description `invalid_project_id`, `invalid_body`, `invalid_parts` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3563,7 +3563,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "invalid_project_id" | "invalid_body";
+                            code: "invalid_project_id" | "invalid_body" | "invalid_parts";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */

@@ -103,6 +103,7 @@ async function rowsOf(projectId: string): Promise<Record<string, number>> {
        (SELECT count(*) FROM encoding_settings WHERE project_id = ?1) AS encoding_settings,
        (SELECT count(*) FROM webhook_endpoints WHERE project_id = ?1) AS webhook_endpoints,
        (SELECT count(*) FROM outbox_events WHERE project_id = ?1) AS outbox_events,
+       (SELECT count(*) FROM upload_parts WHERE project_id = ?1) AS upload_parts,
        (SELECT count(*) FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
           WHERE e.project_id = ?1) AS webhook_deliveries`,
   )
@@ -141,6 +142,7 @@ function expectNothingLeft(rows: Record<string, number>) {
     encoding_settings: 0,
     webhook_endpoints: 0,
     outbox_events: 0,
+    upload_parts: 0,
     webhook_deliveries: 0,
   });
 }
@@ -409,10 +411,13 @@ describe("the purge's bounds", () => {
     expect((await rowsOf(project.id)).projects).toBe(1);
     expect(sentPurges()).toEqual([{ projectId: project.id }, { projectId: project.id }]);
 
-    const second = await runQueue("project-deletions", sentPurges().slice(1));
-    expect(second.explicitAcks).toEqual(["m0"]);
+    // Each later message goes on where the last run stopped, until the project is gone.
+    for (let handled = 1; handled < sentPurges().length && handled < 5; handled++) {
+      const next = await runQueue("project-deletions", [sentPurges()[handled]]);
+      expect(next.explicitAcks).toEqual(["m0"]);
+    }
     expectNothingLeft(await rowsOf(project.id));
-    expect(sentPurges()).toHaveLength(2);
+    expect(sentPurges().length).toBeLessThanOrEqual(3);
   });
 
   it("holds every step to its limit, and goes on where the last run stopped", async () => {
@@ -426,7 +431,8 @@ describe("the purge's bounds", () => {
     await manyVideos(doomed.project.id, 7);
     expect((await deleteProject(session, doomed.project.id)).status).toBe(204);
 
-    const limits: PurgeLimits = { rows: 2, keys: 2, uploads: 1, steps: 12 };
+    // One step per stage and one for the project row is the least a run may take.
+    const limits: PurgeLimits = { rows: 2, keys: 2, uploads: 1, steps: 14 };
     const deps = { db: env.DB, media: env.MEDIA };
     // Every list and delete of R2 stays within `keys`.
     const list = vi.spyOn(env.MEDIA, "list");
