@@ -19,6 +19,8 @@ export type VideoRow = {
   created_at: string;
   updated_at: string;
   deleted_at: string | null;
+  /** The parts the upload was completed with (`canonicalParts`), once it is. */
+  completed_parts: string | null;
 };
 
 export type Thumbnail = { source: "auto" | "custom"; url: string };

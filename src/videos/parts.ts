@@ -1,5 +1,10 @@
 import type { StoredPart } from "./queries";
 
+/** A completion's parts in one canonical text: by part number, each with its etag. */
+export function canonicalParts(parts: { partNumber: number; etag: string }[]): string {
+  return JSON.stringify([...parts].sort((a, b) => a.partNumber - b.partNumber).map((p) => [p.partNumber, p.etag]));
+}
+
 /** R2's smallest part but the last. */
 export const MIN_PART_BYTES = 5 * 1024 * 1024;
 

@@ -254,16 +254,25 @@ export function acquireCompletionLease(db: Db, projectId: string, id: string, no
     .first<VideoRow>();
 }
 
-/** Marks the upload complete, if this completion still holds the lease. */
-export function finishCompletion(db: Db, id: string, lease: string, now: number): Promise<VideoRow | null> {
+/**
+ * Marks the upload complete with these parts (`completedParts`, canonical), if this completion
+ * still holds the lease.
+ */
+export function finishCompletion(
+  db: Db,
+  id: string,
+  lease: string,
+  completedParts: string,
+  now: number,
+): Promise<VideoRow | null> {
   return db
     .prepare(
       `UPDATE videos SET status = 'uploaded', completion_lease_until = NULL, upload_id = NULL, upload_r2_id = NULL,
-         upload_expires_at = NULL, updated_at = ?1
+         upload_expires_at = NULL, updated_at = ?1, completed_parts = ?4
        WHERE id = ?2 AND status = 'upload_completing' AND completion_lease_until = ?3
        RETURNING *`,
     )
-    .bind(isoTime(now), id, lease)
+    .bind(isoTime(now), id, lease, completedParts)
     .first<VideoRow>();
 }
 

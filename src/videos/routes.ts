@@ -126,6 +126,7 @@ export const videoRoutes = createRouter()
       created_at: isoTime(now),
       updated_at: isoTime(now),
       deleted_at: null,
+      completed_parts: null,
     };
     try {
       await insertVideo(c.var.db, row);

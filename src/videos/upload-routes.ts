@@ -7,7 +7,7 @@ import { createRouter } from "../http/router";
 import { binaryBody, decimalInt, jsonRequest, jsonResponse, pathId } from "../http/schemas";
 import { logError } from "../lib/log";
 import { completionInFlight, type VideoRow } from "./model";
-import { partsProblem } from "./parts";
+import { canonicalParts, partsProblem } from "./parts";
 import { pathVideo, present } from "./present";
 import { acquireCompletionLease, finishCompletion, recordPart, releaseCompletionLease, storedParts } from "./queries";
 import { ProjectQuerySchema, UploadCompleteSchema, VideoSchema } from "./schemas";
@@ -116,6 +116,12 @@ export const uploadRoutes = createRouter()
     const { parts } = c.req.valid("json");
     const row = await pathVideo(c, c.req.valid("param").id);
     const now = Date.now();
+    // A repeat of the completion that made the video uploaded (its answer was lost, say) answers
+    // the video again; other parts are no completion of this upload (contract §14).
+    if (row.status === "uploaded") {
+      if (row.completed_parts === canonicalParts(parts)) return c.json(present(c, row, now), 200);
+      throw new ApiError("upload_not_active");
+    }
     refuseUpload(row, now);
     const numbers = parts.map((part) => part.partNumber);
     const problem = partsProblem(numbers, await storedParts(c.var.db, c.var.projectId, row.id, numbers));
@@ -156,6 +162,6 @@ export const uploadRoutes = createRouter()
       }
       logError("upload complete: R2 had completed it already; recording it now", error, { videoId: leased.id });
     }
-    const finished = await finishCompletion(c.var.db, leased.id, lease, Date.now());
+    const finished = await finishCompletion(c.var.db, leased.id, lease, canonicalParts(parts), Date.now());
     return c.json(present(c, finished ?? (await pathVideo(c, leased.id))), 200);
   });

@@ -303,6 +303,28 @@ describe("uploads", () => {
     expect(await errorCode(complete)).toBe("upload_completion_in_progress");
   });
 
+  it("answers a repeat of its completion with the video, and refuses other parts with upload_not_active", async () => {
+    const { key } = await newWorkspace();
+    const { video } = await newVideo(key);
+    const part = (await (await putPart(key, video.id, 1, new Uint8Array([1, 2, 3]))).json()) as { etag: string };
+    const complete = (parts: unknown) =>
+      api(`/v1/videos/${video.id}/upload/complete`, bearer(key, json("POST", { parts })));
+    const first = await complete([{ partNumber: 1, etag: part.etag }]);
+    expect(first.status).toBe(200);
+    const firstBody = (await first.json()) as VideoBody;
+    const again = await complete([{ partNumber: 1, etag: part.etag }]);
+    expect(again.status).toBe(200);
+    expect(await again.json()).toEqual(firstBody);
+    const other = await complete([{ partNumber: 1, etag: "another-etag" }]);
+    expect(other.status).toBe(409);
+    expect(await errorCode(other)).toBe("upload_not_active");
+    const more = await complete([
+      { partNumber: 1, etag: part.etag },
+      { partNumber: 2, etag: part.etag },
+    ]);
+    expect(await errorCode(more)).toBe("upload_not_active");
+  });
+
   it("takes a completion naming all 10,000 parts (its body past 64 KiB), and refuses one over 2 MiB", async () => {
     const { key } = await newWorkspace();
     const { video } = await newVideo(key);
