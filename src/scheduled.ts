@@ -1,5 +1,6 @@
 import { deleteExpiredSessions } from "./auth/session-queries";
 import { sweepUnpublished } from "./events/publish";
+import { deleteExpiredKeys } from "./idempotency/middleware";
 import { sweepDeletedProjects } from "./projects/deletions";
 import { publisherOf } from "./subscribers";
 import { sweepDeletedVideos, sweepExpiredUploads } from "./videos/sweeper";
@@ -18,4 +19,5 @@ export const SCHEDULED_TASKS: Record<string, (env: Env) => Promise<unknown>> = {
   "unpublished events": (env) => sweepUnpublished(publisherOf(env)),
   "lost delivery messages": (env) => sendLostAttempts({ db: env.DB, queue: env.WEBHOOK_QUEUE }),
   "delivery retention": (env) => deleteExpiredDeliveries(env.DB),
+  "expired idempotency keys": (env) => deleteExpiredKeys(env.DB),
 };

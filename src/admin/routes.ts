@@ -13,6 +13,7 @@ import { documented, route } from "../http/route";
 import { createRouter } from "../http/router";
 import { jsonRequest, jsonResponse, pathId } from "../http/schemas";
 import { validationHook } from "../http/validation";
+import { idempotent } from "../idempotency/middleware";
 import { sha256Hex, timingSafeEqual } from "../lib/crypto";
 import { limitOperatorFailures } from "../rate-limit/middleware";
 
@@ -45,7 +46,8 @@ function accountRoute(method: "post" | "put", action: string, summary: string) {
     operationId: `${action}Account`,
     tags: ["Operator"],
     summary,
-    middleware: [operatorOnly],
+    // Every POST takes an Idempotency-Key (contract §14); PUT is idempotent by itself.
+    middleware: method === "post" ? [operatorOnly, idempotent] : [operatorOnly],
     request: { params: AccountParams },
   };
 }

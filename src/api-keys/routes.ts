@@ -5,6 +5,7 @@ import { found } from "../http/found";
 import { route } from "../http/route";
 import { createRouter } from "../http/router";
 import { jsonRequest, jsonResponse, pathId } from "../http/schemas";
+import { idempotent } from "../idempotency/middleware";
 import { randomToken } from "../lib/crypto";
 import { ulid } from "../lib/ulid";
 import { QUOTAS, quotaExceeded } from "../rate-limit/policies";
@@ -18,7 +19,7 @@ const create = route(
     operationId: "createApiKey",
     tags: ["API keys"],
     summary: "Create an API key; the key is shown only in this response",
-    middleware: [projectOwnerSession, jsonBody] as const,
+    middleware: [projectOwnerSession, idempotent, jsonBody] as const,
     request: { params: ProjectPathParams, body: jsonRequest(ApiKeyCreateSchema) },
     responses: {
       201: jsonResponse(CreatedApiKeySchema, "The key, with its secret"),

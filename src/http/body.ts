@@ -58,8 +58,13 @@ export type BodyKind = { accepts: (mediaType: string) => boolean; maxBytes: numb
  * The request's body, at most `kind.maxBytes` (else 413): the read `receiveBody` started, or one
  * started now.
  */
-export function bodyBytes<E extends AppEnv>(c: Context<E>, kind: BodyKind): Promise<Uint8Array> {
-  return c.get("receivedBody") ?? readLimited(c.req.raw, kind.maxBytes);
+export async function bodyBytes<E extends AppEnv>(c: Context<E>, kind: BodyKind): Promise<Uint8Array> {
+  const received = c.get("receivedBody");
+  if (!received) return readLimited(c.req.raw, kind.maxBytes);
+  // Read earlier, perhaps under a larger limit (the Idempotency-Key hashes any POST's body).
+  const bytes = await received;
+  if (bytes.byteLength > kind.maxBytes) throw new ApiError("payload_too_large");
+  return bytes;
 }
 
 /**

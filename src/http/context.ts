@@ -13,5 +13,10 @@ export type AppEnv = {
     db: D1DatabaseSession;
     /** The body's bytes, being read since `receiveBody` started it. */
     receivedBody?: Promise<Uint8Array>;
+    /**
+     * Set by a handler whose 2xx answer must not be replayed for its Idempotency-Key (a bulk answer
+     * with entries a retry should run again): the key is left unused.
+     */
+    idempotencyKeyUnused?: boolean;
   };
 };

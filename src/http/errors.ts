@@ -18,6 +18,7 @@ export const ERRORS = {
   invalid_limit: { status: 400, message: "limit must be an integer from 1 to 100." },
   invalid_cursor: { status: 400, message: "cursor is not one this API issued." },
   invalid_query: { status: 400, message: "A query parameter has a value outside its allowed set." },
+  invalid_idempotency_key: { status: 400, message: "Idempotency-Key must be 1 to 255 printable ASCII characters." },
   invalid_encoding_settings: { status: 400, message: "The encoding settings are not valid." },
   codec_unavailable: { status: 400, message: "Only the h264 codec is available." },
   unauthorized: { status: 401, message: "A valid credential is required." },
@@ -36,10 +37,18 @@ export const ERRORS = {
   },
   upload_not_active: { status: 409, message: "The video has no active upload session." },
   endpoint_disabled: { status: 409, message: "The webhook endpoint is disabled; enable it first." },
+  idempotency_key_in_use: {
+    status: 409,
+    message: "A request with this Idempotency-Key is still running; retry after it answers.",
+  },
   quota_exceeded: { status: 409, message: "The project already holds as many of these as it may." },
   precondition_failed: { status: 412, message: "The resource changed since the given ETag." },
   payload_too_large: { status: 413, message: "The request body is too large." },
   unsupported_media_type: { status: 415, message: "This content type is not supported here." },
+  idempotency_key_reused: {
+    status: 422,
+    message: "This Idempotency-Key was used with another body; use a new key for a new request.",
+  },
   rate_limited: { status: 429, message: "Too many requests; retry later." },
   internal_error: { status: 500, message: "Something went wrong on our side." },
 } as const satisfies Record<string, { status: ContentfulStatusCode; message: string }>;

@@ -1,4 +1,4 @@
-import { toBase64Url, toHex } from "./encoding";
+import { fromBase64, toBase64, toBase64Url, toHex } from "./encoding";
 
 const encoder = new TextEncoder();
 
@@ -21,4 +21,35 @@ export function timingSafeEqual(a: string, b: string): boolean {
     return false;
   }
   return crypto.subtle.timingSafeEqual(left, right);
+}
+
+/** An AES-GCM key for one purpose (`label`), derived from a Worker secret by HMAC-SHA256. */
+async function purposeKey(secret: string, label: string): Promise<CryptoKey> {
+  const hmac = await crypto.subtle.importKey("raw", encoder.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, [
+    "sign",
+  ]);
+  const raw = await crypto.subtle.sign("HMAC", hmac, encoder.encode(label));
+  return crypto.subtle.importKey("raw", raw, "AES-GCM", false, ["encrypt", "decrypt"]);
+}
+
+/** Encrypts text under a key derived from `secret` for `label`: `base64(iv).base64(ciphertext)`. */
+export async function sealText(secret: string, label: string, text: string): Promise<string> {
+  const iv = crypto.getRandomValues(new Uint8Array(12));
+  const sealed = await crypto.subtle.encrypt(
+    { name: "AES-GCM", iv },
+    await purposeKey(secret, label),
+    encoder.encode(text),
+  );
+  return `${toBase64(iv)}.${toBase64(new Uint8Array(sealed))}`;
+}
+
+/** Decrypts what `sealText` made with the same secret and label (throws if it was altered). */
+export async function openText(secret: string, label: string, sealed: string): Promise<string> {
+  const [iv = "", body = ""] = sealed.split(".");
+  const opened = await crypto.subtle.decrypt(
+    { name: "AES-GCM", iv: fromBase64(iv) },
+    await purposeKey(secret, label),
+    fromBase64(body),
+  );
+  return new TextDecoder().decode(opened);
 }

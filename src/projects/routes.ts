@@ -7,6 +7,7 @@ import { route } from "../http/route";
 import { createRouter } from "../http/router";
 import { jsonRequest, jsonResponse } from "../http/schemas";
 import { validationHook } from "../http/validation";
+import { idempotent } from "../idempotency/middleware";
 import { logError } from "../lib/log";
 import { isoTime } from "../lib/time";
 import { ulid } from "../lib/ulid";
@@ -22,7 +23,7 @@ const create = route(
     operationId: "createProject",
     tags: ["Projects"],
     summary: "Create a project on the account's current plan",
-    middleware: [approvedSession, receiveJson, rateLimit("project_create"), jsonBody] as const,
+    middleware: [approvedSession, receiveJson, rateLimit("project_create"), idempotent, jsonBody] as const,
     request: { body: jsonRequest(ProjectCreateSchema) },
     responses: {
       201: jsonResponse(ProjectSchema, "The new project"),

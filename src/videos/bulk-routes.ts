@@ -5,6 +5,7 @@ import { ERRORS } from "../http/errors";
 import { route } from "../http/route";
 import { createRouter } from "../http/router";
 import { jsonRequest, jsonResponse } from "../http/schemas";
+import { idempotent } from "../idempotency/middleware";
 import type { Db } from "../lib/db";
 import { logError } from "../lib/log";
 import { parseUlid } from "../lib/ulid";
@@ -25,7 +26,7 @@ const bulk = route({
     "(case-insensitive), in order of first appearance. An infrastructure failure on a delete stops " +
     "processing: that entry reports internal_error and every later one not_attempted; retrying " +
     "the same request re-runs them and changes nothing already done.",
-  middleware: [videoWriter, receiveJson, rateLimit("bulk"), jsonBody] as const,
+  middleware: [videoWriter, receiveJson, rateLimit("bulk"), idempotent, jsonBody] as const,
   request: { query: ProjectQuerySchema, body: jsonRequest(BulkRequestSchema) },
   responses: {
     200: jsonResponse(z.object({ results: z.array(BulkResultSchema) }), "One result per distinct id"),
@@ -69,5 +70,8 @@ export const bulkRoutes = createRouter().openapi(bulk, async (c) => {
       ? { id: outcome.id, ok: true as const }
       : { id: outcome.id, ok: false as const, error: { code: outcome.code, message: ITEM_MESSAGES[outcome.code] } },
   );
+  // An answer a retry should run again (it stopped at an infrastructure failure) is not replayed.
+  const stopped = outcomes.some((o) => !o.ok && (o.code === "internal_error" || o.code === "not_attempted"));
+  if (stopped) c.set("idempotencyKeyUnused", true);
   return c.json({ results }, 200);
 });

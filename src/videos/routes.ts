@@ -7,6 +7,7 @@ import { route } from "../http/route";
 import { createRouter } from "../http/router";
 import { jsonRequest, jsonResponse } from "../http/schemas";
 import { validationHook } from "../http/validation";
+import { idempotent } from "../idempotency/middleware";
 import { sourceKey } from "../lib/storage-keys";
 import { isoTime } from "../lib/time";
 import { parseUlid, ulid } from "../lib/ulid";
@@ -30,7 +31,7 @@ const create = route({
   operationId: "createVideo",
   tags: ["Videos"],
   summary: "Create a video and open its upload session (an R2 multipart upload)",
-  middleware: [videoWriter, jsonBody] as const,
+  middleware: [videoWriter, idempotent, jsonBody] as const,
   request: { query: ProjectQuerySchema, body: jsonRequest(VideoCreateSchema) },
   responses: {
     201: jsonResponse(

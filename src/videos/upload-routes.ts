@@ -5,6 +5,7 @@ import { ApiError } from "../http/errors";
 import { route } from "../http/route";
 import { createRouter } from "../http/router";
 import { binaryBody, decimalInt, jsonRequest, jsonResponse, pathId } from "../http/schemas";
+import { idempotent } from "../idempotency/middleware";
 import { logError } from "../lib/log";
 import { completionInFlight, type VideoRow } from "./model";
 import { canonicalParts, partsProblem } from "./parts";
@@ -58,7 +59,7 @@ const complete = route(
     operationId: "completeUpload",
     tags: ["Uploads"],
     summary: "Complete the upload from its parts",
-    middleware: [videoWriter, COMPLETION_BODY] as const,
+    middleware: [videoWriter, idempotent, COMPLETION_BODY] as const,
     request: {
       params: z.object({ id: pathId("video") }),
       query: ProjectQuerySchema,

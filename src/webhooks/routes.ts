@@ -10,6 +10,7 @@ import { route } from "../http/route";
 import { createRouter } from "../http/router";
 import { jsonRequest, jsonResponse, pathId } from "../http/schemas";
 import { validationHook } from "../http/validation";
+import { idempotent } from "../idempotency/middleware";
 import { isoTime } from "../lib/time";
 import { parseUlid, ulid } from "../lib/ulid";
 import { rateLimit } from "../rate-limit/middleware";
@@ -46,7 +47,7 @@ const create = route(
     operationId: "createWebhookEndpoint",
     tags: ["Webhooks"],
     summary: "Add a webhook endpoint; its signing secret is shown only in this response",
-    middleware: [projectMember("write", "not_found"), jsonBody] as const,
+    middleware: [projectMember("write", "not_found"), idempotent, jsonBody] as const,
     request: { params: ProjectPathParams, body: jsonRequest(EndpointCreateSchema) },
     responses: { 201: jsonResponse(CreatedEndpointSchema, "The endpoint, with its secret") },
   },
@@ -74,7 +75,7 @@ const rotate = route(
     operationId: "rotateWebhookSecret",
     tags: ["Webhooks"],
     summary: "Replace the signing secret; for 24 h deliveries carry the new and the old signature",
-    middleware: [projectMember("write", "endpoint_not_found")] as const,
+    middleware: [projectMember("write", "endpoint_not_found"), idempotent] as const,
     request: { params: EndpointParams },
     responses: {
       200: jsonResponse(
@@ -149,7 +150,7 @@ const retry = route(
     operationId: "retryWebhookDelivery",
     tags: ["Webhooks"],
     summary: "Send the attempt's event to the endpoint again, as a new attempt",
-    middleware: [projectMember("write", "endpoint_not_found"), rateLimit("delivery_retry")] as const,
+    middleware: [projectMember("write", "endpoint_not_found"), rateLimit("delivery_retry"), idempotent] as const,
     request: { params: EndpointParams.extend({ attemptId: pathId("delivery attempt") }) },
     responses: { 202: jsonResponse(DeliverySchema, "The new attempt, pending") },
   },

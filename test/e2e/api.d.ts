@@ -1267,7 +1267,10 @@ export interface operations {
     approveAccount: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description 1–255 printable ASCII characters, kept 24 h per caller, method, path and query. A repeat of a request that answered 2xx gets the same status and body again, with `Idempotent-Replayed: true`, and does nothing more; while the first still runs, 409 idempotency_key_in_use; with another body, 422 idempotency_key_reused. An answer other than 2xx leaves the key unused. */
+                "idempotency-key"?: string;
+            };
             path: {
                 /** @description The account's ULID (case-insensitive) */
                 accountId: string;
@@ -1283,6 +1286,25 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Account"];
+                };
+            };
+            /** @description `invalid_idempotency_key` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_idempotency_key";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
                 };
             };
             /** @description `unauthorized` */
@@ -1314,6 +1336,44 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "not_found";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `idempotency_key_in_use` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "idempotency_key_in_use";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `idempotency_key_reused` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "idempotency_key_reused";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -1347,7 +1407,10 @@ export interface operations {
     suspendAccount: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description 1–255 printable ASCII characters, kept 24 h per caller, method, path and query. A repeat of a request that answered 2xx gets the same status and body again, with `Idempotent-Replayed: true`, and does nothing more; while the first still runs, 409 idempotency_key_in_use; with another body, 422 idempotency_key_reused. An answer other than 2xx leaves the key unused. */
+                "idempotency-key"?: string;
+            };
             path: {
                 /** @description The account's ULID (case-insensitive) */
                 accountId: string;
@@ -1363,6 +1426,25 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Account"];
+                };
+            };
+            /** @description `invalid_idempotency_key` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_idempotency_key";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
                 };
             };
             /** @description `unauthorized` */
@@ -1394,6 +1476,44 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "not_found";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `idempotency_key_in_use` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "idempotency_key_in_use";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `idempotency_key_reused` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "idempotency_key_reused";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -1609,7 +1729,10 @@ export interface operations {
     createProject: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description 1–255 printable ASCII characters, kept 24 h per caller, method, path and query. A repeat of a request that answered 2xx gets the same status and body again, with `Idempotent-Replayed: true`, and does nothing more; while the first still runs, 409 idempotency_key_in_use; with another body, 422 idempotency_key_reused. An answer other than 2xx leaves the key unused. */
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1628,7 +1751,7 @@ export interface operations {
                     "application/json": components["schemas"]["Project"];
                 };
             };
-            /** @description `invalid_body`, `invalid_name` */
+            /** @description `invalid_idempotency_key`, `invalid_body`, `invalid_name` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1637,7 +1760,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "invalid_body" | "invalid_name";
+                            code: "invalid_idempotency_key" | "invalid_body" | "invalid_name";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -1685,6 +1808,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description `idempotency_key_in_use` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "idempotency_key_in_use";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
             /** @description `payload_too_large` */
             413: {
                 headers: {
@@ -1695,6 +1837,25 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "payload_too_large";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `idempotency_key_reused` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "idempotency_key_reused";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -1968,7 +2129,10 @@ export interface operations {
     createApiKey: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description 1–255 printable ASCII characters, kept 24 h per caller, method, path and query. A repeat of a request that answered 2xx gets the same status and body again, with `Idempotent-Replayed: true`, and does nothing more; while the first still runs, 409 idempotency_key_in_use; with another body, 422 idempotency_key_reused. An answer other than 2xx leaves the key unused. */
+                "idempotency-key"?: string;
+            };
             path: {
                 /** @description The project's ULID (case-insensitive) */
                 projectId: string;
@@ -1990,7 +2154,7 @@ export interface operations {
                     "application/json": components["schemas"]["CreatedApiKey"];
                 };
             };
-            /** @description `invalid_body` */
+            /** @description `invalid_idempotency_key`, `invalid_body` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1999,7 +2163,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "invalid_body";
+                            code: "invalid_idempotency_key" | "invalid_body";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -2066,7 +2230,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `quota_exceeded` */
+            /** @description `idempotency_key_in_use`, `quota_exceeded` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2075,7 +2239,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "quota_exceeded";
+                            code: "idempotency_key_in_use" | "quota_exceeded";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -2095,6 +2259,25 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "payload_too_large";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `idempotency_key_reused` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "idempotency_key_reused";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -2658,7 +2841,10 @@ export interface operations {
                 /** @description The project's ULID: required under session-cookie auth, ignored under API-key auth */
                 projectId?: string;
             };
-            header?: never;
+            header?: {
+                /** @description 1–255 printable ASCII characters, kept 24 h per caller, method, path and query. A repeat of a request that answered 2xx gets the same status and body again, with `Idempotent-Replayed: true`, and does nothing more; while the first still runs, 409 idempotency_key_in_use; with another body, 422 idempotency_key_reused. An answer other than 2xx leaves the key unused. */
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -2679,7 +2865,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `invalid_project_id`, `invalid_body` */
+            /** @description `invalid_project_id`, `invalid_idempotency_key`, `invalid_body` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2688,7 +2874,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "invalid_project_id" | "invalid_body";
+                            code: "invalid_project_id" | "invalid_idempotency_key" | "invalid_body";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -2755,6 +2941,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description `idempotency_key_in_use` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "idempotency_key_in_use";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
             /** @description `payload_too_large` */
             413: {
                 headers: {
@@ -2765,6 +2970,25 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "payload_too_large";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `idempotency_key_reused` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "idempotency_key_reused";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -2911,7 +3135,10 @@ export interface operations {
                 /** @description The project's ULID: required under session-cookie auth, ignored under API-key auth */
                 projectId?: string;
             };
-            header?: never;
+            header?: {
+                /** @description 1–255 printable ASCII characters, kept 24 h per caller, method, path and query. A repeat of a request that answered 2xx gets the same status and body again, with `Idempotent-Replayed: true`, and does nothing more; while the first still runs, 409 idempotency_key_in_use; with another body, 422 idempotency_key_reused. An answer other than 2xx leaves the key unused. */
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -2933,7 +3160,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `invalid_project_id`, `invalid_body` */
+            /** @description `invalid_project_id`, `invalid_idempotency_key`, `invalid_body` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2942,7 +3169,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "invalid_project_id" | "invalid_body";
+                            code: "invalid_project_id" | "invalid_idempotency_key" | "invalid_body";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -3009,6 +3236,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description `idempotency_key_in_use` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "idempotency_key_in_use";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
             /** @description `payload_too_large` */
             413: {
                 headers: {
@@ -3019,6 +3265,25 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "payload_too_large";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `idempotency_key_reused` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "idempotency_key_reused";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -3532,7 +3797,10 @@ export interface operations {
                 /** @description The project's ULID: required under session-cookie auth, ignored under API-key auth */
                 projectId?: string;
             };
-            header?: never;
+            header?: {
+                /** @description 1–255 printable ASCII characters, kept 24 h per caller, method, path and query. A repeat of a request that answered 2xx gets the same status and body again, with `Idempotent-Replayed: true`, and does nothing more; while the first still runs, 409 idempotency_key_in_use; with another body, 422 idempotency_key_reused. An answer other than 2xx leaves the key unused. */
+                "idempotency-key"?: string;
+            };
             path: {
                 /** @description The video's ULID (case-insensitive) */
                 id: string;
@@ -3554,7 +3822,7 @@ export interface operations {
                     "application/json": components["schemas"]["Video"];
                 };
             };
-            /** @description `invalid_project_id`, `invalid_body`, `invalid_parts` */
+            /** @description `invalid_project_id`, `invalid_idempotency_key`, `invalid_body`, `invalid_parts` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3563,7 +3831,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "invalid_project_id" | "invalid_body" | "invalid_parts";
+                            code: "invalid_project_id" | "invalid_idempotency_key" | "invalid_body" | "invalid_parts";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -3630,7 +3898,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `upload_not_active`, `upload_completion_in_progress` */
+            /** @description `idempotency_key_in_use`, `upload_not_active`, `upload_completion_in_progress` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3639,7 +3907,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "upload_not_active" | "upload_completion_in_progress";
+                            code: "idempotency_key_in_use" | "upload_not_active" | "upload_completion_in_progress";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -3659,6 +3927,25 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "payload_too_large";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `idempotency_key_reused` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "idempotency_key_reused";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -4023,7 +4310,10 @@ export interface operations {
     createWebhookEndpoint: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description 1–255 printable ASCII characters, kept 24 h per caller, method, path and query. A repeat of a request that answered 2xx gets the same status and body again, with `Idempotent-Replayed: true`, and does nothing more; while the first still runs, 409 idempotency_key_in_use; with another body, 422 idempotency_key_reused. An answer other than 2xx leaves the key unused. */
+                "idempotency-key"?: string;
+            };
             path: {
                 /** @description The project's ULID (case-insensitive) */
                 projectId: string;
@@ -4045,7 +4335,7 @@ export interface operations {
                     "application/json": components["schemas"]["CreatedWebhookEndpoint"];
                 };
             };
-            /** @description `invalid_body` */
+            /** @description `invalid_idempotency_key`, `invalid_body` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4054,7 +4344,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "invalid_body";
+                            code: "invalid_idempotency_key" | "invalid_body";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -4121,7 +4411,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `quota_exceeded` */
+            /** @description `idempotency_key_in_use`, `quota_exceeded` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4130,7 +4420,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "quota_exceeded";
+                            code: "idempotency_key_in_use" | "quota_exceeded";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -4150,6 +4440,25 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "payload_too_large";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `idempotency_key_reused` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "idempotency_key_reused";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -4450,7 +4759,10 @@ export interface operations {
     rotateWebhookSecret: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description 1–255 printable ASCII characters, kept 24 h per caller, method, path and query. A repeat of a request that answered 2xx gets the same status and body again, with `Idempotent-Replayed: true`, and does nothing more; while the first still runs, 409 idempotency_key_in_use; with another body, 422 idempotency_key_reused. An answer other than 2xx leaves the key unused. */
+                "idempotency-key"?: string;
+            };
             path: {
                 /** @description The project's ULID (case-insensitive) */
                 projectId: string;
@@ -4470,6 +4782,25 @@ export interface operations {
                     "application/json": {
                         /** @description whsec_…: shown only in this response */
                         secret: string;
+                    };
+                };
+            };
+            /** @description `invalid_idempotency_key` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_idempotency_key";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
                     };
                 };
             };
@@ -4521,6 +4852,44 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "endpoint_not_found";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `idempotency_key_in_use` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "idempotency_key_in_use";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `idempotency_key_reused` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "idempotency_key_reused";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -4666,7 +5035,10 @@ export interface operations {
     retryWebhookDelivery: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description 1–255 printable ASCII characters, kept 24 h per caller, method, path and query. A repeat of a request that answered 2xx gets the same status and body again, with `Idempotent-Replayed: true`, and does nothing more; while the first still runs, 409 idempotency_key_in_use; with another body, 422 idempotency_key_reused. An answer other than 2xx leaves the key unused. */
+                "idempotency-key"?: string;
+            };
             path: {
                 /** @description The project's ULID (case-insensitive) */
                 projectId: string;
@@ -4686,6 +5058,25 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["WebhookDeliveryAttempt"];
+                };
+            };
+            /** @description `invalid_idempotency_key` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_idempotency_key";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
                 };
             };
             /** @description `unauthorized` */
@@ -4745,7 +5136,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `endpoint_disabled` */
+            /** @description `idempotency_key_in_use`, `endpoint_disabled` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4754,7 +5145,26 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "endpoint_disabled";
+                            code: "idempotency_key_in_use" | "endpoint_disabled";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `idempotency_key_reused` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "idempotency_key_reused";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */

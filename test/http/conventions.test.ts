@@ -45,7 +45,7 @@ describe("HTTP conventions", () => {
     expect(create.responses["400"]?.description).toContain("invalid_name");
     // Error responses come from the middleware each route runs, as well as from its handler.
     const bulk = doc.paths["/v1/videos/bulk"]?.post as Operation;
-    expect(Object.keys(bulk.responses).sort()).toEqual(["200", "400", "401", "403", "404", "413", "429"]);
+    expect(Object.keys(bulk.responses).sort()).toEqual(["200", "400", "401", "403", "404", "409", "413", "422", "429"]);
     expect(bulk.responses["403"]?.description).toBe("`forbidden_origin`, `account_not_approved`, `insufficient_scope`");
     expect(bulk.responses["400"]?.description).toContain("invalid_project_id");
     const read = doc.paths["/v1/videos/{id}"]?.get as Operation;
