@@ -450,6 +450,21 @@ try {
       expect: 201,
       run: (i) => ws.caller(i)("POST", "/v1/videos", {}),
     },
+    {
+      // A first request with an Idempotency-Key: it claims the key, runs, and stores the answer.
+      name: "POST /v1/videos with Idempotency-Key, first",
+      expect: 201,
+      run: (i) => ws.caller(i)("POST", "/v1/videos", {}, { "idempotency-key": `bench-first-${i}` }),
+    },
+    {
+      // The same request again: the stored answer, decrypted, and nothing else.
+      name: "POST /v1/videos with Idempotency-Key, replayed",
+      expect: 201,
+      prepare: async (i) => {
+        await ws.caller(i)("POST", "/v1/videos", {}, { "idempotency-key": `bench-replay-${i}` });
+      },
+      run: (i) => ws.caller(i)("POST", "/v1/videos", {}, { "idempotency-key": `bench-replay-${i}` }),
+    },
     { name: "GET /v1/videos", budget: "GET /v1/videos", expect: 200, run: (i) => ws.caller(i)("GET", "/v1/videos") },
     {
       name: "GET /v1/videos/{id}",
