@@ -5,7 +5,7 @@
 // of its own (`startBackgroundLoad` spawns this file), so its client and its webhook receiver never
 // share the event loop of the process that times the routes.
 import { spawn } from "node:child_process";
-import { Client } from "../test/e2e/client.ts";
+import { keyedTenant } from "../test/e2e/client.ts";
 import { startReceiver } from "../test/e2e/receiver.ts";
 
 const VIDEOS_PER_CYCLE = 20;
@@ -14,28 +14,8 @@ const PAUSE_MS = 250;
 
 async function runLoad(baseUrl: string) {
   const receiver = await startReceiver(200);
-  const owner = new Client(baseUrl);
-  await owner.onboard();
-  const project = await owner.request("POST", "/v1/projects", { body: { name: "background" } });
-  const projectId = project.json.id as string;
-  const keys: string[] = [];
-  for (let i = 0; i < 20; i++) {
-    const key = await owner.request("POST", `/v1/projects/${projectId}/api-keys`, {
-      body: { name: "background", scopes: ["read", "write"], mode: "test" },
-    });
-    keys.push(key.json.key as string);
-  }
-  const client = new Client(baseUrl);
-  let calls = 0;
-  // A new key every 20 calls keeps every per-caller limit (bulk: 30 a minute) out of the way.
-  const call = (method: string, path: string, body?: unknown) =>
-    client.request(method, path, {
-      body,
-      headers: { authorization: `Bearer ${keys[Math.floor(calls++ / 20) % keys.length]}` },
-    });
-  for (let i = 0; i < ENDPOINTS; i++) {
-    await call("POST", `/v1/projects/${projectId}/webhook-endpoints`, { url: receiver.url(`/background/${i}`) });
-  }
+  const { call, endpoint } = await keyedTenant(baseUrl, { name: "background", keys: 20 });
+  for (let i = 0; i < ENDPOINTS; i++) await endpoint(receiver.url(`/background/${i}`));
   let running = true;
   let cycles = 0;
   const loop = (async () => {

@@ -1,40 +1,20 @@
 // The webhook part of `npm run bench`: how long a healthy endpoint waits for its first attempt,
 // from the delete's response to the delivery's arrival, alone and with 20 hanging endpoints beside
 // it (contract §10: within 5 s, whatever other endpoints do).
-import { Client } from "../test/e2e/client.ts";
+import { keyedTenant } from "../test/e2e/client.ts";
 import { startHangingServer, startReceiver } from "../test/e2e/receiver.ts";
 import { startDevServer } from "../test/e2e/server.ts";
+import { percentile } from "./percentile.ts";
 
 const EVENTS = Number(process.env.BENCH_WEBHOOK_EVENTS ?? 50);
 const HANGING = 20;
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.max(0, Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1))] ?? Number.NaN;
-}
-
-async function tenant(baseUrl: string) {
-  const owner = new Client(baseUrl);
-  await owner.onboard();
-  const project = await owner.request("POST", "/v1/projects", { body: { name: "bench hooks" } });
-  const key = await owner.request("POST", `/v1/projects/${project.json.id}/api-keys`, {
-    body: { name: "k", scopes: ["read", "write"], mode: "test" },
-  });
-  const client = new Client(baseUrl);
-  const headers = { authorization: `Bearer ${key.json.key}` };
-  const call = (method: string, path: string, body?: unknown) => client.request(method, path, { body, headers });
-  const endpoint = async (url: string) => {
-    const created = await call("POST", `/v1/projects/${project.json.id}/webhook-endpoints`, { url });
-    if (created.status !== 201) throw new Error(`endpoint: ${created.status} ${created.text}`);
-  };
-  return { call, endpoint };
-}
 
 export async function benchWebhookIsolation(baseUrl: string) {
   const receiver = await startReceiver(200);
   const hanging = await startHangingServer();
   try {
-    const healthy = await tenant(baseUrl);
-    const noisy = await tenant(baseUrl);
+    const healthy = await keyedTenant(baseUrl, { name: "healthy" });
+    const noisy = await keyedTenant(baseUrl, { name: "noisy" });
     await healthy.endpoint(receiver.url("/healthy"));
 
     /** First-attempt latency of `EVENTS` events, each deleted while the noisy tenant deletes too. */

@@ -11,6 +11,7 @@ import { type BudgetedRoute, ROUND_TRIP_BUDGET } from "../test/round-trip-budget
 import { paddedPng } from "../test/support/images.ts";
 import { startBackgroundLoad } from "./bench-background.ts";
 import { benchWebhookIsolation } from "./bench-webhooks.ts";
+import { percentile } from "./percentile.ts";
 
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 100);
 const BULK_DELETE_SAMPLES = Number(process.env.BENCH_BULK_DELETE_SAMPLES ?? 30);
@@ -37,10 +38,6 @@ type Case = {
   prepare?: (i: number) => Promise<void>;
   run: (i: number) => Promise<Outcome>;
 };
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.max(0, Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1))] ?? Number.NaN;
-}
 
 /**
  * Times `item`, and the bare route right before each of its calls: each case's ratio is to the

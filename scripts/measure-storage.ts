@@ -4,7 +4,7 @@
 import { readdirSync } from "node:fs";
 import path from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { Client } from "../test/e2e/client.ts";
+import { keyedTenant } from "../test/e2e/client.ts";
 import { startReceiver } from "../test/e2e/receiver.ts";
 import { startDevServer } from "../test/e2e/server.ts";
 
@@ -12,24 +12,9 @@ const VIDEOS = Number(process.env.MEASURE_VIDEOS ?? 400);
 const server = await startDevServer();
 const receiver = await startReceiver(500);
 try {
-  const owner = new Client(server.baseUrl);
-  await owner.onboard();
-  const project = await owner.request("POST", "/v1/projects", { body: { name: "measure" } });
-  const keys: string[] = [];
-  for (let i = 0; i < Math.ceil(VIDEOS / 20) + 2; i++) {
-    const key = await owner.request("POST", `/v1/projects/${project.json.id}/api-keys`, {
-      body: { name: "measure", scopes: ["read", "write"], mode: "test" },
-    });
-    keys.push(key.json.key as string);
-  }
-  let calls = 0;
-  const client = new Client(server.baseUrl);
-  const call = (method: string, url: string, body?: unknown) =>
-    client.request(method, url, { body, headers: { authorization: `Bearer ${keys[Math.floor(calls++ / 20)]}` } });
+  const { call, endpoint } = await keyedTenant(server.baseUrl, { name: "measure", keys: Math.ceil(VIDEOS / 20) + 2 });
   // Two endpoints: every deleted video gives one event and two first attempts (failed: they answer 500).
-  for (const name of ["a", "b"]) {
-    await call("POST", `/v1/projects/${project.json.id}/webhook-endpoints`, { url: receiver.url(`/${name}`) });
-  }
+  for (const name of ["a", "b"]) await endpoint(receiver.url(`/${name}`));
   const ids: string[] = [];
   for (let i = 0; i < VIDEOS; i++) {
     const created = await call("POST", "/v1/videos", { title: `Video number ${i} of the measurement` });

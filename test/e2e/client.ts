@@ -49,3 +49,35 @@ export class Client {
     return signup.json as { id: string };
   }
 }
+
+/**
+ * An approved owner with one project and `keys` write keys, and `call` that acts with them, moving
+ * to the next key every 20 calls so no per-caller limit (bulk: 30 a minute) gets in the way.
+ */
+export async function keyedTenant(baseUrl: string, options: { name?: string; keys?: number } = {}) {
+  const owner = new Client(baseUrl);
+  await owner.onboard();
+  const project = await owner.request("POST", "/v1/projects", { body: { name: options.name ?? "tenant" } });
+  const projectId = project.json.id as string;
+  const keys: string[] = [];
+  for (let i = 0; i < (options.keys ?? 1); i++) {
+    const key = await owner.request("POST", `/v1/projects/${projectId}/api-keys`, {
+      body: { name: "tenant", scopes: ["read", "write"], mode: "test" },
+    });
+    keys.push(key.json.key as string);
+  }
+  const client = new Client(baseUrl);
+  let calls = 0;
+  const call = (method: string, path: string, body?: unknown) =>
+    client.request(method, path, {
+      body,
+      headers: { authorization: `Bearer ${keys[Math.floor(calls++ / 20) % keys.length]}` },
+    });
+  /** Adds a webhook endpoint to the project. */
+  const endpoint = async (url: string) => {
+    const created = await call("POST", `/v1/projects/${projectId}/webhook-endpoints`, { url });
+    if (created.status !== 201) throw new Error(`endpoint: ${created.status} ${created.text}`);
+    return created.json as { id: string; secret: string };
+  };
+  return { owner, projectId, call, endpoint };
+}
