@@ -23,11 +23,17 @@ export default defineConfig({
                 "video-deletions": { maxBatchSize: 100, maxBatchTimeout: 60 },
                 "video-deletions-dlq": { maxBatchSize: 100, maxBatchTimeout: 60 },
                 "project-deletions": { maxBatchSize: 100, maxBatchTimeout: 60 },
+                "video-encodings": { maxBatchSize: 100, maxBatchTimeout: 60 },
+                "video-encodings-dlq": { maxBatchSize: 100, maxBatchTimeout: 60 },
               },
               bindings: {
                 TEST_MIGRATIONS: migrations,
                 ENVIRONMENT: "development",
                 CURSOR_SECRET: "test-cursor-secret-0123456789abcdef0123",
+                PLAYBACK_SECRET: "test-playback-secret-0123456789abcdef01",
+                // Jobs go to a fake encoder the tests install (test/pipeline/support.ts).
+                ENCODER_URL: "http://encoder.test",
+                ENCODER_CALLBACK_URL: "http://api.test",
                 // The fuzzer's size and seed: npm test runs a fixed seed, npm run fuzz more at random.
                 FUZZ_RUNS: process.env.FUZZ_RUNS ?? "2000",
                 FUZZ_SEED: process.env.FUZZ_SEED ?? "20261122",

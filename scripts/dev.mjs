@@ -1,8 +1,10 @@
 #!/usr/bin/env node
 // `npm run dev [-- wrangler dev options]`: prepares local state, then serves the API with every
-// binding (D1, R2, Durable Objects, Queues) embedded. Defaults to http://127.0.0.1:8787.
+// binding (D1, R2, Durable Objects, Queues) embedded, and runs the encoder (encoder/) beside it as a
+// plain process, restarted if it dies. Defaults to http://127.0.0.1:8787.
 import { spawn, spawnSync } from "node:child_process";
 import { appendFileSync, copyFileSync, existsSync, readFileSync } from "node:fs";
+import { createServer } from "node:net";
 
 const args = process.argv.slice(2);
 const option = (name) => {
@@ -27,6 +29,8 @@ if (!existsSync(".dev.vars")) {
   }
 }
 
+spawnSync(process.execPath, ["scripts/build-assets.mjs"], { stdio: "inherit" });
+
 const persist = option("--persist-to");
 const migrate = spawnSync(
   "wrangler",
@@ -35,22 +39,68 @@ const migrate = spawnSync(
 );
 if (migrate.status !== 0) process.exit(migrate.status ?? 1);
 
+const host = option("--ip") ?? "127.0.0.1";
+const port = option("--port") ?? "8787";
+const origin = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
+
+/** A port nobody listens on now (ENCODER_PORT when set). */
+function encoderPort() {
+  if (process.env.ENCODER_PORT) return Promise.resolve(Number(process.env.ENCODER_PORT));
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.on("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === "object" && address ? address.port : 8788));
+    });
+  });
+}
+
+// The encoder: the same program the production container runs, reached through ENCODER_URL and
+// calling back to this server. If it dies (a crash, a kill), it is started again on the same port;
+// the Worker takes over the attempt it was running.
+const encoderAt = await encoderPort();
+let stopping = false;
+let encoder;
+function startEncoder() {
+  encoder = spawn(process.execPath, ["encoder/server.mjs"], {
+    stdio: "inherit",
+    env: { ...process.env, ENCODER_PORT: String(encoderAt), ENCODER_HOST: "127.0.0.1" },
+  });
+  console.log(`[dev] encoder pid ${encoder.pid} on http://127.0.0.1:${encoderAt}`);
+  encoder.on("exit", (code, signal) => {
+    if (stopping) return;
+    console.log(`[dev] encoder exited (${signal ?? code}); starting it again`);
+    setTimeout(startEncoder, 500);
+  });
+}
+startEncoder();
+
 const defaults = [];
 if (!option("--ip")) defaults.push("--ip", "127.0.0.1");
 if (!option("--port")) defaults.push("--port", "8787");
-const dev = spawn("wrangler", ["dev", ...defaults, ...args], {
+const encoderVars = ["--var", `ENCODER_URL:http://127.0.0.1:${encoderAt}`, "--var", `ENCODER_CALLBACK_URL:${origin}`];
+const dev = spawn("wrangler", ["dev", ...defaults, ...encoderVars, ...args], {
   stdio: "inherit",
   env: { WRANGLER_SEND_METRICS: "false", ...process.env },
 });
 
 // wrangler dev never fires cron triggers; production's runs every minute, so do the same here.
-const host = option("--ip") ?? "127.0.0.1";
-const port = option("--port") ?? "8787";
 const tick = setInterval(() => {
-  fetch(`http://${host.includes(":") ? `[${host}]` : host}:${port}/cdn-cgi/local/scheduled`)
+  fetch(`${origin}/cdn-cgi/local/scheduled`)
     .then((response) => response.body?.cancel())
     .catch(() => {}); // not listening yet, or restarting: the next tick tries again
 }, 60_000);
-for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => dev.kill(signal));
-dev.on("exit", () => clearInterval(tick));
+for (const signal of ["SIGINT", "SIGTERM"]) {
+  process.on(signal, () => {
+    stopping = true;
+    encoder.kill(signal);
+    dev.kill(signal);
+  });
+}
+dev.on("exit", () => {
+  clearInterval(tick);
+  stopping = true;
+  encoder.kill("SIGTERM");
+});
 dev.on("exit", (code, signal) => process.exit(code ?? (signal ? 1 : 0)));

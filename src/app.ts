@@ -4,6 +4,11 @@ import { authRoutes } from "./auth/routes";
 import { encodingRoutes } from "./encoding/routes";
 import { registerWebhookDocs } from "./events/types";
 import { createBaseApp, finishApp } from "./http/app";
+import { callbackRoutes } from "./pipeline/callback-routes";
+import { registerEncodingWebhookDocs } from "./pipeline/events";
+import { embedRoutes } from "./playback/embed-routes";
+import { playbackRoutes } from "./playback/routes";
+import { playbackTokenRoutes } from "./playback/token-routes";
 import { projectRoutes } from "./projects/routes";
 import { publicThumbnails } from "./thumbnails/public-routes";
 import { thumbnailRoutes } from "./thumbnails/routes";
@@ -25,6 +30,7 @@ export function createApp() {
     bulkRoutes,
     videoRoutes,
     uploadRoutes,
+    playbackTokenRoutes,
     thumbnailRoutes,
     webhookRoutes,
   ]) {
@@ -32,6 +38,12 @@ export function createApp() {
   }
   // Public, outside /v1: thumbnail images for browsers and CDNs.
   app.route("/", publicThumbnails);
+  // Public, outside /v1: playback and the embed page, for players and browsers anywhere.
+  app.route("/", playbackRoutes);
+  app.route("/", embedRoutes);
+  // Internal: the encoder's calls back about its attempt, each with the attempt's own token.
+  app.route("/", callbackRoutes);
   registerWebhookDocs(app.openAPIRegistry);
+  registerEncodingWebhookDocs(app.openAPIRegistry);
   return finishApp(app);
 }

@@ -8,6 +8,10 @@ const EnvSchema = z.object({
   ALLOW_HTTP_WEBHOOKS: z.preprocess((value) => (value === "" ? undefined : value), z.stringbool().optional()),
   PUBLIC_BASE_URL: z.string().optional(),
   CURSOR_SECRET: z.string().optional(),
+  PLAYBACK_SECRET: z.string().optional(),
+  ENCODER_URL: z.string().optional(),
+  ENCODER_TOKEN: z.string().optional(),
+  ENCODER_CALLBACK_URL: z.string().optional(),
 });
 
 export type Config = {
@@ -21,6 +25,17 @@ export type Config = {
   publicBaseUrl: string | null;
   /** Signs pagination cursors. */
   cursorSecret: string;
+  /** Signs playback tokens and the encoder's callback tokens. */
+  playbackSecret: string;
+  /**
+   * Where encoding jobs go: an encoder program's URL (local development, `npm run dev` sets it), or
+   * null for the Cloudflare Container binding `ENCODER` (production).
+   */
+  encoderUrl: string | null;
+  /** The bearer token the encoder at `encoderUrl` wants, if it wants one. */
+  encoderToken: string | null;
+  /** The origin the encoder calls back: ENCODER_CALLBACK_URL, else PUBLIC_BASE_URL; null when neither is set. */
+  callbackOrigin: string | null;
 };
 
 /** The shortest secret accepted for the operator token and the cursor key. */
@@ -40,22 +55,15 @@ function parseConfig(env: Env): Config {
   if (adminToken && !development && adminToken.length < MIN_SECRET_LENGTH) {
     throw new ConfigError(`ADMIN_TOKEN must be at least ${MIN_SECRET_LENGTH} characters outside development`);
   }
-  const cursorSecret = vars.CURSOR_SECRET?.trim() ?? "";
-  if (cursorSecret.length < MIN_SECRET_LENGTH) {
-    throw new ConfigError(`CURSOR_SECRET must be set, at least ${MIN_SECRET_LENGTH} characters`);
-  }
+  const cursorSecret = requiredSecret("CURSOR_SECRET", vars.CURSOR_SECRET);
+  const playbackSecret = requiredSecret("PLAYBACK_SECRET", vars.PLAYBACK_SECRET);
   const base = vars.PUBLIC_BASE_URL?.trim();
   if (!base && !development) {
     throw new ConfigError("PUBLIC_BASE_URL must be set outside development (the origin of public URLs)");
   }
-  let publicBaseUrl: string | null = null;
-  if (base) {
-    try {
-      publicBaseUrl = new URL(base).origin;
-    } catch {
-      throw new ConfigError("PUBLIC_BASE_URL must be an absolute URL such as https://api.example.com");
-    }
-  }
+  const publicBaseUrl = base ? originOf("PUBLIC_BASE_URL", base) : null;
+  const encoderUrl = vars.ENCODER_URL?.trim() ? originOf("ENCODER_URL", vars.ENCODER_URL.trim()) : null;
+  const callback = vars.ENCODER_CALLBACK_URL?.trim();
   return {
     development,
     adminToken,
@@ -68,7 +76,28 @@ function parseConfig(env: Env): Config {
     allowHttpWebhooks: vars.ALLOW_HTTP_WEBHOOKS ?? false,
     publicBaseUrl,
     cursorSecret,
+    playbackSecret,
+    encoderUrl,
+    encoderToken: vars.ENCODER_TOKEN?.trim() || null,
+    callbackOrigin: callback ? originOf("ENCODER_CALLBACK_URL", callback) : publicBaseUrl,
   };
+}
+
+/** A secret every environment must set, long enough to resist guessing. */
+function requiredSecret(name: string, value: string | undefined): string {
+  const secret = value?.trim() ?? "";
+  if (secret.length < MIN_SECRET_LENGTH) {
+    throw new ConfigError(`${name} must be set, at least ${MIN_SECRET_LENGTH} characters`);
+  }
+  return secret;
+}
+
+function originOf(name: string, value: string): string {
+  try {
+    return new URL(value).origin;
+  } catch {
+    throw new ConfigError(`${name} must be an absolute URL such as https://api.example.com`);
+  }
 }
 
 /** Reads the variables once per environment object; a value it refuses fails loudly, naming it. */

@@ -1,6 +1,10 @@
 import { createApp } from "./app";
+import { readConfig } from "./config";
 import { projectDatabase } from "./lib/databases";
 import { logError } from "./lib/log";
+import { pipelineDeps } from "./pipeline/deps";
+import { encoderOf } from "./pipeline/encoder";
+import { consumeDeadEncodes, consumeEncodes, ENCODE_DEAD_LETTERS, ENCODE_QUEUE } from "./pipeline/queue";
 import { consumeProjectDeletions, PROJECT_DELETION_QUEUE } from "./projects/deletions";
 import { SCHEDULED_TASKS } from "./scheduled";
 import { publishNow } from "./subscribers";
@@ -13,6 +17,7 @@ import {
 } from "./webhooks/delivery-queue";
 import { lanesOf } from "./webhooks/lane";
 
+export { EncoderContainer } from "./pipeline/container";
 export { RateLimiter } from "./rate-limit/limiter";
 export { DeliveryLane } from "./webhooks/lane";
 
@@ -26,9 +31,12 @@ const CONSUMERS: Record<string, (batch: MessageBatch<unknown>, env: Env) => Prom
   [DELETION_QUEUE]: (batch, env) =>
     consumeDeletions(batch, (projectId) => {
       const db = projectDatabase(env, projectId);
-      return { db, media: env.MEDIA, publish: publishNow(env, db) };
+      const encoder = encoderOf(env, readConfig(env));
+      return { db, media: env.MEDIA, publish: publishNow(env, db), cancelEncoding: (id) => encoder.cancel(id) };
     }),
   [DELETION_DEAD_LETTERS]: (batch) => consumeDeadDeletions(batch),
+  [ENCODE_QUEUE]: (batch, env) => consumeEncodes(batch, pipelineDeps(env, readConfig(env))),
+  [ENCODE_DEAD_LETTERS]: (batch) => consumeDeadEncodes(batch),
   [PROJECT_DELETION_QUEUE]: (batch, env) =>
     consumeProjectDeletions(batch, { db: env.DB, media: env.MEDIA, queue: env.PROJECT_DELETION_QUEUE }),
 };

@@ -1,6 +1,9 @@
 import { deleteExpiredSessions } from "./auth/session-queries";
+import { readConfig } from "./config";
 import { sweepUnpublished } from "./events/publish";
 import { deleteExpiredKeys } from "./idempotency/middleware";
+import { pipelineDeps } from "./pipeline/deps";
+import { sweepEncodings } from "./pipeline/sweeper";
 import { sweepDeletedProjects } from "./projects/deletions";
 import { publisherOf } from "./subscribers";
 import { sweepDeletedVideos, sweepExpiredUploads } from "./videos/sweeper";
@@ -20,4 +23,5 @@ export const SCHEDULED_TASKS: Record<string, (env: Env) => Promise<unknown>> = {
   "lost delivery messages": (env) => sendLostAttempts({ db: env.DB, queue: env.WEBHOOK_QUEUE }),
   "delivery retention": (env) => deleteExpiredDeliveries(env.DB),
   "expired idempotency keys": (env) => deleteExpiredKeys(env.DB),
+  "silent or lost encodings": (env) => sweepEncodings(pipelineDeps(env, readConfig(env))),
 };

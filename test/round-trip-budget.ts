@@ -35,7 +35,9 @@ export const ROUND_TRIP_BUDGET = {
   "PATCH /v1/videos/{id}": { d1: 2, do: 0, r2: 0, queue: 0 },
   "DELETE /v1/videos/{id}": { d1: 2, do: 0, r2: 0, queue: 1 },
   "PUT /v1/videos/{id}/upload/parts/{partNumber}": { d1: 3, do: 0, r2: 1, queue: 0 },
-  "POST /v1/videos/{id}/upload/complete": { d1: 5, do: 0, r2: 1, queue: 0 },
+  // The send that queues the video for encoding.
+  "POST /v1/videos/{id}/upload/complete": { d1: 5, do: 0, r2: 1, queue: 1 },
+  "POST /v1/videos/{id}/playback-tokens": { d1: 2, do: 0, r2: 0, queue: 0 },
   "PUT /v1/videos/{id}/thumbnail": { d1: 2, do: 1, r2: 1, queue: 0 },
   "DELETE /v1/videos/{id}/thumbnail": { d1: 2, do: 0, r2: 1, queue: 0 },
   "POST /v1/projects/{projectId}/webhook-endpoints": { d1: 2, do: 0, r2: 0, queue: 0 },
@@ -53,6 +55,18 @@ export const ROUND_TRIP_BUDGET = {
   },
   // The D1 read (is the project deleted?) runs beside the R2 read, not before it.
   "GET /thumbnails/{projectId}/{videoId}/{file}": { d1: 1, do: 0, r2: 1, queue: 0 },
+  // Playback, the hot path: one D1 read (the video: live, visibility, ready, which outputs), then
+  // one R2 read of the file; a token is verified in the isolate, with no trip.
+  "GET /play/{id}/master.m3u8": { d1: 1, do: 0, r2: 1, queue: 0 },
+  "GET /play/{id}/{rendition}/index.m3u8": { d1: 1, do: 0, r2: 1, queue: 0 },
+  "GET /play/{id}/{rendition}/{segment}": { d1: 1, do: 0, r2: 1, queue: 0 },
+  "GET /play/{id}/video.mp4 range": { d1: 1, do: 0, r2: 1, queue: 0 },
+  "GET /play/{token}/master.m3u8": { d1: 1, do: 0, r2: 1, queue: 0 },
+  "GET /embed/{id}": { d1: 1, do: 0, r2: 0, queue: 0 },
+  // The encoder's calls back (internal): each checks that its attempt is still the running one.
+  "GET /internal/encoding/{id}/{attempt}/source": { d1: 1, do: 0, r2: 1, queue: 0 },
+  "PUT /internal/encoding/{id}/{attempt}/outputs/{path}": { d1: 2, do: 0, r2: 1, queue: 0 },
+  "POST /internal/encoding/{id}/{attempt}/heartbeat": { d1: 1, do: 0, r2: 0, queue: 0 },
 } as const satisfies Record<string, { d1: number; do: number; r2: number; queue: number }>;
 
 export type BudgetedRoute = keyof typeof ROUND_TRIP_BUDGET;

@@ -1,6 +1,8 @@
 import { applyD1Migrations } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeEach, vi } from "vitest";
+import { readConfig } from "../src/config";
+import { encoderOf } from "../src/pipeline/encoder";
 import { publishNow } from "../src/subscribers";
 import { type DeletionMessage, finishDeletion } from "../src/videos/deletion-queue";
 import { sentMessage } from "./support/queues";
@@ -13,10 +15,21 @@ await applyD1Migrations(env.DB, env.TEST_MIGRATIONS);
 // itself pass a queue of their own.
 beforeEach(() => {
   vi.spyOn(env.DELETION_QUEUE, "send").mockImplementation(async (body) => {
-    await finishDeletion({ db: env.DB, media: env.MEDIA, publish: publishNow(env) }, body as DeletionMessage);
+    await finishDeletion(
+      {
+        db: env.DB,
+        media: env.MEDIA,
+        publish: publishNow(env),
+        cancelEncoding: (id) => encoderOf(env, readConfig(env)).cancel(id),
+      },
+      body as DeletionMessage,
+    );
     return sentMessage;
   });
   // A project deletion's purge is run by the tests that look at it (test/projects/deletion.test.ts),
   // through the queue handler: here its message is only kept, never handed to the live consumer.
   vi.spyOn(env.PROJECT_DELETION_QUEUE, "send").mockResolvedValue(sentMessage);
+  // An uploaded video's encode message is kept for the tests that run the encodings queue's
+  // handler themselves (test/pipeline/), never handed to the live consumer.
+  vi.spyOn(env.ENCODE_QUEUE, "send").mockResolvedValue(sentMessage);
 });

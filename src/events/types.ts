@@ -7,7 +7,7 @@ import { TimestampSchema, UlidSchema } from "../http/schemas";
  * to the subscribers (webhook delivery among them). One schema per type: it builds the payload,
  * documents the OpenAPI `webhooks` entry and is what tests parse.
  */
-export const EVENT_TYPES = ["video.deleted"] as const;
+export const EVENT_TYPES = ["video.deleted", "video.ready", "video.errored"] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
 /** The one description of a video.deleted event: it builds the event, documents it, and tests read it. */
@@ -45,27 +45,41 @@ const SignatureHeaders = z.object({
   }),
 });
 
-/** The OpenAPI `webhooks` entry of video.deleted: what an endpoint receives and how to verify it. */
-export function registerWebhookDocs(registry: OpenAPIRegistry) {
+/**
+ * An event type's OpenAPI `webhooks` entry: what an endpoint receives and how to verify it. Every
+ * event type is documented by this one function, from the schema that builds its payload.
+ */
+export function registerWebhookDoc(
+  registry: OpenAPIRegistry,
+  type: EventType,
+  schema: z.ZodType,
+  summary: string,
+  operationId: string,
+) {
   registry.registerWebhook({
     method: "post",
-    path: "video.deleted",
-    operationId: "videoDeletedWebhook",
+    path: type,
+    operationId,
     tags: ["Webhooks"],
-    summary: "A video was deleted",
+    summary,
     description:
-      "POSTed to each enabled endpoint subscribed to `video.deleted`, signed as Standard Webhooks. Verify the " +
+      `POSTed to each enabled endpoint subscribed to \`${type}\`, signed as Standard Webhooks. Verify the ` +
       "signature over the raw body before parsing it (for example with the `standardwebhooks` library), and " +
       "deduplicate on `webhook-id`: a retry carries the same id. Answer 2xx within 15 s; anything else is retried " +
       "after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h. `410 Gone` disables the endpoint.",
     security: [],
     request: {
       headers: SignatureHeaders,
-      body: { required: true, content: { "application/json": { schema: VideoDeletedEventSchema } } },
+      body: { required: true, content: { "application/json": { schema } } },
     },
     responses: {
       200: { description: "Any 2xx: delivered" },
       410: { description: "The endpoint is gone: it is disabled and gets nothing more" },
     },
   });
+}
+
+/** The OpenAPI `webhooks` entry of video.deleted. */
+export function registerWebhookDocs(registry: OpenAPIRegistry) {
+  registerWebhookDoc(registry, "video.deleted", VideoDeletedEventSchema, "A video was deleted", "videoDeletedWebhook");
 }

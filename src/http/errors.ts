@@ -26,6 +26,11 @@ export const ERRORS = {
   account_not_approved: { status: 403, message: "The account has not been approved yet." },
   insufficient_scope: { status: 403, message: "The API key lacks the scope this operation needs." },
   forbidden_origin: { status: 403, message: "This origin may not make cookie-authenticated writes." },
+  playback_token_required: {
+    status: 403,
+    message: "This video is private: play it through a playback token's URLs (POST /v1/videos/{id}/playback-tokens).",
+  },
+  invalid_playback_token: { status: 403, message: "The playback token is not valid or has expired." },
   not_found: { status: 404, message: "Not found." },
   video_not_found: { status: 404, message: "No such video." },
   endpoint_not_found: { status: 404, message: "No such webhook endpoint." },
@@ -42,8 +47,13 @@ export const ERRORS = {
     message: "A request with this Idempotency-Key is still running; retry after it answers.",
   },
   quota_exceeded: { status: 409, message: "The project already holds as many of these as it may." },
+  encoding_attempt_void: {
+    status: 410,
+    message: "This encoding attempt is over (the video was deleted, or the attempt was taken over): stop.",
+  },
   precondition_failed: { status: 412, message: "The resource changed since the given ETag." },
   payload_too_large: { status: 413, message: "The request body is too large." },
+  range_not_satisfiable: { status: 416, message: "The requested range is outside the file." },
   unsupported_media_type: { status: 415, message: "This content type is not supported here." },
   idempotency_key_reused: {
     status: 422,

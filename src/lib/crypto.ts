@@ -23,13 +23,27 @@ export function timingSafeEqual(a: string, b: string): boolean {
   return crypto.subtle.timingSafeEqual(left, right);
 }
 
-/** An AES-GCM key for one purpose (`label`), derived from a Worker secret by HMAC-SHA256. */
+function hmacKey(raw: BufferSource): Promise<CryptoKey> {
+  return crypto.subtle.importKey("raw", raw, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+}
+
+/** Key material for one purpose (`label`), derived from a Worker secret by HMAC-SHA256. */
+async function purposeBytes(secret: string, label: string): Promise<ArrayBuffer> {
+  return crypto.subtle.sign("HMAC", await hmacKey(encoder.encode(secret)), encoder.encode(label));
+}
+
+/** An AES-GCM key for one purpose (`label`), derived from a Worker secret. */
 async function purposeKey(secret: string, label: string): Promise<CryptoKey> {
-  const hmac = await crypto.subtle.importKey("raw", encoder.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, [
-    "sign",
-  ]);
-  const raw = await crypto.subtle.sign("HMAC", hmac, encoder.encode(label));
-  return crypto.subtle.importKey("raw", raw, "AES-GCM", false, ["encrypt", "decrypt"]);
+  return crypto.subtle.importKey("raw", await purposeBytes(secret, label), "AES-GCM", false, ["encrypt", "decrypt"]);
+}
+
+/**
+ * The base64url HMAC-SHA256 of `message` under a key derived from `secret` for `label`: a signature
+ * only this Worker can make, and only for that purpose.
+ */
+export async function signText(secret: string, label: string, message: string): Promise<string> {
+  const key = await hmacKey(await purposeBytes(secret, label));
+  return toBase64Url(new Uint8Array(await crypto.subtle.sign("HMAC", key, encoder.encode(message))));
 }
 
 /** Encrypts text under a key derived from `secret` for `label`: `base64(iv).base64(ciphertext)`. */

@@ -19,6 +19,19 @@ export function posterKey(projectId: string, videoId: string): string {
   return `${videoPrefix(projectId, videoId)}poster.jpg`;
 }
 
+/**
+ * Everything one encoding attempt wrote: its outputs are served from here once the video is
+ * ready, so an attempt that is taken over never mixes its files with the next one's.
+ */
+export function encodePrefix(projectId: string, videoId: string, attempt: number): string {
+  return `${videoPrefix(projectId, videoId)}encodes/${attempt}/`;
+}
+
+/** One output file of an attempt (`path` as the encoder names it: `master.m3u8`, `720p/seg_00001.ts`…). */
+export function encodeOutputKey(projectId: string, videoId: string, attempt: number, path: string): string {
+  return `${encodePrefix(projectId, videoId, attempt)}${path}`;
+}
+
 /** A custom thumbnail: a new name for every upload, so its URL can be cached forever. */
 export function customThumbnailKey(projectId: string, videoId: string, name: string): string {
   return `${videoPrefix(projectId, videoId)}thumbnails/${name}`;

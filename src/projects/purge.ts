@@ -1,6 +1,7 @@
 import type { Db } from "../lib/db";
 import { DRAIN_BATCH } from "../lib/drain";
 import { logError } from "../lib/log";
+import { deleteSome } from "../lib/r2";
 import { projectPrefixes } from "../lib/storage-keys";
 import { abortUpload } from "../videos/cleanup";
 import {
@@ -54,14 +55,9 @@ function abortUploads(deps: PurgeDeps, projectId: string, limit: number): Step {
   };
 }
 
-/** Deletes up to `limit` objects under `prefix` (what it lists, it deletes: no cursor to keep). */
+/** Deletes up to `limit` objects under `prefix`. */
 function deleteObjects(media: R2Bucket, prefix: string, limit: number): Step {
-  return async () => {
-    const listed = await media.list({ prefix, limit });
-    const keys = listed.objects.map((object) => object.key);
-    if (keys.length > 0) await media.delete(keys);
-    return { removed: keys.length, more: listed.truncated };
-  };
+  return () => deleteSome(media, prefix, limit);
 }
 
 function deleteRows(db: Db, table: PurgedTable, projectId: string, limit: number): Step {

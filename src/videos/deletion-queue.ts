@@ -23,17 +23,35 @@ export function sendDeletion(queue: Queue, message: DeletionMessage): Promise<un
   return queue.send(DeletionMessageSchema.parse(message));
 }
 
-/** What the follow-up needs: D1, R2, and the publisher of the events (`publishEvents` with its subscribers). */
-export type DeletionDeps = { db: Db; media: R2Bucket; publish: (eventIds: string[]) => Promise<void> };
+/**
+ * What the follow-up needs: D1, R2, the publisher of the events (`publishEvents` with its
+ * subscribers), and what stops a deleted video's encoding where it runs.
+ */
+export type DeletionDeps = {
+  db: Db;
+  media: R2Bucket;
+  publish: (eventIds: string[]) => Promise<void>;
+  cancelEncoding: (videoId: string) => Promise<void>;
+};
 
 /**
  * What a delete leaves for later, done off the request's path: publish the video.deleted events,
- * abort the R2 multipart uploads and delete the custom thumbnails. Each step is safe to repeat; a
- * failure throws, so the queue retries the message.
+ * stop the encodings in flight, abort the R2 multipart uploads and delete every object the videos
+ * stored. Each step is safe to repeat; a failure throws, so the queue retries the message.
  */
 export async function finishDeletion(deps: DeletionDeps, message: DeletionMessage): Promise<void> {
   await deps.publish(message.eventIds);
-  const failed = await cleanUpDeleted(deps, await deletedWithLeftovers(deps.db, message.videoIds));
+  const rows = await deletedWithLeftovers(deps.db, message.videoIds);
+  // An encoder that misses this stops at its next call back (410), and what it stores after the
+  // clean-up below is removed as it arrives (the output route checks the video again).
+  await Promise.all(
+    rows
+      .filter((row) => row.status === "processing")
+      .map((row) =>
+        deps.cancelEncoding(row.id).catch((error) => logError("delete: cancel encoding", error, { videoId: row.id })),
+      ),
+  );
+  const failed = await cleanUpDeleted(deps, rows);
   if (failed > 0) throw new Error(`${failed} of the deleted videos' R2 clean-ups failed`);
 }
 

@@ -1,7 +1,14 @@
 export const VISIBILITIES = ["public", "unlisted", "private"] as const;
 export type Visibility = (typeof VISIBILITIES)[number];
 /** Every status a video can have; the videos table's CHECK lists the same (test/videos/model.test.ts). */
-export const VIDEO_STATUSES = ["waiting_for_upload", "upload_completing", "uploaded"] as const;
+export const VIDEO_STATUSES = [
+  "waiting_for_upload",
+  "upload_completing",
+  "uploaded",
+  "processing",
+  "ready",
+  "errored",
+] as const;
 export type VideoStatus = (typeof VIDEO_STATUSES)[number];
 
 export type VideoRow = {
@@ -21,7 +28,41 @@ export type VideoRow = {
   deleted_at: string | null;
   /** The parts the upload was completed with (`canonicalParts`), once it is. */
   completed_parts: string | null;
+  /** Encoding attempts started so far; while `processing`, the latest is the one running. */
+  encode_attempt: number;
+  /** While `processing`: when its encoder was last heard from. */
+  encode_heartbeat_at: string | null;
+  /** The encoding settings taken when the first attempt started (JSON `EncodeSettings`). */
+  encode_settings: string | null;
+  duration: number | null;
+  width: number | null;
+  height: number | null;
+  /** Once ready: `Rendition[]` as JSON. */
+  renditions: string | null;
+  /** Once ready: the attempt whose outputs are served. */
+  output_attempt: number | null;
+  has_mp4: number | null;
+  error_code: VideoError["code"] | null;
+  error_message: string | null;
+  /** On a deleted video: when everything it stored in R2 was removed. */
+  storage_cleared_at: string | null;
 };
+
+/** The encoding columns of a video no attempt has started on. */
+export const NOT_ENCODED = {
+  encode_attempt: 0,
+  encode_heartbeat_at: null,
+  encode_settings: null,
+  duration: null,
+  width: null,
+  height: null,
+  renditions: null,
+  output_attempt: null,
+  has_mp4: null,
+  error_code: null,
+  error_message: null,
+  storage_cleared_at: null,
+} as const satisfies Partial<VideoRow>;
 
 export type Thumbnail = { source: "auto" | "custom"; url: string };
 export type Rendition = { resolution: string; width: number; height: number };
@@ -70,22 +111,27 @@ export function completionInFlight(row: Pick<VideoRow, "status" | "completion_le
   );
 }
 
-export function toVideo(row: VideoRow, thumbnail: Thumbnail, now: number = Date.now()): Video {
+/** The video object, given its public URLs (thumbnail, and playback once ready). */
+export function toVideo(
+  row: VideoRow,
+  urls: { thumbnail: Thumbnail; playback: Playback },
+  now: number = Date.now(),
+): Video {
+  const ready = row.status === "ready";
   return {
     id: row.id,
     projectId: row.project_id,
     title: row.title,
     status: effectiveStatus(row, now),
     visibility: row.visibility,
-    thumbnail,
-    // No source is probed or encoded yet (the encoding pipeline is issue 18): every video is as
-    // section 5 describes one before its probe.
-    duration: null,
-    width: null,
-    height: null,
-    renditions: [],
-    playback: null,
-    error: null,
+    thumbnail: urls.thumbnail,
+    duration: row.duration,
+    width: row.width,
+    height: row.height,
+    renditions: ready && row.renditions ? (JSON.parse(row.renditions) as Rendition[]) : [],
+    playback: ready ? urls.playback : null,
+    error:
+      row.status === "errored" && row.error_code ? { code: row.error_code, message: row.error_message ?? "" } : null,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };

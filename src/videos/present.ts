@@ -2,13 +2,23 @@ import type { Context } from "hono";
 import type { ProjectEnv } from "../auth/context";
 import { found } from "../http/found";
 import { publicOrigin } from "../http/public-url";
+import { playbackUrls } from "../playback/urls";
 import { thumbnailOf } from "../thumbnails/urls";
 import { toVideo, type Video, type VideoRow } from "./model";
 import { findVideo } from "./queries";
 
+/** The video object with its public URLs under `origin` (section 7 and 12), wherever it is built. */
+export function videoAt(origin: string, row: VideoRow, now: number = Date.now()): Video {
+  return toVideo(
+    row,
+    { thumbnail: thumbnailOf(origin, row), playback: playbackUrls(origin, row.id, row.has_mp4 === 1) },
+    now,
+  );
+}
+
 /** The video object as the API shows it. */
 export function present<E extends ProjectEnv>(c: Context<E>, row: VideoRow, now: number = Date.now()): Video {
-  return toVideo(row, thumbnailOf(publicOrigin(c), row), now);
+  return videoAt(publicOrigin(c), row, now);
 }
 
 /** The live video the path names in the caller's project; anything else is video_not_found. */

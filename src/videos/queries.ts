@@ -175,10 +175,10 @@ export async function clearCleanedUp(db: Db, ids: string[]): Promise<void> {
   await db.batch([
     db
       .prepare(
-        `UPDATE videos SET upload_r2_id = NULL, custom_thumbnail_key = NULL
+        `UPDATE videos SET upload_r2_id = NULL, custom_thumbnail_key = NULL, storage_cleared_at = ?
          WHERE deleted_at IS NOT NULL AND id IN (${IN_JSON_LIST})`,
       )
-      .bind(list),
+      .bind(isoTime(Date.now()), list),
     db
       .prepare(
         `DELETE FROM upload_parts WHERE video_id IN (
@@ -188,10 +188,10 @@ export async function clearCleanedUp(db: Db, ids: string[]): Promise<void> {
   ]);
 }
 
-/** A deleted video whose R2 clean-up is not done: an upload to abort or a custom thumbnail to delete. */
-const HAS_LEFTOVERS = "deleted_at IS NOT NULL AND (upload_r2_id IS NOT NULL OR custom_thumbnail_key IS NOT NULL)";
+/** A deleted video whose R2 clean-up is not done: an upload to abort, or objects under its prefix. */
+const HAS_LEFTOVERS = "deleted_at IS NOT NULL AND storage_cleared_at IS NULL";
 
-/** These videos, where deleted with an upload to abort or a custom thumbnail to delete. */
+/** These videos, where deleted and not cleaned up yet. */
 export async function deletedWithLeftovers(db: Db, ids: string[]): Promise<VideoRow[]> {
   const { results } = await db
     .prepare(
@@ -203,7 +203,7 @@ export async function deletedWithLeftovers(db: Db, ids: string[]): Promise<Video
   return results;
 }
 
-/** Deleted videos with an upload to abort or a custom thumbnail to delete, oldest first. */
+/** Deleted videos not cleaned up yet, oldest first. */
 export async function pendingCleanups(db: Db, limit: number): Promise<VideoRow[]> {
   const { results } = await db
     .prepare(`SELECT * FROM videos WHERE ${HAS_LEFTOVERS} ORDER BY deleted_at LIMIT ?`)

@@ -12,7 +12,7 @@ import { sourceKey } from "../lib/storage-keys";
 import { isoTime } from "../lib/time";
 import { parseUlid, ulid } from "../lib/ulid";
 import { deleteVideos, storeOf } from "./delete";
-import { UPLOAD_SESSION_MS, type VideoRow } from "./model";
+import { NOT_ENCODED, UPLOAD_SESSION_MS, type VideoRow } from "./model";
 import { pathVideo, present } from "./present";
 import { insertVideo, listVideos, updateVideo } from "./queries";
 import {
@@ -128,6 +128,7 @@ export const videoRoutes = createRouter()
       updated_at: isoTime(now),
       deleted_at: null,
       completed_parts: null,
+      ...NOT_ENCODED,
     };
     try {
       await insertVideo(c.var.db, row);

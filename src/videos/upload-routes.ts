@@ -7,6 +7,7 @@ import { createRouter } from "../http/router";
 import { binaryBody, decimalInt, jsonRequest, jsonResponse, pathId } from "../http/schemas";
 import { idempotent } from "../idempotency/middleware";
 import { logError } from "../lib/log";
+import { queueEncoding } from "../pipeline/queue";
 import { completionInFlight, type VideoRow } from "./model";
 import { canonicalParts, partsProblem } from "./parts";
 import { pathVideo, present } from "./present";
@@ -164,5 +165,6 @@ export const uploadRoutes = createRouter()
       logError("upload complete: R2 had completed it already; recording it now", error, { videoId: leased.id });
     }
     const finished = await finishCompletion(c.var.db, leased.id, lease, canonicalParts(parts), Date.now());
+    if (finished) await queueEncoding(c.env.ENCODE_QUEUE, finished);
     return c.json(present(c, finished ?? (await pathVideo(c, leased.id))), 200);
   });

@@ -1,4 +1,4 @@
-import type { EventType } from "../events/types";
+import { EVENT_TYPES, type EventType } from "../events/types";
 
 export const DELIVERY_STATES = ["pending", "succeeded", "failed"] as const;
 export type DeliveryState = (typeof DELIVERY_STATES)[number];
@@ -59,7 +59,7 @@ export function toEndpoint(row: EndpointRow) {
   return {
     id: row.id,
     url: row.url,
-    eventTypes: JSON.parse(row.event_types) as EventType[],
+    eventTypes: subscribedTypes(row),
     enabled: row.enabled === 1,
     disabledReason: row.disabled_reason,
     description: row.description,
@@ -93,4 +93,13 @@ export function deliveriesCursorScope(
   filter: { state?: string | undefined; eventType?: string | undefined },
 ): string {
   return JSON.stringify(["deliveries", endpointId, filter.state ?? null, filter.eventType ?? null]);
+}
+
+/** `event_types` of an endpoint created without `eventTypes`: every type, including types added later. */
+export const EVERY_TYPE = JSON.stringify("*");
+
+/** The event types an endpoint receives. */
+export function subscribedTypes(row: Pick<EndpointRow, "event_types">): EventType[] {
+  const stored = JSON.parse(row.event_types) as EventType[] | "*";
+  return stored === "*" ? [...EVENT_TYPES] : stored;
 }

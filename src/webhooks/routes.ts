@@ -26,7 +26,14 @@ import {
   updateEndpoint,
 } from "./endpoint-queries";
 import { endpointDeliveries, findDelivery } from "./listing-queries";
-import { deliveriesCursorScope, type EndpointRow, SECRET_OVERLAP_MS, toDelivery, toEndpoint } from "./model";
+import {
+  deliveriesCursorScope,
+  type EndpointRow,
+  EVERY_TYPE,
+  SECRET_OVERLAP_MS,
+  toDelivery,
+  toEndpoint,
+} from "./model";
 import {
   CreatedEndpointSchema,
   DeliveriesQuerySchema,
@@ -176,7 +183,7 @@ export const webhookRoutes = createRouter()
       id: ulid(now),
       project_id: c.var.projectId,
       url: webhookUrl(c, body.url),
-      event_types: JSON.stringify(body.eventTypes ?? ["video.deleted"]),
+      event_types: body.eventTypes ? JSON.stringify(body.eventTypes) : EVERY_TYPE,
       enabled: 1,
       disabled_reason: null,
       description: body.description ?? null,

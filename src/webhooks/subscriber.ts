@@ -1,11 +1,12 @@
 import type { Subscriber } from "../events/publish";
-import { EVENT_TYPES, type EventType } from "../events/types";
+import { EVENT_TYPES } from "../events/types";
 import type { Db } from "../lib/db";
 import { isoTime, MINUTE } from "../lib/time";
 import { monotonicUlids } from "../lib/ulid";
 import { insertAttemptsStatement, type NewAttempt, pendingAttempts } from "./attempt-queries";
 import { enqueue } from "./delivery-queue";
 import { enabledEndpoints } from "./endpoint-queries";
+import { subscribedTypes } from "./model";
 
 export type Bindings = { db: Db; queue: Queue };
 
@@ -25,7 +26,7 @@ export function webhookSubscriber(bindings: Bindings): Subscriber {
       const attempts: NewAttempt[] = events.flatMap((event) =>
         endpoints
           .filter((endpoint) => endpoint.project_id === event.project_id)
-          .filter((endpoint) => (JSON.parse(endpoint.event_types) as EventType[]).includes(event.type))
+          .filter((endpoint) => subscribedTypes(endpoint).includes(event.type))
           .map((endpoint) => ({
             id: nextId(now),
             endpointId: endpoint.id,

@@ -343,6 +343,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/videos/{id}/playback-tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mint a short-lived playback token (plays any video, private ones included, until it expires)
+         * @description The URLs carry the token in place of the video id (`/play/<token>/master.m3u8`), so every relative URI in the playlists works with it. An altered or expired token answers `403 invalid_playback_token`.
+         */
+        post: operations["createPlaybackToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/videos/{id}/thumbnail": {
         parameters: {
             query?: never;
@@ -471,6 +491,46 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "video.ready": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A video is ready to play
+         * @description POSTed to each enabled endpoint subscribed to `video.ready`, signed as Standard Webhooks. Verify the signature over the raw body before parsing it (for example with the `standardwebhooks` library), and deduplicate on `webhook-id`: a retry carries the same id. Answer 2xx within 15 s; anything else is retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h. `410 Gone` disables the endpoint.
+         */
+        post: operations["videoReadyWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "video.errored": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A video's encoding failed
+         * @description POSTed to each enabled endpoint subscribed to `video.errored`, signed as Standard Webhooks. Verify the signature over the raw body before parsing it (for example with the `standardwebhooks` library), and deduplicate on `webhook-id`: a retry carries the same id. Answer 2xx within 15 s; anything else is retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h. `410 Gone` disables the endpoint.
+         */
+        post: operations["videoErroredWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
@@ -500,6 +560,100 @@ export interface components {
                  */
                 deletedAt: string;
             };
+        };
+        /** @description Sent when a video becomes ready to play */
+        VideoReadyEvent: {
+            /** @enum {string} */
+            type: "video.ready";
+            /**
+             * @description When the video became ready
+             * @example 2026-11-22T06:00:00.000Z
+             */
+            timestamp: string;
+            data: components["schemas"]["Video"];
+        };
+        Video: {
+            /**
+             * @description ULID
+             * @example 01JD5Q3V7Y8N2M4K6P9R0S1T2V
+             */
+            id: string;
+            /**
+             * @description ULID
+             * @example 01JD5Q3V7Y8N2M4K6P9R0S1T2V
+             */
+            projectId: string;
+            title: string | null;
+            /** @enum {string} */
+            status: "waiting_for_upload" | "upload_completing" | "uploaded" | "processing" | "ready" | "errored";
+            /**
+             * @description Default public
+             * @enum {string}
+             */
+            visibility: "public" | "unlisted" | "private";
+            thumbnail: components["schemas"]["Thumbnail"];
+            /** @description Seconds; null until the source has been probed */
+            duration: number | null;
+            /** @description The source's display width; null until probed */
+            width: number | null;
+            /** @description The source's display height; null until probed */
+            height: number | null;
+            /** @description Lowest first; empty until the video is ready */
+            renditions: components["schemas"]["Rendition"][];
+            playback: components["schemas"]["Playback"];
+            error: components["schemas"]["VideoError"];
+            /**
+             * @description ISO 8601 UTC with milliseconds
+             * @example 2026-11-22T06:00:00.000Z
+             */
+            createdAt: string;
+            /**
+             * @description ISO 8601 UTC with milliseconds
+             * @example 2026-11-22T06:00:00.000Z
+             */
+            updatedAt: string;
+        };
+        Thumbnail: {
+            /** @enum {string} */
+            source: "auto" | "custom";
+            /** Format: uri */
+            url: string;
+        };
+        Rendition: {
+            /** @example 720p */
+            resolution: string;
+            width: number;
+            height: number;
+        };
+        /** @description null until the video is ready */
+        Playback: {
+            /**
+             * Format: uri
+             * @description The HLS master playlist
+             */
+            hls: string;
+            /**
+             * Format: uri
+             * @description The MP4 fallback, when the project asked for it
+             */
+            mp4: string | null;
+        } | null;
+        /** @description null unless the video is errored */
+        VideoError: {
+            /** @enum {string} */
+            code: "invalid_source" | "encoding_failed";
+            message: string;
+        } | null;
+        /** @description Sent when a video's encoding failed for good (see `data.error`) */
+        VideoErroredEvent: {
+            /** @enum {string} */
+            type: "video.errored";
+            /**
+             * @description When the video became errored
+             * @example 2026-11-22T06:00:00.000Z
+             */
+            timestamp: string;
+            data: components["schemas"]["Video"];
         };
         Account: {
             /**
@@ -660,78 +814,6 @@ export interface components {
              */
             visibility: "public" | "unlisted" | "private";
         };
-        Video: {
-            /**
-             * @description ULID
-             * @example 01JD5Q3V7Y8N2M4K6P9R0S1T2V
-             */
-            id: string;
-            /**
-             * @description ULID
-             * @example 01JD5Q3V7Y8N2M4K6P9R0S1T2V
-             */
-            projectId: string;
-            title: string | null;
-            /** @enum {string} */
-            status: "waiting_for_upload" | "upload_completing" | "uploaded";
-            /**
-             * @description Default public
-             * @enum {string}
-             */
-            visibility: "public" | "unlisted" | "private";
-            thumbnail: components["schemas"]["Thumbnail"];
-            /** @description Seconds; null until the source has been probed */
-            duration: number | null;
-            /** @description The source's display width; null until probed */
-            width: number | null;
-            /** @description The source's display height; null until probed */
-            height: number | null;
-            /** @description Lowest first; empty until the video is ready */
-            renditions: components["schemas"]["Rendition"][];
-            playback: components["schemas"]["Playback"];
-            error: components["schemas"]["VideoError"];
-            /**
-             * @description ISO 8601 UTC with milliseconds
-             * @example 2026-11-22T06:00:00.000Z
-             */
-            createdAt: string;
-            /**
-             * @description ISO 8601 UTC with milliseconds
-             * @example 2026-11-22T06:00:00.000Z
-             */
-            updatedAt: string;
-        };
-        Thumbnail: {
-            /** @enum {string} */
-            source: "auto" | "custom";
-            /** Format: uri */
-            url: string;
-        };
-        Rendition: {
-            /** @example 720p */
-            resolution: string;
-            width: number;
-            height: number;
-        };
-        /** @description null until the video is ready */
-        Playback: {
-            /**
-             * Format: uri
-             * @description The HLS master playlist
-             */
-            hls: string;
-            /**
-             * Format: uri
-             * @description The MP4 fallback, when the project asked for it
-             */
-            mp4: string | null;
-        } | null;
-        /** @description null unless the video is errored */
-        VideoError: {
-            /** @enum {string} */
-            code: "invalid_source" | "encoding_failed";
-            message: string;
-        } | null;
         UploadSession: {
             /**
              * @description ULID
@@ -766,6 +848,32 @@ export interface components {
                 etag: string;
             }[];
         };
+        PlaybackToken: {
+            /** @description Stands in the path in place of the video id */
+            token: string;
+            /**
+             * @description ISO 8601 UTC with milliseconds
+             * @example 2026-11-22T06:00:00.000Z
+             */
+            expiresAt: string;
+            /**
+             * Format: uri
+             * @description The HLS master playlist under the token
+             */
+            hls: string;
+            /**
+             * Format: uri
+             * @description The MP4 under the token, when the video has one
+             */
+            mp4: string | null;
+        };
+        PlaybackTokenRequest: {
+            /**
+             * @description Seconds until the token expires: 60 to 86400, default 3600
+             * @example 3600
+             */
+            expiresIn?: number;
+        };
         ThumbnailResult: {
             /**
              * @description ULID
@@ -788,7 +896,7 @@ export interface components {
              */
             id: string;
             url: string;
-            eventTypes: "video.deleted"[];
+            eventTypes: ("video.deleted" | "video.ready" | "video.errored")[];
             enabled: boolean;
             /**
              * @description gone: it answered 410 Gone; manual: disabled through PATCH
@@ -804,12 +912,12 @@ export interface components {
         };
         WebhookEndpointCreateRequest: {
             url: string;
-            eventTypes?: "video.deleted"[];
+            eventTypes?: ("video.deleted" | "video.ready" | "video.errored")[];
             description?: string | null;
         };
         WebhookEndpointPatch: {
             url?: string;
-            eventTypes?: "video.deleted"[];
+            eventTypes?: ("video.deleted" | "video.ready" | "video.errored")[];
             description?: string | null;
             /** @description true re-enables an endpoint disabled for any reason */
             enabled?: boolean;
@@ -3029,7 +3137,7 @@ export interface operations {
                 /** @description nextCursor of the previous page */
                 cursor?: string;
                 /** @description Only videos with this status */
-                status?: "waiting_for_upload" | "upload_completing" | "uploaded";
+                status?: "waiting_for_upload" | "upload_completing" | "uploaded" | "processing" | "ready" | "errored";
                 /** @description Only videos with this visibility */
                 visibility?: "public" | "unlisted" | "private";
             };
@@ -3908,6 +4016,172 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "idempotency_key_in_use" | "upload_not_active" | "upload_completion_in_progress";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `payload_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "payload_too_large";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `idempotency_key_reused` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "idempotency_key_reused";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+        };
+    };
+    createPlaybackToken: {
+        parameters: {
+            query?: {
+                /** @description The project's ULID: required under session-cookie auth, ignored under API-key auth */
+                projectId?: string;
+            };
+            header?: {
+                /** @description 1–255 printable ASCII characters, kept 24 h per caller, method, path and query. A repeat of a request that answered 2xx gets the same status and body again, with `Idempotent-Replayed: true`, and does nothing more; while the first still runs, 409 idempotency_key_in_use; with another body, 422 idempotency_key_reused. An answer other than 2xx leaves the key unused. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /** @description The video's ULID (case-insensitive) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PlaybackTokenRequest"];
+            };
+        };
+        responses: {
+            /** @description The token and its URLs */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlaybackToken"];
+                };
+            };
+            /** @description `invalid_project_id`, `invalid_idempotency_key`, `invalid_body` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_project_id" | "invalid_idempotency_key" | "invalid_body";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `forbidden_origin`, `account_not_approved`, `insufficient_scope` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "forbidden_origin" | "account_not_approved" | "insufficient_scope";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `not_found`, `video_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "not_found" | "video_not_found";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `idempotency_key_in_use` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "idempotency_key_in_use";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -5212,6 +5486,78 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["VideoDeletedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: delivered */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The endpoint is gone: it is disabled and gets nothing more */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    videoReadyWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same for every attempt of it */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was signed */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, keyed by the base64 part of the endpoint secret (after `whsec_`); for 24 h after a rotation, the new secret's signature first, then the old one's */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["VideoReadyEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: delivered */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The endpoint is gone: it is disabled and gets nothing more */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    videoErroredWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same for every attempt of it */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was signed */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, keyed by the base64 part of the endpoint secret (after `whsec_`); for 24 h after a rotation, the new secret's signature first, then the old one's */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["VideoErroredEvent"];
             };
         };
         responses: {

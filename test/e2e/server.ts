@@ -30,6 +30,8 @@ export type DevServer = {
   stop: () => Promise<void>;
   /** SIGKILLs the whole process group at once, as a crash would, and keeps the state. */
   kill: () => Promise<void>;
+  /** Everything the server printed so far (wrangler's and the encoder's logs). */
+  output: () => string;
 };
 
 /**
@@ -91,7 +93,9 @@ export async function startDevServer(
     if (!running()) throw new Error(`dev server exited early:\n${output}`);
     try {
       const response = await fetch(`${baseUrl}/v1/openapi.json`);
-      if (response.ok) return { baseUrl, processGroup: child.pid as number, persistTo, stop, kill };
+      if (response.ok) {
+        return { baseUrl, processGroup: child.pid as number, persistTo, stop, kill, output: () => output };
+      }
     } catch {
       // not listening yet
     }

@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
+import type { Job } from "../../src/pipeline/encoder";
 import { IMAGES } from "../fixtures/images";
 import { ADMIN, api, bearer, clientIp, json, newProject, newVideo, newWorkspace, signUp, withCookie } from "../helpers";
+import { encodeMessages, fakeEncoder, finishReady, runEncodes, uploadedVideo } from "../pipeline/support";
 import { type BudgetedRoute, ROUND_TRIP_BUDGET } from "../round-trip-budget";
 import { apiWith } from "../support/app";
 import { countingBindings } from "../support/round-trips";
@@ -228,7 +230,70 @@ const CALLS: Record<BudgetedRoute, (ws: Workspace) => Promise<Call>> = {
     const { thumbnailUrl } = (await put.json()) as { thumbnailUrl: string };
     return { path: new URL(thumbnailUrl).pathname, status: 200 };
   },
+  "POST /v1/videos/{id}/playback-tokens": async (ws) => ({
+    path: `/v1/videos/${ws.video}/playback-tokens`,
+    init: bearer(ws.key, json("POST", { expiresIn: 600 })),
+    status: 201,
+  }),
+  "GET /play/{id}/master.m3u8": async (ws) => ({ path: `/play/${(await ready(ws)).jobId}/master.m3u8`, status: 200 }),
+  "GET /play/{id}/{rendition}/index.m3u8": async (ws) => ({
+    path: `/play/${(await ready(ws)).jobId}/360p/index.m3u8`,
+    status: 200,
+  }),
+  "GET /play/{id}/{rendition}/{segment}": async (ws) => ({
+    path: `/play/${(await ready(ws)).jobId}/360p/seg_00000.ts`,
+    status: 200,
+  }),
+  "GET /play/{id}/video.mp4 range": async (ws) => ({
+    path: `/play/${(await ready(ws)).jobId}/video.mp4`,
+    init: { headers: { range: "bytes=10-19" } },
+    status: 206,
+  }),
+  "GET /play/{token}/master.m3u8": async (ws) => {
+    const id = (await ready(ws)).jobId;
+    const minted = await api(`/v1/videos/${id}/playback-tokens`, bearer(ws.key, json("POST", {})));
+    return { path: `/play/${((await minted.json()) as { token: string }).token}/master.m3u8`, status: 200 };
+  },
+  "GET /embed/{id}": async (ws) => ({ path: `/embed/${(await ready(ws)).jobId}`, status: 200 }),
+  "GET /internal/encoding/{id}/{attempt}/source": async (ws) => {
+    const job = await encoding(ws);
+    return { path: callbackPath(job, "source"), init: callbackInit(job), status: 200 };
+  },
+  "PUT /internal/encoding/{id}/{attempt}/outputs/{path}": async (ws) => {
+    const job = await encoding(ws);
+    const init = callbackInit(job, raw("PUT", "video/mp2t", "segment bytes"));
+    return { path: callbackPath(job, "outputs/360p/seg_00000.ts"), init, status: 204 };
+  },
+  "POST /internal/encoding/{id}/{attempt}/heartbeat": async (ws) => {
+    const job = await encoding(ws);
+    const beat = { version: 1, jobId: job.jobId, attempt: job.attempt, stage: "encoding", progress: 0.1 };
+    return { path: callbackPath(job, "heartbeat"), init: callbackInit(job, json("POST", beat)), status: 204 };
+  },
 };
+
+/** A video of the workspace whose first encoding attempt has started on a fake encoder. */
+async function encoding(ws: Workspace): Promise<Job> {
+  const encoder = fakeEncoder();
+  const video = await uploadedVideo(ws.key);
+  await runEncodes(encodeMessages().filter((message) => message.videoId === video.id));
+  const job = encoder.jobs.find((candidate) => candidate.jobId === video.id);
+  if (!job) throw new Error("no job");
+  return job;
+}
+
+/** A ready video of the workspace, with an MP4. */
+async function ready(ws: Workspace): Promise<Job> {
+  const job = await encoding(ws);
+  const done = await finishReady(job, { mp4: new Uint8Array(100) });
+  if (done.status !== 204) throw new Error(`ready: ${done.status}`);
+  return job;
+}
+
+const callbackPath = (job: Job, path: string) => `${new URL(job.callback.baseUrl).pathname}/${path}`;
+const callbackInit = (job: Job, init: RequestInit = {}): RequestInit => ({
+  ...init,
+  headers: { ...(init.headers as Record<string, string>), authorization: `Bearer ${job.callback.token}` },
+});
 
 describe("round-trip budget", () => {
   it("covers every operation of the API", async () => {

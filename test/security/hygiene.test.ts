@@ -129,6 +129,7 @@ describe("production configuration", () => {
     ["PUBLIC_BASE_URL", { ...production, PUBLIC_BASE_URL: "", ADMIN_TOKEN: longToken }],
     ["ADMIN_TOKEN", { ...production, ADMIN_TOKEN: "short" }],
     ["CURSOR_SECRET", { ...production, ADMIN_TOKEN: longToken, CURSOR_SECRET: "" }],
+    ["PLAYBACK_SECRET", { ...production, ADMIN_TOKEN: longToken, PLAYBACK_SECRET: "too-short" }],
   ])("refuses to run without a proper %s, naming it in the log", async (name, vars) => {
     const logged = vi.spyOn(console, "error").mockImplementation(() => {});
     const response = await apiWith(vars, "/v1/openapi.json");

@@ -55,6 +55,7 @@ export function countingBindings() {
     WEBHOOK_QUEUE: queue(env.WEBHOOK_QUEUE),
     DELETION_QUEUE: queue(env.DELETION_QUEUE),
     PROJECT_DELETION_QUEUE: queue(env.PROJECT_DELETION_QUEUE),
+    ENCODE_QUEUE: queue(env.ENCODE_QUEUE),
   };
   return {
     bindings,

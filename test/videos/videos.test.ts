@@ -472,7 +472,7 @@ describe("GET /v1/videos filters", () => {
     expect(await errorCode(other)).toBe("invalid_cursor");
   });
 
-  it.each(["status=ready", "status=", "visibility=secret", "visibility=PUBLIC"])(
+  it.each(["status=done", "status=READY", "status=", "visibility=secret", "visibility=PUBLIC"])(
     "refuses %s with invalid_query",
     async (query) => {
       const { key } = await newWorkspace();

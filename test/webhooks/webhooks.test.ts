@@ -17,7 +17,8 @@ describe("webhook endpoints", () => {
     const { base, key, endpoint } = await setUp();
     expect(endpoint).toMatchObject({
       url: "https://hooks.example.com/in",
-      eventTypes: ["video.deleted"],
+      // Created without eventTypes: every type, including types added later (contract §10).
+      eventTypes: ["video.deleted", "video.ready", "video.errored"],
       enabled: true,
       description: "main",
     });

@@ -1,0 +1,64 @@
+import { z } from "@hono/zod-openapi";
+import { videoReader } from "../auth/guards";
+import { jsonBody } from "../http/body";
+import { publicOrigin } from "../http/public-url";
+import { route } from "../http/route";
+import { createRouter } from "../http/router";
+import { jsonRequest, jsonResponse, TimestampSchema } from "../http/schemas";
+import { idempotent } from "../idempotency/middleware";
+import { isoTime } from "../lib/time";
+import { pathVideo } from "../videos/present";
+import { ProjectQuerySchema, VideoParamsSchema } from "../videos/schemas";
+import { mintPlaybackToken } from "./tokens";
+import { playbackUrls } from "./urls";
+
+const TokenRequestSchema = z
+  .strictObject({
+    expiresIn: z
+      .int()
+      .min(60)
+      .max(86_400)
+      .optional()
+      .openapi({ description: "Seconds until the token expires: 60 to 86400, default 3600", example: 3600 }),
+  })
+  .openapi("PlaybackTokenRequest");
+
+const TokenSchema = z
+  .object({
+    token: z.string().openapi({ description: "Stands in the path in place of the video id" }),
+    expiresAt: TimestampSchema,
+    hls: z.string().openapi({ format: "uri", description: "The HLS master playlist under the token" }),
+    mp4: z
+      .string()
+      .nullable()
+      .openapi({ format: "uri", description: "The MP4 under the token, when the video has one" }),
+  })
+  .openapi("PlaybackToken");
+
+const DEFAULT_EXPIRES_IN = 3600;
+
+const mint = route(
+  {
+    method: "post",
+    path: "/v1/videos/{id}/playback-tokens",
+    operationId: "createPlaybackToken",
+    tags: ["Playback"],
+    summary: "Mint a short-lived playback token (plays any video, private ones included, until it expires)",
+    description:
+      "The URLs carry the token in place of the video id (`/play/<token>/master.m3u8`), so every relative URI " +
+      "in the playlists works with it. An altered or expired token answers `403 invalid_playback_token`.",
+    middleware: [videoReader, idempotent, jsonBody] as const,
+    request: { params: VideoParamsSchema, query: ProjectQuerySchema, body: jsonRequest(TokenRequestSchema) },
+    responses: { 201: jsonResponse(TokenSchema, "The token and its URLs") },
+  },
+  ["invalid_body", "video_not_found"],
+);
+
+export const playbackTokenRoutes = createRouter().openapi(mint, async (c) => {
+  const { expiresIn = DEFAULT_EXPIRES_IN } = c.req.valid("json");
+  const row = await pathVideo(c, c.req.valid("param").id);
+  const expiresAt = Math.floor(Date.now() / 1000) + expiresIn;
+  const token = await mintPlaybackToken(c.var.config.playbackSecret, row.id, expiresAt);
+  const urls = playbackUrls(publicOrigin(c), token, row.has_mp4 === 1);
+  return c.json({ token, expiresAt: isoTime(expiresAt * 1000), ...urls }, 201);
+});

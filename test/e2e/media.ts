@@ -1,0 +1,53 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { resolveBinaries } from "../../encoder/binaries.mjs";
+import { ffprobeJson, makeClip } from "../../encoder/test/media.mjs";
+import type { components } from "./api.d.ts";
+import type { keyedTenant } from "./client.ts";
+
+/** The ffmpeg and ffprobe the encoder uses here (the system's, else the npm-packaged ones). */
+export const binaries = await resolveBinaries();
+const scratch = mkdtempSync(path.join(tmpdir(), "video-api-media-"));
+let made = 0;
+
+/** A test-pattern clip made now by ffmpeg (no media fixtures in the repo). */
+export function clip(options: { width: number; height: number; seconds: number; audio?: boolean; extra?: string[] }) {
+  return makeClip(binaries.ffmpeg, path.join(scratch, `clip-${made++}.mp4`), options).then(
+    (buffer) => new Uint8Array(buffer),
+  );
+}
+
+/** ffprobe's JSON of a file or URL. */
+export function probe(target: string, extra?: string[]) {
+  return ffprobeJson(binaries.ffprobe, target, extra);
+}
+
+export type Video = components["schemas"]["Video"];
+type Call = Awaited<ReturnType<typeof keyedTenant>>["call"];
+
+/** Creates a video and uploads `bytes` as its source in one part; returns the video as completed. */
+export async function uploadVideo(call: Call, bytes: Uint8Array, body: Record<string, unknown> = {}) {
+  const created = await call("POST", "/v1/videos", body);
+  if (created.status !== 201) throw new Error(`create: ${created.status} ${created.text}`);
+  const id = created.json.video.id as string;
+  const part = await call("PUT", `/v1/videos/${id}/upload/parts/1`, bytes);
+  if (part.status !== 200) throw new Error(`part: ${part.status} ${part.text}`);
+  const complete = await call("POST", `/v1/videos/${id}/upload/complete`, {
+    parts: [{ partNumber: 1, etag: part.json.etag }],
+  });
+  if (complete.status !== 200) throw new Error(`complete: ${complete.status} ${complete.text}`);
+  return complete.json as { id: string; status: string };
+}
+
+/** Polls the video until its status is one of `statuses`; returns it. */
+export async function waitForStatus(call: Call, id: string, statuses: string[], seconds = 60): Promise<Video> {
+  const deadline = Date.now() + seconds * 1000;
+  let last: Video | undefined;
+  while (Date.now() < deadline) {
+    last = (await call("GET", `/v1/videos/${id}`)).json as Video;
+    if (statuses.includes(last?.status)) return last;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error(`video ${id} not ${statuses.join("/")} within ${seconds} s: ${JSON.stringify(last)}`);
+}

@@ -1,0 +1,240 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { parseRange } from "../../src/playback/range";
+import { mintPlaybackToken, verifyPlaybackToken } from "../../src/playback/tokens";
+import { api, bearer, errorCode, json, newWorkspace } from "../helpers";
+import { encodeMessages, fakeEncoder, finishReady, MASTER, runEncodes, uploadedVideo } from "../pipeline/support";
+
+const SECRET = "test-playback-secret-0123456789abcdef01";
+const VIDEO_ID = "01JD6Q2V4Y9T3KX8M1N5P7R2S4";
+
+describe("Range parsing (RFC 9110 §14)", () => {
+  it.each([
+    ["bytes=0-99", 1000, { offset: 0, length: 100 }],
+    ["bytes=900-", 1000, { offset: 900, length: 100 }],
+    ["bytes=-100", 1000, { offset: 900, length: 100 }],
+    ["bytes=-5000", 1000, { offset: 0, length: 1000 }],
+    ["bytes=990-2000", 1000, { offset: 990, length: 10 }],
+    ["bytes=999-999", 1000, { offset: 999, length: 1 }],
+    ["BYTES=0-0", 1000, { offset: 0, length: 1 }],
+    ["bytes=1000-", 1000, "unsatisfiable"],
+    ["bytes=5000-6000", 1000, "unsatisfiable"],
+    ["bytes=-0", 1000, "unsatisfiable"],
+    ["bytes=0-", 0, "unsatisfiable"],
+    [undefined, 1000, null],
+    ["bytes=5-1", 1000, null],
+    ["bytes=0-1,5-6", 1000, null],
+    ["items=0-1", 1000, null],
+    ["bytes=-", 1000, null],
+    ["bytes=abc", 1000, null],
+  ] as const)("%s of %i bytes", (header, size, expected) => {
+    expect(parseRange(header, size)).toEqual(expected);
+  });
+});
+
+describe("playback tokens", () => {
+  const now = Date.parse("2026-11-23T12:00:00Z");
+  const expiry = now / 1000 + 3600;
+
+  it("verifies a token it made, for its video, until it expires", async () => {
+    const token = await mintPlaybackToken(SECRET, VIDEO_ID, expiry);
+    expect(token).toMatch(/^[0-9A-Z]{26}\.\d+\.[A-Za-z0-9_-]{43}$/);
+    expect(await verifyPlaybackToken(SECRET, token, now)).toBe(VIDEO_ID);
+    expect(await verifyPlaybackToken(SECRET, token, expiry * 1000 - 1)).toBe(VIDEO_ID);
+    expect(await verifyPlaybackToken(SECRET, token, expiry * 1000)).toBeNull();
+  });
+
+  it("refuses an altered token, another secret's, and anything else", async () => {
+    const token = await mintPlaybackToken(SECRET, VIDEO_ID, expiry);
+    const [id, exp, signature] = token.split(".") as [string, string, string];
+    const flipped = `${signature.slice(0, -1)}${signature.endsWith("A") ? "B" : "A"}`;
+    for (const altered of [
+      `${id}.${Number(exp) + 1}.${signature}`,
+      `01JD6Q2V4Y9T3KX8M1N5P7R2S5.${exp}.${signature}`,
+      `${id}.${exp}.${flipped}`,
+      await mintPlaybackToken("another-secret-of-enough-length-0123456789", VIDEO_ID, expiry),
+      "",
+      "not-a-token",
+      `${token}.x`,
+    ]) {
+      expect(await verifyPlaybackToken(SECRET, altered, now)).toBeNull();
+    }
+  });
+});
+
+describe("playback over HTTP", () => {
+  let encoder: ReturnType<typeof fakeEncoder>;
+  beforeEach(() => {
+    encoder = fakeEncoder();
+  });
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
+  const MP4 = Uint8Array.from({ length: 1000 }, (_, i) => i % 251);
+
+  /** A ready video (with an MP4 of 1000 bytes when asked), and its key. */
+  async function readyVideo(options: { mp4?: boolean; visibility?: string } = {}) {
+    const { key } = await newWorkspace();
+    const video = await uploadedVideo(key);
+    if (options.visibility) {
+      await api(`/v1/videos/${video.id}`, bearer(key, json("PATCH", { visibility: options.visibility })));
+    }
+    await runEncodes(encodeMessages().filter((message) => message.videoId === video.id));
+    const job = encoder.jobs.find((candidate) => candidate.jobId === video.id);
+    if (!job) throw new Error("no job");
+    const done = await finishReady(job, options.mp4 ? { mp4: MP4 } : {});
+    expect(done.status).toBe(204);
+    return { key, id: video.id };
+  }
+
+  it("serves the playlists, segments and MP4 with their types, CORS *, ETag and no-cache", async () => {
+    const { id } = await readyVideo({ mp4: true });
+    for (const [path, type] of [
+      ["master.m3u8", "application/vnd.apple.mpegurl"],
+      ["360p/index.m3u8", "application/vnd.apple.mpegurl"],
+      ["360p/seg_00000.ts", "video/mp2t"],
+      ["video.mp4", "video/mp4"],
+    ]) {
+      const response = await api(`/play/${id}/${path}`);
+      expect(response.status, path).toBe(200);
+      expect(response.headers.get("content-type")).toBe(type);
+      expect(response.headers.get("access-control-allow-origin")).toBe("*");
+      expect(response.headers.get("accept-ranges")).toBe("bytes");
+      expect(response.headers.get("cache-control")).toBe("no-cache");
+      const etag = response.headers.get("etag") as string;
+      await response.arrayBuffer();
+      const again = await api(`/play/${id}/${path}`, { headers: { "if-none-match": etag } });
+      expect(again.status).toBe(304);
+    }
+    const preflight = await api(`/play/${id}/video.mp4`, {
+      method: "OPTIONS",
+      headers: { origin: "https://elsewhere.example", "access-control-request-headers": "range" },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get("access-control-allow-origin")).toBe("*");
+    expect(preflight.headers.get("access-control-allow-headers")).toContain("Range");
+  });
+
+  it("answers MP4 ranges with 206 and Content-Range, 416 past the end", async () => {
+    const { id } = await readyVideo({ mp4: true });
+    for (const [range, from, to] of [
+      ["bytes=0-99", 0, 99],
+      ["bytes=900-", 900, 999],
+      ["bytes=-10", 990, 999],
+      ["bytes=995-5000", 995, 999],
+    ] as const) {
+      const response = await api(`/play/${id}/video.mp4`, { headers: { range } });
+      expect(response.status, range).toBe(206);
+      expect(response.headers.get("content-range")).toBe(`bytes ${from}-${to}/1000`);
+      expect(response.headers.get("content-length")).toBe(String(to - from + 1));
+      expect(new Uint8Array(await response.arrayBuffer())).toEqual(MP4.slice(from, to + 1));
+    }
+    for (const range of ["bytes=1000-", "bytes=2000-3000"]) {
+      const response = await api(`/play/${id}/video.mp4`, { headers: { range } });
+      expect(response.status, range).toBe(416);
+      expect(response.headers.get("content-range")).toBe("bytes */1000");
+      expect(response.headers.get("access-control-allow-origin")).toBe("*");
+      expect(await errorCode(response)).toBe("range_not_satisfiable");
+    }
+    const whole = await api(`/play/${id}/video.mp4`, { headers: { range: "bytes=0-1,4-5" } });
+    expect(whole.status).toBe(200);
+  });
+
+  it("answers 404 not_found for an unknown video, a file it does not have, and a video not ready", async () => {
+    const { id } = await readyVideo();
+    const { key } = await newWorkspace();
+    const waiting = await uploadedVideo(key);
+    for (const path of [
+      `/play/01JD6Q2V4Y9T3KX8M1N5P7R2S4/master.m3u8`,
+      `/play/${id}/video.mp4`,
+      `/play/${id}/1080p/index.m3u8`,
+      `/play/${id}/../source`,
+      `/play/${id}/source`,
+      `/play/${waiting.id}/master.m3u8`,
+    ]) {
+      const response = await api(path);
+      expect(response.status, path).toBe(404);
+      expect(await errorCode(response)).toBe("not_found");
+      expect(response.headers.get("access-control-allow-origin")).toBe("*");
+    }
+  });
+
+  it("keeps private videos private: id URLs 403, a token plays them, an altered one is refused", async () => {
+    const { id, key } = await readyVideo({ visibility: "private", mp4: true });
+    const byId = await api(`/play/${id}/master.m3u8`);
+    expect(byId.status).toBe(403);
+    expect(await errorCode(byId)).toBe("playback_token_required");
+    const minted = await api(`/v1/videos/${id}/playback-tokens`, bearer(key, json("POST", { expiresIn: 60 })));
+    expect(minted.status).toBe(201);
+    const token = (await minted.json()) as { token: string; expiresAt: string; hls: string; mp4: string };
+    expect(token.hls).toBe(`http://api.test/play/${token.token}/master.m3u8`);
+    expect(token.mp4).toBe(`http://api.test/play/${token.token}/video.mp4`);
+    expect(Date.parse(token.expiresAt) - Date.now()).toBeGreaterThan(55_000);
+    const master = await api(`/play/${token.token}/master.m3u8`);
+    expect(master.status).toBe(200);
+    expect(await master.text()).toBe(MASTER);
+    // The playlists' relative URIs resolve under the token too.
+    expect((await api(`/play/${token.token}/360p/index.m3u8`)).status).toBe(200);
+    const altered = await api(`/play/${token.token.slice(0, -2)}xx/master.m3u8`);
+    expect(altered.status).toBe(403);
+    expect(await errorCode(altered)).toBe("invalid_playback_token");
+    // Public again: the id URLs play at once.
+    await api(`/v1/videos/${id}`, bearer(key, json("PATCH", { visibility: "public" })));
+    expect((await api(`/play/${id}/master.m3u8`)).status).toBe(200);
+    // Private again: at once too, the token still plays.
+    await api(`/v1/videos/${id}`, bearer(key, json("PATCH", { visibility: "private" })));
+    expect((await api(`/play/${id}/master.m3u8`)).status).toBe(403);
+    expect((await api(`/play/${token.token}/master.m3u8`)).status).toBe(200);
+  });
+
+  it("an expired token is refused, and a deleted video's token URLs answer 404", async () => {
+    const { id, key } = await readyVideo();
+    const expired = await mintPlaybackToken(SECRET, id, Math.floor(Date.now() / 1000) - 1);
+    const refused = await api(`/play/${expired}/master.m3u8`);
+    expect(refused.status).toBe(403);
+    expect(await errorCode(refused)).toBe("invalid_playback_token");
+    const live = await mintPlaybackToken(SECRET, id, Math.floor(Date.now() / 1000) + 600);
+    await api(`/v1/videos/${id}`, bearer(key, { method: "DELETE" }));
+    expect((await api(`/play/${live}/master.m3u8`)).status).toBe(404);
+  });
+
+  it("mints tokens only for the caller's videos, with expiresIn 60 to 86400", async () => {
+    const { id, key } = await readyVideo();
+    for (const body of [{ expiresIn: 59 }, { expiresIn: 86_401 }, { expiresIn: 1.5 }, { other: 1 }, "nope"]) {
+      const response = await api(`/v1/videos/${id}/playback-tokens`, bearer(key, json("POST", body)));
+      expect(response.status, JSON.stringify(body)).toBe(400);
+      expect(await errorCode(response)).toBe("invalid_body");
+    }
+    const defaults = await api(`/v1/videos/${id}/playback-tokens`, bearer(key, json("POST", {})));
+    expect(defaults.status).toBe(201);
+    const { expiresAt, mp4 } = (await defaults.json()) as { expiresAt: string; mp4: string | null };
+    expect(Math.round((Date.parse(expiresAt) - Date.now()) / 1000)).toBeGreaterThan(3590);
+    expect(mp4).toBeNull();
+    const other = await newWorkspace();
+    const foreign = await api(`/v1/videos/${id}/playback-tokens`, bearer(other.key, json("POST", {})));
+    expect(foreign.status).toBe(404);
+    expect(await errorCode(foreign)).toBe("video_not_found");
+  });
+
+  it("the embed page plays with the Worker's own player and answers as /play/ does, as HTML", async () => {
+    const { id, key } = await readyVideo();
+    const page = await api(`/embed/${id}`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get("content-type")).toContain("text/html");
+    const html = await page.text();
+    expect(html).toContain('src="/player/hls.light.min.js"');
+    expect(html).toContain(`data-src="http://api.test/play/${id}/master.m3u8"`);
+    expect(html).toMatch(/poster="http:\/\/api\.test\/thumbnails\/[^"]+\/poster\.jpg"/);
+    expect(html).not.toMatch(/https?:\/\/(?!api\.test)/);
+    await api(`/v1/videos/${id}`, bearer(key, json("PATCH", { visibility: "private" })));
+    const refused = await api(`/embed/${id}`);
+    expect(refused.status).toBe(403);
+    expect(refused.headers.get("content-type")).toContain("text/html");
+    expect(await refused.text()).toContain('data-code="playback_token_required"');
+    const token = await mintPlaybackToken(SECRET, id, Math.floor(Date.now() / 1000) + 600);
+    const byToken = await (await api(`/embed/${token}`)).text();
+    expect(byToken).toContain(`data-src="http://api.test/play/${token}/master.m3u8"`);
+    expect((await api("/embed/01JD6Q2V4Y9T3KX8M1N5P7R2S4")).status).toBe(404);
+    expect((await api("/embed/garbage")).status).toBe(403);
+  });
+});
