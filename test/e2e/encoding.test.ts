@@ -1,7 +1,11 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { makeSources } from "../../encoder/test/media.mjs";
 import { keyedTenant } from "./client.ts";
-import { clip, probe, uploadVideo, type Video, waitForStatus } from "./media.ts";
+import { binaries, clip, probe, storedKeys, uploadVideo, type Video, waitForStatus } from "./media.ts";
 import { startReceiver } from "./receiver.ts";
 import { type DevServer, startDevServer } from "./server.ts";
 
@@ -10,6 +14,7 @@ let receiver: Awaited<ReturnType<typeof startReceiver>>;
 let tenant: Awaited<ReturnType<typeof keyedTenant>>;
 let secret: string;
 let source: Uint8Array;
+let sources: Awaited<ReturnType<typeof makeSources>>;
 
 beforeAll(async () => {
   receiver = await startReceiver(204);
@@ -17,6 +22,7 @@ beforeAll(async () => {
   tenant = await keyedTenant(server.baseUrl, { name: "encoding" });
   secret = (await tenant.endpoint(receiver.url("/encoding"))).secret;
   source = await clip({ width: 640, height: 360, seconds: 3 });
+  sources = await makeSources(binaries, mkdtempSync(path.join(tmpdir(), "video-api-sources-")));
 });
 
 afterAll(async () => {
@@ -65,6 +71,9 @@ describe("encoding, end to end through npm run dev", () => {
     expect(variant).toContain("#EXT-X-ENDLIST");
     expect(variant.match(/seg_\d+\.ts/g)?.length).toBe(1);
 
+    const stored = storedKeys(server.persistTo, `videos/${tenant.projectId}/${id}/`);
+    expect(stored).toContain(`videos/${tenant.projectId}/${id}/encodes/1/master.m3u8`);
+    expect(stored.every((key) => /\/(source|poster\.jpg|encodes\/1\/.+)$/.test(key))).toBe(true);
     const poster = await fetch(video.thumbnail.url);
     expect(poster.status).toBe(200);
     expect(poster.headers.get("content-type")).toBe("image/jpeg");
@@ -74,5 +83,112 @@ describe("encoding, end to end through npm run dev", () => {
     const events = eventsOf(id);
     expect(events.map((event) => event.type)).toEqual(["video.ready"]);
     expect(events[0]?.data).toEqual(video);
+  });
+
+  it("applies the project's settings: enabled resolutions, no upscale, the MP4 fallback with ranges, the watermark", async () => {
+    const project = `/v1/projects/${tenant.projectId}/encoding-settings`;
+    const watermark = await tenant.owner.request("PUT", `${project}/watermark-image`, {
+      body: new Uint8Array(sources.watermark),
+      headers: { "content-type": "image/png" },
+    });
+    expect(watermark.status).toBe(200);
+    const patched = await tenant.owner.request("PATCH", project, {
+      body: {
+        enabledResolutions: ["240p", "360p", "1080p"],
+        mp4FallbackEnabled: true,
+        watermark: { enabled: true, position: "bottom-left", opacity: 0.5 },
+      },
+    });
+    expect(patched.status).toBe(200);
+    try {
+      const { id } = await uploadVideo(tenant.call, new Uint8Array(sources.portrait));
+      const video = await waitForStatus(tenant.call, id, ["ready", "errored"], 60);
+      expect(video.status).toBe("ready");
+      // A 360×640 source: 240p and 360p, labelled by the shorter side; 1080p would be an upscale.
+      expect(video.renditions).toEqual([
+        { resolution: "240p", width: 240, height: 426 },
+        { resolution: "360p", width: 360, height: 640 },
+      ]);
+      expect(video.playback?.mp4).toBe(`${server.baseUrl}/play/${id}/video.mp4`);
+      const mp4Url = video.playback?.mp4 ?? "";
+      const whole = await fetch(mp4Url);
+      expect(whole.headers.get("accept-ranges")).toBe("bytes");
+      const size = Number(whole.headers.get("content-length"));
+      await whole.arrayBuffer();
+      const range = await fetch(mp4Url, { headers: { range: "bytes=0-1023" } });
+      expect(range.status).toBe(206);
+      expect(range.headers.get("content-range")).toBe(`bytes 0-1023/${size}`);
+      expect((await range.arrayBuffer()).byteLength).toBe(1024);
+      const past = await fetch(mp4Url, { headers: { range: `bytes=${size}-` } });
+      expect(past.status).toBe(416);
+      expect(past.headers.get("content-range")).toBe(`bytes */${size}`);
+      const { streams } = await probe(mp4Url);
+      expect(streams.find((stream) => stream.codec_type === "video")).toMatchObject({
+        codec_name: "h264",
+        width: 360,
+        height: 640,
+      });
+    } finally {
+      await tenant.owner.request("PATCH", project, {
+        body: {
+          enabledResolutions: ["360p", "720p", "1080p"],
+          mp4FallbackEnabled: false,
+          watermark: { enabled: false },
+        },
+      });
+    }
+  });
+
+  it("turns a rotated phone clip into a portrait video", async () => {
+    const { id } = await uploadVideo(tenant.call, new Uint8Array(sources.rotated));
+    const video = await waitForStatus(tenant.call, id, ["ready", "errored"], 60);
+    expect(video.status).toBe("ready");
+    expect(video.height).toBeGreaterThan(video.width ?? 0);
+  });
+
+  it.each([
+    ["random bytes", () => sources.random],
+    ["an audio-only file", () => sources.audioOnly],
+    ["a truncated MP4", () => sources.truncated],
+    ["an MP4 with its header but no frame", () => sources.headerOnly],
+  ])("ends %s errored with invalid_source, one video.errored, nothing playable", async (_name, bytes) => {
+    const { id } = await uploadVideo(tenant.call, new Uint8Array(bytes()));
+    const video = await waitForStatus(tenant.call, id, ["ready", "errored"], 60);
+    expect(video).toMatchObject({ status: "errored", renditions: [], playback: null });
+    expect(video.error?.code).toBe("invalid_source");
+    expect((await fetch(`${server.baseUrl}/play/${id}/master.m3u8`)).status).toBe(404);
+    expect((await fetch(video.thumbnail.url)).status).toBe(404);
+    expect(storedKeys(server.persistTo, `videos/${tenant.projectId}/${id}/`)).toEqual([
+      `videos/${tenant.projectId}/${id}/source`,
+    ]);
+    const deadline = Date.now() + 10_000;
+    while (eventsOf(id).length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    expect(eventsOf(id).map((event) => event.type)).toEqual(["video.errored"]);
+  });
+
+  it("keeps a private video private: its id URLs need a token, which plays it", async () => {
+    const { id } = await uploadVideo(tenant.call, source, { visibility: "private" });
+    await waitForStatus(tenant.call, id, ["ready"], 60);
+    const byId = await fetch(`${server.baseUrl}/play/${id}/master.m3u8`);
+    expect(byId.status).toBe(403);
+    expect(((await byId.json()) as { error: { code: string } }).error.code).toBe("playback_token_required");
+    const minted = await tenant.call("POST", `/v1/videos/${id}/playback-tokens`, { expiresIn: 120 });
+    expect(minted.status).toBe(201);
+    const { streams } = await probe(minted.json.hls);
+    expect(streams.some((stream) => stream.codec_type === "video")).toBe(true);
+  });
+
+  it("deleting a video while it encodes cancels it: never ready, no video.ready, nothing served", async () => {
+    const long = await clip({ width: 1280, height: 720, seconds: 20 });
+    const { id } = await uploadVideo(tenant.call, long);
+    await waitForStatus(tenant.call, id, ["processing"], 30);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect((await tenant.call("DELETE", `/v1/videos/${id}`)).status).toBe(204);
+    await new Promise((resolve) => setTimeout(resolve, 8000));
+    expect((await tenant.call("GET", `/v1/videos/${id}`)).status).toBe(404);
+    expect((await fetch(`${server.baseUrl}/play/${id}/master.m3u8`)).status).toBe(404);
+    expect(eventsOf(id).map((event) => event.type)).toEqual(["video.deleted"]);
+    expect(storedKeys(server.persistTo, `videos/${tenant.projectId}/${id}/`)).toEqual([]);
+    expect(server.output()).toMatch(new RegExp(`(cancel|stop)[^\n]*${id}|${id}[^\n]*(cancel|stop|410)`, "i"));
   });
 });

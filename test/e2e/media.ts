@@ -1,6 +1,7 @@
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { DatabaseSync } from "node:sqlite";
 import { resolveBinaries } from "../../encoder/binaries.mjs";
 import { ffprobeJson, makeClip } from "../../encoder/test/media.mjs";
 import type { components } from "./api.d.ts";
@@ -50,4 +51,23 @@ export async function waitForStatus(call: Call, id: string, statuses: string[], 
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
   throw new Error(`video ${id} not ${statuses.join("/")} within ${seconds} s: ${JSON.stringify(last)}`);
+}
+
+/**
+ * The keys the dev server's local R2 holds under `prefix`, read from its persisted state (Miniflare
+ * keeps each bucket's objects in a SQLite table): what a test cannot see over HTTP.
+ */
+export function storedKeys(persistTo: string, prefix: string): string[] {
+  const dir = path.join(persistTo, "v3/r2/miniflare-R2BucketObject");
+  return readdirSync(dir)
+    .filter((file) => file.endsWith(".sqlite") && file !== "metadata.sqlite")
+    .flatMap((file) => {
+      const db = new DatabaseSync(path.join(dir, file), { readOnly: true });
+      try {
+        const rows = db.prepare("SELECT key FROM _mf_objects WHERE key LIKE ? || '%'").all(prefix);
+        return rows.map((row) => String(row.key));
+      } finally {
+        db.close();
+      }
+    });
 }

@@ -1,0 +1,108 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { launchChromium, requireChromium } from "./chromium.ts";
+import { keyedTenant } from "./client.ts";
+import { clip, uploadVideo, waitForStatus } from "./media.ts";
+import { type DevServer, startDevServer } from "./server.ts";
+
+const available = requireChromium("the playback browser tests");
+
+let server: DevServer;
+let tenant: Awaited<ReturnType<typeof keyedTenant>>;
+let videoId: string;
+let elsewhere: Server;
+let elsewhereOrigin: string;
+
+/** Plays the page's first <video> muted and waits until its clock has passed `seconds`. */
+async function playsPast(page: Page, seconds: number): Promise<number> {
+  await page.waitForSelector("video");
+  await page.evaluate(() => {
+    const video = document.querySelector("video") as HTMLVideoElement;
+    video.muted = true;
+    return video.play();
+  });
+  await page.waitForFunction(
+    (target) => (document.querySelector("video") as HTMLVideoElement).currentTime > target,
+    seconds,
+    { timeout: 20_000 },
+  );
+  return page.evaluate(() => (document.querySelector("video") as HTMLVideoElement).currentTime);
+}
+
+describe.skipIf(!available)("playback in Debian's Chromium", () => {
+  beforeAll(async () => {
+    server = await startDevServer();
+    tenant = await keyedTenant(server.baseUrl, { name: "browser" });
+    ({ id: videoId } = await uploadVideo(tenant.call, await clip({ width: 640, height: 360, seconds: 3 })));
+    await waitForStatus(tenant.call, videoId, ["ready"], 60);
+    // A customer's page on another origin, playing the HLS with the player the API serves.
+    elsewhere = createServer((_request, response) => {
+      response.writeHead(200, { "content-type": "text/html" }).end(`<!doctype html>
+<video controls playsinline></video>
+<script src="${server.baseUrl}/player/hls.light.min.js"></script>
+<script>
+  const hls = new Hls();
+  hls.loadSource("${server.baseUrl}/play/${videoId}/master.m3u8");
+  hls.attachMedia(document.querySelector("video"));
+</script>`);
+    });
+    await new Promise<void>((resolve) => elsewhere.listen(0, "127.0.0.1", resolve));
+    // localhost, not 127.0.0.1: another origin than the API's.
+    elsewhereOrigin = `http://localhost:${(elsewhere.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    await server?.stop();
+    await new Promise((resolve) => elsewhere?.close(resolve));
+  });
+
+  it("plays the embed page with the Worker's own hls.js, nothing loaded from elsewhere", async () => {
+    const browser = await launchChromium();
+    try {
+      const page = await browser.newPage();
+      const requested: string[] = [];
+      page.on("request", (request) => requested.push(request.url()));
+      const response = await page.goto(`${server.baseUrl}/embed/${videoId}`, { waitUntil: "load" });
+      expect(response?.status()).toBe(200);
+      expect(await page.evaluate(() => Boolean((window as { player?: unknown }).player))).toBe(true);
+      expect(await playsPast(page, 1)).toBeGreaterThan(1);
+      // (The media source hls.js attaches is a blob: URL of the page itself.)
+      expect(requested.filter((url) => !url.startsWith(server.baseUrl) && !url.startsWith("blob:"))).toEqual([]);
+      expect(requested.some((url) => url.endsWith(".ts"))).toBe(true);
+    } finally {
+      await browser.close();
+    }
+  });
+
+  it("plays the HLS from a page on another origin (CORS *)", async () => {
+    const browser = await launchChromium();
+    try {
+      const page = await browser.newPage();
+      const failed: string[] = [];
+      page.on("requestfailed", (request) => failed.push(request.url()));
+      await page.goto(elsewhereOrigin, { waitUntil: "load" });
+      expect(await playsPast(page, 1)).toBeGreaterThan(1);
+      expect(failed).toEqual([]);
+    } finally {
+      await browser.close();
+    }
+  });
+
+  it("shows a private video's refusal as a page, and plays it through a token", async () => {
+    expect((await tenant.call("PATCH", `/v1/videos/${videoId}`, { visibility: "private" })).status).toBe(200);
+    const browser = await launchChromium();
+    try {
+      const page = await browser.newPage();
+      const refused = await page.goto(`${server.baseUrl}/embed/${videoId}`);
+      expect(refused?.status()).toBe(403);
+      expect(await page.textContent("body")).toContain("private");
+      const minted = await tenant.call("POST", `/v1/videos/${videoId}/playback-tokens`, {});
+      const played = await page.goto(`${server.baseUrl}/embed/${minted.json.token}`);
+      expect(played?.status()).toBe(200);
+      expect(await playsPast(page, 1)).toBeGreaterThan(1);
+    } finally {
+      await browser.close();
+    }
+  });
+});
