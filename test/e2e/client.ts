@@ -79,5 +79,5 @@ export async function keyedTenant(baseUrl: string, options: { name?: string; key
     if (created.status !== 201) throw new Error(`endpoint: ${created.status} ${created.text}`);
     return created.json as { id: string; secret: string };
   };
-  return { owner, projectId, call, endpoint };
+  return { owner, projectId, keys, call, endpoint };
 }
