@@ -133,7 +133,10 @@ export async function endWith(
   if (outcome.status === "ready") {
     // The poster goes where the automatic thumbnail URL reads it (section 7), before the video is ready.
     const poster = await deps.media.get(encodeOutputKey(row.project_id, row.id, row.encode_attempt, "poster.jpg"));
-    if (!poster) throw new Error("the ready attempt stored no poster");
+    if (!poster) {
+      const message = "The encoder reported outputs it had not stored.";
+      return endWith(deps, row, { status: "failed", code: "encoding_failed", message }, options, now);
+    }
     await deps.media.put(posterKey(row.project_id, row.id), poster.body, {
       httpMetadata: { contentType: "image/jpeg" },
     });

@@ -22,15 +22,25 @@ describe("the README's deploy walks a new account through everything wrangler.to
   });
 
   it("puts every secret the Worker requires, and PUBLIC_BASE_URL where a redeploy keeps it", () => {
-    for (const secret of ["ADMIN_TOKEN", "CURSOR_SECRET"]) expect(deploy).toContain(`wrangler secret put ${secret}`);
+    for (const secret of ["ADMIN_TOKEN", "CURSOR_SECRET", "PLAYBACK_SECRET"]) {
+      expect(deploy).toContain(`wrangler secret put ${secret}`);
+    }
     expect(toml).toMatch(/^PUBLIC_BASE_URL = /m);
     expect(deploy).toContain("PUBLIC_BASE_URL` belongs in `wrangler.toml`");
   });
 
-  it("builds: wrangler deploy --dry-run passes", () => {
+  it("says how the encoder's container image is built and deployed", () => {
+    expect(toml).toMatch(/^image = "\.\/encoder\/Dockerfile"$/m);
+    const instance = /^instance_type = "([^"]+)"$/m.exec(toml)?.[1] ?? "";
+    expect(deploy).toContain(instance);
+    expect(deploy).toMatch(/docker/i);
+  });
+
+  it("builds, the encoder's container included: wrangler deploy --dry-run --containers-rollout=none passes", () => {
     const out = mkdtempSync(path.join(tmpdir(), "dry-run-"));
     try {
-      const result = spawnSync("npx", ["wrangler", "deploy", "--dry-run", "--outdir", out], {
+      // The image itself cannot be built here (no Docker daemon); the rollout flag checks the rest.
+      const result = spawnSync("npx", ["wrangler", "deploy", "--dry-run", "--containers-rollout=none", "--outdir", out], {
         cwd: root,
         encoding: "utf8",
         env: { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false" },
