@@ -38,6 +38,15 @@ describe("D1 sessions and x-d1-bookmark", () => {
     expect((read.headers.get("x-d1-bookmark") ?? "") >= bookmark).toBe(true);
   });
 
+  it("starts the encoder's reads at the primary: a replica could deny an attempt that has just started", async () => {
+    const db = new InstrumentedD1(env.DB);
+    await apiWith({ DB: db.binding }, "/internal/encoding/01JD6Q2V4Y9T3KX8M1N5P7R2S4/1/source", {
+      headers: { authorization: "Bearer not-a-token-of-this-attempt" },
+    });
+    await apiWith({ DB: db.binding }, "/play/01JD6Q2V4Y9T3KX8M1N5P7R2S4/master.m3u8");
+    expect(db.sessions).toEqual(["first-primary", "first-unconstrained"]);
+  });
+
   it.each(["garbage", "", "0000", "x".repeat(5000), "00000000-0000000f-00000000-0000000000000000000000000000000g"])(
     "ignores a malformed bookmark (%s)",
     async (bad) => {
