@@ -139,6 +139,14 @@ describe("encoding, end to end through npm run dev", () => {
     }
   });
 
+  it("encodes an 8K source down to the enabled resolutions", async () => {
+    const big = await clip({ width: 7680, height: 4320, seconds: 1, audio: false, extra: ["-r", "5"] });
+    const { id } = await uploadVideo(tenant.call, big);
+    const video = await waitForStatus(tenant.call, id, ["ready", "errored"], 120);
+    expect(video).toMatchObject({ status: "ready", width: 7680, height: 4320 });
+    expect(video.renditions.map((rendition) => rendition.resolution)).toEqual(["360p", "720p", "1080p"]);
+  }, 150_000);
+
   it("turns a rotated phone clip into a portrait video", async () => {
     const { id } = await uploadVideo(tenant.call, new Uint8Array(sources.rotated));
     const video = await waitForStatus(tenant.call, id, ["ready", "errored"], 60);
