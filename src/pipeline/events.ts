@@ -9,21 +9,22 @@ import { VideoSchema } from "../videos/schemas";
  * The events of encoding (contract sections 10 and 12): `data` is the video object as
  * `GET /v1/videos/{id}` shows it at that moment. Each schema builds its payload and documents it.
  */
-export const VideoReadyEventSchema = z
-  .strictObject({
-    type: z.literal("video.ready"),
-    timestamp: TimestampSchema.openapi({ description: "When the video became ready" }),
-    data: VideoSchema,
-  })
-  .openapi("VideoReadyEvent", { description: "Sent when a video becomes ready to play" });
+function outcomeSchema<T extends "video.ready" | "video.errored">(type: T, name: string, when: string) {
+  return z
+    .strictObject({
+      type: z.literal(type),
+      timestamp: TimestampSchema.openapi({ description: "When the video became ready or errored" }),
+      data: VideoSchema,
+    })
+    .openapi(name, { description: `Sent when a video becomes ${when}` });
+}
 
-export const VideoErroredEventSchema = z
-  .strictObject({
-    type: z.literal("video.errored"),
-    timestamp: TimestampSchema.openapi({ description: "When the video became errored" }),
-    data: VideoSchema,
-  })
-  .openapi("VideoErroredEvent", { description: "Sent when a video's encoding failed for good (see `data.error`)" });
+export const VideoReadyEventSchema = outcomeSchema("video.ready", "VideoReadyEvent", "ready to play");
+export const VideoErroredEventSchema = outcomeSchema(
+  "video.errored",
+  "VideoErroredEvent",
+  "errored: its encoding failed for good (see `data.error`)",
+);
 
 export type VideoOutcomeEvent = z.infer<typeof VideoReadyEventSchema> | z.infer<typeof VideoErroredEventSchema>;
 

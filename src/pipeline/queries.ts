@@ -141,27 +141,26 @@ function columnsOf(outcome: Outcome, attempt: number): Partial<VideoRow> {
 }
 
 /** Attempts whose encoder has not been heard from since `before`: taken over by the sweeper. */
-export async function silentAttempts(db: Db, before: string, limit: number): Promise<VideoRow[]> {
-  const { results } = await db
-    .prepare(
-      `SELECT * FROM videos
-       WHERE status = 'processing' AND encode_heartbeat_at < ?1 AND ${LIVE}
-       ORDER BY encode_heartbeat_at LIMIT ?2`,
-    )
-    .bind(before, limit)
-    .all<VideoRow>();
-  return results;
+export function silentAttempts(db: Db, before: string, limit: number): Promise<VideoRow[]> {
+  return stale(db, "processing", "encode_heartbeat_at", before, limit);
 }
 
 /** Uploaded videos no attempt has started since `before`: their queue message was lost, or every encoder was busy. */
-export async function waitingEncodes(db: Db, before: string, limit: number): Promise<VideoRow[]> {
+export function waitingEncodes(db: Db, before: string, limit: number): Promise<VideoRow[]> {
+  return stale(db, "uploaded", "updated_at", before, limit);
+}
+
+/** Live videos in `status` whose `since` is before `before`, oldest first. */
+async function stale(
+  db: Db,
+  status: "processing" | "uploaded",
+  since: "encode_heartbeat_at" | "updated_at",
+  before: string,
+  limit: number,
+): Promise<VideoRow[]> {
   const { results } = await db
-    .prepare(
-      `SELECT * FROM videos
-       WHERE status = 'uploaded' AND updated_at < ?1 AND ${LIVE}
-       ORDER BY updated_at LIMIT ?2`,
-    )
-    .bind(before, limit)
+    .prepare(`SELECT * FROM videos WHERE status = ?1 AND ${since} < ?2 AND ${LIVE} ORDER BY ${since} LIMIT ?3`)
+    .bind(status, before, limit)
     .all<VideoRow>();
   return results;
 }

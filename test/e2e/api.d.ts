@@ -566,7 +566,7 @@ export interface components {
             /** @enum {string} */
             type: "video.ready";
             /**
-             * @description When the video became ready
+             * @description When the video became ready or errored
              * @example 2026-11-22T06:00:00.000Z
              */
             timestamp: string;
@@ -644,12 +644,12 @@ export interface components {
             code: "invalid_source" | "encoding_failed";
             message: string;
         } | null;
-        /** @description Sent when a video's encoding failed for good (see `data.error`) */
+        /** @description Sent when a video becomes errored: its encoding failed for good (see `data.error`) */
         VideoErroredEvent: {
             /** @enum {string} */
             type: "video.errored";
             /**
-             * @description When the video became errored
+             * @description When the video became ready or errored
              * @example 2026-11-22T06:00:00.000Z
              */
             timestamp: string;
