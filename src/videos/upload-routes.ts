@@ -10,8 +10,9 @@ import { logError } from "../lib/log";
 import { completionInFlight, type VideoRow } from "./model";
 import { canonicalParts, partsProblem } from "./parts";
 import { pathVideo, present } from "./present";
-import { acquireCompletionLease, finishCompletion, recordPart, releaseCompletionLease, storedParts } from "./queries";
+import { acquireCompletionLease, recordPart, releaseCompletionLease, storedParts } from "./queries";
 import { ProjectQuerySchema, UploadCompleteSchema, VideoSchema } from "./schemas";
+import { markUploaded } from "./uploaded";
 
 /**
  * A completion naming all 10,000 parts (about 60 bytes each) is larger than the 64 KiB other JSON
@@ -163,6 +164,10 @@ export const uploadRoutes = createRouter()
       }
       logError("upload complete: R2 had completed it already; recording it now", error, { videoId: leased.id });
     }
-    const finished = await finishCompletion(c.var.db, leased.id, lease, canonicalParts(parts), Date.now());
+    const finished = await markUploaded(
+      { db: c.var.db },
+      { videoId: leased.id, lease, completedParts: canonicalParts(parts) },
+      Date.now(),
+    );
     return c.json(present(c, finished ?? (await pathVideo(c, leased.id))), 200);
   });
