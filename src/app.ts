@@ -7,6 +7,8 @@ import { createBaseApp, finishApp } from "./http/app";
 import { projectRoutes } from "./projects/routes";
 import { publicThumbnails } from "./thumbnails/public-routes";
 import { thumbnailRoutes } from "./thumbnails/routes";
+import { directUploadRoutes } from "./uploads/routes";
+import { tusRoutes } from "./uploads/tus-routes";
 import { bulkRoutes } from "./videos/bulk-routes";
 import { videoRoutes } from "./videos/routes";
 import { uploadRoutes } from "./videos/upload-routes";
@@ -25,6 +27,7 @@ export function createApp() {
     bulkRoutes,
     videoRoutes,
     uploadRoutes,
+    directUploadRoutes,
     thumbnailRoutes,
     webhookRoutes,
   ]) {
@@ -32,6 +35,8 @@ export function createApp() {
   }
   // Public, outside /v1: thumbnail images for browsers and CDNs.
   app.route("/", publicThumbnails);
+  // Public, outside /v1: tus upload URLs, whose token is their credential.
+  app.route("/", tusRoutes);
   registerWebhookDocs(app.openAPIRegistry);
   return finishApp(app);
 }

@@ -14,6 +14,7 @@ import {
 import { lanesOf } from "./webhooks/lane";
 
 export { RateLimiter } from "./rate-limit/limiter";
+export { TusUpload } from "./uploads/upload-object";
 export { DeliveryLane } from "./webhooks/lane";
 
 const app = createApp();
@@ -26,11 +27,16 @@ const CONSUMERS: Record<string, (batch: MessageBatch<unknown>, env: Env) => Prom
   [DELETION_QUEUE]: (batch, env) =>
     consumeDeletions(batch, (projectId) => {
       const db = projectDatabase(env, projectId);
-      return { db, media: env.MEDIA, publish: publishNow(env, db) };
+      return { db, media: env.MEDIA, uploads: env.TUS_UPLOADS, publish: publishNow(env, db) };
     }),
   [DELETION_DEAD_LETTERS]: (batch) => consumeDeadDeletions(batch),
   [PROJECT_DELETION_QUEUE]: (batch, env) =>
-    consumeProjectDeletions(batch, { db: env.DB, media: env.MEDIA, queue: env.PROJECT_DELETION_QUEUE }),
+    consumeProjectDeletions(batch, {
+      db: env.DB,
+      media: env.MEDIA,
+      uploads: env.TUS_UPLOADS,
+      queue: env.PROJECT_DELETION_QUEUE,
+    }),
 };
 
 export default {

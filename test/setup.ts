@@ -13,7 +13,10 @@ await applyD1Migrations(env.DB, env.TEST_MIGRATIONS);
 // itself pass a queue of their own.
 beforeEach(() => {
   vi.spyOn(env.DELETION_QUEUE, "send").mockImplementation(async (body) => {
-    await finishDeletion({ db: env.DB, media: env.MEDIA, publish: publishNow(env) }, body as DeletionMessage);
+    await finishDeletion(
+      { db: env.DB, media: env.MEDIA, uploads: env.TUS_UPLOADS, publish: publishNow(env) },
+      body as DeletionMessage,
+    );
     return sentMessage;
   });
   // A project deletion's purge is run by the tests that look at it (test/projects/deletion.test.ts),

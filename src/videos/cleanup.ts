@@ -1,5 +1,6 @@
 import type { Db } from "../lib/db";
 import { logError } from "../lib/log";
+import { type UploadObjects, uploadObject } from "../lib/upload-objects";
 import type { VideoRow } from "./model";
 import { clearCleanedUp } from "./queries";
 import { forEachVideo } from "./r2-work";
@@ -9,10 +10,13 @@ import { forEachVideo } from "./r2-work";
  * thumbnails, then forgets the videos that are clean. One that fails stays recorded, for a retry
  * of the message or the scheduled sweeper. Returns how many failed.
  */
-export async function cleanUpDeleted(store: { db: Db; media: R2Bucket }, rows: VideoRow[]): Promise<number> {
+/** What the clean-up touches: D1, R2, and the Durable Objects of tus uploads. */
+export type CleanUpStore = { db: Db; media: R2Bucket; uploads: UploadObjects };
+
+export async function cleanUpDeleted(store: CleanUpStore, rows: VideoRow[]): Promise<number> {
   const pending = rows.filter((row) => row.upload_r2_id !== null || row.custom_thumbnail_key !== null);
   if (pending.length === 0) return 0;
-  const clean = await forEachVideo(pending, (row) => cleanUpOne(store.media, row), "delete: clean up R2");
+  const clean = await forEachVideo(pending, (row) => cleanUpOne(store, row), "delete: clean up R2");
   try {
     await clearCleanedUp(
       store.db,
@@ -24,9 +28,22 @@ export async function cleanUpDeleted(store: { db: Db; media: R2Bucket }, rows: V
   return pending.length - clean.length;
 }
 
-async function cleanUpOne(media: R2Bucket, row: VideoRow): Promise<void> {
-  if (row.custom_thumbnail_key) await media.delete(row.custom_thumbnail_key);
-  await abortUpload(media, row);
+async function cleanUpOne(store: CleanUpStore, row: VideoRow): Promise<void> {
+  if (row.custom_thumbnail_key) await store.media.delete(row.custom_thumbnail_key);
+  await endUpload(store, row);
+}
+
+/**
+ * Ends the video's open upload: a tus upload through its object (which aborts the multipart upload
+ * and drops the tail it keeps), then the multipart upload itself, which is all a part upload has.
+ */
+export async function endUpload(
+  store: { media: R2Bucket; uploads: UploadObjects },
+  row: Pick<VideoRow, "source_key" | "upload_r2_id" | "tus_upload_id">,
+): Promise<void> {
+  if (!row.upload_r2_id) return;
+  if (row.tus_upload_id) await uploadObject(store.uploads, row.tus_upload_id).terminate();
+  await abortUpload(store.media, row);
 }
 
 /** Aborts the video's R2 multipart upload, if it has one; one already gone is not an error. */

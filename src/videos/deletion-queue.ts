@@ -1,9 +1,8 @@
 import { z } from "zod";
-import type { Db } from "../lib/db";
 import { logError } from "../lib/log";
 import { consumeEach } from "../lib/queue";
 import { parseUlid } from "../lib/ulid";
-import { cleanUpDeleted } from "./cleanup";
+import { type CleanUpStore, cleanUpDeleted } from "./cleanup";
 import { deletedWithLeftovers } from "./queries";
 
 export const DELETION_QUEUE = "video-deletions";
@@ -24,7 +23,7 @@ export function sendDeletion(queue: Queue, message: DeletionMessage): Promise<un
 }
 
 /** What the follow-up needs: D1, R2, and the publisher of the events (`publishEvents` with its subscribers). */
-export type DeletionDeps = { db: Db; media: R2Bucket; publish: (eventIds: string[]) => Promise<void> };
+export type DeletionDeps = CleanUpStore & { publish: (eventIds: string[]) => Promise<void> };
 
 /**
  * What a delete leaves for later, done off the request's path: publish the video.deleted events,

@@ -21,6 +21,8 @@ export type VideoRow = {
   deleted_at: string | null;
   /** The parts the upload was completed with (`canonicalParts`), once it is. */
   completed_parts: string | null;
+  /** The tus direct upload that owns the multipart upload (src/uploads/), or null for the part API's. */
+  tus_upload_id: string | null;
 };
 
 export type Thumbnail = { source: "auto" | "custom"; url: string };

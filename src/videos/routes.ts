@@ -128,6 +128,7 @@ export const videoRoutes = createRouter()
       updated_at: isoTime(now),
       deleted_at: null,
       completed_parts: null,
+      tus_upload_id: null,
     };
     try {
       await insertVideo(c.var.db, row);

@@ -76,7 +76,9 @@ const complete = route(
 /** Why a live video takes no parts or completion now. */
 function refuseUpload(row: VideoRow, now: number): void {
   if (completionInFlight(row, now)) throw new ApiError("upload_completion_in_progress");
+  // A tus upload's object owns its multipart upload: parts from elsewhere would break its count.
   if (
+    row.tus_upload_id !== null ||
     row.status === "uploaded" ||
     !row.upload_r2_id ||
     !row.upload_expires_at ||

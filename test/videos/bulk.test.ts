@@ -231,7 +231,7 @@ describe("round trips", () => {
     expect(sent[0]?.videoIds.sort()).toEqual([...ids].sort());
     db.reset();
     await finishDeletion(
-      { db: db.binding, media: env.MEDIA, publish: publishNow({ ...env, DB: db.binding }) },
+      { db: db.binding, media: env.MEDIA, uploads: env.TUS_UPLOADS, publish: publishNow({ ...env, DB: db.binding }) },
       sent[0] as DeletionMessage,
     );
     // Publishing the events (no endpoints here), reading the leftovers, recording the R2 clean-up.
