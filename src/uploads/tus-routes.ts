@@ -17,4 +17,8 @@ async function toUpload(c: Context<AppEnv>): Promise<Response> {
   return uploadObject(c.env.TUS_UPLOADS, uploadId).fetch(c.req.raw);
 }
 
-export const tusRoutes = createRouter().all("/tus/:token", toUpload).all("/tus/:token/source", toUpload);
+export const tusRoutes = createRouter()
+  .all("/tus/:token", toUpload)
+  .all("/tus/:token/source", toUpload)
+  // Any other path under /tus/ names no upload: a tus 404, not the API's JSON one.
+  .all("/tus/*", () => tusAnswer(404, "*"));

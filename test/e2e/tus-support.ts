@@ -97,3 +97,8 @@ export async function startCuttingProxy(target: string) {
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
+
+/** The bytes as a fetch body (a copy: Node's Buffer type is no BodyInit). */
+export function bodyOf(bytes: Buffer): ArrayBuffer {
+  return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
+}

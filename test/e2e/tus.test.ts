@@ -2,7 +2,7 @@ import * as tus from "tus-js-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { keyedTenant } from "./client.ts";
 import { type DevServer, startDevServer } from "./server.ts";
-import { bytesOf, sha256, startCuttingProxy, storedSource } from "./tus-support.ts";
+import { bodyOf, bytesOf, sha256, startCuttingProxy, storedSource } from "./tus-support.ts";
 
 /**
  * Direct uploads (contract section 13) over real HTTP: tus-js-client in Node against `wrangler dev`,
@@ -133,6 +133,41 @@ describe("tus-js-client in Node", () => {
     expect((await tenant.call("GET", `/v1/videos/${video.id}`)).status).toBe(404);
     const head = await fetch(uploadUrl, { method: "HEAD", headers: { "tus-resumable": "1.0.0" } });
     expect(head.status).toBe(404);
+  });
+
+  it("takes a PATCH of exactly 64 MiB through wrangler dev, and refuses one byte more with 413", async () => {
+    // 64 MiB is under Cloudflare's own request body limit (100 MB on every plan); the object holds
+    // at most two 8 MiB parts of it in memory at a time.
+    const { url, video } = await newUpload();
+    const limit = 64 * 1024 * 1024;
+    const source = bytesOf(limit + 1, 11);
+    const created = await fetch(url, {
+      method: "POST",
+      headers: { "tus-resumable": "1.0.0", "upload-length": String(source.length) },
+    });
+    const location = created.headers.get("location") as string;
+    const headers = { "tus-resumable": "1.0.0", "content-type": "application/offset+octet-stream" };
+    const over = await fetch(location, {
+      method: "PATCH",
+      headers: { ...headers, "upload-offset": "0" },
+      body: bodyOf(source),
+    });
+    expect(over.status).toBe(413);
+    const whole = await fetch(location, {
+      method: "PATCH",
+      headers: { ...headers, "upload-offset": "0" },
+      body: bodyOf(source.subarray(0, limit)),
+    });
+    expect(whole.status).toBe(204);
+    expect(whole.headers.get("upload-offset")).toBe(String(limit));
+    const last = await fetch(location, {
+      method: "PATCH",
+      headers: { ...headers, "upload-offset": String(limit) },
+      body: bodyOf(source.subarray(limit)),
+    });
+    expect(last.status).toBe(204);
+    expect((await tenant.call("GET", `/v1/videos/${video.id}`)).json.status).toBe("uploaded");
+    expect(sha256(await storedSource(server.persistTo, tenant.projectId, video.id))).toBe(sha256(source));
   });
 
   it("answers the contract's tus errors over HTTP, plain, with Tus-Resumable", async () => {

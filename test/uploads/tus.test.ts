@@ -194,6 +194,7 @@ describe("the tus protocol", () => {
     expectStatus(await tus(altered, { method: "POST", headers: { ...TUS, "upload-length": "1" } }), 404);
     expectStatus(await tus(`${altered}/source`, { method: "HEAD", headers: TUS }), 404);
     expectStatus(await tus("http://api.test/tus/nothing/source", { method: "HEAD", headers: TUS }), 404);
+    expectStatus(await tus(`${location}/more`, { method: "HEAD", headers: TUS }), 404);
     // 405 for a method tus does not use here, with Allow.
     const get = await tus(location, { method: "PUT", headers: TUS });
     expectStatus(get, 405);
