@@ -6,7 +6,7 @@
  * prints it beside the latencies. Work after the response (an API key's lastUsedAt, at most once a
  * minute per key) and in queue consumers is not counted. Replacing an existing image (thumbnail,
  * watermark) adds one R2 delete of the old one. A tus request is one call to its upload's object,
- * which then makes its own: one D1 read (is the video still there?) for every request but OPTIONS,
+ * which then makes its own: one D1 read (is the video still there?) for every request,
  * and for a PATCH one R2 part upload per whole part (8 MiB), and at the last byte the completion's
  * (two D1 writes, one R2 complete).
  */

@@ -135,15 +135,17 @@ export class TusUpload extends DurableObject<Env> {
     const onUpload = new URL(request.url).pathname.endsWith("/source");
     const allowed = onUpload ? UPLOAD_METHODS : URL_METHODS;
     if (method === "OPTIONS") {
-      // A preflight shares only what the server supports: answered without D1.
-      return this.#closed(this.clock()) ? tusAnswer(404, cors) : optionsAnswer(cors, state.maxSizeBytes, allowed);
+      // Beside a PATCH in flight, never after it: a browser's preflight for the next request must
+      // not stop the one being received.
+      const open = !this.#closed(this.clock()) && (await this.#live().catch(() => false));
+      return open ? optionsAnswer(cors, state.maxSizeBytes, allowed) : tusAnswer(404, cors);
     }
     if (!allowed.split(", ").includes(method)) return tusAnswer(405, cors, { Allow: allowed });
     if (!speaksTus(request)) return tusAnswer(412, cors, { "Tus-Version": TUS_VERSION });
     return this.#exclusive(async () => {
       try {
         if (this.#closed(this.clock())) return tusAnswer(404, cors);
-        if (!(await videoIsLive(this.#db(), state.projectId, state.videoId))) {
+        if (!(await this.#live())) {
           // Deleted, the video or its project: the URL is closed at once, whatever the clean-up's pace.
           await this.#end();
           return tusAnswer(404, cors);
@@ -436,6 +438,12 @@ export class TusUpload extends DurableObject<Env> {
   }
 
   /** Terminated, deleted, or past its expiry: the URL and its upload answer 404. */
+  /** Whether the upload's video and project are still there (a D1 read: deletes close the URL at once). */
+  #live(): Promise<boolean> {
+    const state = this.#current();
+    return videoIsLive(this.#db(), state.projectId, state.videoId);
+  }
+
   #closed(now: number): boolean {
     const state = this.#current();
     return state.phase === "ended" || now >= state.expiresAt;

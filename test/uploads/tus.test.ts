@@ -338,6 +338,8 @@ describe("ending an upload", () => {
     const upload = await newUpload(key);
     const location = await create(upload.url, 4);
     expect((await api(`/v1/projects/${project.id}`, withCookie(session, { method: "DELETE" }))).status).toBe(204);
+    // OPTIONS included, though the purge has not reached the upload's object yet.
+    expect((await tus(location, { method: "OPTIONS" })).status).toBe(404);
     expect((await tus(location, { method: "HEAD", headers: TUS })).status).toBe(404);
     expect((await tus(upload.url, { method: "POST", headers: { ...TUS, "upload-length": "1" } })).status).toBe(404);
   });
