@@ -4,6 +4,7 @@ import { readFile, rm } from "node:fs/promises";
 import { type AddressInfo, connect, createServer } from "node:net";
 import path from "node:path";
 import { promisify } from "node:util";
+import { patternedBytes } from "../fixtures/bytes.ts";
 
 const run = promisify(execFile);
 const ROOT = path.resolve(import.meta.dirname, "../..");
@@ -12,13 +13,7 @@ export const sha256 = (bytes: Uint8Array) => createHash("sha256").update(bytes).
 
 /** Bytes that differ everywhere, so a lost or repeated byte changes the hash. */
 export function bytesOf(length: number, seed = 7): Buffer {
-  const bytes = Buffer.alloc(length);
-  let x = seed;
-  for (let i = 0; i < length; i++) {
-    x = (x * 1103515245 + 12345) >>> 0;
-    bytes[i] = x >>> 24;
-  }
-  return bytes;
+  return Buffer.from(patternedBytes(length, seed).buffer);
 }
 
 /**

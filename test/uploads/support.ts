@@ -1,4 +1,5 @@
 import { exports } from "cloudflare:workers";
+import { patternedBytes } from "../fixtures/bytes";
 import { api, bearer, json } from "../helpers";
 
 export const MiB = 1024 * 1024;
@@ -48,16 +49,7 @@ export async function offsetOf(location: string): Promise<number> {
   return Number(response.headers.get("upload-offset"));
 }
 
-/** Bytes that differ everywhere, so a lost or repeated byte changes the hash. */
-export function bytesOf(length: number, seed = 7): Uint8Array {
-  const bytes = new Uint8Array(length);
-  let x = seed;
-  for (let i = 0; i < length; i++) {
-    x = (x * 1103515245 + 12345) >>> 0;
-    bytes[i] = x >>> 24;
-  }
-  return bytes;
-}
+export const bytesOf = patternedBytes;
 
 export async function sha256(bytes: ArrayBuffer | Uint8Array): Promise<string> {
   const digest = await crypto.subtle.digest("SHA-256", bytes);
