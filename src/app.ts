@@ -12,6 +12,8 @@ import { playbackTokenRoutes } from "./playback/token-routes";
 import { projectRoutes } from "./projects/routes";
 import { publicThumbnails } from "./thumbnails/public-routes";
 import { thumbnailRoutes } from "./thumbnails/routes";
+import { directUploadRoutes } from "./uploads/routes";
+import { tusRoutes } from "./uploads/tus-routes";
 import { bulkRoutes } from "./videos/bulk-routes";
 import { videoRoutes } from "./videos/routes";
 import { uploadRoutes } from "./videos/upload-routes";
@@ -31,6 +33,7 @@ export function createApp() {
     videoRoutes,
     uploadRoutes,
     playbackTokenRoutes,
+    directUploadRoutes,
     thumbnailRoutes,
     webhookRoutes,
   ]) {
@@ -43,6 +46,8 @@ export function createApp() {
   app.route("/", embedRoutes);
   // Internal: the encoder's calls back about its attempt, each with the attempt's own token.
   app.route("/", callbackRoutes);
+  // Public, outside /v1: tus upload URLs, whose token is their credential.
+  app.route("/", tusRoutes);
   registerWebhookDocs(app.openAPIRegistry);
   registerEncodingWebhookDocs(app.openAPIRegistry);
   return finishApp(app);

@@ -19,6 +19,7 @@ import { lanesOf } from "./webhooks/lane";
 
 export { EncoderContainer } from "./pipeline/container";
 export { RateLimiter } from "./rate-limit/limiter";
+export { TusUpload } from "./uploads/upload-object";
 export { DeliveryLane } from "./webhooks/lane";
 
 const app = createApp();
@@ -32,13 +33,24 @@ const CONSUMERS: Record<string, (batch: MessageBatch<unknown>, env: Env) => Prom
     consumeDeletions(batch, (projectId) => {
       const db = projectDatabase(env, projectId);
       const encoder = encoderOf(env, readConfig(env));
-      return { db, media: env.MEDIA, publish: publishNow(env, db), cancelEncoding: (id) => encoder.cancel(id) };
+      return {
+        db,
+        media: env.MEDIA,
+        uploads: env.TUS_UPLOADS,
+        publish: publishNow(env, db),
+        cancelEncoding: (id) => encoder.cancel(id),
+      };
     }),
   [DELETION_DEAD_LETTERS]: (batch) => consumeDeadDeletions(batch),
   [ENCODE_QUEUE]: (batch, env) => consumeEncodes(batch, pipelineDeps(env, readConfig(env))),
   [ENCODE_DEAD_LETTERS]: (batch) => consumeDeadEncodes(batch),
   [PROJECT_DELETION_QUEUE]: (batch, env) =>
-    consumeProjectDeletions(batch, { db: env.DB, media: env.MEDIA, queue: env.PROJECT_DELETION_QUEUE }),
+    consumeProjectDeletions(batch, {
+      db: env.DB,
+      media: env.MEDIA,
+      uploads: env.TUS_UPLOADS,
+      queue: env.PROJECT_DELETION_QUEUE,
+    }),
 };
 
 export default {

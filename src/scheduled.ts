@@ -15,9 +15,10 @@ import { sendLostAttempts } from "./webhooks/subscriber";
  * bounded batches; what one run leaves, the next run goes on with.
  */
 export const SCHEDULED_TASKS: Record<string, (env: Env) => Promise<unknown>> = {
-  "deleted videos' R2 clean-up": (env) => sweepDeletedVideos({ db: env.DB, media: env.MEDIA }),
+  "deleted videos' R2 clean-up": (env) =>
+    sweepDeletedVideos({ db: env.DB, media: env.MEDIA, uploads: env.TUS_UPLOADS }),
   "expired uploads": (env) => sweepExpiredUploads({ db: env.DB, media: env.MEDIA }),
-  "deleted projects' purge": (env) => sweepDeletedProjects({ db: env.DB, media: env.MEDIA }),
+  "deleted projects' purge": (env) => sweepDeletedProjects({ db: env.DB, media: env.MEDIA, uploads: env.TUS_UPLOADS }),
   "expired sessions": (env) => deleteExpiredSessions(env.DB),
   "unpublished events": (env) => sweepUnpublished(publisherOf(env)),
   "lost delivery messages": (env) => sendLostAttempts({ db: env.DB, queue: env.WEBHOOK_QUEUE }),

@@ -5,7 +5,10 @@
  * route through counting bindings and fails when one differs from this table; `npm run bench`
  * prints it beside the latencies. Work after the response (an API key's lastUsedAt, at most once a
  * minute per key) and in queue consumers is not counted. Replacing an existing image (thumbnail,
- * watermark) adds one R2 delete of the old one.
+ * watermark) adds one R2 delete of the old one. A tus request is one call to its upload's object,
+ * which then makes its own: one D1 read (is the video still there?) for every request,
+ * and for a PATCH one R2 part upload per whole part (8 MiB), and at the last byte the completion's
+ * (two D1 writes, one R2 complete).
  */
 export const ROUND_TRIP_BUDGET = {
   "POST /v1/auth/signup": { d1: 1, do: 1, r2: 0, queue: 0 },
@@ -30,6 +33,13 @@ export const ROUND_TRIP_BUDGET = {
   "POST /v1/videos/bulk set_visibility": { d1: 2, do: 1, r2: 0, queue: 0 },
   "POST /v1/videos/bulk delete": { d1: 2, do: 1, r2: 0, queue: 1 },
   "POST /v1/videos": { d1: 2, do: 0, r2: 1, queue: 0 },
+  "POST /v1/uploads": { d1: 2, do: 1, r2: 1, queue: 0 },
+  "GET /v1/uploads/{id}": { d1: 2, do: 1, r2: 0, queue: 0 },
+  "OPTIONS /tus/{token}": { d1: 0, do: 1, r2: 0, queue: 0 },
+  "POST /tus/{token}": { d1: 0, do: 1, r2: 0, queue: 0 },
+  "HEAD /tus/{token}/source": { d1: 0, do: 1, r2: 0, queue: 0 },
+  "PATCH /tus/{token}/source": { d1: 0, do: 1, r2: 0, queue: 0 },
+  "DELETE /tus/{token}/source": { d1: 0, do: 1, r2: 0, queue: 0 },
   "GET /v1/videos": { d1: 2, do: 0, r2: 0, queue: 0 },
   "GET /v1/videos/{id}": { d1: 2, do: 0, r2: 0, queue: 0 },
   "PATCH /v1/videos/{id}": { d1: 2, do: 0, r2: 0, queue: 0 },

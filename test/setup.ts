@@ -19,6 +19,7 @@ beforeEach(() => {
       {
         db: env.DB,
         media: env.MEDIA,
+        uploads: env.TUS_UPLOADS,
         publish: publishNow(env),
         cancelEncoding: (id) => encoderOf(env, readConfig(env)).cancel(id),
       },

@@ -34,6 +34,7 @@ export const ERRORS = {
   not_found: { status: 404, message: "Not found." },
   video_not_found: { status: 404, message: "No such video." },
   endpoint_not_found: { status: 404, message: "No such webhook endpoint." },
+  upload_not_found: { status: 404, message: "No such direct upload." },
   method_not_allowed: { status: 405, message: "This method is not allowed on this path." },
   email_taken: { status: 409, message: "An account with this email already exists." },
   upload_completion_in_progress: {

@@ -1,10 +1,9 @@
 import { z } from "zod";
-import type { Db } from "../lib/db";
 import { logError } from "../lib/log";
 import { consumeEach } from "../lib/queue";
 import { MINUTE } from "../lib/time";
 import { ULID_PATTERN } from "../lib/ulid";
-import { PURGE_LIMITS, type PurgeLimits, purgeProject } from "./purge";
+import { PURGE_LIMITS, type PurgeDeps, type PurgeLimits, purgeProject } from "./purge";
 import { deletedProjects } from "./queries";
 
 /**
@@ -21,7 +20,7 @@ export function sendProjectDeletion(queue: Queue, message: ProjectDeletionMessag
   return queue.send(ProjectDeletionMessageSchema.parse(message));
 }
 
-export type ProjectDeletionDeps = { db: Db; media: R2Bucket; queue: Queue };
+export type ProjectDeletionDeps = PurgeDeps & { queue: Queue };
 
 /**
  * One bounded run of the project's purge. When work is left and the run made progress, the
@@ -64,7 +63,7 @@ const SWEEP_PROJECTS = 5;
  * tried again by the next sweep.
  */
 export async function sweepDeletedProjects(
-  deps: { db: Db; media: R2Bucket },
+  deps: PurgeDeps,
   now: number = Date.now(),
   limits: PurgeLimits = PURGE_LIMITS,
 ): Promise<number> {

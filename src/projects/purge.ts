@@ -3,7 +3,8 @@ import { DRAIN_BATCH } from "../lib/drain";
 import { logError } from "../lib/log";
 import { deleteSome } from "../lib/r2";
 import { projectPrefixes } from "../lib/storage-keys";
-import { abortUpload } from "../videos/cleanup";
+import type { UploadObjects } from "../lib/upload-objects";
+import { endUpload } from "../videos/cleanup";
 import {
   clearUploadsStatement,
   deleteProjectRowStatement,
@@ -33,7 +34,7 @@ export type PurgeResult = {
   steps: number;
 };
 
-export type PurgeDeps = { db: Db; media: R2Bucket };
+export type PurgeDeps = { db: Db; media: R2Bucket; uploads: UploadObjects };
 
 /** One bounded piece of the purge: what it removed, and whether more may be left. */
 type Step = () => Promise<{ removed: number; more: boolean }>;
@@ -42,7 +43,7 @@ type Step = () => Promise<{ removed: number; more: boolean }>;
 function abortUploads(deps: PurgeDeps, projectId: string, limit: number): Step {
   return async () => {
     const rows = await openUploads(deps.db, projectId, limit);
-    const settled = await Promise.allSettled(rows.map((row) => abortUpload(deps.media, row)));
+    const settled = await Promise.allSettled(rows.map((row) => endUpload(deps, row)));
     const aborted = rows.filter((row, i) => {
       const result = settled[i];
       if (result?.status === "fulfilled") return true;

@@ -94,13 +94,13 @@ export async function projectState(db: Db, projectId: string): Promise<"live" | 
   return row.deleted_at === null ? "live" : "deleted";
 }
 
-export type OpenUpload = { id: string; source_key: string; upload_r2_id: string };
+export type OpenUpload = { id: string; source_key: string; upload_r2_id: string; tus_upload_id: string | null };
 
 /** Up to `limit` videos of the project (deleted ones too) whose R2 multipart upload is still open. */
 export async function openUploads(db: Db, projectId: string, limit: number): Promise<OpenUpload[]> {
   const { results } = await db
     .prepare(
-      "SELECT id, source_key, upload_r2_id FROM videos WHERE project_id = ? AND upload_r2_id IS NOT NULL LIMIT ?",
+      "SELECT id, source_key, upload_r2_id, tus_upload_id FROM videos WHERE project_id = ? AND upload_r2_id IS NOT NULL LIMIT ?",
     )
     .bind(projectId, limit)
     .all<OpenUpload>();
@@ -129,6 +129,8 @@ const PURGED_TABLES = {
       UNION
       SELECT d.id FROM outbox_events o JOIN webhook_deliveries d ON d.event_id = o.id WHERE o.project_id = ?1
       LIMIT ?2)`,
+  tus_uploads: `DELETE FROM tus_uploads WHERE id IN (
+      SELECT id FROM tus_uploads WHERE project_id = ?1 LIMIT ?2)`,
   upload_parts: `DELETE FROM upload_parts WHERE rowid IN (
       SELECT rowid FROM upload_parts WHERE project_id = ?1 LIMIT ?2)`,
   webhook_endpoints: `DELETE FROM webhook_endpoints WHERE id IN (

@@ -2,9 +2,13 @@ import type { Db } from "../lib/db";
 import { logError } from "../lib/log";
 import { deleteAll } from "../lib/r2";
 import { videoPrefix } from "../lib/storage-keys";
+import { type UploadObjects, uploadObject } from "../lib/upload-objects";
 import type { VideoRow } from "./model";
 import { clearCleanedUp } from "./queries";
 import { forEachVideo } from "./r2-work";
+
+/** What the clean-up touches: D1, R2, and the Durable Objects of tus uploads. */
+export type CleanUpStore = { db: Db; media: R2Bucket; uploads: UploadObjects };
 
 /**
  * Removes what deleted videos leave in R2: aborts their multipart uploads, deletes everything under
@@ -12,10 +16,10 @@ import { forEachVideo } from "./r2-work";
  * the legacy layout, then forgets the videos that are clean. One that fails stays recorded, for a
  * retry of the message or the scheduled sweeper. Returns how many failed.
  */
-export async function cleanUpDeleted(store: { db: Db; media: R2Bucket }, rows: VideoRow[]): Promise<number> {
+export async function cleanUpDeleted(store: CleanUpStore, rows: VideoRow[]): Promise<number> {
   const pending = rows.filter((row) => row.deleted_at !== null && row.storage_cleared_at === null);
   if (pending.length === 0) return 0;
-  const clean = await forEachVideo(pending, (row) => cleanUpOne(store.media, row), "delete: clean up R2");
+  const clean = await forEachVideo(pending, (row) => cleanUpOne(store, row), "delete: clean up R2");
   try {
     await clearCleanedUp(
       store.db,
@@ -27,10 +31,23 @@ export async function cleanUpDeleted(store: { db: Db; media: R2Bucket }, rows: V
   return pending.length - clean.length;
 }
 
-async function cleanUpOne(media: R2Bucket, row: VideoRow): Promise<void> {
-  await abortUpload(media, row);
-  if (row.custom_thumbnail_key) await media.delete(row.custom_thumbnail_key);
-  await deleteAll(media, videoPrefix(row.project_id, row.id));
+async function cleanUpOne(store: CleanUpStore, row: VideoRow): Promise<void> {
+  await endUpload(store, row);
+  if (row.custom_thumbnail_key) await store.media.delete(row.custom_thumbnail_key);
+  await deleteAll(store.media, videoPrefix(row.project_id, row.id));
+}
+
+/**
+ * Ends the video's open upload: a tus upload through its object (which aborts the multipart upload
+ * and drops the tail it keeps), then the multipart upload itself, which is all a part upload has.
+ */
+export async function endUpload(
+  store: { media: R2Bucket; uploads: UploadObjects },
+  row: Pick<VideoRow, "source_key" | "upload_r2_id" | "tus_upload_id">,
+): Promise<void> {
+  if (!row.upload_r2_id) return;
+  if (row.tus_upload_id) await uploadObject(store.uploads, row.tus_upload_id).terminate();
+  await abortUpload(store.media, row);
 }
 
 /** Aborts the video's R2 multipart upload, if it has one; one already gone is not an error. */

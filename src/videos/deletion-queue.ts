@@ -1,9 +1,8 @@
 import { z } from "zod";
-import type { Db } from "../lib/db";
 import { logError } from "../lib/log";
 import { consumeEach } from "../lib/queue";
 import { parseUlid } from "../lib/ulid";
-import { cleanUpDeleted } from "./cleanup";
+import { type CleanUpStore, cleanUpDeleted } from "./cleanup";
 import { deletedWithLeftovers } from "./queries";
 
 export const DELETION_QUEUE = "video-deletions";
@@ -24,12 +23,10 @@ export function sendDeletion(queue: Queue, message: DeletionMessage): Promise<un
 }
 
 /**
- * What the follow-up needs: D1, R2, the publisher of the events (`publishEvents` with its
- * subscribers), and what stops a deleted video's encoding where it runs.
+ * What the follow-up needs: D1, R2 and the tus uploads' objects (`CleanUpStore`), the publisher of
+ * the events (`publishEvents` with its subscribers), and what stops a deleted video's encoding.
  */
-export type DeletionDeps = {
-  db: Db;
-  media: R2Bucket;
+export type DeletionDeps = CleanUpStore & {
   publish: (eventIds: string[]) => Promise<void>;
   cancelEncoding: (videoId: string) => Promise<void>;
 };

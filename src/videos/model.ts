@@ -46,6 +46,8 @@ export type VideoRow = {
   error_message: string | null;
   /** On a deleted video: when everything it stored in R2 was removed. */
   storage_cleared_at: string | null;
+  /** The tus direct upload that owns the multipart upload (src/uploads/), or null for the part API's. */
+  tus_upload_id: string | null;
 };
 
 /** The encoding columns of a video no attempt has started on. */

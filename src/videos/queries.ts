@@ -6,12 +6,13 @@ import { type Swapped, swapInBatch } from "../lib/replace-object";
 import { isoTime } from "../lib/time";
 import { COMPLETION_LEASE_MS, type VideoRow, type VideoStatus, type Visibility } from "./model";
 
-export async function insertVideo(db: Db, row: VideoRow): Promise<void> {
-  await db
+/** The insert of a new video, to run alone or in a batch with what belongs to it. */
+export function insertVideoStatement(db: Db, row: VideoRow): D1PreparedStatement {
+  return db
     .prepare(
       `INSERT INTO videos (id, project_id, title, status, visibility, source_key, upload_id, upload_r2_id,
-         upload_expires_at, completion_lease_until, created_at, updated_at, deleted_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         upload_expires_at, completion_lease_until, created_at, updated_at, deleted_at, tus_upload_id)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     )
     .bind(
       row.id,
@@ -27,8 +28,12 @@ export async function insertVideo(db: Db, row: VideoRow): Promise<void> {
       row.created_at,
       row.updated_at,
       row.deleted_at,
-    )
-    .run();
+      row.tus_upload_id,
+    );
+}
+
+export async function insertVideo(db: Db, row: VideoRow): Promise<void> {
+  await insertVideoStatement(db, row).run();
 }
 
 /** A live (not deleted) video of the project. */

@@ -129,6 +129,7 @@ export const videoRoutes = createRouter()
       deleted_at: null,
       completed_parts: null,
       ...NOT_ENCODED,
+      tus_upload_id: null,
     };
     try {
       await insertVideo(c.var.db, row);

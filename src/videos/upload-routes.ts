@@ -7,12 +7,12 @@ import { createRouter } from "../http/router";
 import { binaryBody, decimalInt, jsonRequest, jsonResponse, pathId } from "../http/schemas";
 import { idempotent } from "../idempotency/middleware";
 import { logError } from "../lib/log";
-import { queueEncoding } from "../pipeline/queue";
 import { completionInFlight, type VideoRow } from "./model";
 import { canonicalParts, partsProblem } from "./parts";
 import { pathVideo, present } from "./present";
-import { acquireCompletionLease, finishCompletion, recordPart, releaseCompletionLease, storedParts } from "./queries";
+import { acquireCompletionLease, recordPart, releaseCompletionLease, storedParts } from "./queries";
 import { ProjectQuerySchema, UploadCompleteSchema, VideoSchema } from "./schemas";
+import { markUploaded } from "./uploaded";
 
 /**
  * A completion naming all 10,000 parts (about 60 bytes each) is larger than the 64 KiB other JSON
@@ -76,7 +76,9 @@ const complete = route(
 /** Why a live video takes no parts or completion now. */
 function refuseUpload(row: VideoRow, now: number): void {
   if (completionInFlight(row, now)) throw new ApiError("upload_completion_in_progress");
+  // A tus upload's object owns its multipart upload: parts from elsewhere would break its count.
   if (
+    row.tus_upload_id !== null ||
     row.status === "uploaded" ||
     !row.upload_r2_id ||
     !row.upload_expires_at ||
@@ -164,7 +166,10 @@ export const uploadRoutes = createRouter()
       }
       logError("upload complete: R2 had completed it already; recording it now", error, { videoId: leased.id });
     }
-    const finished = await finishCompletion(c.var.db, leased.id, lease, canonicalParts(parts), Date.now());
-    if (finished) await queueEncoding(c.env.ENCODE_QUEUE, finished);
+    const finished = await markUploaded(
+      { db: c.var.db, encodeQueue: c.env.ENCODE_QUEUE },
+      { videoId: leased.id, lease, completedParts: canonicalParts(parts) },
+      Date.now(),
+    );
     return c.json(present(c, finished ?? (await pathVideo(c, leased.id))), 200);
   });

@@ -363,6 +363,43 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/uploads": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a video and a one-video tus upload URL for a browser or an app
+         * @description The answer's `url` is a tus 1.0.0 creation endpoint (extensions `creation`, `termination`, `expiration`) that any tus client may use without an API key until `expiresAt`, from a page on `corsOrigin`: `POST` it with `Upload-Length` to create the upload (one per URL), then `PATCH` the `Location` with `Content-Type: application/offset+octet-stream` and `Upload-Offset`, at most 64 MiB a request; `HEAD` tells where to resume; `DELETE` ends it and deletes the video. Answers on the URL are plain tus statuses (412, 409, 415, 413, 404), not JSON. When the last byte arrives the video is `uploaded`.
+         */
+        post: operations["createDirectUpload"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/uploads/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A direct upload's progress */
+        get: operations["getDirectUpload"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/videos/{id}/thumbnail": {
         parameters: {
             query?: never;
@@ -873,6 +910,61 @@ export interface components {
              * @example 3600
              */
             expiresIn?: number;
+        };
+        DirectUpload: {
+            /**
+             * @description ULID
+             * @example 01JD5Q3V7Y8N2M4K6P9R0S1T2V
+             */
+            id: string;
+            /**
+             * Format: uri
+             * @description The tus 1.0.0 creation URL; its own credential
+             */
+            url: string;
+            /**
+             * @description ISO 8601 UTC with milliseconds
+             * @example 2026-11-22T06:00:00.000Z
+             */
+            expiresAt: string;
+            video: components["schemas"]["Video"];
+        };
+        DirectUploadCreateRequest: {
+            video?: components["schemas"]["VideoCreateRequest"];
+            /**
+             * @description An origin, or "*" (default)
+             * @example https://app.example.com
+             */
+            corsOrigin?: string;
+            /** @description Seconds, default 3600 */
+            expiresIn?: number;
+            /** @description The largest Upload-Length the URL accepts; default and at most 50 GiB */
+            maxSizeBytes?: number;
+        };
+        DirectUploadProgress: {
+            /**
+             * @description ULID
+             * @example 01JD5Q3V7Y8N2M4K6P9R0S1T2V
+             */
+            id: string;
+            /** Format: uri */
+            url: string;
+            /**
+             * @description ISO 8601 UTC with milliseconds
+             * @example 2026-11-22T06:00:00.000Z
+             */
+            expiresAt: string;
+            /**
+             * @description ULID
+             * @example 01JD5Q3V7Y8N2M4K6P9R0S1T2V
+             */
+            videoId: string;
+            /** @enum {string} */
+            status: "waiting" | "uploading" | "completed" | "cancelled" | "expired";
+            /** @description Bytes held */
+            offset: number;
+            /** @description The Upload-Length; null until the upload is created */
+            length: number | null;
         };
         ThumbnailResult: {
             /**
@@ -4220,6 +4312,271 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "idempotency_key_reused";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+        };
+    };
+    createDirectUpload: {
+        parameters: {
+            query?: {
+                /** @description The project's ULID: required under session-cookie auth, ignored under API-key auth */
+                projectId?: string;
+            };
+            header?: {
+                /** @description 1–255 printable ASCII characters, kept 24 h per caller, method, path and query. A repeat of a request that answered 2xx gets the same status and body again, with `Idempotent-Replayed: true`, and does nothing more; while the first still runs, 409 idempotency_key_in_use; with another body, 422 idempotency_key_reused. An answer other than 2xx leaves the key unused. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DirectUploadCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description The upload URL and its video */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DirectUpload"];
+                };
+            };
+            /** @description `invalid_project_id`, `invalid_idempotency_key`, `invalid_body` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_project_id" | "invalid_idempotency_key" | "invalid_body";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `forbidden_origin`, `account_not_approved`, `insufficient_scope` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "forbidden_origin" | "account_not_approved" | "insufficient_scope";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "not_found";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `idempotency_key_in_use` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "idempotency_key_in_use";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `payload_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "payload_too_large";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `idempotency_key_reused` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "idempotency_key_reused";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getDirectUpload: {
+        parameters: {
+            query?: {
+                /** @description The project's ULID: required under session-cookie auth, ignored under API-key auth */
+                projectId?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The upload's ULID (case-insensitive) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Its progress */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DirectUploadProgress"];
+                };
+            };
+            /** @description `invalid_project_id` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_project_id";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `account_not_approved`, `insufficient_scope` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "account_not_approved" | "insufficient_scope";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `not_found`, `upload_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "not_found" | "upload_not_found";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */

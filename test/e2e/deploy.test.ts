@@ -40,11 +40,15 @@ describe("the README's deploy walks a new account through everything wrangler.to
     const out = mkdtempSync(path.join(tmpdir(), "dry-run-"));
     try {
       // The image itself cannot be built here (no Docker daemon); the rollout flag checks the rest.
-      const result = spawnSync("npx", ["wrangler", "deploy", "--dry-run", "--containers-rollout=none", "--outdir", out], {
-        cwd: root,
-        encoding: "utf8",
-        env: { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false" },
-      });
+      const result = spawnSync(
+        "npx",
+        ["wrangler", "deploy", "--dry-run", "--containers-rollout=none", "--outdir", out],
+        {
+          cwd: root,
+          encoding: "utf8",
+          env: { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false" },
+        },
+      );
       expect(result.status, `${result.stdout}\n${result.stderr}`).toBe(0);
       expect(result.stdout).toContain("--dry-run: exiting now.");
     } finally {

@@ -6,6 +6,10 @@ import { encodeMessages, fakeEncoder, finishReady, runEncodes, uploadedVideo } f
 import { type BudgetedRoute, ROUND_TRIP_BUDGET } from "../round-trip-budget";
 import { apiWith } from "../support/app";
 import { countingBindings } from "../support/round-trips";
+import { create, newUpload, TUS } from "../uploads/support";
+
+/** The path of an absolute upload URL, for the app under test. */
+const tusPath = (url: string) => new URL(url).pathname;
 
 type Workspace = Awaited<ReturnType<typeof workspace>>;
 type Call = { path: string; init?: RequestInit; status: number };
@@ -147,6 +151,41 @@ const CALLS: Record<BudgetedRoute, (ws: Workspace) => Promise<Call>> = {
     status: 200,
   }),
   "POST /v1/videos": async (ws) => ({ path: "/v1/videos", init: bearer(ws.key, json("POST", {})), status: 201 }),
+  "POST /v1/uploads": async (ws) => ({ path: "/v1/uploads", init: bearer(ws.key, json("POST", {})), status: 201 }),
+  "GET /v1/uploads/{id}": async (ws) => ({
+    path: `/v1/uploads/${(await newUpload(ws.key)).id}`,
+    init: bearer(ws.key),
+    status: 200,
+  }),
+  "OPTIONS /tus/{token}": async (ws) => ({
+    path: tusPath((await newUpload(ws.key)).url),
+    init: { method: "OPTIONS" },
+    status: 204,
+  }),
+  "POST /tus/{token}": async (ws) => ({
+    path: tusPath((await newUpload(ws.key)).url),
+    init: { method: "POST", headers: { ...TUS, "upload-length": "10" } },
+    status: 201,
+  }),
+  "HEAD /tus/{token}/source": async (ws) => ({
+    path: tusPath(await create((await newUpload(ws.key)).url, 10)),
+    init: { method: "HEAD", headers: TUS },
+    status: 200,
+  }),
+  "PATCH /tus/{token}/source": async (ws) => ({
+    path: tusPath(await create((await newUpload(ws.key)).url, 20)),
+    init: {
+      method: "PATCH",
+      headers: { ...TUS, "content-type": "application/offset+octet-stream", "upload-offset": "0" },
+      body: "0123456789",
+    },
+    status: 204,
+  }),
+  "DELETE /tus/{token}/source": async (ws) => ({
+    path: tusPath(await create((await newUpload(ws.key)).url, 10)),
+    init: { method: "DELETE", headers: TUS },
+    status: 204,
+  }),
   "GET /v1/videos": async (ws) => ({ path: "/v1/videos", init: bearer(ws.key), status: 200 }),
   "GET /v1/videos/{id}": async (ws) => ({ path: `/v1/videos/${ws.video}`, init: bearer(ws.key), status: 200 }),
   "PATCH /v1/videos/{id}": async (ws) => ({

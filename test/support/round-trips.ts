@@ -33,6 +33,30 @@ function counting<T extends object>(
   });
 }
 
+/** The tus uploads' objects, counting each call (request or RPC) to one. */
+function countingUploads(count: () => void): Env["TUS_UPLOADS"] {
+  const real = env.TUS_UPLOADS;
+  return {
+    idFromName: (name: string) => real.idFromName(name),
+    get: (id: DurableObjectId) => {
+      // RPC stubs are proxies of their own: call them directly, never through Reflect.
+      const stub = real.get(id);
+      const counted =
+        <A extends unknown[], R>(call: (...args: A) => R) =>
+        (...args: A): R => {
+          count();
+          return call(...args);
+        };
+      return {
+        fetch: counted((request: Request) => stub.fetch(request)),
+        init: counted((...args: Parameters<typeof stub.init>) => stub.init(...args)),
+        progress: counted(() => stub.progress()),
+        terminate: counted(() => stub.terminate()),
+      };
+    },
+  } as unknown as Env["TUS_UPLOADS"];
+}
+
 /**
  * Bindings that count their round trips: each D1 query or batch, Durable Object call, R2
  * operation and queue send. `counts()` reads them.
@@ -52,6 +76,7 @@ export function countingBindings() {
     DB: db.binding,
     MEDIA: media,
     RATE_LIMITER: limiter,
+    TUS_UPLOADS: countingUploads(() => trips.do++),
     WEBHOOK_QUEUE: queue(env.WEBHOOK_QUEUE),
     DELETION_QUEUE: queue(env.DELETION_QUEUE),
     PROJECT_DELETION_QUEUE: queue(env.PROJECT_DELETION_QUEUE),

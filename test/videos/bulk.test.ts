@@ -234,6 +234,7 @@ describe("round trips", () => {
       {
         db: db.binding,
         media: env.MEDIA,
+        uploads: env.TUS_UPLOADS,
         publish: publishNow({ ...env, DB: db.binding }),
         cancelEncoding: async () => {},
       },

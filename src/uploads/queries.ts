@@ -1,0 +1,53 @@
+import type { Db } from "../lib/db";
+
+/** A direct upload as POST /v1/uploads minted it (table `tus_uploads`). */
+export type TusUploadRow = {
+  id: string;
+  project_id: string;
+  video_id: string;
+  cors_origin: string;
+  max_size_bytes: number;
+  expires_at: string;
+  created_at: string;
+};
+
+export function insertTusUploadStatement(db: Db, row: TusUploadRow): D1PreparedStatement {
+  return db
+    .prepare(
+      `INSERT INTO tus_uploads (id, project_id, video_id, cors_origin, max_size_bytes, expires_at, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?)`,
+    )
+    .bind(row.id, row.project_id, row.video_id, row.cors_origin, row.max_size_bytes, row.expires_at, row.created_at);
+}
+
+/** The project's upload, with whether its video is deleted and whether it is uploaded. */
+export function findTusUpload(
+  db: Db,
+  projectId: string,
+  id: string,
+): Promise<(TusUploadRow & { video_deleted: number; video_uploaded: number }) | null> {
+  return db
+    .prepare(
+      `SELECT u.*, v.deleted_at IS NOT NULL AS video_deleted, v.status = 'uploaded' AS video_uploaded
+       FROM tus_uploads u JOIN videos v ON v.id = u.video_id
+       WHERE u.id = ? AND u.project_id = ?`,
+    )
+    .bind(id, projectId)
+    .first();
+}
+
+/**
+ * Whether the upload's video is still there to upload to: neither it nor its project deleted. The
+ * upload's object asks before every request, so a delete (of the video or its project) closes the
+ * URL at once, whichever way it was made.
+ */
+export async function videoIsLive(db: Db, projectId: string, videoId: string): Promise<boolean> {
+  const row = await db
+    .prepare(
+      `SELECT 1 AS live FROM videos v JOIN projects p ON p.id = v.project_id
+       WHERE v.id = ? AND v.project_id = ? AND v.deleted_at IS NULL AND p.deleted_at IS NULL`,
+    )
+    .bind(videoId, projectId)
+    .first<{ live: number }>();
+  return row !== null;
+}

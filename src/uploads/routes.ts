@@ -1,0 +1,154 @@
+import { videoReader, videoWriter } from "../auth/guards";
+import { jsonBody } from "../http/body";
+import { found } from "../http/found";
+import { publicOrigin } from "../http/public-url";
+import { route } from "../http/route";
+import { createRouter } from "../http/router";
+import { jsonRequest, jsonResponse } from "../http/schemas";
+import { idempotent } from "../idempotency/middleware";
+import { sourceKey } from "../lib/storage-keys";
+import { isoTime } from "../lib/time";
+import { ulid } from "../lib/ulid";
+import { uploadObject } from "../lib/upload-objects";
+import { NOT_ENCODED, type VideoRow } from "../videos/model";
+import { present } from "../videos/present";
+import { insertVideoStatement } from "../videos/queries";
+import { ProjectQuerySchema } from "../videos/schemas";
+import { MAX_UPLOAD_BYTES } from "./protocol";
+import { findTusUpload, insertTusUploadStatement, type TusUploadRow } from "./queries";
+import {
+  DirectUploadCreateSchema,
+  DirectUploadSchema,
+  UploadParamsSchema,
+  UploadProgressSchema,
+  type UploadStatus,
+} from "./schemas";
+import { creationUrl, uploadToken } from "./url";
+
+const TUS_DESCRIPTION =
+  "The answer's `url` is a tus 1.0.0 creation endpoint (extensions `creation`, `termination`, " +
+  "`expiration`) that any tus client may use without an API key until `expiresAt`, from a page on " +
+  "`corsOrigin`: `POST` it with `Upload-Length` to create the upload (one per URL), then `PATCH` the " +
+  "`Location` with `Content-Type: application/offset+octet-stream` and `Upload-Offset`, at most 64 MiB " +
+  "a request; `HEAD` tells where to resume; `DELETE` ends it and deletes the video. Answers on the URL " +
+  "are plain tus statuses (412, 409, 415, 413, 404), not JSON. When the last byte arrives the video is " +
+  "`uploaded`.";
+
+const create = route(
+  {
+    method: "post",
+    path: "/v1/uploads",
+    operationId: "createDirectUpload",
+    tags: ["Uploads"],
+    summary: "Create a video and a one-video tus upload URL for a browser or an app",
+    description: TUS_DESCRIPTION,
+    middleware: [videoWriter, idempotent, jsonBody] as const,
+    request: { query: ProjectQuerySchema, body: jsonRequest(DirectUploadCreateSchema) },
+    responses: { 201: jsonResponse(DirectUploadSchema, "The upload URL and its video") },
+  },
+  ["invalid_body"],
+);
+
+const read = route(
+  {
+    method: "get",
+    path: "/v1/uploads/{id}",
+    operationId: "getDirectUpload",
+    tags: ["Uploads"],
+    summary: "A direct upload's progress",
+    middleware: [videoReader] as const,
+    request: { params: UploadParamsSchema, query: ProjectQuerySchema },
+    responses: { 200: jsonResponse(UploadProgressSchema, "Its progress") },
+  },
+  ["upload_not_found"],
+);
+
+const DEFAULT_EXPIRES_IN = 3600;
+
+export const directUploadRoutes = createRouter()
+  .openapi(create, async (c) => {
+    const body = c.req.valid("json");
+    const now = Date.now();
+    const videoId = ulid(now);
+    const uploadId = ulid(now);
+    const expiresAt = now + (body.expiresIn ?? DEFAULT_EXPIRES_IN) * 1000;
+    const key = sourceKey(c.var.projectId, videoId);
+    const multipart = await c.env.MEDIA.createMultipartUpload(key);
+    const video: VideoRow = {
+      id: videoId,
+      project_id: c.var.projectId,
+      title: body.video?.title ?? null,
+      status: "waiting_for_upload",
+      visibility: body.video?.visibility ?? "public",
+      source_key: key,
+      upload_id: uploadId,
+      upload_r2_id: multipart.uploadId,
+      upload_expires_at: isoTime(expiresAt),
+      completion_lease_until: null,
+      custom_thumbnail_key: null,
+      created_at: isoTime(now),
+      updated_at: isoTime(now),
+      deleted_at: null,
+      completed_parts: null,
+      tus_upload_id: uploadId,
+      ...NOT_ENCODED,
+    };
+    const upload: TusUploadRow = {
+      id: uploadId,
+      project_id: c.var.projectId,
+      video_id: videoId,
+      cors_origin: body.corsOrigin ?? "*",
+      max_size_bytes: body.maxSizeBytes ?? MAX_UPLOAD_BYTES,
+      expires_at: video.upload_expires_at as string,
+      created_at: video.created_at,
+    };
+    const url = creationUrl(publicOrigin(c), await uploadToken(c.var.config.cursorSecret, uploadId));
+    try {
+      await c.var.db.batch([insertVideoStatement(c.var.db, video), insertTusUploadStatement(c.var.db, upload)]);
+    } catch (error) {
+      // Leave no orphaned multipart upload behind a video that was never recorded.
+      await multipart.abort().catch(() => {});
+      throw error;
+    }
+    // Recorded first: an object that failed to start is found by the clean-up through the video.
+    await uploadObject(c.env.TUS_UPLOADS, uploadId).init({
+      uploadId,
+      videoId,
+      projectId: c.var.projectId,
+      sourceKey: key,
+      r2UploadId: multipart.uploadId,
+      corsOrigin: upload.cors_origin,
+      maxSizeBytes: upload.max_size_bytes,
+      expiresAt,
+      url,
+    });
+    return c.json({ id: uploadId, url, expiresAt: upload.expires_at, video: present(c, video, now) }, 201);
+  })
+  .openapi(read, async (c) => {
+    const row = await found("upload_not_found", c.req.valid("param").id, (id) =>
+      findTusUpload(c.var.db, c.var.projectId, id),
+    );
+    const progress = await uploadObject(c.env.TUS_UPLOADS, row.id).progress();
+    const now = Date.now();
+    const status: UploadStatus = row.video_deleted
+      ? "cancelled"
+      : row.video_uploaded || progress?.phase === "completed"
+        ? "completed"
+        : now >= Date.parse(row.expires_at) || progress?.phase === "ended"
+          ? "expired"
+          : progress?.started
+            ? "uploading"
+            : "waiting";
+    return c.json(
+      {
+        id: row.id,
+        url: creationUrl(publicOrigin(c), await uploadToken(c.var.config.cursorSecret, row.id)),
+        expiresAt: row.expires_at,
+        videoId: row.video_id,
+        status,
+        offset: progress?.offset ?? 0,
+        length: progress?.length ?? null,
+      },
+      200,
+    );
+  });
