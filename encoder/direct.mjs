@@ -13,8 +13,8 @@ import { probe } from "./probe.mjs";
 /** @typedef {import("./binaries.mjs").Binaries} Binaries */
 /** @typedef {import("./protocol.mjs").Job["settings"]} Settings */
 
-/** The encoder's default thread count (server.mjs, without ENCODER_THREADS): the cores, at most 4. */
-export const defaultThreads = () => Math.min(availableParallelism(), 4);
+/** The encoder's thread count as server.mjs picks it: ENCODER_THREADS, else the cores, at most 4. */
+export const defaultThreads = (env = process.env) => Number(env.ENCODER_THREADS) || Math.min(availableParallelism(), 4);
 
 /**
  * The encoder's ffmpeg arguments for `source` under `settings`, writing to `out` (emptied first),
