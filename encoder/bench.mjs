@@ -9,21 +9,17 @@
 // (and with --8k a 7680×4320 one) for ffmpeg's peak memory.
 // Usage: npm run bench:encoder [-- --runs 3 --8k]
 
-import { spawn } from "node:child_process";
-import { mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
-import { availableParallelism, tmpdir } from "node:os";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { describeBinaries, resolveBinaries } from "./binaries.mjs";
+import { directArgs, runDirect } from "./direct.mjs";
 import { runFfmpeg } from "./encode.mjs";
-import { ffmpegArgs, posterTime } from "./ffmpeg-args.mjs";
-import { ladder } from "./ladder.mjs";
-import { probe } from "./probe.mjs";
 import { startEncoder } from "./test/encoder-process.mjs";
 import { startFakeWorker } from "./test/fake-worker.mjs";
 import { makeClip, makeWatermark } from "./test/media.mjs";
 
-/** @typedef {import("./binaries.mjs").Binaries} Binaries */
 /** @typedef {import("./protocol.mjs").Job["settings"]} Settings */
 
 const { values: options } = parseArgs({
@@ -47,52 +43,6 @@ function median(xs) {
 const seconds = (ms) => `${(ms / 1000).toFixed(2)} s`;
 /** @param {number | null} bytes */
 const mib = (bytes) => (bytes === null ? "unknown" : `${(bytes / 1024 / 1024).toFixed(0)} MiB`);
-
-/**
- * The encoder's ffmpeg arguments for `source`, writing to a fresh `out`.
- * @param {Binaries} binaries
- * @param {string} source
- * @param {string} watermark
- * @param {string} out
- */
-async function argsFor(binaries, source, watermark, out) {
-  const probed = await probe(binaries.ffprobe, source);
-  if (!probed.valid) throw new Error(`bench source invalid: ${probed.reason}`);
-  await rm(out, { recursive: true, force: true });
-  await mkdir(out, { recursive: true });
-  return ffmpegArgs({
-    source,
-    videoStream: probed.videoStream,
-    audioStream: probed.audioStream,
-    frameRate: probed.frameRate,
-    interlaced: probed.interlaced,
-    renditions: ladder(probed, SETTINGS.enabledResolutions),
-    watermark: SETTINGS.watermark && { path: watermark, ...SETTINGS.watermark },
-    mp4: SETTINGS.mp4,
-    posterTime: posterTime(probed.duration ?? 0),
-    outDir: out,
-    threads: Math.min(availableParallelism(), 4),
-  });
-}
-
-/**
- * ffmpeg run directly, as from a shell.
- * @param {Binaries} binaries
- * @param {string[]} args
- */
-function direct(binaries, args) {
-  const started = performance.now();
-  return new Promise((resolve, reject) => {
-    const child = spawn(binaries.ffmpeg.path, args, {
-      stdio: "ignore",
-      env: { ...process.env, ...binaries.ffmpeg.env },
-    });
-    child.on("error", reject);
-    child.on("close", (code) =>
-      code === 0 ? resolve(performance.now() - started) : reject(new Error(`ffmpeg exit ${code}`)),
-    );
-  });
-}
 
 /**
  * One job through the real server; resolves with its wall time and the result.
@@ -142,8 +92,9 @@ async function main() {
     /** @type {(number | null)[]} */ const peaks = [];
     for (let run = 0; run < RUNS; run++) {
       const out = join(dir, "out");
-      directMs.push(await direct(binaries, await argsFor(binaries, clipFile, watermarkFile, out)));
-      const encoded = await runFfmpeg(binaries.ffmpeg, await argsFor(binaries, clipFile, watermarkFile, out));
+      const args = () => directArgs(binaries, { source: clipFile, settings: SETTINGS, watermark: watermarkFile, out });
+      directMs.push(await runDirect(binaries, await args()));
+      const encoded = await runFfmpeg(binaries.ffmpeg, await args());
       if (!encoded.ok) throw new Error(`${encoded.failure}: ${encoded.stderr}`);
       ffmpegMs.push(encoded.elapsedMs);
       const { ms, result } = await job(encoder, fake, `bench-${run}`, clip, watermark);

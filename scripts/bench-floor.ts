@@ -1,43 +1,20 @@
 // `npm run bench:floor`: how far the Worker's own required work sits above a bare answer under
-// `wrangler dev`. Starts scripts/bench-floor (a Worker that does only what PUT thumbnail and PATCH
-// encoding settings cannot do without: authenticate in D1, count in the service's RateLimiter,
-// receive the body, store, swap, delete) and times each beside its bare 404, as `npm run bench`
-// does. The service's own route cannot be faster than its bare route plus this difference.
-import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+// `wrangler dev`. Starts scripts/bench-floor (a Worker that does only what some routes cannot do
+// without: for PUT thumbnail and PATCH encoding settings, authenticate in D1, count in the service's
+// RateLimiter, receive the body, store, swap, delete; for playback, read the file from R2) and times
+// each beside its bare 404, as `npm run bench` does. The service's own route cannot be faster than
+// its bare route plus this difference. (`npm run bench` compares its playback routes with the same
+// floor reading the very bytes it served.)
+import { readFileSync } from "node:fs";
 import path from "node:path";
+import { pseudoRandom } from "../encoder/test/media.mjs";
 import { paddedPng } from "../test/support/images.ts";
+import { startFloorWorker } from "./floor-worker.ts";
 
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 200);
 const WARMUP = 20;
-const PORT = Number(process.env.BENCH_FLOOR_PORT ?? 8797);
-const base = `http://127.0.0.1:${PORT}`;
 const root = path.join(import.meta.dirname, "..");
-const persistTo = mkdtempSync(path.join(tmpdir(), "bench-floor-"));
-
-const server = spawn(
-  "wrangler",
-  [
-    "dev",
-    "-c",
-    "scripts/bench-floor/wrangler.toml",
-    "--ip",
-    "127.0.0.1",
-    "--port",
-    String(PORT),
-    "--persist-to",
-    persistTo,
-  ],
-  { cwd: root, detached: true, stdio: "ignore", env: { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false" } },
-);
-
-async function call(pathname: string, init?: RequestInit): Promise<number> {
-  const start = performance.now();
-  const response = await fetch(`${base}${pathname}`, init);
-  await response.arrayBuffer();
-  return performance.now() - start;
-}
+const floor = await startFloorWorker(process.env.BENCH_FLOOR_PORT ? Number(process.env.BENCH_FLOOR_PORT) : undefined);
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1] ?? Number.NaN;
 
@@ -46,8 +23,8 @@ async function paired(pathname: string, init: () => RequestInit) {
   const bare: number[] = [];
   const times: number[] = [];
   for (let i = 0; i < WARMUP + SAMPLES; i++) {
-    const b = await call("/bare");
-    const t = await call(pathname, init());
+    const b = await floor.call("/bare");
+    const t = await floor.call(pathname, init());
     if (i >= WARMUP) {
       bare.push(b);
       times.push(t);
@@ -57,13 +34,12 @@ async function paired(pathname: string, init: () => RequestInit) {
 }
 
 try {
-  for (let ready = false, tries = 0; !ready; tries++) {
-    if (tries > 120) throw new Error("the floor Worker did not start");
-    ready = await call("/setup").then(
-      () => true,
-      () => new Promise((resolve) => setTimeout(() => resolve(false), 500)),
-    );
-  }
+  // The objects of the playback floor: a playlist-sized one and a 1 MiB one (a segment).
+  // Their types are the service's: the local runtime compresses some types for a client that
+  // accepts gzip (Node's fetch does), which costs far more than the read. The segment's bytes are
+  // as incompressible as video (pseudo-random), as its gzip would otherwise be nearly free.
+  await floor.seed("playlist", new Uint8Array(400).fill(0x23), "application/vnd.apple.mpegurl");
+  await floor.seed("segment", new Uint8Array(pseudoRandom(1024 * 1024)), "video/mp2t");
   const png = new Uint8Array(readFileSync(path.join(root, "test/fixtures/images/rgb.png")));
   const small = new Uint8Array(paddedPng(png, 200 * 1024));
   const cases = [
@@ -77,6 +53,9 @@ try {
       "/patch",
       () => ({ method: "PATCH", body: '{"mp4FallbackEnabled":true}' }),
     ],
+    ["GET playlist, 400 B: R2 get", "/object?key=playlist", () => ({})],
+    ["GET segment, 1 MiB: R2 get", "/object?key=segment", () => ({})],
+    ["GET segment, 1 MiB: D1, R2 get", "/object?key=segment&d1=1", () => ({})],
   ] as const;
   console.log(
     `concurrency 1, ${SAMPLES} samples after ${WARMUP} warm-up calls, each beside a bare 404 of the same Worker`,
@@ -96,7 +75,7 @@ try {
   for (const mode of ["single", "batch"] as const) {
     const runs: number[] = [];
     for (let i = 0; i < 5; i++) {
-      const response = await fetch(`${base}/writes?n=1000&mode=${mode}`);
+      const response = await fetch(`${floor.base}/writes?n=1000&mode=${mode}`);
       const { n, ms } = (await response.json()) as { n: number; ms: number };
       runs.push((n / ms) * 1000);
     }
@@ -107,6 +86,5 @@ try {
     );
   }
 } finally {
-  if (server.pid) process.kill(-server.pid, "SIGTERM");
-  rmSync(persistTo, { recursive: true, force: true });
+  floor.stop();
 }

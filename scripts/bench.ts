@@ -1,6 +1,10 @@
 // `npm run bench`: starts the real dev server and times every route at concurrency 1, printing one
 // table (median, p95, ratio to the bare route, round trips by kind) and writing it as JSON to
 // .bench/results.json. Figures, not pass/fail: targets are read by people, never asserted in tests.
+// Before the routes, the encoding pipeline against ffmpeg run directly; after them, the playback
+// routes against the bench floor Worker (scripts/bench-encoding.ts). BENCH_ONLY=regex runs only the
+// cases and sections whose name matches it: "encoding pipeline", "playback floor" (also run by any
+// playback case), "webhook isolation" (the bare route always runs).
 import { spawnSync } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
@@ -10,6 +14,7 @@ import { E2E_ADMIN_TOKEN, startDevServer } from "../test/e2e/server.ts";
 import { type BudgetedRoute, ROUND_TRIP_BUDGET } from "../test/round-trip-budget.ts";
 import { paddedPng } from "../test/support/images.ts";
 import { startBackgroundLoad } from "./bench-background.ts";
+import { benchPipeline, comparePlaybackWithFloor, preparePlayback } from "./bench-encoding.ts";
 import { benchWebhookIsolation } from "./bench-webhooks.ts";
 import { percentile } from "./percentile.ts";
 
@@ -218,6 +223,8 @@ async function loadCursorCode(): Promise<CursorCode> {
     bundle: true,
     format: "esm",
     platform: "neutral",
+    // "neutral" reads no package's main field unless told: @hono/zod-openapi's dependency has only `main`.
+    mainFields: ["module", "main"],
     write: false,
   });
   const code = bundled.outputFiles[0]?.text ?? "";
@@ -225,9 +232,14 @@ async function loadCursorCode(): Promise<CursorCode> {
 }
 const { encodeCursor, deliveriesCursorScope } = await loadCursorCode();
 
+const only = process.env.BENCH_ONLY;
+const selected = (name: string) => !only || new RegExp(only).test(name);
+
 const server = await startDevServer(["--var", `CURSOR_SECRET:${CURSOR_SECRET}`]);
 try {
   const base = server.baseUrl;
+  // First, while nothing else runs on the dev server: the encoder has the machine to itself.
+  const pipeline = selected("encoding pipeline") ? await benchPipeline(server) : null;
   const png = new Uint8Array(readFileSync(path.join(import.meta.dirname, "../test/fixtures/images/rgb.png")));
   const thumbnails = { small: paddedPng(png, 200 * 1024), large: paddedPng(png, 5 * 1024 * 1024) };
   const ws = await workspace(base, 3 * (SAMPLES + WARMUP));
@@ -265,6 +277,25 @@ try {
     if (size === "small") publicUrl = response.json?.thumbnailUrl ?? publicUrl;
     return response;
   };
+  // Playback: ready videos made on first use (encoding takes seconds), outside every timing.
+  let playbackState: ReturnType<typeof preparePlayback> | null = null;
+  const playback = () => {
+    playbackState ??= preparePlayback(server, pipeline?.playbackVideo);
+    return playbackState;
+  };
+  let played = { id: "", segment: { path: "", bytes: 0 }, tokenHls: "", mp4Url: "" };
+  const usePlayback = async () => {
+    played = await playback();
+  };
+  const getPlayback =
+    (url: () => string, headers: Record<string, string> = {}) =>
+    async () => {
+      const started = performance.now();
+      const response = await fetch(url(), { headers });
+      const headersMs = performance.now() - started;
+      await response.arrayBuffer();
+      return { status: response.status, headers: response.headers, headersMs };
+    };
   // Per-sample state made in `prepare`, outside the timing.
   let scratch = "";
   let logoutClient = new Client(base);
@@ -531,6 +562,51 @@ try {
       },
       run: (i) => ws.caller(i)("DELETE", `/v1/videos/${video}/thumbnail`),
     },
+    // Playback (no credential: public videos by id, a token in place of the id), each body read to
+    // its end. The first `prepare` makes the videos (seconds of encoding), outside the timing.
+    {
+      name: "GET /play/{id}/master.m3u8",
+      budget: "GET /play/{id}/master.m3u8",
+      expect: 200,
+      prepare: usePlayback,
+      run: getPlayback(() => `${base}/play/${played.id}/master.m3u8`),
+    },
+    {
+      name: "GET /play/{id}/{rendition}/index.m3u8",
+      budget: "GET /play/{id}/{rendition}/index.m3u8",
+      expect: 200,
+      prepare: usePlayback,
+      run: getPlayback(() => `${base}/play/${played.id}/${played.segment.path.split("/")[0]}/index.m3u8`),
+    },
+    {
+      // The segment nearest 1 MiB of the video's; its exact size is printed with the floor comparison.
+      name: "GET /play/{id}/{rendition}/{segment} ~1 MiB",
+      budget: "GET /play/{id}/{rendition}/{segment}",
+      expect: 200,
+      prepare: usePlayback,
+      run: getPlayback(() => `${base}/play/${played.id}/${played.segment.path}`),
+    },
+    {
+      name: "GET /play/{token}/master.m3u8",
+      budget: "GET /play/{token}/master.m3u8",
+      expect: 200,
+      prepare: usePlayback,
+      run: getPlayback(() => played.tokenHls),
+    },
+    {
+      name: "GET /play/{id}/video.mp4 range 64 KiB",
+      budget: "GET /play/{id}/video.mp4 range",
+      expect: 206,
+      prepare: usePlayback,
+      run: getPlayback(() => played.mp4Url, { range: "bytes=0-65535" }),
+    },
+    {
+      name: "GET /embed/{id}",
+      budget: "GET /embed/{id}",
+      expect: 200,
+      prepare: usePlayback,
+      run: getPlayback(() => `${base}/embed/${played.id}`),
+    },
     {
       name: "POST /v1/projects/{projectId}/webhook-endpoints",
       budget: "POST /v1/projects/{projectId}/webhook-endpoints",
@@ -647,15 +723,13 @@ try {
     "POST …/deliveries/{attemptId}/retry",
   ];
   cases.sort((a, b) => heavy.indexOf(a.name) - heavy.indexOf(b.name));
-  // BENCH_ONLY=regex runs only the cases whose name matches it (the bare route always runs).
-  const only = process.env.BENCH_ONLY;
   const results: (Awaited<ReturnType<typeof measure>> & {
     roundTrips: (typeof ROUND_TRIP_BUDGET)[BudgetedRoute] | null;
   })[] = [];
   let thumbnailPeak = Number.NaN;
   let basePeak = Number.NaN;
   const bareCase = cases[0] as Case;
-  for (const item of cases.filter((c, i) => i === 0 || !only || new RegExp(only).test(c.name))) {
+  for (const item of cases.filter((c, i) => i === 0 || selected(c.name))) {
     scratch = "";
     if (item.name.startsWith("PUT /v1/videos/{id}/thumbnail 200"))
       basePeak = peakMemory(workerdPids(server.processGroup), true);
@@ -753,12 +827,31 @@ try {
     `workerd peak RSS (VmHWM, ${workerdPids(server.processGroup).length} processes): ${basePeak.toFixed(1)} MiB before the thumbnail uploads, ` +
       `${thumbnailPeak.toFixed(1)} MiB after them`,
   );
-  const loaded = await loadedPass(cases.filter((c, i) => i === 0 || !only || new RegExp(only).test(c.name)));
-  const webhooks = await benchWebhookIsolation(server.baseUrl);
+  // The playback floor runs whenever a playback case ran, or when it is selected by its name.
+  let playbackFloor = null;
+  if (playbackState || selected("playback floor")) {
+    const { id, segment } = await playback();
+    playbackFloor = await comparePlaybackWithFloor(base, id, ["master.m3u8", segment.path], SAMPLES);
+  }
+  const loaded = await loadedPass(cases.filter((c, i) => i === 0 || selected(c.name)));
+  const webhooks = selected("webhook isolation") ? await benchWebhookIsolation(server.baseUrl) : null;
   mkdirSync(".bench", { recursive: true });
   writeFileSync(
     ".bench/results.json",
-    `${JSON.stringify({ when: new Date().toISOString(), warmup: WARMUP, bare, results, loaded, webhooks }, null, 2)}\n`,
+    `${JSON.stringify(
+      {
+        when: new Date().toISOString(),
+        warmup: WARMUP,
+        bare,
+        pipeline: pipeline?.summary ?? null,
+        results,
+        playbackFloor,
+        loaded,
+        webhooks,
+      },
+      null,
+      2,
+    )}\n`,
   );
   console.log("written to .bench/results.json");
 } finally {

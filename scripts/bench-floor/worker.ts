@@ -1,6 +1,7 @@
-// The work two routes cannot do without, and nothing else (no router, no validation, no JSON
-// answers): what `npm run bench:floor` times beside a bare 404 of the same Worker. It uses the
-// service's own RateLimiter, so the limiter's call costs what it costs in the service.
+// The work some routes cannot do without, and nothing else (no router, no validation, no JSON
+// answers): what `npm run bench:floor` and `npm run bench`'s playback comparison time beside a bare
+// 404 of the same Worker. It uses the service's own RateLimiter, so the limiter's call costs what it
+// costs in the service.
 import { RateLimiter } from "../../src/rate-limit/limiter";
 
 export { RateLimiter };
@@ -57,6 +58,26 @@ export default {
           .bind(patch)
           .first();
         return new Response(null, { status: 204 });
+      }
+      case "/seed": {
+        // Stores the request's bytes under `key`: the objects `/object` then reads (not timed).
+        const key = new URL(request.url).searchParams.get("key") ?? "";
+        const contentType = request.headers.get("content-type") ?? "application/octet-stream";
+        await env.MEDIA.put(key, await request.arrayBuffer(), { httpMetadata: { contentType } });
+        return new Response(null, { status: 204 });
+      }
+      case "/object": {
+        // A playback file's floor: one R2 read, streamed out with its length and type (the type
+        // decides whether the local runtime compresses the answer, so it must match the service's),
+        // nothing else; with `d1=1`, a D1 read by primary key before it (the playback routes' one
+        // read of the video).
+        const url = new URL(request.url);
+        if (url.searchParams.has("d1")) await env.DB.prepare("SELECT * FROM records WHERE id = ?").bind("r").first();
+        const object = await env.MEDIA.get(url.searchParams.get("key") ?? "");
+        if (!object) return new Response(null, { status: 404 });
+        const headers = new Headers({ "content-length": String(object.size) });
+        object.writeHttpMetadata(headers);
+        return new Response(object.body, { headers });
       }
       case "/writes": {
         // D1 write statements per second as this runtime serves them: `n` single-row inserts one

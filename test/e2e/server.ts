@@ -6,7 +6,7 @@ import path from "node:path";
 
 export const E2E_ADMIN_TOKEN = "e2e-admin-token";
 
-function freePort(): Promise<number> {
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.unref();
