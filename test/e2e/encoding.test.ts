@@ -174,6 +174,19 @@ describe("encoding, end to end through npm run dev", () => {
     expect(eventsOf(id).map((event) => event.type)).toEqual(["video.errored"]);
   });
 
+  it("ends a zero-byte source (a tus upload of length 0) errored with invalid_source", async () => {
+    const minted = await tenant.call("POST", "/v1/uploads", {});
+    expect(minted.status).toBe(201);
+    const created = await fetch(minted.json.url, {
+      method: "POST",
+      headers: { "tus-resumable": "1.0.0", "upload-length": "0" },
+    });
+    expect(created.status).toBe(201);
+    const video = await waitForStatus(tenant.call, minted.json.video.id, ["ready", "errored"], 60);
+    expect(video).toMatchObject({ status: "errored", playback: null });
+    expect(video.error?.code).toBe("invalid_source");
+  });
+
   it("keeps a private video private: its id URLs need a token, which plays it", async () => {
     const { id } = await uploadVideo(tenant.call, source, { visibility: "private" });
     await waitForStatus(tenant.call, id, ["ready"], 60);

@@ -85,13 +85,15 @@ describe("tus-js-client in Node", () => {
       expect(methods.slice(0, 3)).toEqual(["POST", "PATCH", "PATCH"]);
       expect(head).toBeDefined();
       const resumedFrom = Number(head?.offset);
-      // What arrived of the cut PATCH (2 MB less its head) is kept: the resume starts past 2 chunks.
-      expect(resumedFrom).toBeGreaterThan(2 * chunkSize);
+      // The two whole PATCHes are kept; of the cut one, what reached the upload's object (workerd may
+      // drop what was still in transit when the client went away: the server chooses the boundary).
+      expect(resumedFrom).toBeGreaterThanOrEqual(2 * chunkSize);
       expect(resumedFrom).toBeLessThan(2 * chunkSize + 2_000_000);
       console.log(`cut off 2,000,000 bytes into the third PATCH; HEAD said resume from ${resumedFrom}`);
 
       const status = await viaProxy.call("GET", `/v1/videos/${video.id}`);
-      expect(status.json.status).toBe("uploaded");
+      // Uploaded, and on to encoding (random bytes: errored invalid_source soon after).
+      expect(["uploaded", "processing", "errored"]).toContain(status.json.status);
       const progress = await viaProxy.call("GET", `/v1/uploads/${id}`);
       expect(progress.json).toMatchObject({ status: "completed", offset: source.length, length: source.length });
       const stored = await storedSource(server.persistTo, viaProxy.projectId, video.id);
@@ -178,7 +180,9 @@ describe("tus-js-client in Node", () => {
       body: bodyOf(source.subarray(limit)),
     });
     expect(last.status).toBe(204);
-    expect((await tenant.call("GET", `/v1/videos/${video.id}`)).json.status).toBe("uploaded");
+    expect(["uploaded", "processing", "errored"]).toContain(
+      (await tenant.call("GET", `/v1/videos/${video.id}`)).json.status,
+    );
     expect(sha256(await storedSource(server.persistTo, tenant.projectId, video.id))).toBe(sha256(source));
   });
 
