@@ -3,9 +3,10 @@ import { cors } from "hono/cors";
 import type { AppEnv } from "./context";
 import { d1Session } from "./d1-session";
 import { renderDocs } from "./docs";
+import { openApiDocument } from "./document";
 import { handleError } from "./errors";
 import { notFoundHandler } from "./not-found";
-import { OPENAPI_DOCUMENT, registerSecuritySchemes } from "./openapi";
+import { OPENAPI_DOCUMENT, registerComponents } from "./openapi";
 import { loadConfig, requestContext } from "./request-context";
 import { validationHook } from "./validation";
 
@@ -34,8 +35,8 @@ export function createBaseApp() {
 
 /** Serves the app's own description (document, reference page, index) and answers the rest. */
 export function finishApp(app: OpenAPIHono<AppEnv>) {
-  registerSecuritySchemes(app.openAPIRegistry);
-  const document = () => app.getOpenAPI31Document(OPENAPI_DOCUMENT);
+  registerComponents(app.openAPIRegistry);
+  const document = () => openApiDocument(app);
   let docsPage: string | undefined;
   app.get("/v1/openapi.json", (c) => c.json(document()));
   app.get("/docs", async (c) => {

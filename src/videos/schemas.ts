@@ -98,7 +98,12 @@ export const VideoParamsSchema = z.object({ id: pathId("video") });
 export const MAX_BULK_IDS = 100;
 
 export const VideoIdsSchema = z
-  .array(z.string().refine((id) => parseUlid(id) !== null, "must be a ULID"))
+  .array(
+    z
+      .string()
+      .refine((id) => parseUlid(id) !== null, "must be a ULID")
+      .openapi({ description: "A video's ULID (case-insensitive)", pattern: ULID_PATTERN_ANY_CASE.source }),
+  )
   .min(1)
   .max(MAX_BULK_IDS);
 

@@ -53,7 +53,7 @@ export const DeliverySchema = z
     id: UlidSchema,
     endpointId: UlidSchema,
     eventId: UlidSchema,
-    eventType: z.string(),
+    eventType: z.enum(EVENT_TYPES),
     state: z.enum(DELIVERY_STATES),
     attempt: z.int(),
     responseStatus: z.int().nullable(),

@@ -9,7 +9,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Create an account (not approved until an operator approves it) */
+        /**
+         * Create an account (not approved until an operator approves it)
+         * @description **Auth:** none.
+         */
         post: operations["signUp"];
         delete?: never;
         options?: never;
@@ -29,6 +32,8 @@ export interface paths {
         /**
          * Log in; sets the svc_session cookie
          * @description At most 10 attempts a minute per client address (`login`), and 10 failed ones a minute per client address and email (`login_failures`): failures from other addresses never lock the owner out. The answer is the same for a known and an unknown email.
+         *
+         *     **Auth:** none.
          */
         post: operations["logIn"];
         delete?: never;
@@ -46,7 +51,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** End the session and clear the cookie */
+        /**
+         * End the session and clear the cookie
+         * @description **Auth:** the session cookie `svc_session`.
+         */
         post: operations["logOut"];
         delete?: never;
         options?: never;
@@ -61,7 +69,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The logged-in account */
+        /**
+         * The logged-in account
+         * @description **Auth:** the session cookie `svc_session`.
+         */
         get: operations["getAccount"];
         put?: never;
         post?: never;
@@ -78,7 +89,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Accounts, newest first; approved=false finds those waiting for approval */
+        /**
+         * Accounts, newest first; approved=false finds those waiting for approval
+         * @description **Auth:** the operator token.
+         */
         get: operations["listAccounts"];
         put?: never;
         post?: never;
@@ -97,7 +111,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Approve an account */
+        /**
+         * Approve an account
+         * @description **Auth:** the operator token.
+         */
         post: operations["approveAccount"];
         delete?: never;
         options?: never;
@@ -114,7 +131,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Suspend an account: approved becomes false and its sessions end */
+        /**
+         * Suspend an account: approved becomes false and its sessions end
+         * @description **Auth:** the operator token.
+         */
         post: operations["suspendAccount"];
         delete?: never;
         options?: never;
@@ -130,7 +150,10 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
-        /** Set the plan an account moves to after its trial */
+        /**
+         * Set the plan an account moves to after its trial
+         * @description **Auth:** the operator token.
+         */
         put: operations["planAccount"];
         post?: never;
         delete?: never;
@@ -146,10 +169,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The account's projects, newest first */
+        /**
+         * The account's projects, newest first
+         * @description **Auth:** the session cookie `svc_session`.
+         */
         get: operations["listProjects"];
         put?: never;
-        /** Create a project on the account's current plan */
+        /**
+         * Create a project on the account's current plan
+         * @description **Auth:** the session cookie `svc_session`.
+         */
         post: operations["createProject"];
         delete?: never;
         options?: never;
@@ -164,13 +193,18 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One project */
+        /**
+         * One project
+         * @description **Auth:** the session cookie `svc_session`.
+         */
         get: operations["getProject"];
         put?: never;
         post?: never;
         /**
          * Delete a project with everything it holds
          * @description From the answer on, the project answers 404, its API keys 401, and its videos, thumbnail URLs and uploads 404; its webhook endpoints get no further delivery (no `video.deleted` is sent for its videos). What it stored (rows, media, open uploads) is removed in the background.
+         *
+         *     **Auth:** the session cookie `svc_session`.
          */
         delete: operations["deleteProject"];
         options?: never;
@@ -185,10 +219,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The project's unrevoked keys, without their secrets */
+        /**
+         * The project's unrevoked keys, without their secrets
+         * @description **Auth:** the session cookie `svc_session`.
+         */
         get: operations["listApiKeys"];
         put?: never;
-        /** Create an API key; the key is shown only in this response */
+        /**
+         * Create an API key; the key is shown only in this response
+         * @description **Auth:** the session cookie `svc_session`.
+         */
         post: operations["createApiKey"];
         delete?: never;
         options?: never;
@@ -206,7 +246,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Revoke a key; it is refused from then on */
+        /**
+         * Revoke a key; it is refused from then on
+         * @description **Auth:** the session cookie `svc_session`.
+         */
         delete: operations["revokeApiKey"];
         options?: never;
         head?: never;
@@ -220,14 +263,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The project's full effective encoding settings */
+        /**
+         * The project's full effective encoding settings
+         * @description **Auth:** the session cookie `svc_session`.
+         */
         get: operations["getEncodingSettings"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
         head?: never;
-        /** Change some encoding settings; send If-Match with an ETag for a safe edit */
+        /**
+         * Change some encoding settings; send If-Match with an ETag for a safe edit
+         * @description **Auth:** the session cookie `svc_session`.
+         */
         patch: operations["patchEncodingSettings"];
         trace?: never;
     };
@@ -239,10 +288,16 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
-        /** Upload the watermark image (raw PNG or WebP, at most 1 MiB); sets watermark.imageKey */
+        /**
+         * Upload the watermark image (raw PNG or WebP, at most 1 MiB); sets watermark.imageKey
+         * @description **Auth:** the session cookie `svc_session`.
+         */
         put: operations["putWatermarkImage"];
         post?: never;
-        /** Remove the watermark image; also disables the watermark */
+        /**
+         * Remove the watermark image; also disables the watermark
+         * @description **Auth:** the session cookie `svc_session`.
+         */
         delete: operations["deleteWatermarkImage"];
         options?: never;
         head?: never;
@@ -261,6 +316,8 @@ export interface paths {
         /**
          * Delete videos, or set their visibility, by id
          * @description Answers 200 even when some items fail: inspect each entry's `ok`. One entry per distinct id (case-insensitive), in order of first appearance. An infrastructure failure on a delete stops processing: that entry reports internal_error and every later one not_attempted; retrying the same request re-runs them and changes nothing already done.
+         *
+         *     **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`).
          */
         post: operations["bulkVideos"];
         delete?: never;
@@ -276,10 +333,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The project's videos, newest first */
+        /**
+         * The project's videos, newest first
+         * @description **Auth:** an API key with `read` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`).
+         */
         get: operations["listVideos"];
         put?: never;
-        /** Create a video and open its upload session (an R2 multipart upload) */
+        /**
+         * Create a video and open its upload session (an R2 multipart upload)
+         * @description **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`).
+         */
         post: operations["createVideo"];
         delete?: never;
         options?: never;
@@ -294,15 +357,24 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One video */
+        /**
+         * One video
+         * @description **Auth:** an API key with `read` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`).
+         */
         get: operations["getVideo"];
         put?: never;
         post?: never;
-        /** Soft-delete a video: aborts its upload session and emits video.deleted */
+        /**
+         * Soft-delete a video: aborts its upload session and emits video.deleted
+         * @description **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`).
+         */
         delete: operations["deleteVideo"];
         options?: never;
         head?: never;
-        /** Edit a video's title or visibility; making it private takes effect on playback at once */
+        /**
+         * Edit a video's title or visibility; making it private takes effect on playback at once
+         * @description **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`).
+         */
         patch: operations["updateVideo"];
         trace?: never;
     };
@@ -317,6 +389,8 @@ export interface paths {
         /**
          * Upload one part of the video's source, streamed to R2
          * @description Raw bytes with a Content-Length. R2's rule, checked when the upload is completed: every part but the highest-numbered must be one size, at least 5 MiB (5,242,880 bytes); the last may be smaller. A completion that breaks it is `400 invalid_parts`, naming the first part at fault; put that part again, then complete.
+         *
+         *     **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`).
          */
         put: operations["uploadPart"];
         post?: never;
@@ -335,7 +409,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Complete the upload from its parts */
+        /**
+         * Complete the upload from its parts
+         * @description **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`).
+         */
         post: operations["completeUpload"];
         delete?: never;
         options?: never;
@@ -351,10 +428,16 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
-        /** Set a custom thumbnail from raw JPEG, PNG or WebP bytes (at most 5 MiB) */
+        /**
+         * Set a custom thumbnail from raw JPEG, PNG or WebP bytes (at most 5 MiB)
+         * @description **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`).
+         */
         put: operations["setThumbnail"];
         post?: never;
-        /** Remove the custom thumbnail, restoring the automatic poster frame */
+        /**
+         * Remove the custom thumbnail, restoring the automatic poster frame
+         * @description **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`).
+         */
         delete: operations["deleteThumbnail"];
         options?: never;
         head?: never;
@@ -368,10 +451,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The project's webhook endpoints */
+        /**
+         * The project's webhook endpoints
+         * @description **Auth:** an API key with `read` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`).
+         */
         get: operations["listWebhookEndpoints"];
         put?: never;
-        /** Add a webhook endpoint; its signing secret is shown only in this response */
+        /**
+         * Add a webhook endpoint; its signing secret is shown only in this response
+         * @description **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`).
+         */
         post: operations["createWebhookEndpoint"];
         delete?: never;
         options?: never;
@@ -386,15 +475,24 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One webhook endpoint */
+        /**
+         * One webhook endpoint
+         * @description **Auth:** an API key with `read` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`).
+         */
         get: operations["getWebhookEndpoint"];
         put?: never;
         post?: never;
-        /** Delete a webhook endpoint and its delivery attempts */
+        /**
+         * Delete a webhook endpoint and its delivery attempts
+         * @description **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`).
+         */
         delete: operations["deleteWebhookEndpoint"];
         options?: never;
         head?: never;
-        /** Change an endpoint's URL, event types, description, or whether it is enabled */
+        /**
+         * Change an endpoint's URL, event types, description, or whether it is enabled
+         * @description **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`).
+         */
         patch: operations["updateWebhookEndpoint"];
         trace?: never;
     };
@@ -407,7 +505,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Replace the signing secret; for 24 h deliveries carry the new and the old signature */
+        /**
+         * Replace the signing secret; for 24 h deliveries carry the new and the old signature
+         * @description **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`).
+         */
         post: operations["rotateWebhookSecret"];
         delete?: never;
         options?: never;
@@ -422,7 +523,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The endpoint's delivery attempts, newest first (createdAt, then id) */
+        /**
+         * The endpoint's delivery attempts, newest first (createdAt, then id)
+         * @description **Auth:** an API key with `read` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`).
+         */
         get: operations["listWebhookDeliveries"];
         put?: never;
         post?: never;
@@ -441,7 +545,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Send the attempt's event to the endpoint again, as a new attempt */
+        /**
+         * Send the attempt's event to the endpoint again, as a new attempt
+         * @description **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`).
+         */
         post: operations["retryWebhookDelivery"];
         delete?: never;
         options?: never;
@@ -479,6 +586,7 @@ export interface components {
             /** @enum {string} */
             type: "video.deleted";
             /**
+             * Format: date-time
              * @description When the event happened: the deletion time
              * @example 2026-11-22T06:00:00.000Z
              */
@@ -495,6 +603,7 @@ export interface components {
                  */
                 projectId: string;
                 /**
+                 * Format: date-time
                  * @description ISO 8601 UTC with milliseconds
                  * @example 2026-11-22T06:00:00.000Z
                  */
@@ -512,11 +621,13 @@ export interface components {
             /** @enum {string} */
             plan: "trial" | "free" | "pro" | "business";
             /**
+             * Format: date-time
              * @description ISO 8601 UTC with milliseconds
              * @example 2026-11-22T06:00:00.000Z
              */
             trialEndsAt: string;
             /**
+             * Format: date-time
              * @description ISO 8601 UTC with milliseconds
              * @example 2026-11-22T06:00:00.000Z
              */
@@ -553,6 +664,7 @@ export interface components {
             /** @enum {string} */
             plan: "trial" | "free" | "pro" | "business";
             /**
+             * Format: date-time
              * @description ISO 8601 UTC with milliseconds
              * @example 2026-11-22T06:00:00.000Z
              */
@@ -579,11 +691,13 @@ export interface components {
             /** @enum {string} */
             mode: "test" | "live";
             /**
+             * Format: date-time
              * @description ISO 8601 UTC with milliseconds
              * @example 2026-11-22T06:00:00.000Z
              */
             createdAt: string;
             /**
+             * Format: date-time
              * @description ISO 8601 UTC with milliseconds
              * @example 2026-11-22T06:00:00.000Z
              */
@@ -607,6 +721,7 @@ export interface components {
                 imageKey: string | null;
             };
             /**
+             * Format: date-time
              * @description ISO 8601 UTC with milliseconds
              * @example 2026-11-22T06:00:00.000Z
              */
@@ -691,11 +806,13 @@ export interface components {
             playback: components["schemas"]["Playback"];
             error: components["schemas"]["VideoError"];
             /**
+             * Format: date-time
              * @description ISO 8601 UTC with milliseconds
              * @example 2026-11-22T06:00:00.000Z
              */
             createdAt: string;
             /**
+             * Format: date-time
              * @description ISO 8601 UTC with milliseconds
              * @example 2026-11-22T06:00:00.000Z
              */
@@ -739,6 +856,7 @@ export interface components {
              */
             id: string;
             /**
+             * Format: date-time
              * @description ISO 8601 UTC with milliseconds
              * @example 2026-11-22T06:00:00.000Z
              */
@@ -797,6 +915,7 @@ export interface components {
             disabledReason: "gone" | "manual" | null;
             description: string | null;
             /**
+             * Format: date-time
              * @description ISO 8601 UTC with milliseconds
              * @example 2026-11-22T06:00:00.000Z
              */
@@ -830,7 +949,8 @@ export interface components {
              * @example 01JD5Q3V7Y8N2M4K6P9R0S1T2V
              */
             eventId: string;
-            eventType: string;
+            /** @enum {string} */
+            eventType: "video.deleted";
             /** @enum {string} */
             state: "pending" | "succeeded" | "failed";
             attempt: number;
@@ -839,16 +959,19 @@ export interface components {
             error: "http_status" | "timeout" | "connection_failed" | "invalid_target" | "endpoint_disabled" | "account_suspended" | "gave_up" | null;
             durationMs: number | null;
             /**
+             * Format: date-time
              * @description ISO 8601 UTC with milliseconds
              * @example 2026-11-22T06:00:00.000Z
              */
             createdAt: string;
             /**
+             * Format: date-time
              * @description ISO 8601 UTC with milliseconds
              * @example 2026-11-22T06:00:00.000Z
              */
             completedAt: string | null;
             /**
+             * Format: date-time
              * @description ISO 8601 UTC with milliseconds
              * @example 2026-11-22T06:00:00.000Z
              */
@@ -858,7 +981,24 @@ export interface components {
     responses: never;
     parameters: never;
     requestBodies: never;
-    headers: never;
+    headers: {
+        /** @description This response's id (a ULID), on every response; quote it when reporting a problem */
+        "x-request-id": string;
+        /** @description `no-store` on every /v1 response */
+        "Cache-Control": string;
+        /** @description On every /v1 response that read or wrote data: send it back in the `x-d1-bookmark` request header to read at least these writes, wherever the next request lands */
+        "x-d1-bookmark": string;
+        /** @description The caller's limit bucket: `"<policy>";r=<requests remaining>;t=<seconds until the window resets>` */
+        RateLimit: string;
+        /** @description The limit: `"<policy>";q=<requests>;w=<window in seconds>` */
+        "RateLimit-Policy": string;
+        /** @description Seconds to wait before retrying */
+        "Retry-After": number;
+        /** @description The version of the resource; send it in `If-Match` to edit only that version */
+        ETag: string;
+        /** @description `true` when this is the stored answer to an earlier request with the same `Idempotency-Key` */
+        "Idempotent-Replayed": "true";
+    };
     pathItems: never;
 }
 export type $defs = Record<string, never>;
@@ -866,12 +1006,21 @@ export interface operations {
     signUp: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
+                "x-d1-bookmark"?: string;
+            };
             path?: never;
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "email": "ada@example.com",
+                 *       "password": "correct horse battery"
+                 *     }
+                 */
                 "application/json": components["schemas"]["Credentials"];
             };
         };
@@ -879,18 +1028,53 @@ export interface operations {
             /** @description The new account */
             201: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *       "email": "string",
+                     *       "approved": true,
+                     *       "plan": "trial",
+                     *       "trialEndsAt": "2026-11-22T06:00:00.000Z",
+                     *       "createdAt": "2026-11-22T06:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Account"];
                 };
             };
             /** @description `invalid_body` */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_body",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -907,9 +1091,29 @@ export interface operations {
             /** @description `email_taken` */
             409: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "email_taken",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -926,9 +1130,29 @@ export interface operations {
             /** @description `payload_too_large` */
             413: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -945,13 +1169,73 @@ export interface operations {
             /** @description `rate_limited` */
             429: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
                             code: "rate_limited";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -966,12 +1250,21 @@ export interface operations {
     logIn: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
+                "x-d1-bookmark"?: string;
+            };
             path?: never;
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "email": "ada@example.com",
+                 *       "password": "correct horse battery"
+                 *     }
+                 */
                 "application/json": components["schemas"]["Login"];
             };
         };
@@ -979,18 +1272,53 @@ export interface operations {
             /** @description The account; the session cookie is set */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *       "email": "string",
+                     *       "approved": true,
+                     *       "plan": "trial",
+                     *       "trialEndsAt": "2026-11-22T06:00:00.000Z",
+                     *       "createdAt": "2026-11-22T06:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Account"];
                 };
             };
             /** @description `invalid_body` */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_body",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -1007,9 +1335,29 @@ export interface operations {
             /** @description `invalid_credentials` */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_credentials",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -1026,9 +1374,29 @@ export interface operations {
             /** @description `payload_too_large` */
             413: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -1045,13 +1413,73 @@ export interface operations {
             /** @description `rate_limited` */
             429: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
                             code: "rate_limited";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -1066,7 +1494,10 @@ export interface operations {
     logOut: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
+                "x-d1-bookmark"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1075,6 +1506,9 @@ export interface operations {
             /** @description Logged out */
             204: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1082,9 +1516,27 @@ export interface operations {
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -1101,13 +1553,68 @@ export interface operations {
             /** @description `forbidden_origin` */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden_origin",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
                             code: "forbidden_origin";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -1122,7 +1629,10 @@ export interface operations {
     getAccount: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
+                "x-d1-bookmark"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1131,22 +1641,90 @@ export interface operations {
             /** @description The account */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *       "email": "string",
+                     *       "approved": true,
+                     *       "plan": "trial",
+                     *       "trialEndsAt": "2026-11-22T06:00:00.000Z",
+                     *       "createdAt": "2026-11-22T06:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Account"];
                 };
             };
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
                             code: "unauthorized";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -1168,7 +1746,10 @@ export interface operations {
                 /** @description true: only approved accounts; false: only the others */
                 approved?: "true" | "false";
             };
-            header?: never;
+            header?: {
+                /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
+                "x-d1-bookmark"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1177,9 +1758,27 @@ export interface operations {
             /** @description One page */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *           "email": "string",
+                     *           "approved": true,
+                     *           "plan": "trial",
+                     *           "trialEndsAt": "2026-11-22T06:00:00.000Z",
+                     *           "createdAt": "2026-11-22T06:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "nextCursor": "string"
+                     *     }
+                     */
                     "application/json": {
                         data: components["schemas"]["Account"][];
                         nextCursor: string | null;
@@ -1189,9 +1788,27 @@ export interface operations {
             /** @description `invalid_limit`, `invalid_cursor`, `invalid_query` */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_limit",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -1208,9 +1825,27 @@ export interface operations {
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -1227,9 +1862,27 @@ export interface operations {
             /** @description `not_found` */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -1246,13 +1899,69 @@ export interface operations {
             /** @description `rate_limited` */
             429: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
                             code: "rate_limited";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -1268,6 +1977,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
+                "x-d1-bookmark"?: string;
                 /** @description 1–255 printable ASCII characters, kept 24 h per caller, method, path and query. A repeat of a request that answered 2xx gets the same status and body again, with `Idempotent-Replayed: true`, and does nothing more; while the first still runs, 409 idempotency_key_in_use; with another body, 422 idempotency_key_reused. An answer other than 2xx leaves the key unused. */
                 "idempotency-key"?: string;
             };
@@ -1282,18 +1993,50 @@ export interface operations {
             /** @description The account */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *       "email": "string",
+                     *       "approved": true,
+                     *       "plan": "trial",
+                     *       "trialEndsAt": "2026-11-22T06:00:00.000Z",
+                     *       "createdAt": "2026-11-22T06:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Account"];
                 };
             };
             /** @description `invalid_idempotency_key` */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_idempotency_key",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -1310,9 +2053,27 @@ export interface operations {
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -1329,9 +2090,27 @@ export interface operations {
             /** @description `not_found` */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -1348,9 +2127,28 @@ export interface operations {
             /** @description `idempotency_key_in_use` */
             409: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_in_use",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -1367,9 +2165,27 @@ export interface operations {
             /** @description `idempotency_key_reused` */
             422: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -1386,13 +2202,69 @@ export interface operations {
             /** @description `rate_limited` */
             429: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
                             code: "rate_limited";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -1408,6 +2280,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
+                "x-d1-bookmark"?: string;
                 /** @description 1–255 printable ASCII characters, kept 24 h per caller, method, path and query. A repeat of a request that answered 2xx gets the same status and body again, with `Idempotent-Replayed: true`, and does nothing more; while the first still runs, 409 idempotency_key_in_use; with another body, 422 idempotency_key_reused. An answer other than 2xx leaves the key unused. */
                 "idempotency-key"?: string;
             };
@@ -1422,18 +2296,50 @@ export interface operations {
             /** @description The account */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *       "email": "string",
+                     *       "approved": true,
+                     *       "plan": "trial",
+                     *       "trialEndsAt": "2026-11-22T06:00:00.000Z",
+                     *       "createdAt": "2026-11-22T06:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Account"];
                 };
             };
             /** @description `invalid_idempotency_key` */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_idempotency_key",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -1450,9 +2356,27 @@ export interface operations {
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -1469,9 +2393,27 @@ export interface operations {
             /** @description `not_found` */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -1488,9 +2430,28 @@ export interface operations {
             /** @description `idempotency_key_in_use` */
             409: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_in_use",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -1507,9 +2468,27 @@ export interface operations {
             /** @description `idempotency_key_reused` */
             422: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -1526,13 +2505,69 @@ export interface operations {
             /** @description `rate_limited` */
             429: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
                             code: "rate_limited";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -1547,7 +2582,10 @@ export interface operations {
     planAccount: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
+                "x-d1-bookmark"?: string;
+            };
             path: {
                 /** @description The account's ULID (case-insensitive) */
                 accountId: string;
@@ -1556,6 +2594,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "plan": "free"
+                 *     }
+                 */
                 "application/json": components["schemas"]["OperatorPlan"];
             };
         };
@@ -1563,18 +2606,49 @@ export interface operations {
             /** @description The account */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *       "email": "string",
+                     *       "approved": true,
+                     *       "plan": "trial",
+                     *       "trialEndsAt": "2026-11-22T06:00:00.000Z",
+                     *       "createdAt": "2026-11-22T06:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Account"];
                 };
             };
             /** @description `invalid_body` */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_body",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -1591,9 +2665,27 @@ export interface operations {
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -1610,9 +2702,27 @@ export interface operations {
             /** @description `not_found` */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -1629,9 +2739,27 @@ export interface operations {
             /** @description `payload_too_large` */
             413: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -1648,13 +2776,69 @@ export interface operations {
             /** @description `rate_limited` */
             429: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
                             code: "rate_limited";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -1669,7 +2853,10 @@ export interface operations {
     listProjects: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
+                "x-d1-bookmark"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1678,9 +2865,24 @@ export interface operations {
             /** @description The projects */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *           "name": "string",
+                     *           "plan": "trial",
+                     *           "createdAt": "2026-11-22T06:00:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
                         data: components["schemas"]["Project"][];
                     };
@@ -1689,9 +2891,27 @@ export interface operations {
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -1708,13 +2928,68 @@ export interface operations {
             /** @description `account_not_approved` */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "account_not_approved",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
                             code: "account_not_approved";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -1730,6 +3005,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
+                "x-d1-bookmark"?: string;
                 /** @description 1–255 printable ASCII characters, kept 24 h per caller, method, path and query. A repeat of a request that answered 2xx gets the same status and body again, with `Idempotent-Replayed: true`, and does nothing more; while the first still runs, 409 idempotency_key_in_use; with another body, 422 idempotency_key_reused. An answer other than 2xx leaves the key unused. */
                 "idempotency-key"?: string;
             };
@@ -1738,6 +3015,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "string"
+                 *     }
+                 */
                 "application/json": components["schemas"]["ProjectCreateRequest"];
             };
         };
@@ -1745,18 +3027,52 @@ export interface operations {
             /** @description The new project */
             201: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *       "name": "string",
+                     *       "plan": "trial",
+                     *       "createdAt": "2026-11-22T06:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Project"];
                 };
             };
             /** @description `invalid_idempotency_key`, `invalid_body`, `invalid_name` */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_idempotency_key",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -1773,9 +3089,29 @@ export interface operations {
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -1792,9 +3128,29 @@ export interface operations {
             /** @description `forbidden_origin`, `account_not_approved` */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden_origin",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -1811,9 +3167,30 @@ export interface operations {
             /** @description `idempotency_key_in_use` */
             409: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_in_use",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -1830,9 +3207,29 @@ export interface operations {
             /** @description `payload_too_large` */
             413: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -1849,9 +3246,29 @@ export interface operations {
             /** @description `idempotency_key_reused` */
             422: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -1868,13 +3285,73 @@ export interface operations {
             /** @description `rate_limited` */
             429: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
                             code: "rate_limited";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -1889,7 +3366,10 @@ export interface operations {
     getProject: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
+                "x-d1-bookmark"?: string;
+            };
             path: {
                 /** @description The project's ULID (case-insensitive) */
                 projectId: string;
@@ -1901,18 +3381,47 @@ export interface operations {
             /** @description The project */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *       "name": "string",
+                     *       "plan": "trial",
+                     *       "createdAt": "2026-11-22T06:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Project"];
                 };
             };
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -1929,9 +3438,27 @@ export interface operations {
             /** @description `account_not_approved` */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "account_not_approved",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -1948,13 +3475,68 @@ export interface operations {
             /** @description `not_found` */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
                             code: "not_found";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -1969,7 +3551,10 @@ export interface operations {
     deleteProject: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
+                "x-d1-bookmark"?: string;
+            };
             path: {
                 /** @description The project's ULID (case-insensitive) */
                 projectId: string;
@@ -1981,6 +3566,9 @@ export interface operations {
             /** @description Deleted */
             204: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1988,9 +3576,27 @@ export interface operations {
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -2007,9 +3613,27 @@ export interface operations {
             /** @description `forbidden_origin`, `account_not_approved` */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden_origin",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -2026,13 +3650,68 @@ export interface operations {
             /** @description `not_found` */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
                             code: "not_found";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -2047,7 +3726,10 @@ export interface operations {
     listApiKeys: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
+                "x-d1-bookmark"?: string;
+            };
             path: {
                 /** @description The project's ULID (case-insensitive) */
                 projectId: string;
@@ -2059,9 +3741,28 @@ export interface operations {
             /** @description The keys */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *           "name": "string",
+                     *           "scopes": [
+                     *             "read"
+                     *           ],
+                     *           "mode": "test",
+                     *           "createdAt": "2026-11-22T06:00:00.000Z",
+                     *           "lastUsedAt": "2026-11-22T06:00:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
                         data: components["schemas"]["ApiKey"][];
                     };
@@ -2070,9 +3771,27 @@ export interface operations {
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -2089,9 +3808,27 @@ export interface operations {
             /** @description `account_not_approved` */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "account_not_approved",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -2108,13 +3845,68 @@ export interface operations {
             /** @description `not_found` */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
                             code: "not_found";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -2130,6 +3922,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
+                "x-d1-bookmark"?: string;
                 /** @description 1–255 printable ASCII characters, kept 24 h per caller, method, path and query. A repeat of a request that answered 2xx gets the same status and body again, with `Idempotent-Replayed: true`, and does nothing more; while the first still runs, 409 idempotency_key_in_use; with another body, 422 idempotency_key_reused. An answer other than 2xx leaves the key unused. */
                 "idempotency-key"?: string;
             };
@@ -2141,6 +3935,15 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "string",
+                 *       "scopes": [
+                 *         "read"
+                 *       ],
+                 *       "mode": "test"
+                 *     }
+                 */
                 "application/json": components["schemas"]["ApiKeyCreateRequest"];
             };
         };
@@ -2148,18 +3951,53 @@ export interface operations {
             /** @description The key, with its secret */
             201: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *       "name": "string",
+                     *       "scopes": [
+                     *         "read"
+                     *       ],
+                     *       "mode": "test",
+                     *       "createdAt": "2026-11-22T06:00:00.000Z",
+                     *       "lastUsedAt": "2026-11-22T06:00:00.000Z",
+                     *       "key": "svc_test_…"
+                     *     }
+                     */
                     "application/json": components["schemas"]["CreatedApiKey"];
                 };
             };
             /** @description `invalid_idempotency_key`, `invalid_body` */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_idempotency_key",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -2176,9 +4014,27 @@ export interface operations {
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -2195,9 +4051,27 @@ export interface operations {
             /** @description `forbidden_origin`, `account_not_approved` */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden_origin",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -2214,9 +4088,27 @@ export interface operations {
             /** @description `not_found` */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -2233,9 +4125,28 @@ export interface operations {
             /** @description `idempotency_key_in_use`, `quota_exceeded` */
             409: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_in_use",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -2252,9 +4163,27 @@ export interface operations {
             /** @description `payload_too_large` */
             413: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -2271,13 +4200,68 @@ export interface operations {
             /** @description `idempotency_key_reused` */
             422: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
                             code: "idempotency_key_reused";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -2292,7 +4276,10 @@ export interface operations {
     revokeApiKey: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
+                "x-d1-bookmark"?: string;
+            };
             path: {
                 /** @description The project's ULID (case-insensitive) */
                 projectId: string;
@@ -2306,6 +4293,9 @@ export interface operations {
             /** @description Revoked */
             204: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2313,9 +4303,27 @@ export interface operations {
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -2332,9 +4340,27 @@ export interface operations {
             /** @description `forbidden_origin`, `account_not_approved` */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden_origin",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -2351,13 +4377,68 @@ export interface operations {
             /** @description `not_found` */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
                             code: "not_found";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -2372,7 +4453,10 @@ export interface operations {
     getEncodingSettings: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
+                "x-d1-bookmark"?: string;
+            };
             path: {
                 /** @description The project's ULID (case-insensitive) */
                 projectId: string;
@@ -2384,18 +4468,58 @@ export interface operations {
             /** @description The full effective settings; ETag names this version */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "enabledResolutions": [
+                     *         "240p"
+                     *       ],
+                     *       "mp4FallbackEnabled": true,
+                     *       "outputCodecs": [
+                     *         "h264"
+                     *       ],
+                     *       "watermark": {
+                     *         "enabled": true,
+                     *         "position": "top-left",
+                     *         "opacity": 0,
+                     *         "imageKey": "string"
+                     *       },
+                     *       "updatedAt": "2026-11-22T06:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["EncodingSettings"];
                 };
             };
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -2412,9 +4536,27 @@ export interface operations {
             /** @description `account_not_approved` */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "account_not_approved",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -2431,13 +4573,68 @@ export interface operations {
             /** @description `not_found` */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
                             code: "not_found";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -2455,6 +4652,8 @@ export interface operations {
             header?: {
                 /** @description ETag of the version edited */
                 "if-match"?: string;
+                /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
+                "x-d1-bookmark"?: string;
             };
             path: {
                 /** @description The project's ULID (case-insensitive) */
@@ -2464,6 +4663,22 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "enabledResolutions": [
+                 *         "240p"
+                 *       ],
+                 *       "mp4FallbackEnabled": true,
+                 *       "outputCodecs": [
+                 *         "string"
+                 *       ],
+                 *       "watermark": {
+                 *         "enabled": true,
+                 *         "position": "top-left",
+                 *         "opacity": 0
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["EncodingSettingsPatch"];
             };
         };
@@ -2471,18 +4686,62 @@ export interface operations {
             /** @description The full effective settings; ETag names this version */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "enabledResolutions": [
+                     *         "240p"
+                     *       ],
+                     *       "mp4FallbackEnabled": true,
+                     *       "outputCodecs": [
+                     *         "h264"
+                     *       ],
+                     *       "watermark": {
+                     *         "enabled": true,
+                     *         "position": "top-left",
+                     *         "opacity": 0,
+                     *         "imageKey": "string"
+                     *       },
+                     *       "updatedAt": "2026-11-22T06:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["EncodingSettings"];
                 };
             };
             /** @description `invalid_body`, `invalid_encoding_settings`, `codec_unavailable` */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_body",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -2499,9 +4758,29 @@ export interface operations {
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -2518,9 +4797,29 @@ export interface operations {
             /** @description `forbidden_origin`, `account_not_approved` */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden_origin",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -2537,9 +4836,29 @@ export interface operations {
             /** @description `not_found` */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -2556,9 +4875,29 @@ export interface operations {
             /** @description `precondition_failed` */
             412: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "precondition_failed",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -2575,9 +4914,29 @@ export interface operations {
             /** @description `payload_too_large` */
             413: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -2594,13 +4953,73 @@ export interface operations {
             /** @description `rate_limited` */
             429: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
                             code: "rate_limited";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -2615,7 +5034,10 @@ export interface operations {
     putWatermarkImage: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
+                "x-d1-bookmark"?: string;
+            };
             path: {
                 /** @description The project's ULID (case-insensitive) */
                 projectId: string;
@@ -2633,18 +5055,58 @@ export interface operations {
             /** @description The full effective settings; ETag names this version */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "enabledResolutions": [
+                     *         "240p"
+                     *       ],
+                     *       "mp4FallbackEnabled": true,
+                     *       "outputCodecs": [
+                     *         "h264"
+                     *       ],
+                     *       "watermark": {
+                     *         "enabled": true,
+                     *         "position": "top-left",
+                     *         "opacity": 0,
+                     *         "imageKey": "string"
+                     *       },
+                     *       "updatedAt": "2026-11-22T06:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["EncodingSettings"];
                 };
             };
             /** @description `invalid_image` */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_image",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -2661,9 +5123,27 @@ export interface operations {
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -2680,9 +5160,27 @@ export interface operations {
             /** @description `forbidden_origin`, `account_not_approved` */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden_origin",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -2699,9 +5197,27 @@ export interface operations {
             /** @description `not_found` */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -2718,9 +5234,27 @@ export interface operations {
             /** @description `payload_too_large` */
             413: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -2737,13 +5271,68 @@ export interface operations {
             /** @description `unsupported_media_type` */
             415: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
                             code: "unsupported_media_type";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -2758,7 +5347,10 @@ export interface operations {
     deleteWatermarkImage: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
+                "x-d1-bookmark"?: string;
+            };
             path: {
                 /** @description The project's ULID (case-insensitive) */
                 projectId: string;
@@ -2770,18 +5362,58 @@ export interface operations {
             /** @description The full effective settings; ETag names this version */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "enabledResolutions": [
+                     *         "240p"
+                     *       ],
+                     *       "mp4FallbackEnabled": true,
+                     *       "outputCodecs": [
+                     *         "h264"
+                     *       ],
+                     *       "watermark": {
+                     *         "enabled": true,
+                     *         "position": "top-left",
+                     *         "opacity": 0,
+                     *         "imageKey": "string"
+                     *       },
+                     *       "updatedAt": "2026-11-22T06:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["EncodingSettings"];
                 };
             };
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -2798,9 +5430,27 @@ export interface operations {
             /** @description `forbidden_origin`, `account_not_approved` */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden_origin",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -2817,13 +5467,68 @@ export interface operations {
             /** @description `not_found` */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
                             code: "not_found";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -2842,6 +5547,8 @@ export interface operations {
                 projectId?: string;
             };
             header?: {
+                /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
+                "x-d1-bookmark"?: string;
                 /** @description 1–255 printable ASCII characters, kept 24 h per caller, method, path and query. A repeat of a request that answered 2xx gets the same status and body again, with `Idempotent-Replayed: true`, and does nothing more; while the first still runs, 409 idempotency_key_in_use; with another body, 422 idempotency_key_reused. An answer other than 2xx leaves the key unused. */
                 "idempotency-key"?: string;
             };
@@ -2850,6 +5557,14 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "action": "delete",
+                 *       "videoIds": [
+                 *         "01JD5Q3V7Y8N2M4K6P9R0S1T2V"
+                 *       ]
+                 *     }
+                 */
                 "application/json": components["schemas"]["VideoBulkRequest"];
             };
         };
@@ -2857,9 +5572,25 @@ export interface operations {
             /** @description One result per distinct id */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "results": [
+                     *         {
+                     *           "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *           "ok": true
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
                         results: components["schemas"]["VideoBulkResult"][];
                     };
@@ -2868,9 +5599,29 @@ export interface operations {
             /** @description `invalid_project_id`, `invalid_idempotency_key`, `invalid_body` */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_project_id",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -2887,9 +5638,29 @@ export interface operations {
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -2906,9 +5677,29 @@ export interface operations {
             /** @description `forbidden_origin`, `account_not_approved`, `insufficient_scope` */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden_origin",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -2925,9 +5716,29 @@ export interface operations {
             /** @description `not_found` */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -2944,9 +5755,30 @@ export interface operations {
             /** @description `idempotency_key_in_use` */
             409: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_in_use",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -2963,9 +5795,29 @@ export interface operations {
             /** @description `payload_too_large` */
             413: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -2982,9 +5834,29 @@ export interface operations {
             /** @description `idempotency_key_reused` */
             422: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -3001,13 +5873,73 @@ export interface operations {
             /** @description `rate_limited` */
             429: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
                             code: "rate_limited";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -3033,7 +5965,10 @@ export interface operations {
                 /** @description Only videos with this visibility */
                 visibility?: "public" | "unlisted" | "private";
             };
-            header?: never;
+            header?: {
+                /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
+                "x-d1-bookmark"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3042,9 +5977,50 @@ export interface operations {
             /** @description One page */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *           "projectId": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *           "title": "string",
+                     *           "status": "waiting_for_upload",
+                     *           "visibility": "public",
+                     *           "thumbnail": {
+                     *             "source": "auto",
+                     *             "url": "https://video-api.example.com/"
+                     *           },
+                     *           "duration": 0,
+                     *           "width": 0,
+                     *           "height": 0,
+                     *           "renditions": [
+                     *             {
+                     *               "resolution": "720p",
+                     *               "width": 0,
+                     *               "height": 0
+                     *             }
+                     *           ],
+                     *           "playback": {
+                     *             "hls": "https://video-api.example.com/",
+                     *             "mp4": "https://video-api.example.com/"
+                     *           },
+                     *           "error": {
+                     *             "code": "invalid_source",
+                     *             "message": "string"
+                     *           },
+                     *           "createdAt": "2026-11-22T06:00:00.000Z",
+                     *           "updatedAt": "2026-11-22T06:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "nextCursor": "string"
+                     *     }
+                     */
                     "application/json": {
                         data: components["schemas"]["Video"][];
                         nextCursor: string | null;
@@ -3054,9 +6030,27 @@ export interface operations {
             /** @description `invalid_project_id`, `invalid_limit`, `invalid_cursor`, `invalid_query` */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_project_id",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -3073,9 +6067,27 @@ export interface operations {
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -3092,9 +6104,27 @@ export interface operations {
             /** @description `account_not_approved`, `insufficient_scope` */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "account_not_approved",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -3111,13 +6141,68 @@ export interface operations {
             /** @description `not_found` */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
                             code: "not_found";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -3136,6 +6221,8 @@ export interface operations {
                 projectId?: string;
             };
             header?: {
+                /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
+                "x-d1-bookmark"?: string;
                 /** @description 1–255 printable ASCII characters, kept 24 h per caller, method, path and query. A repeat of a request that answered 2xx gets the same status and body again, with `Idempotent-Replayed: true`, and does nothing more; while the first still runs, 409 idempotency_key_in_use; with another body, 422 idempotency_key_reused. An answer other than 2xx leaves the key unused. */
                 "idempotency-key"?: string;
             };
@@ -3144,6 +6231,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "title": "string",
+                 *       "visibility": "public"
+                 *     }
+                 */
                 "application/json": components["schemas"]["VideoCreateRequest"];
             };
         };
@@ -3151,9 +6244,52 @@ export interface operations {
             /** @description The video and its upload session */
             201: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "video": {
+                     *         "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *         "projectId": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *         "title": "string",
+                     *         "status": "waiting_for_upload",
+                     *         "visibility": "public",
+                     *         "thumbnail": {
+                     *           "source": "auto",
+                     *           "url": "https://video-api.example.com/"
+                     *         },
+                     *         "duration": 0,
+                     *         "width": 0,
+                     *         "height": 0,
+                     *         "renditions": [
+                     *           {
+                     *             "resolution": "720p",
+                     *             "width": 0,
+                     *             "height": 0
+                     *           }
+                     *         ],
+                     *         "playback": {
+                     *           "hls": "https://video-api.example.com/",
+                     *           "mp4": "https://video-api.example.com/"
+                     *         },
+                     *         "error": {
+                     *           "code": "invalid_source",
+                     *           "message": "string"
+                     *         },
+                     *         "createdAt": "2026-11-22T06:00:00.000Z",
+                     *         "updatedAt": "2026-11-22T06:00:00.000Z"
+                     *       },
+                     *       "upload": {
+                     *         "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *         "expiresAt": "2026-11-22T06:00:00.000Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         video: components["schemas"]["Video"];
                         upload: components["schemas"]["UploadSession"];
@@ -3163,9 +6299,27 @@ export interface operations {
             /** @description `invalid_project_id`, `invalid_idempotency_key`, `invalid_body` */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_project_id",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -3182,9 +6336,27 @@ export interface operations {
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -3201,9 +6373,27 @@ export interface operations {
             /** @description `forbidden_origin`, `account_not_approved`, `insufficient_scope` */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden_origin",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -3220,9 +6410,27 @@ export interface operations {
             /** @description `not_found` */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -3239,9 +6447,28 @@ export interface operations {
             /** @description `idempotency_key_in_use` */
             409: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_in_use",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -3258,9 +6485,27 @@ export interface operations {
             /** @description `payload_too_large` */
             413: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -3277,13 +6522,68 @@ export interface operations {
             /** @description `idempotency_key_reused` */
             422: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
                             code: "idempotency_key_reused";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -3301,7 +6601,10 @@ export interface operations {
                 /** @description The project's ULID: required under session-cookie auth, ignored under API-key auth */
                 projectId?: string;
             };
-            header?: never;
+            header?: {
+                /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
+                "x-d1-bookmark"?: string;
+            };
             path: {
                 /** @description The video's ULID (case-insensitive) */
                 id: string;
@@ -3313,18 +6616,72 @@ export interface operations {
             /** @description The video */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *       "projectId": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *       "title": "string",
+                     *       "status": "waiting_for_upload",
+                     *       "visibility": "public",
+                     *       "thumbnail": {
+                     *         "source": "auto",
+                     *         "url": "https://video-api.example.com/"
+                     *       },
+                     *       "duration": 0,
+                     *       "width": 0,
+                     *       "height": 0,
+                     *       "renditions": [
+                     *         {
+                     *           "resolution": "720p",
+                     *           "width": 0,
+                     *           "height": 0
+                     *         }
+                     *       ],
+                     *       "playback": {
+                     *         "hls": "https://video-api.example.com/",
+                     *         "mp4": "https://video-api.example.com/"
+                     *       },
+                     *       "error": {
+                     *         "code": "invalid_source",
+                     *         "message": "string"
+                     *       },
+                     *       "createdAt": "2026-11-22T06:00:00.000Z",
+                     *       "updatedAt": "2026-11-22T06:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Video"];
                 };
             };
             /** @description `invalid_project_id` */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_project_id",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -3341,9 +6698,27 @@ export interface operations {
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -3360,9 +6735,27 @@ export interface operations {
             /** @description `account_not_approved`, `insufficient_scope` */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "account_not_approved",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -3379,13 +6772,68 @@ export interface operations {
             /** @description `not_found`, `video_not_found` */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
                             code: "not_found" | "video_not_found";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -3403,7 +6851,10 @@ export interface operations {
                 /** @description The project's ULID: required under session-cookie auth, ignored under API-key auth */
                 projectId?: string;
             };
-            header?: never;
+            header?: {
+                /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
+                "x-d1-bookmark"?: string;
+            };
             path: {
                 /** @description The video's ULID (case-insensitive) */
                 id: string;
@@ -3415,6 +6866,9 @@ export interface operations {
             /** @description Deleted */
             204: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3422,9 +6876,27 @@ export interface operations {
             /** @description `invalid_project_id` */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_project_id",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -3441,9 +6913,27 @@ export interface operations {
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -3460,9 +6950,27 @@ export interface operations {
             /** @description `forbidden_origin`, `account_not_approved`, `insufficient_scope` */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden_origin",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -3479,9 +6987,27 @@ export interface operations {
             /** @description `not_found`, `video_not_found` */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -3498,13 +7024,68 @@ export interface operations {
             /** @description `upload_completion_in_progress` */
             409: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "upload_completion_in_progress",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
                             code: "upload_completion_in_progress";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -3522,7 +7103,10 @@ export interface operations {
                 /** @description The project's ULID: required under session-cookie auth, ignored under API-key auth */
                 projectId?: string;
             };
-            header?: never;
+            header?: {
+                /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
+                "x-d1-bookmark"?: string;
+            };
             path: {
                 /** @description The video's ULID (case-insensitive) */
                 id: string;
@@ -3531,6 +7115,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "title": "string",
+                 *       "visibility": "public"
+                 *     }
+                 */
                 "application/json": components["schemas"]["VideoPatch"];
             };
         };
@@ -3538,18 +7128,72 @@ export interface operations {
             /** @description The video as edited */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *       "projectId": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *       "title": "string",
+                     *       "status": "waiting_for_upload",
+                     *       "visibility": "public",
+                     *       "thumbnail": {
+                     *         "source": "auto",
+                     *         "url": "https://video-api.example.com/"
+                     *       },
+                     *       "duration": 0,
+                     *       "width": 0,
+                     *       "height": 0,
+                     *       "renditions": [
+                     *         {
+                     *           "resolution": "720p",
+                     *           "width": 0,
+                     *           "height": 0
+                     *         }
+                     *       ],
+                     *       "playback": {
+                     *         "hls": "https://video-api.example.com/",
+                     *         "mp4": "https://video-api.example.com/"
+                     *       },
+                     *       "error": {
+                     *         "code": "invalid_source",
+                     *         "message": "string"
+                     *       },
+                     *       "createdAt": "2026-11-22T06:00:00.000Z",
+                     *       "updatedAt": "2026-11-22T06:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Video"];
                 };
             };
             /** @description `invalid_project_id`, `invalid_body` */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_project_id",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -3566,9 +7210,27 @@ export interface operations {
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -3585,9 +7247,27 @@ export interface operations {
             /** @description `forbidden_origin`, `account_not_approved`, `insufficient_scope` */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden_origin",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -3604,9 +7284,27 @@ export interface operations {
             /** @description `not_found`, `video_not_found` */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -3623,13 +7321,68 @@ export interface operations {
             /** @description `payload_too_large` */
             413: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
                             code: "payload_too_large";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -3647,7 +7400,10 @@ export interface operations {
                 /** @description The project's ULID: required under session-cookie auth, ignored under API-key auth */
                 projectId?: string;
             };
-            header?: never;
+            header?: {
+                /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
+                "x-d1-bookmark"?: string;
+            };
             path: {
                 /** @description The video's ULID (case-insensitive) */
                 id: string;
@@ -3666,9 +7422,18 @@ export interface operations {
             /** @description The stored part */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "partNumber": 0,
+                     *       "etag": "string"
+                     *     }
+                     */
                     "application/json": {
                         partNumber: number;
                         etag: string;
@@ -3678,9 +7443,27 @@ export interface operations {
             /** @description `invalid_project_id`, `invalid_body` */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_project_id",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -3697,9 +7480,27 @@ export interface operations {
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -3716,9 +7517,27 @@ export interface operations {
             /** @description `forbidden_origin`, `account_not_approved`, `insufficient_scope` */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden_origin",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -3735,9 +7554,27 @@ export interface operations {
             /** @description `not_found`, `video_not_found` */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -3754,9 +7591,27 @@ export interface operations {
             /** @description `upload_not_active`, `upload_completion_in_progress` */
             409: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "upload_not_active",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -3773,13 +7628,68 @@ export interface operations {
             /** @description `payload_too_large` */
             413: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
                             code: "payload_too_large";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -3798,6 +7708,8 @@ export interface operations {
                 projectId?: string;
             };
             header?: {
+                /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
+                "x-d1-bookmark"?: string;
                 /** @description 1–255 printable ASCII characters, kept 24 h per caller, method, path and query. A repeat of a request that answered 2xx gets the same status and body again, with `Idempotent-Replayed: true`, and does nothing more; while the first still runs, 409 idempotency_key_in_use; with another body, 422 idempotency_key_reused. An answer other than 2xx leaves the key unused. */
                 "idempotency-key"?: string;
             };
@@ -3809,6 +7721,16 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "parts": [
+                 *         {
+                 *           "partNumber": 1,
+                 *           "etag": "string"
+                 *         }
+                 *       ]
+                 *     }
+                 */
                 "application/json": components["schemas"]["UploadCompleteRequest"];
             };
         };
@@ -3816,18 +7738,73 @@ export interface operations {
             /** @description The video, uploaded */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *       "projectId": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *       "title": "string",
+                     *       "status": "waiting_for_upload",
+                     *       "visibility": "public",
+                     *       "thumbnail": {
+                     *         "source": "auto",
+                     *         "url": "https://video-api.example.com/"
+                     *       },
+                     *       "duration": 0,
+                     *       "width": 0,
+                     *       "height": 0,
+                     *       "renditions": [
+                     *         {
+                     *           "resolution": "720p",
+                     *           "width": 0,
+                     *           "height": 0
+                     *         }
+                     *       ],
+                     *       "playback": {
+                     *         "hls": "https://video-api.example.com/",
+                     *         "mp4": "https://video-api.example.com/"
+                     *       },
+                     *       "error": {
+                     *         "code": "invalid_source",
+                     *         "message": "string"
+                     *       },
+                     *       "createdAt": "2026-11-22T06:00:00.000Z",
+                     *       "updatedAt": "2026-11-22T06:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Video"];
                 };
             };
             /** @description `invalid_project_id`, `invalid_idempotency_key`, `invalid_body`, `invalid_parts` */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_project_id",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -3844,9 +7821,27 @@ export interface operations {
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -3863,9 +7858,27 @@ export interface operations {
             /** @description `forbidden_origin`, `account_not_approved`, `insufficient_scope` */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden_origin",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -3882,9 +7895,27 @@ export interface operations {
             /** @description `not_found`, `video_not_found` */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -3901,9 +7932,28 @@ export interface operations {
             /** @description `idempotency_key_in_use`, `upload_not_active`, `upload_completion_in_progress` */
             409: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_in_use",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -3920,9 +7970,27 @@ export interface operations {
             /** @description `payload_too_large` */
             413: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -3939,13 +8007,68 @@ export interface operations {
             /** @description `idempotency_key_reused` */
             422: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
                             code: "idempotency_key_reused";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -3963,7 +8086,10 @@ export interface operations {
                 /** @description The project's ULID: required under session-cookie auth, ignored under API-key auth */
                 projectId?: string;
             };
-            header?: never;
+            header?: {
+                /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
+                "x-d1-bookmark"?: string;
+            };
             path: {
                 /** @description The video's ULID (case-insensitive) */
                 id: string;
@@ -3982,18 +8108,50 @@ export interface operations {
             /** @description The new public thumbnail URL */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "videoId": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *       "thumbnailUrl": "https://video-api.example.com/",
+                     *       "source": "auto"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ThumbnailResult"];
                 };
             };
             /** @description `invalid_project_id`, `invalid_image` */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_project_id",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -4010,9 +8168,29 @@ export interface operations {
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -4029,9 +8207,29 @@ export interface operations {
             /** @description `forbidden_origin`, `account_not_approved`, `insufficient_scope` */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden_origin",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -4048,9 +8246,29 @@ export interface operations {
             /** @description `not_found`, `video_not_found` */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -4067,9 +8285,29 @@ export interface operations {
             /** @description `payload_too_large` */
             413: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -4086,9 +8324,29 @@ export interface operations {
             /** @description `unsupported_media_type` */
             415: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -4105,13 +8363,73 @@ export interface operations {
             /** @description `rate_limited` */
             429: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
                             code: "rate_limited";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -4129,7 +8447,10 @@ export interface operations {
                 /** @description The project's ULID: required under session-cookie auth, ignored under API-key auth */
                 projectId?: string;
             };
-            header?: never;
+            header?: {
+                /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
+                "x-d1-bookmark"?: string;
+            };
             path: {
                 /** @description The video's ULID (case-insensitive) */
                 id: string;
@@ -4141,18 +8462,46 @@ export interface operations {
             /** @description The automatic poster frame URL */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "videoId": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *       "thumbnailUrl": "https://video-api.example.com/",
+                     *       "source": "auto"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ThumbnailResult"];
                 };
             };
             /** @description `invalid_project_id` */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_project_id",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -4169,9 +8518,27 @@ export interface operations {
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -4188,9 +8555,27 @@ export interface operations {
             /** @description `forbidden_origin`, `account_not_approved`, `insufficient_scope` */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden_origin",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -4207,13 +8592,68 @@ export interface operations {
             /** @description `not_found`, `video_not_found` */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
                             code: "not_found" | "video_not_found";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -4228,7 +8668,10 @@ export interface operations {
     listWebhookEndpoints: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
+                "x-d1-bookmark"?: string;
+            };
             path: {
                 /** @description The project's ULID (case-insensitive) */
                 projectId: string;
@@ -4240,9 +8683,29 @@ export interface operations {
             /** @description The endpoints */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *           "url": "string",
+                     *           "eventTypes": [
+                     *             "video.deleted"
+                     *           ],
+                     *           "enabled": true,
+                     *           "disabledReason": "gone",
+                     *           "description": "string",
+                     *           "createdAt": "2026-11-22T06:00:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
                         data: components["schemas"]["WebhookEndpoint"][];
                     };
@@ -4251,9 +8714,27 @@ export interface operations {
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -4270,9 +8751,27 @@ export interface operations {
             /** @description `account_not_approved`, `insufficient_scope` */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "account_not_approved",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -4289,13 +8788,68 @@ export interface operations {
             /** @description `not_found` */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
                             code: "not_found";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -4311,6 +8865,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
+                "x-d1-bookmark"?: string;
                 /** @description 1–255 printable ASCII characters, kept 24 h per caller, method, path and query. A repeat of a request that answered 2xx gets the same status and body again, with `Idempotent-Replayed: true`, and does nothing more; while the first still runs, 409 idempotency_key_in_use; with another body, 422 idempotency_key_reused. An answer other than 2xx leaves the key unused. */
                 "idempotency-key"?: string;
             };
@@ -4322,6 +8878,15 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "url": "string",
+                 *       "eventTypes": [
+                 *         "video.deleted"
+                 *       ],
+                 *       "description": "string"
+                 *     }
+                 */
                 "application/json": components["schemas"]["WebhookEndpointCreateRequest"];
             };
         };
@@ -4329,18 +8894,54 @@ export interface operations {
             /** @description The endpoint, with its secret */
             201: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *       "url": "string",
+                     *       "eventTypes": [
+                     *         "video.deleted"
+                     *       ],
+                     *       "enabled": true,
+                     *       "disabledReason": "gone",
+                     *       "description": "string",
+                     *       "createdAt": "2026-11-22T06:00:00.000Z",
+                     *       "secret": "string"
+                     *     }
+                     */
                     "application/json": components["schemas"]["CreatedWebhookEndpoint"];
                 };
             };
             /** @description `invalid_idempotency_key`, `invalid_body` */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_idempotency_key",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -4357,9 +8958,27 @@ export interface operations {
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -4376,9 +8995,27 @@ export interface operations {
             /** @description `forbidden_origin`, `account_not_approved`, `insufficient_scope` */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden_origin",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -4395,9 +9032,27 @@ export interface operations {
             /** @description `not_found` */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -4414,9 +9069,28 @@ export interface operations {
             /** @description `idempotency_key_in_use`, `quota_exceeded` */
             409: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_in_use",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -4433,9 +9107,27 @@ export interface operations {
             /** @description `payload_too_large` */
             413: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -4452,13 +9144,68 @@ export interface operations {
             /** @description `idempotency_key_reused` */
             422: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
                             code: "idempotency_key_reused";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -4473,7 +9220,10 @@ export interface operations {
     getWebhookEndpoint: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
+                "x-d1-bookmark"?: string;
+            };
             path: {
                 /** @description The project's ULID (case-insensitive) */
                 projectId: string;
@@ -4487,18 +9237,52 @@ export interface operations {
             /** @description The endpoint */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *       "url": "string",
+                     *       "eventTypes": [
+                     *         "video.deleted"
+                     *       ],
+                     *       "enabled": true,
+                     *       "disabledReason": "gone",
+                     *       "description": "string",
+                     *       "createdAt": "2026-11-22T06:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["WebhookEndpoint"];
                 };
             };
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -4515,9 +9299,27 @@ export interface operations {
             /** @description `account_not_approved`, `insufficient_scope` */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "account_not_approved",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -4534,13 +9336,68 @@ export interface operations {
             /** @description `endpoint_not_found` */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "endpoint_not_found",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
                             code: "endpoint_not_found";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -4555,7 +9412,10 @@ export interface operations {
     deleteWebhookEndpoint: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
+                "x-d1-bookmark"?: string;
+            };
             path: {
                 /** @description The project's ULID (case-insensitive) */
                 projectId: string;
@@ -4569,6 +9429,9 @@ export interface operations {
             /** @description Deleted */
             204: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -4576,9 +9439,27 @@ export interface operations {
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -4595,9 +9476,27 @@ export interface operations {
             /** @description `forbidden_origin`, `account_not_approved`, `insufficient_scope` */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden_origin",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -4614,13 +9513,68 @@ export interface operations {
             /** @description `endpoint_not_found` */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "endpoint_not_found",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
                             code: "endpoint_not_found";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -4635,7 +9589,10 @@ export interface operations {
     updateWebhookEndpoint: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
+                "x-d1-bookmark"?: string;
+            };
             path: {
                 /** @description The project's ULID (case-insensitive) */
                 projectId: string;
@@ -4646,6 +9603,16 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "url": "string",
+                 *       "eventTypes": [
+                 *         "video.deleted"
+                 *       ],
+                 *       "description": "string",
+                 *       "enabled": true
+                 *     }
+                 */
                 "application/json": components["schemas"]["WebhookEndpointPatch"];
             };
         };
@@ -4653,18 +9620,52 @@ export interface operations {
             /** @description The endpoint after the change */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *       "url": "string",
+                     *       "eventTypes": [
+                     *         "video.deleted"
+                     *       ],
+                     *       "enabled": true,
+                     *       "disabledReason": "gone",
+                     *       "description": "string",
+                     *       "createdAt": "2026-11-22T06:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["WebhookEndpoint"];
                 };
             };
             /** @description `invalid_body` */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_body",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -4681,9 +9682,27 @@ export interface operations {
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -4700,9 +9719,27 @@ export interface operations {
             /** @description `forbidden_origin`, `account_not_approved`, `insufficient_scope` */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden_origin",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -4719,9 +9756,27 @@ export interface operations {
             /** @description `endpoint_not_found` */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "endpoint_not_found",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -4738,13 +9793,68 @@ export interface operations {
             /** @description `payload_too_large` */
             413: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
                             code: "payload_too_large";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -4760,6 +9870,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
+                "x-d1-bookmark"?: string;
                 /** @description 1–255 printable ASCII characters, kept 24 h per caller, method, path and query. A repeat of a request that answered 2xx gets the same status and body again, with `Idempotent-Replayed: true`, and does nothing more; while the first still runs, 409 idempotency_key_in_use; with another body, 422 idempotency_key_reused. An answer other than 2xx leaves the key unused. */
                 "idempotency-key"?: string;
             };
@@ -4776,9 +9888,18 @@ export interface operations {
             /** @description The new secret */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "secret": "string"
+                     *     }
+                     */
                     "application/json": {
                         /** @description whsec_…: shown only in this response */
                         secret: string;
@@ -4788,9 +9909,27 @@ export interface operations {
             /** @description `invalid_idempotency_key` */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_idempotency_key",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -4807,9 +9946,27 @@ export interface operations {
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -4826,9 +9983,27 @@ export interface operations {
             /** @description `forbidden_origin`, `account_not_approved`, `insufficient_scope` */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden_origin",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -4845,9 +10020,27 @@ export interface operations {
             /** @description `endpoint_not_found` */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "endpoint_not_found",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -4864,9 +10057,28 @@ export interface operations {
             /** @description `idempotency_key_in_use` */
             409: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_in_use",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -4883,13 +10095,68 @@ export interface operations {
             /** @description `idempotency_key_reused` */
             422: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
                             code: "idempotency_key_reused";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -4912,7 +10179,10 @@ export interface operations {
                 state?: "pending" | "succeeded" | "failed";
                 eventType?: string;
             };
-            header?: never;
+            header?: {
+                /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
+                "x-d1-bookmark"?: string;
+            };
             path: {
                 /** @description The project's ULID (case-insensitive) */
                 projectId: string;
@@ -4926,9 +10196,35 @@ export interface operations {
             /** @description One page */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *           "endpointId": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *           "eventId": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *           "eventType": "video.deleted",
+                     *           "state": "pending",
+                     *           "attempt": 0,
+                     *           "responseStatus": 0,
+                     *           "error": "http_status",
+                     *           "durationMs": 0,
+                     *           "createdAt": "2026-11-22T06:00:00.000Z",
+                     *           "completedAt": "2026-11-22T06:00:00.000Z",
+                     *           "nextRetryAt": "2026-11-22T06:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "nextCursor": "string"
+                     *     }
+                     */
                     "application/json": {
                         data: components["schemas"]["WebhookDeliveryAttempt"][];
                         nextCursor: string | null;
@@ -4938,9 +10234,29 @@ export interface operations {
             /** @description `invalid_limit`, `invalid_cursor`, `invalid_state`, `invalid_body` */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_limit",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -4957,9 +10273,29 @@ export interface operations {
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -4976,9 +10312,29 @@ export interface operations {
             /** @description `account_not_approved`, `insufficient_scope` */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "account_not_approved",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -4995,9 +10351,29 @@ export interface operations {
             /** @description `endpoint_not_found` */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "endpoint_not_found",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -5014,13 +10390,73 @@ export interface operations {
             /** @description `rate_limited` */
             429: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
                             code: "rate_limited";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -5036,6 +10472,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
+                "x-d1-bookmark"?: string;
                 /** @description 1–255 printable ASCII characters, kept 24 h per caller, method, path and query. A repeat of a request that answered 2xx gets the same status and body again, with `Idempotent-Replayed: true`, and does nothing more; while the first still runs, 409 idempotency_key_in_use; with another body, 422 idempotency_key_reused. An answer other than 2xx leaves the key unused. */
                 "idempotency-key"?: string;
             };
@@ -5054,18 +10492,60 @@ export interface operations {
             /** @description The new attempt, pending */
             202: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *       "endpointId": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *       "eventId": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *       "eventType": "video.deleted",
+                     *       "state": "pending",
+                     *       "attempt": 0,
+                     *       "responseStatus": 0,
+                     *       "error": "http_status",
+                     *       "durationMs": 0,
+                     *       "createdAt": "2026-11-22T06:00:00.000Z",
+                     *       "completedAt": "2026-11-22T06:00:00.000Z",
+                     *       "nextRetryAt": "2026-11-22T06:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["WebhookDeliveryAttempt"];
                 };
             };
             /** @description `invalid_idempotency_key` */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_idempotency_key",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -5082,9 +10562,29 @@ export interface operations {
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -5101,9 +10601,29 @@ export interface operations {
             /** @description `forbidden_origin`, `account_not_approved`, `insufficient_scope` */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden_origin",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -5120,9 +10640,29 @@ export interface operations {
             /** @description `endpoint_not_found`, `not_found` */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "endpoint_not_found",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -5139,9 +10679,30 @@ export interface operations {
             /** @description `idempotency_key_in_use`, `endpoint_disabled` */
             409: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_in_use",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -5158,9 +10719,29 @@ export interface operations {
             /** @description `idempotency_key_reused` */
             422: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -5177,13 +10758,73 @@ export interface operations {
             /** @description `rate_limited` */
             429: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
                             code: "rate_limited";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -5211,6 +10852,17 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "type": "video.deleted",
+                 *       "timestamp": "2026-11-22T06:00:00.000Z",
+                 *       "data": {
+                 *         "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                 *         "projectId": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                 *         "deletedAt": "2026-11-22T06:00:00.000Z"
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["VideoDeletedEvent"];
             };
         };
