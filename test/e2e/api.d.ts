@@ -616,6 +616,7 @@ export interface components {
              * @example 01JD5Q3V7Y8N2M4K6P9R0S1T2V
              */
             id: string;
+            /** @example ada@example.com */
             email: string;
             approved: boolean;
             /** @enum {string} */
@@ -660,6 +661,7 @@ export interface components {
              * @example 01JD5Q3V7Y8N2M4K6P9R0S1T2V
              */
             id: string;
+            /** @example Launch */
             name: string;
             /** @enum {string} */
             plan: "trial" | "free" | "pro" | "business";
@@ -671,6 +673,7 @@ export interface components {
             createdAt: string;
         };
         ProjectCreateRequest: {
+            /** @example Launch */
             name: string;
         };
         CreatedApiKey: components["schemas"]["ApiKey"] & {
@@ -686,6 +689,7 @@ export interface components {
              * @example 01JD5Q3V7Y8N2M4K6P9R0S1T2V
              */
             id: string;
+            /** @example server */
             name: string;
             scopes: ("read" | "write")[];
             /** @enum {string} */
@@ -704,6 +708,7 @@ export interface components {
             lastUsedAt: string | null;
         };
         ApiKeyCreateRequest: {
+            /** @example server */
             name: string;
             scopes: ("read" | "write")[];
             /** @enum {string} */
@@ -729,13 +734,30 @@ export interface components {
         };
         /** @description Only the fields that change. watermark merges per key; watermark.imageKey is read-only here. */
         EncodingSettingsPatch: {
+            /**
+             * @example [
+             *       "720p",
+             *       "1080p"
+             *     ]
+             */
             enabledResolutions?: ("240p" | "360p" | "480p" | "720p" | "1080p" | "1440p" | "2160p")[];
             mp4FallbackEnabled?: boolean;
+            /**
+             * @description h264 is the only codec; any other is answered codec_unavailable
+             * @example [
+             *       "h264"
+             *     ]
+             */
             outputCodecs?: string[];
             watermark?: {
+                /**
+                 * @description true needs a watermark image (PUT …/watermark-image) first
+                 * @example false
+                 */
                 enabled?: boolean;
                 /** @enum {string} */
                 position?: "top-left" | "top-right" | "bottom-left" | "bottom-right" | "center";
+                /** @example 0.8 */
                 opacity?: number;
             };
         };
@@ -786,6 +808,7 @@ export interface components {
              * @example 01JD5Q3V7Y8N2M4K6P9R0S1T2V
              */
             projectId: string;
+            /** @example Intro */
             title: string | null;
             /** @enum {string} */
             status: "waiting_for_upload" | "upload_completing" | "uploaded";
@@ -863,6 +886,7 @@ export interface components {
             expiresAt: string;
         };
         VideoCreateRequest: {
+            /** @example Intro */
             title?: string;
             /**
              * @description Default public
@@ -871,6 +895,7 @@ export interface components {
             visibility?: "public" | "unlisted" | "private";
         };
         VideoPatch: {
+            /** @example Intro */
             title?: string | null;
             /**
              * @description Default public
@@ -896,7 +921,10 @@ export interface components {
             source: "auto" | "custom";
         };
         CreatedWebhookEndpoint: components["schemas"]["WebhookEndpoint"] & {
-            /** @description whsec_…: shown only in this response */
+            /**
+             * @description whsec_…: shown only in this response
+             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
+             */
             secret: string;
         };
         WebhookEndpoint: {
@@ -905,6 +933,10 @@ export interface components {
              * @example 01JD5Q3V7Y8N2M4K6P9R0S1T2V
              */
             id: string;
+            /**
+             * Format: uri
+             * @example https://example.com/hooks
+             */
             url: string;
             eventTypes: "video.deleted"[];
             enabled: boolean;
@@ -922,13 +954,23 @@ export interface components {
             createdAt: string;
         };
         WebhookEndpointCreateRequest: {
+            /**
+             * Format: uri
+             * @example https://example.com/hooks
+             */
             url: string;
             eventTypes?: "video.deleted"[];
+            /** @example Production receiver */
             description?: string | null;
         };
         WebhookEndpointPatch: {
+            /**
+             * Format: uri
+             * @example https://example.com/hooks
+             */
             url?: string;
             eventTypes?: "video.deleted"[];
+            /** @example Production receiver */
             description?: string | null;
             /** @description true re-enables an endpoint disabled for any reason */
             enabled?: boolean;
@@ -1039,7 +1081,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
-                     *       "email": "string",
+                     *       "email": "ada@example.com",
                      *       "approved": true,
                      *       "plan": "trial",
                      *       "trialEndsAt": "2026-11-22T06:00:00.000Z",
@@ -1283,7 +1325,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
-                     *       "email": "string",
+                     *       "email": "ada@example.com",
                      *       "approved": true,
                      *       "plan": "trial",
                      *       "trialEndsAt": "2026-11-22T06:00:00.000Z",
@@ -1650,7 +1692,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
-                     *       "email": "string",
+                     *       "email": "ada@example.com",
                      *       "approved": true,
                      *       "plan": "trial",
                      *       "trialEndsAt": "2026-11-22T06:00:00.000Z",
@@ -1769,7 +1811,7 @@ export interface operations {
                      *       "data": [
                      *         {
                      *           "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
-                     *           "email": "string",
+                     *           "email": "ada@example.com",
                      *           "approved": true,
                      *           "plan": "trial",
                      *           "trialEndsAt": "2026-11-22T06:00:00.000Z",
@@ -2003,7 +2045,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
-                     *       "email": "string",
+                     *       "email": "ada@example.com",
                      *       "approved": true,
                      *       "plan": "trial",
                      *       "trialEndsAt": "2026-11-22T06:00:00.000Z",
@@ -2306,7 +2348,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
-                     *       "email": "string",
+                     *       "email": "ada@example.com",
                      *       "approved": true,
                      *       "plan": "trial",
                      *       "trialEndsAt": "2026-11-22T06:00:00.000Z",
@@ -2615,7 +2657,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
-                     *       "email": "string",
+                     *       "email": "ada@example.com",
                      *       "approved": true,
                      *       "plan": "trial",
                      *       "trialEndsAt": "2026-11-22T06:00:00.000Z",
@@ -2876,7 +2918,7 @@ export interface operations {
                      *       "data": [
                      *         {
                      *           "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
-                     *           "name": "string",
+                     *           "name": "Launch",
                      *           "plan": "trial",
                      *           "createdAt": "2026-11-22T06:00:00.000Z"
                      *         }
@@ -3017,7 +3059,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "name": "string"
+                 *       "name": "Launch"
                  *     }
                  */
                 "application/json": components["schemas"]["ProjectCreateRequest"];
@@ -3039,7 +3081,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
-                     *       "name": "string",
+                     *       "name": "Launch",
                      *       "plan": "trial",
                      *       "createdAt": "2026-11-22T06:00:00.000Z"
                      *     }
@@ -3390,7 +3432,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
-                     *       "name": "string",
+                     *       "name": "Launch",
                      *       "plan": "trial",
                      *       "createdAt": "2026-11-22T06:00:00.000Z"
                      *     }
@@ -3752,7 +3794,7 @@ export interface operations {
                      *       "data": [
                      *         {
                      *           "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
-                     *           "name": "string",
+                     *           "name": "server",
                      *           "scopes": [
                      *             "read"
                      *           ],
@@ -3937,7 +3979,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "name": "string",
+                 *       "name": "server",
                  *       "scopes": [
                  *         "read"
                  *       ],
@@ -3961,7 +4003,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
-                     *       "name": "string",
+                     *       "name": "server",
                      *       "scopes": [
                      *         "read"
                      *       ],
@@ -4666,16 +4708,17 @@ export interface operations {
                 /**
                  * @example {
                  *       "enabledResolutions": [
-                 *         "240p"
+                 *         "720p",
+                 *         "1080p"
                  *       ],
                  *       "mp4FallbackEnabled": true,
                  *       "outputCodecs": [
-                 *         "string"
+                 *         "h264"
                  *       ],
                  *       "watermark": {
-                 *         "enabled": true,
+                 *         "enabled": false,
                  *         "position": "top-left",
-                 *         "opacity": 0
+                 *         "opacity": 0.8
                  *       }
                  *     }
                  */
@@ -5989,7 +6032,7 @@ export interface operations {
                      *         {
                      *           "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
                      *           "projectId": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
-                     *           "title": "string",
+                     *           "title": "Intro",
                      *           "status": "waiting_for_upload",
                      *           "visibility": "public",
                      *           "thumbnail": {
@@ -6233,7 +6276,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "title": "string",
+                 *       "title": "Intro",
                  *       "visibility": "public"
                  *     }
                  */
@@ -6256,7 +6299,7 @@ export interface operations {
                      *       "video": {
                      *         "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
                      *         "projectId": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
-                     *         "title": "string",
+                     *         "title": "Intro",
                      *         "status": "waiting_for_upload",
                      *         "visibility": "public",
                      *         "thumbnail": {
@@ -6626,7 +6669,7 @@ export interface operations {
                      * @example {
                      *       "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
                      *       "projectId": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
-                     *       "title": "string",
+                     *       "title": "Intro",
                      *       "status": "waiting_for_upload",
                      *       "visibility": "public",
                      *       "thumbnail": {
@@ -7117,7 +7160,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "title": "string",
+                 *       "title": "Intro",
                  *       "visibility": "public"
                  *     }
                  */
@@ -7138,7 +7181,7 @@ export interface operations {
                      * @example {
                      *       "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
                      *       "projectId": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
-                     *       "title": "string",
+                     *       "title": "Intro",
                      *       "status": "waiting_for_upload",
                      *       "visibility": "public",
                      *       "thumbnail": {
@@ -7749,7 +7792,7 @@ export interface operations {
                      * @example {
                      *       "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
                      *       "projectId": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
-                     *       "title": "string",
+                     *       "title": "Intro",
                      *       "status": "waiting_for_upload",
                      *       "visibility": "public",
                      *       "thumbnail": {
@@ -8694,7 +8737,7 @@ export interface operations {
                      *       "data": [
                      *         {
                      *           "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
-                     *           "url": "string",
+                     *           "url": "https://example.com/hooks",
                      *           "eventTypes": [
                      *             "video.deleted"
                      *           ],
@@ -8880,11 +8923,11 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "url": "string",
+                 *       "url": "https://example.com/hooks",
                  *       "eventTypes": [
                  *         "video.deleted"
                  *       ],
-                 *       "description": "string"
+                 *       "description": "Production receiver"
                  *     }
                  */
                 "application/json": components["schemas"]["WebhookEndpointCreateRequest"];
@@ -8904,7 +8947,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
-                     *       "url": "string",
+                     *       "url": "https://example.com/hooks",
                      *       "eventTypes": [
                      *         "video.deleted"
                      *       ],
@@ -8912,7 +8955,7 @@ export interface operations {
                      *       "disabledReason": "gone",
                      *       "description": "string",
                      *       "createdAt": "2026-11-22T06:00:00.000Z",
-                     *       "secret": "string"
+                     *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
                      *     }
                      */
                     "application/json": components["schemas"]["CreatedWebhookEndpoint"];
@@ -9246,7 +9289,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
-                     *       "url": "string",
+                     *       "url": "https://example.com/hooks",
                      *       "eventTypes": [
                      *         "video.deleted"
                      *       ],
@@ -9605,11 +9648,11 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "url": "string",
+                 *       "url": "https://example.com/hooks",
                  *       "eventTypes": [
                  *         "video.deleted"
                  *       ],
-                 *       "description": "string",
+                 *       "description": "Production receiver",
                  *       "enabled": true
                  *     }
                  */
@@ -9629,7 +9672,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
-                     *       "url": "string",
+                     *       "url": "https://example.com/hooks",
                      *       "eventTypes": [
                      *         "video.deleted"
                      *       ],
