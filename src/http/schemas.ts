@@ -66,7 +66,7 @@ export const RESPONSE_HEADERS = {
     schema: { type: "string", pattern: ULID_PATTERN.source, example: ULID_EXAMPLE },
   },
   "Cache-Control": {
-    description: "`no-store` on every /v1 response",
+    description: "`no-store` on every /v1 response; public media keep a long immutable lifetime",
     schema: { type: "string", example: "no-store" },
   },
   "x-d1-bookmark": {
@@ -88,7 +88,9 @@ export const RESPONSE_HEADERS = {
     schema: { type: "integer", minimum: 1, example: 12 },
   },
   ETag: {
-    description: "The version of the resource; send it in `If-Match` to edit only that version",
+    description:
+      "The version of the resource: send it in `If-Match` to change only that version, or in `If-None-Match` " +
+      "to be answered 304 while it is current",
     schema: { type: "string", example: '"7"' },
   },
   "Idempotent-Replayed": {
@@ -163,6 +165,14 @@ export function decimalInt(min: number, max: number, description: string) {
       z.int().min(min).max(max),
     )
     .openapi({ type: "integer", minimum: min, maximum: max, description, example: min });
+}
+
+/** A raw-bytes response of one of `types`. */
+export function binaryResponse(types: readonly string[], description: string) {
+  return {
+    description,
+    content: Object.fromEntries(types.map((type) => [type, { schema: z.string().openapi({ format: "binary" }) }])),
+  } as const;
 }
 
 /** A raw-bytes request body of one of `types`, with its limits said in `description`. */

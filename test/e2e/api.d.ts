@@ -556,6 +556,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/thumbnails/{projectId}/{videoId}/{file}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A thumbnail image: a video's public thumbnailUrl
+         * @description Public, for anyone holding the URL (a video's `thumbnail.url`, or `thumbnailUrl` from a custom upload). Served with a long immutable cache lifetime: a replaced thumbnail gets a new URL, and the old one answers 404.
+         *
+         *     **Auth:** none.
+         */
+        get: operations["getThumbnail"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "video.deleted": {
@@ -1026,7 +1048,7 @@ export interface components {
     headers: {
         /** @description This response's id (a ULID), on every response; quote it when reporting a problem */
         "x-request-id": string;
-        /** @description `no-store` on every /v1 response */
+        /** @description `no-store` on every /v1 response; public media keep a long immutable lifetime */
         "Cache-Control": string;
         /** @description On every /v1 response that read or wrote data: send it back in the `x-d1-bookmark` request header to read at least these writes, wherever the next request lands */
         "x-d1-bookmark": string;
@@ -1036,10 +1058,12 @@ export interface components {
         "RateLimit-Policy": string;
         /** @description Seconds to wait before retrying */
         "Retry-After": number;
-        /** @description The version of the resource; send it in `If-Match` to edit only that version */
+        /** @description The version of the resource: send it in `If-Match` to change only that version, or in `If-None-Match` to be answered 304 while it is current */
         ETag: string;
         /** @description `true` when this is the stored answer to an earlier request with the same `Idempotency-Key` */
         "Idempotent-Replayed": "true";
+        /** @description When the resource last changed (an HTTP date) */
+        "Last-Modified": string;
     };
     pathItems: never;
 }
@@ -10846,6 +10870,163 @@ export interface operations {
                     "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getThumbnail: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description ETags the client holds (or `*`): 304 Not Modified when one is current */
+                "if-none-match"?: string;
+                /** @description An HTTP date, read when If-None-Match is absent: 304 when nothing changed since */
+                "if-modified-since"?: string;
+                /** @description ETags (or `*`) the resource must match, else 412 precondition_failed */
+                "if-match"?: string;
+                /** @description An HTTP date, read when If-Match is absent: 412 precondition_failed when changed since */
+                "if-unmodified-since"?: string;
+            };
+            path: {
+                /** @description The project's ULID */
+                projectId: string;
+                /** @description The video's ULID */
+                videoId: string;
+                file: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The image, without metadata */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["Last-Modified"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/jpeg": string;
+                    "image/png": string;
+                    "image/webp": string;
+                };
+            };
+            /** @description Not modified: the copy If-None-Match (or If-Modified-Since) names is current */
+            304: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["Last-Modified"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `not_found` */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "not_found";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `precondition_failed` */
+            412: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "precondition_failed",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "precondition_failed";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
                     [name: string]: unknown;
                 };
                 content: {

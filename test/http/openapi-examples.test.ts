@@ -81,15 +81,18 @@ describe("the OpenAPI document's examples", () => {
 
 describe("the OpenAPI document's headers", () => {
   it("declares x-request-id on every response, and Cache-Control and x-d1-bookmark on every /v1 one", async () => {
-    for (const { where, operation } of await pairs()) {
+    let v1 = 0;
+    for (const { where, config, operation } of await pairs()) {
+      const isV1 = config.path.startsWith("/v1/");
+      v1 += isV1 ? 1 : 0;
+      const expected = isV1 ? ["x-request-id", "Cache-Control", "x-d1-bookmark"] : ["x-request-id"];
       for (const [status, response] of Object.entries(operation.responses)) {
-        expect(Object.keys(response.headers ?? {}), `${where} ${status}`).toEqual(
-          expect.arrayContaining(["x-request-id", "Cache-Control", "x-d1-bookmark"]),
-        );
+        expect(Object.keys(response.headers ?? {}), `${where} ${status}`).toEqual(expect.arrayContaining(expected));
       }
       const bookmark = operation.parameters?.find((p) => p.name === "x-d1-bookmark");
-      expect(bookmark?.in, where).toBe("header");
+      expect(bookmark?.in, where).toBe(isV1 ? "header" : undefined);
     }
+    expect(v1).toBeGreaterThan(30);
   });
 
   it("declares a 500 internal_error on every operation", async () => {
@@ -114,6 +117,20 @@ describe("the OpenAPI document's headers", () => {
         }
       }
     }
+  });
+
+  it("declares the public thumbnail's validators, conditional headers and 304", async () => {
+    const doc = await document();
+    const thumbnail = doc.paths["/thumbnails/{projectId}/{videoId}/{file}"]?.get;
+    expect(thumbnail?.parameters?.filter((p) => p.in === "header").map((p) => p.name)).toEqual(
+      expect.arrayContaining(["if-none-match", "if-match", "if-modified-since", "if-unmodified-since"]),
+    );
+    for (const status of ["200", "304"]) {
+      expect(Object.keys(thumbnail?.responses[status]?.headers ?? {})).toEqual(
+        expect.arrayContaining(["ETag", "Last-Modified", "Cache-Control"]),
+      );
+    }
+    expect(thumbnail?.responses["412"]).toBeDefined();
   });
 
   it("types raw-bytes bodies with their media type", async () => {

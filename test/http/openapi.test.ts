@@ -18,8 +18,8 @@ type Document = {
   components: { schemas: Record<string, unknown> };
 };
 
-/** Served, but not operations of the API: its own description and the public images. */
-const NOT_OPERATIONS = ["GET /", "GET /docs", "GET /v1/openapi.json", "GET /thumbnails/:projectId/:videoId/:file"];
+/** Served, but not operations of the API: its own description. */
+const NOT_OPERATIONS = ["GET /", "GET /docs", "GET /v1/openapi.json"];
 
 async function document(): Promise<Document> {
   return (await (await api("/v1/openapi.json")).json()) as Document;
