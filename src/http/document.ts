@@ -1,5 +1,6 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "./context";
+import { ERRORS, type ErrorCode } from "./errors";
 import { OPENAPI_DOCUMENT, type Schema } from "./openapi";
 
 /**
@@ -10,10 +11,17 @@ import { OPENAPI_DOCUMENT, type Schema } from "./openapi";
  *   test/http/openapi-examples.test.ts parses with the route's zod schemas;
  * - raw-bytes bodies say their media type (`contentMediaType`);
  * - an API key's scope moves from the security requirement, where OpenAPI tools expect OAuth
- *   scopes only, to `x-api-key-scope` (and the description's "Auth:" line).
+ *   scopes only, to `x-api-key-scope` (and the description's "Auth:" line);
+ * - the introduction ends with every error code, its status and meaning, from the error table.
  */
 export function openApiDocument(app: OpenAPIHono<AppEnv>) {
-  return completeDocument(app.getOpenAPI31Document(OPENAPI_DOCUMENT));
+  const rows = (Object.entries(ERRORS) as [ErrorCode, { status: number; message: string }][]).map(
+    ([code, { status, message }]) => `| \`${code}\` | ${status} | ${message.replaceAll("|", "\\|")} |`,
+  );
+  const description = `${OPENAPI_DOCUMENT.info.description}\n\n## Errors\n\nEvery error code, with its status:\n\n| Code | Status | Meaning |\n| --- | --- | --- |\n${rows.join("\n")}`;
+  return completeDocument(
+    app.getOpenAPI31Document({ ...OPENAPI_DOCUMENT, info: { ...OPENAPI_DOCUMENT.info, description } }),
+  );
 }
 
 type Media = { schema?: Schema; example?: unknown };

@@ -64,7 +64,24 @@ export const OPENAPI_DOCUMENT = {
     { name: "Videos", description: "Videos and bulk actions" },
     { name: "Uploads", description: "A video's source, uploaded in parts (an R2 multipart upload), then completed" },
     { name: "Thumbnails", description: "Custom thumbnail images, served publicly" },
-    { name: "Webhooks", description: "Endpoints, signed video.deleted deliveries, and their attempts" },
+    {
+      name: "Webhooks",
+      description:
+        "Endpoints, signed video.deleted deliveries, and their attempts. Events are POSTed to your endpoints, " +
+        "signed as Standard Webhooks; verify each delivery before you trust it:\n\n" +
+        "```js\n" +
+        'import { Webhook } from "standardwebhooks";\n\n' +
+        '// The endpoint\'s secret, as shown once when it was created: "whsec_…"\n' +
+        'const webhook = new Webhook(secret.slice("whsec_".length));\n' +
+        "// rawBody: the request body exactly as received (a string), not re-serialized JSON.\n" +
+        "const event = webhook.verify(rawBody, {\n" +
+        '  "webhook-id": request.headers.get("webhook-id"),\n' +
+        '  "webhook-timestamp": request.headers.get("webhook-timestamp"),\n' +
+        '  "webhook-signature": request.headers.get("webhook-signature"),\n' +
+        "}); // throws when no signature matches, or the timestamp is more than 5 minutes off\n" +
+        "// Deduplicate on webhook-id: every attempt of one event carries the same id.\n" +
+        "```",
+    },
   ],
 };
 

@@ -149,6 +149,17 @@ describe.skipIf(!available)("the /docs reference page in Chromium", () => {
     });
   });
 
+  it("lists every error code in the introduction, and shows how to verify a webhook", async () => {
+    await withPage({ width: 1280, height: 900 }, "#tag/webhooks", async (page) => {
+      const introduction = (await page.locator('[id$="description/introduction"]').first().textContent()) ?? "";
+      for (const code of ["video_not_found", "rate_limited", "idempotency_key_reused", "internal_error"])
+        expect(introduction).toContain(code);
+      const webhooks = page.locator('[id$="tag/webhooks"]').first();
+      await expect.poll(async () => (await webhooks.textContent()) ?? "").toContain("standardwebhooks");
+      expect(await webhooks.textContent()).toContain("webhook-signature");
+    });
+  });
+
   it("fits a 390 px wide phone without horizontal scrolling", async () => {
     await withPage({ width: 390, height: 844 }, "#tag/videos/POST/v1/videos/bulk", async (page) => {
       await page.locator('[id$="tag/videos/POST/v1/videos/bulk"]').first().waitFor();
