@@ -1,6 +1,10 @@
 import path from "node:path";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
+import { buildAssets } from "./scripts/build-assets.ts";
+
+// wrangler.toml's [assets] directory must hold the vendored files before any Worker starts.
+buildAssets();
 
 const migrations = await readD1Migrations(path.join(import.meta.dirname, "migrations"));
 

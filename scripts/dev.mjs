@@ -29,7 +29,7 @@ if (!existsSync(".dev.vars")) {
   }
 }
 
-spawnSync(process.execPath, ["scripts/build-assets.mjs"], { stdio: "inherit" });
+spawnSync(process.execPath, ["scripts/build-assets.ts"], { stdio: "inherit" });
 
 const persist = option("--persist-to");
 const migrate = spawnSync(

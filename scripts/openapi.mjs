@@ -11,7 +11,7 @@ import openapiTS, { astToString } from "openapi-typescript";
 const root = path.join(import.meta.dirname, "..");
 const bundled = await build({
   stdin: {
-    contents: 'export { createApp } from "./src/app"; export { OPENAPI_DOCUMENT } from "./src/http/openapi";',
+    contents: 'export { createApp } from "./src/app"; export { openApiDocument } from "./src/http/document";',
     resolveDir: root,
     loader: "ts",
   },
@@ -36,10 +36,10 @@ const bundled = await build({
   write: false,
   logLevel: "error",
 });
-const { createApp, OPENAPI_DOCUMENT } = await import(
+const { createApp, openApiDocument } = await import(
   `data:text/javascript;base64,${Buffer.from(bundled.outputFiles[0].text).toString("base64")}`
 );
-const document = createApp().getOpenAPI31Document(OPENAPI_DOCUMENT);
+const document = openApiDocument(createApp());
 mkdirSync(path.join(root, ".openapi"), { recursive: true });
 const documentPath = path.join(root, ".openapi/openapi.json");
 writeFileSync(documentPath, `${JSON.stringify(document, null, 2)}\n`);

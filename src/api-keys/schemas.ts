@@ -7,7 +7,7 @@ export const ScopeSchema = z.enum(SCOPES);
 
 export const ApiKeyCreateSchema = z
   .strictObject({
-    name: textSchema().trim().min(1).max(100),
+    name: textSchema().trim().min(1).max(100).openapi({ example: "server" }),
     scopes: z
       .array(ScopeSchema)
       .min(1)
@@ -20,7 +20,7 @@ export const ApiKeyCreateSchema = z
 export const ApiKeySchema = z
   .object({
     id: UlidSchema,
-    name: z.string(),
+    name: z.string().openapi({ example: "server" }),
     scopes: z.array(ScopeSchema),
     mode: z.enum(KEY_MODES),
     createdAt: TimestampSchema,

@@ -20,7 +20,7 @@ export const LoginSchema = z
 export const AccountSchema = z
   .object({
     id: UlidSchema,
-    email: z.string(),
+    email: z.string().openapi({ example: "ada@example.com" }),
     approved: z.boolean(),
     plan: z.enum(PLANS),
     trialEndsAt: TimestampSchema,

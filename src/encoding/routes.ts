@@ -7,7 +7,7 @@ import { parseEntityTags } from "../http/conditional";
 import { ApiError } from "../http/errors";
 import { route } from "../http/route";
 import { createRouter } from "../http/router";
-import { binaryBody, jsonRequest, jsonResponse } from "../http/schemas";
+import { binaryBody, headerRefs, jsonRequest, jsonResponse } from "../http/schemas";
 import { validationHook } from "../http/validation";
 import { EXTENSIONS, type ImageUpload, imageBody, readImageUpload } from "../images/upload";
 import { replaceObject } from "../lib/replace-object";
@@ -21,7 +21,10 @@ export const MAX_WATERMARK_BYTES = 1024 * 1024;
 const WATERMARK_TYPES = ["image/png", "image/webp"] as const;
 const WATERMARK_BODY = imageBody(WATERMARK_TYPES, MAX_WATERMARK_BYTES);
 
-const settingsResponse = jsonResponse(EncodingSettingsSchema, "The full effective settings; ETag names this version");
+const settingsResponse = {
+  ...jsonResponse(EncodingSettingsSchema, "The full effective settings; ETag names this version"),
+  headers: headerRefs(["ETag"]),
+};
 
 function etag(version: number): string {
   return `"${version}"`;

@@ -25,19 +25,27 @@ export const DEFAULT_SETTINGS: EncodingDocument = {
 
 export const EncodingPatchSchema = z
   .strictObject({
-    enabledResolutions: z.array(z.enum(RESOLUTIONS)).min(1).optional(),
+    enabledResolutions: z
+      .array(z.enum(RESOLUTIONS))
+      .min(1)
+      .optional()
+      .openapi({ example: ["720p", "1080p"] }),
     mp4FallbackEnabled: z.boolean().optional(),
     // Any string is read here so that an unknown codec can be answered codec_unavailable.
     outputCodecs: z
       .array(z.string())
       .min(1)
       .refine((codecs) => new Set(codecs).size === codecs.length, "codecs must not repeat")
-      .optional(),
+      .optional()
+      .openapi({ example: ["h264"], description: "h264 is the only codec; any other is answered codec_unavailable" }),
     watermark: z
       .strictObject({
-        enabled: z.boolean().optional(),
+        enabled: z
+          .boolean()
+          .optional()
+          .openapi({ example: false, description: "true needs a watermark image (PUT …/watermark-image) first" }),
         position: z.enum(POSITIONS).optional(),
-        opacity: z.number().min(0).max(1).optional(),
+        opacity: z.number().min(0).max(1).optional().openapi({ example: 0.8 }),
       })
       .optional(),
   })

@@ -2,10 +2,11 @@ import { OpenAPIHono } from "@hono/zod-openapi";
 import { cors } from "hono/cors";
 import type { AppEnv } from "./context";
 import { d1Session } from "./d1-session";
-import { renderDocs } from "./docs";
+import { docsPage } from "./docs";
+import { openApiDocument } from "./document";
 import { handleError } from "./errors";
 import { notFoundHandler } from "./not-found";
-import { OPENAPI_DOCUMENT, registerSecuritySchemes } from "./openapi";
+import { OPENAPI_DOCUMENT, registerComponents } from "./openapi";
 import { loadConfig, requestContext } from "./request-context";
 import { validationHook } from "./validation";
 
@@ -34,15 +35,10 @@ export function createBaseApp() {
 
 /** Serves the app's own description (document, reference page, index) and answers the rest. */
 export function finishApp(app: OpenAPIHono<AppEnv>) {
-  registerSecuritySchemes(app.openAPIRegistry);
-  const document = () => app.getOpenAPI31Document(OPENAPI_DOCUMENT);
-  let docsPage: string | undefined;
+  registerComponents(app.openAPIRegistry);
+  const document = () => openApiDocument(app);
   app.get("/v1/openapi.json", (c) => c.json(document()));
-  app.get("/docs", async (c) => {
-    // Rendered once per isolate: the document does not change while it runs.
-    docsPage ??= String(await renderDocs(document()));
-    return c.html(docsPage);
-  });
+  app.get("/docs", (c) => c.html(docsPage(OPENAPI_DOCUMENT.info.title)));
   app.get("/", (c) =>
     c.json({
       name: OPENAPI_DOCUMENT.info.title,

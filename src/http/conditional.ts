@@ -1,3 +1,4 @@
+import { z } from "@hono/zod-openapi";
 /**
  * HTTP conditional requests (RFC 9110 §13) for the public media answers: which of 200, 304 or 412
  * a GET gets from its If-Match, If-Unmodified-Since, If-None-Match and If-Modified-Since headers.
@@ -110,3 +111,23 @@ export function preconditionStatus(headers: Headers, validators: Validators): 20
   }
   return 200;
 }
+
+/** The conditional request headers preconditionStatus reads, for the OpenAPI document of a route that uses it. */
+export const ConditionalHeaders = z.object({
+  "if-none-match": z.string().optional().openapi({
+    description: "ETags the client holds (or `*`): 304 Not Modified when one is current",
+    example: '"9b2cf535f27731c974343645a3985328"',
+  }),
+  "if-modified-since": z.string().optional().openapi({
+    description: "An HTTP date, read when If-None-Match is absent: 304 when nothing changed since",
+    example: "Sun, 22 Nov 2026 06:00:00 GMT",
+  }),
+  "if-match": z.string().optional().openapi({
+    description: "ETags (or `*`) the resource must match, else 412 precondition_failed",
+    example: '"9b2cf535f27731c974343645a3985328"',
+  }),
+  "if-unmodified-since": z.string().optional().openapi({
+    description: "An HTTP date, read when If-Match is absent: 412 precondition_failed when changed since",
+    example: "Sun, 22 Nov 2026 06:00:00 GMT",
+  }),
+});

@@ -4,7 +4,10 @@ import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { logError } from "../lib/log";
 import type { AppEnv } from "./context";
 
-/** Every error code the API answers with, and its HTTP status. The OpenAPI document reads this too. */
+/**
+ * Every error code the API answers with, its HTTP status, and the headers that come with it. The
+ * OpenAPI document reads this too.
+ */
 export const ERRORS = {
   invalid_body: { status: 400, message: "The request body is not valid." },
   invalid_project_id: { status: 400, message: "projectId must be the ULID of a project." },
@@ -46,6 +49,7 @@ export const ERRORS = {
   idempotency_key_in_use: {
     status: 409,
     message: "A request with this Idempotency-Key is still running; retry after it answers.",
+    headers: ["Retry-After"],
   },
   quota_exceeded: { status: 409, message: "The project already holds as many of these as it may." },
   encoding_attempt_void: {
@@ -60,11 +64,21 @@ export const ERRORS = {
     status: 422,
     message: "This Idempotency-Key was used with another body; use a new key for a new request.",
   },
-  rate_limited: { status: 429, message: "Too many requests; retry later." },
+  rate_limited: { status: 429, message: "Too many requests; retry later.", headers: ["Retry-After"] },
   internal_error: { status: 500, message: "Something went wrong on our side." },
-} as const satisfies Record<string, { status: ContentfulStatusCode; message: string }>;
+} as const satisfies Record<
+  string,
+  // `headers`: the response headers (by their name in the OpenAPI document) sent with the code.
+  { status: ContentfulStatusCode; message: string; headers?: readonly string[] }
+>;
 
 export type ErrorCode = keyof typeof ERRORS;
+
+/** The response headers that come with `code`. */
+export function errorHeaders(code: ErrorCode): readonly string[] {
+  const entry = ERRORS[code];
+  return "headers" in entry ? entry.headers : [];
+}
 
 export type ErrorDetail = { path: string; message: string };
 

@@ -1,4 +1,34 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
+import { ROUTES } from "./route";
+import { RESPONSE_HEADERS, type ResponseHeaderName } from "./schemas";
+
+/** The parts of a JSON Schema (OpenAPI 3.1) that the document's completion, and the fuzzer, read. */
+export type Schema = {
+  $ref?: string;
+  type?: string | string[];
+  enum?: unknown[];
+  const?: unknown;
+  anyOf?: Schema[];
+  oneOf?: Schema[];
+  allOf?: Schema[];
+  properties?: Record<string, Schema>;
+  required?: string[];
+  additionalProperties?: boolean | Schema;
+  items?: Schema;
+  description?: string;
+  format?: string;
+  pattern?: string;
+  minimum?: number;
+  maximum?: number;
+  minLength?: number;
+  maxLength?: number;
+  minItems?: number;
+  maxItems?: number;
+  default?: unknown;
+  example?: unknown;
+  examples?: unknown[];
+  contentMediaType?: string;
+};
 
 /** Where routes, components and webhooks are registered for the document. */
 export type OpenAPIRegistry = OpenAPIHono["openAPIRegistry"];
@@ -10,6 +40,8 @@ export const OPENAPI_DOCUMENT = {
     title: "Video hosting API",
     version: "1.0.0",
     // SPDX has no id for "not open source"; LicenseRef- is its form for a license of one's own.
+    // Whoever runs the deployment serving this document; it has no address of its own to give.
+    contact: { name: "The operator of this deployment" },
     license: { name: "Proprietary: the service's own API, not open source", identifier: "LicenseRef-Proprietary" },
     description:
       "Videos and their uploads, bulk actions, custom thumbnails, project encoding settings, and signed " +
@@ -45,13 +77,40 @@ export const OPENAPI_DOCUMENT = {
     },
     {
       name: "Webhooks",
-      description: "Endpoints, signed video.deleted, video.ready and video.errored deliveries, and their attempts",
+      description:
+        "Endpoints, signed video.deleted, video.ready and video.errored deliveries, and their attempts. Events are POSTed to your endpoints, " +
+        "signed as Standard Webhooks; verify each delivery before you trust it:\n\n" +
+        "```js\n" +
+        'import { Webhook } from "standardwebhooks";\n\n' +
+        '// The endpoint\'s secret, as shown once when it was created: "whsec_…"\n' +
+        'const webhook = new Webhook(secret.slice("whsec_".length));\n' +
+        "// rawBody: the request body exactly as received (a string), not re-serialized JSON.\n" +
+        "const event = webhook.verify(rawBody, {\n" +
+        '  "webhook-id": request.headers.get("webhook-id"),\n' +
+        '  "webhook-timestamp": request.headers.get("webhook-timestamp"),\n' +
+        '  "webhook-signature": request.headers.get("webhook-signature"),\n' +
+        "}); // throws when no signature matches, or the timestamp is more than 5 minutes off\n" +
+        "// Deduplicate on webhook-id: every attempt of one event carries the same id.\n" +
+        "```",
     },
   ],
 };
 
-/** The credentials an operation may take, as the document names them. */
-export function registerSecuritySchemes(registry: OpenAPIRegistry) {
+/**
+ * The document's shared components: the credentials an operation may take, and the response
+ * headers the routes refer to.
+ */
+export function registerComponents(registry: OpenAPIRegistry) {
+  const used = new Set(
+    ROUTES.flatMap((config) =>
+      Object.values(config.responses).flatMap((response) =>
+        Object.keys((response as { headers?: object }).headers ?? {}),
+      ),
+    ),
+  );
+  for (const name of Object.keys(RESPONSE_HEADERS) as ResponseHeaderName[]) {
+    if (used.has(name)) registry.registerComponent("headers", name, RESPONSE_HEADERS[name]);
+  }
   registry.registerComponent("securitySchemes", "apiKey", {
     type: "http",
     scheme: "bearer",

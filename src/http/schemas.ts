@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { ULID_PATTERN, ULID_PATTERN_ANY_CASE } from "../lib/ulid";
-import { ERRORS, type ErrorCode } from "./errors";
+import { ERRORS, type ErrorCode, errorHeaders } from "./errors";
 
 const ULID_EXAMPLE = "01JD5Q3V7Y8N2M4K6P9R0S1T2V";
 export const UlidSchema = z
@@ -38,7 +38,7 @@ export function textSchema() {
 
 export const TimestampSchema = z
   .string()
-  .openapi({ example: "2026-11-22T06:00:00.000Z", description: "ISO 8601 UTC with milliseconds" });
+  .openapi({ example: "2026-11-22T06:00:00.000Z", description: "ISO 8601 UTC with milliseconds", format: "date-time" });
 
 const ErrorDetailSchema = z
   .object({ path: z.string(), message: z.string() })
@@ -56,7 +56,76 @@ function errorBody(codes: [ErrorCode, ...ErrorCode[]]) {
   });
 }
 
-/** OpenAPI responses for the given error codes, grouped by status, read from the one error table. */
+/**
+ * Every response header the document declares, once; routes, middleware and the error table name
+ * them (route() attaches them, as `#/components/headers/<name>` references).
+ */
+export const RESPONSE_HEADERS = {
+  "x-request-id": {
+    description: "This response's id (a ULID), on every response; quote it when reporting a problem",
+    schema: { type: "string", pattern: ULID_PATTERN.source, example: ULID_EXAMPLE },
+  },
+  "Cache-Control": {
+    description: "`no-store` on every /v1 response; public media keep a long immutable lifetime",
+    schema: { type: "string", example: "no-store" },
+  },
+  "x-d1-bookmark": {
+    description:
+      "On every /v1 response that read or wrote data: send it back in the `x-d1-bookmark` request header to read " +
+      "at least these writes, wherever the next request lands",
+    schema: { type: "string", example: "00000085-00000024-00005071-8ab1f3c1e5c43b5f4bb0d8a6c2f3ebd1" },
+  },
+  RateLimit: {
+    description: 'The caller\'s limit bucket: `"<policy>";r=<requests remaining>;t=<seconds until the window resets>`',
+    schema: { type: "string", example: '"bulk";r=29;t=60' },
+  },
+  "RateLimit-Policy": {
+    description: 'The limit: `"<policy>";q=<requests>;w=<window in seconds>`',
+    schema: { type: "string", example: '"bulk";q=30;w=60' },
+  },
+  "Retry-After": {
+    description: "Seconds to wait before retrying",
+    schema: { type: "integer", minimum: 1, example: 12 },
+  },
+  ETag: {
+    description:
+      "The version of the resource: send it in `If-Match` to change only that version, or in `If-None-Match` " +
+      "to be answered 304 while it is current",
+    schema: { type: "string", example: '"7"' },
+  },
+  "Idempotent-Replayed": {
+    description: "`true` when this is the stored answer to an earlier request with the same `Idempotency-Key`",
+    schema: { type: "string", enum: ["true"] },
+  },
+  Location: {
+    description: "The absolute URL of the resource this request created",
+    schema: {
+      type: "string",
+      format: "uri",
+      example: "https://video-api.example.com/v1/uploads/01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+    },
+  },
+  "Last-Modified": {
+    description: "When the resource last changed (an HTTP date)",
+    schema: { type: "string", example: "Sun, 22 Nov 2026 06:00:00 GMT" },
+  },
+} satisfies Record<string, { description: string; schema: { type: "string" | "integer" } & Record<string, unknown> }>;
+export type ResponseHeaderName = keyof typeof RESPONSE_HEADERS;
+
+/** The response headers named, as references to the document's `components.headers`. */
+export function headerRefs(names: Iterable<string>) {
+  return Object.fromEntries(
+    [...new Set(names)].map((name) => {
+      if (!(name in RESPONSE_HEADERS)) throw new Error(`No response header ${name} in RESPONSE_HEADERS`);
+      return [name, { $ref: `#/components/headers/${name}` }];
+    }),
+  );
+}
+
+/**
+ * OpenAPI responses for the given error codes, grouped by status, read from the one error table,
+ * each with the headers its codes come with.
+ */
 export function errorResponses(...codes: ErrorCode[]) {
   const byStatus = new Map<ContentfulStatusCode, ErrorCode[]>();
   for (const code of codes) {
@@ -68,6 +137,7 @@ export function errorResponses(...codes: ErrorCode[]) {
       status,
       {
         description: group.map((code) => `\`${code}\``).join(", "),
+        headers: headerRefs(group.flatMap(errorHeaders)),
         content: { "application/json": { schema: errorBody(group as [ErrorCode, ...ErrorCode[]]) } },
       },
     ]),
@@ -97,12 +167,22 @@ export function decimalInt(min: number, max: number, description: string) {
     .openapi({ type: "integer", minimum: min, maximum: max, description, example: min });
 }
 
+/** A raw-bytes response of one of `types`. */
+export function binaryResponse(types: readonly string[], description: string) {
+  return {
+    description,
+    content: Object.fromEntries(types.map((type) => [type, { schema: z.string().openapi({ format: "binary" }) }])),
+  } as const;
+}
+
 /** A raw-bytes request body of one of `types`, with its limits said in `description`. */
 export function binaryBody(types: readonly string[], description: string) {
-  const schema = z.string().openapi({ format: "binary" });
   return {
     required: true,
     description,
-    content: Object.fromEntries(types.map((type) => [type, { schema }])),
+    content: Object.fromEntries(
+      // `contentMediaType` (OpenAPI 3.1's way to say "these bytes") is added with the examples, in completeDocument.
+      types.map((type) => [type, { schema: z.string().openapi({ format: "binary" }) }]),
+    ),
   } as const;
 }

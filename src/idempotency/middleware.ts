@@ -107,6 +107,7 @@ export const idempotent = documented(
   () => ["invalid_idempotency_key", "idempotency_key_in_use", "idempotency_key_reused"],
   undefined,
   () => IdempotencyHeaders,
+  (status) => (status.startsWith("2") ? ["Idempotent-Replayed"] : []),
 );
 
 /** Deletes the keys past their 24 hours, in bounded batches (the next run goes on); how many. */

@@ -7,8 +7,8 @@ import { thumbnailOf } from "../thumbnails/urls";
 import { playableVideo } from "./subject";
 import { EMBED_PATH, PLAY_PATH } from "./urls";
 
-/** The player the Worker serves itself, from its static assets (scripts/build-assets.mjs): hls.js's light build. */
-export const PLAYER_SCRIPT = "/player/hls.light.min.js";
+/** The player the Worker serves itself, from its static assets (scripts/build-assets.ts): hls.js's light build. */
+export const PLAYER_SCRIPT = "/vendor/hls/hls.light.min.js";
 
 /**
  * `GET /embed/<videoId or token>` (contract section 12): a page that plays the video anywhere it is

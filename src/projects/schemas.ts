@@ -4,14 +4,14 @@ import { TimestampSchema, textSchema, UlidSchema } from "../http/schemas";
 
 export const ProjectCreateSchema = z
   .strictObject({
-    name: textSchema().trim().min(1).max(100),
+    name: textSchema().trim().min(1).max(100).openapi({ example: "Launch" }),
   })
   .openapi("ProjectCreateRequest");
 
 export const ProjectSchema = z
   .object({
     id: UlidSchema,
-    name: z.string(),
+    name: z.string().openapi({ example: "Launch" }),
     plan: z.enum(PLANS),
     createdAt: TimestampSchema,
   })

@@ -110,7 +110,13 @@ export function rateLimit(name: RequestPolicyName) {
     await count(c, name, planFor(c, name), { headers: "always" });
     await next();
   });
-  return documented(middleware, () => ["rate_limited"]);
+  return documented(
+    middleware,
+    () => ["rate_limited"],
+    undefined,
+    undefined,
+    () => ["RateLimit", "RateLimit-Policy"],
+  );
 }
 
 /**

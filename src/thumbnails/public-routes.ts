@@ -1,7 +1,9 @@
-import { Hono } from "hono";
-import { httpDate, preconditionStatus } from "../http/conditional";
-import type { AppEnv } from "../http/context";
+import { z } from "@hono/zod-openapi";
+import { ConditionalHeaders, httpDate, preconditionStatus } from "../http/conditional";
 import { ApiError } from "../http/errors";
+import { route } from "../http/route";
+import { createRouter } from "../http/router";
+import { binaryResponse, headerRefs } from "../http/schemas";
 import { legacyThumbnailKey, thumbnailKeyForFile } from "../lib/storage-keys";
 import { parseUlid } from "../lib/ulid";
 import { isLiveProject } from "../projects/queries";
@@ -17,10 +19,43 @@ const FILE_NAME = /^[0-9A-Za-z]{1,40}\.(jpg|png|webp)$/;
  * project at once, while the purge has not yet reached its objects: the project is looked up in D1
  * beside the R2 read, so the check adds no wait of its own.
  */
-export const publicThumbnails = new Hono<AppEnv>().get(`${THUMBNAIL_PATH}/:projectId/:videoId/:file`, async (c) => {
-  const { file } = c.req.param();
-  const projectId = parseUlid(c.req.param("projectId"));
-  const videoId = parseUlid(c.req.param("videoId"));
+const getThumbnail = route(
+  {
+    method: "get",
+    path: `${THUMBNAIL_PATH}/{projectId}/{videoId}/{file}`,
+    operationId: "getThumbnail",
+    tags: ["Thumbnails"],
+    summary: "A thumbnail image: a video's public thumbnailUrl",
+    description:
+      "Public, for anyone holding the URL (a video's `thumbnail.url`, or `thumbnailUrl` from a custom upload). " +
+      "Served with a long immutable cache lifetime: a replaced thumbnail gets a new URL, and the old one answers 404.",
+    request: {
+      params: z.object({
+        projectId: z.string().openapi({ description: "The project's ULID", example: "01JD5Q3V7Y8N2M4K6P9R0S1T2V" }),
+        videoId: z.string().openapi({ description: "The video's ULID", example: "01JD5Q3V7Y8N2M4K6P9R0S1T2V" }),
+        file: z.string().openapi({ pattern: FILE_NAME.source, example: "01JD5Q3V7Y8N2M4K6P9R0S1T2W.jpg" }),
+      }),
+      headers: ConditionalHeaders,
+    },
+    responses: {
+      200: {
+        ...binaryResponse(["image/jpeg", "image/png", "image/webp"], "The image, without metadata"),
+        headers: headerRefs(["ETag", "Last-Modified", "Cache-Control"]),
+      },
+      304: {
+        description: "Not modified: the copy If-None-Match (or If-Modified-Since) names is current",
+        headers: headerRefs(["ETag", "Last-Modified", "Cache-Control"]),
+      },
+    },
+  },
+  ["not_found", "precondition_failed"],
+);
+
+export const publicThumbnails = createRouter().openapi(getThumbnail, async (c) => {
+  const params = c.req.valid("param");
+  const file = params.file;
+  const projectId = parseUlid(params.projectId);
+  const videoId = parseUlid(params.videoId);
   if (!projectId || !videoId || !FILE_NAME.test(file)) throw new ApiError("not_found");
   // The object with its body in one R2 round trip; a conditional answer drops the body unread.
   const [live, current] = await Promise.all([

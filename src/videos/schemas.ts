@@ -32,7 +32,7 @@ export const VideoSchema = z
   .object({
     id: UlidSchema,
     projectId: UlidSchema,
-    title: z.string().nullable(),
+    title: z.string().nullable().openapi({ example: "Intro" }),
     status: z.enum(VIDEO_STATUSES),
     visibility: VisibilitySchema,
     thumbnail: ThumbnailSchema,
@@ -56,14 +56,14 @@ export const VideoFilterSchema = z.object({
 /** An edit of a video (contract §14): only the fields sent change; a null title clears it. */
 export const VideoPatchSchema = z
   .strictObject({
-    title: textSchema().trim().min(1).max(200).nullable().optional(),
+    title: textSchema().trim().min(1).max(200).nullable().optional().openapi({ example: "Intro" }),
     visibility: VisibilitySchema.optional(),
   })
   .openapi("VideoPatch");
 
 export const VideoCreateSchema = z
   .strictObject({
-    title: textSchema().trim().min(1).max(200).optional(),
+    title: textSchema().trim().min(1).max(200).optional().openapi({ example: "Intro" }),
     visibility: VisibilitySchema.optional(),
   })
   .openapi("VideoCreateRequest");
@@ -98,7 +98,12 @@ export const VideoParamsSchema = z.object({ id: pathId("video") });
 export const MAX_BULK_IDS = 100;
 
 export const VideoIdsSchema = z
-  .array(z.string().refine((id) => parseUlid(id) !== null, "must be a ULID"))
+  .array(
+    z
+      .string()
+      .refine((id) => parseUlid(id) !== null, "must be a ULID")
+      .openapi({ description: "A video's ULID (case-insensitive)", pattern: ULID_PATTERN_ANY_CASE.source }),
+  )
   .min(1)
   .max(MAX_BULK_IDS);
 

@@ -10,11 +10,11 @@ export const EventTypesSchema = z
   .array(z.enum(EVENT_TYPES))
   .min(1)
   .refine((types) => new Set(types).size === types.length, "event types must not repeat");
-export const DescriptionSchema = textSchema().max(500).nullable();
+export const DescriptionSchema = textSchema().max(500).nullable().openapi({ example: "Production receiver" });
 
 export const EndpointCreateSchema = z
   .strictObject({
-    url: textSchema().max(2048),
+    url: textSchema().max(2048).openapi({ format: "uri", example: "https://example.com/hooks" }),
     eventTypes: EventTypesSchema.optional(),
     description: DescriptionSchema.optional(),
   })
@@ -22,7 +22,7 @@ export const EndpointCreateSchema = z
 
 export const EndpointPatchSchema = z
   .strictObject({
-    url: textSchema().max(2048).optional(),
+    url: textSchema().max(2048).optional().openapi({ format: "uri", example: "https://example.com/hooks" }),
     eventTypes: EventTypesSchema.optional(),
     description: DescriptionSchema.optional(),
     enabled: z.boolean().optional().openapi({ description: "true re-enables an endpoint disabled for any reason" }),
@@ -32,7 +32,7 @@ export const EndpointPatchSchema = z
 export const EndpointSchema = z
   .object({
     id: UlidSchema,
-    url: z.string(),
+    url: z.string().openapi({ format: "uri", example: "https://example.com/hooks" }),
     eventTypes: z.array(z.enum(EVENT_TYPES)),
     enabled: z.boolean(),
     disabledReason: z
@@ -45,7 +45,10 @@ export const EndpointSchema = z
   .openapi("WebhookEndpoint");
 
 export const CreatedEndpointSchema = EndpointSchema.extend({
-  secret: z.string().openapi({ description: "whsec_…: shown only in this response" }),
+  secret: z.string().openapi({
+    description: "whsec_…: shown only in this response",
+    example: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+  }),
 }).openapi("CreatedWebhookEndpoint");
 
 export const DeliverySchema = z
@@ -53,7 +56,7 @@ export const DeliverySchema = z
     id: UlidSchema,
     endpointId: UlidSchema,
     eventId: UlidSchema,
-    eventType: z.string(),
+    eventType: z.enum(EVENT_TYPES),
     state: z.enum(DELIVERY_STATES),
     attempt: z.int(),
     responseStatus: z.int().nullable(),

@@ -9,7 +9,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Create an account (not approved until an operator approves it) */
+        /**
+         * Create an account (not approved until an operator approves it)
+         * @description **Auth:** none.
+         */
         post: operations["signUp"];
         delete?: never;
         options?: never;
@@ -29,6 +32,8 @@ export interface paths {
         /**
          * Log in; sets the svc_session cookie
          * @description At most 10 attempts a minute per client address (`login`), and 10 failed ones a minute per client address and email (`login_failures`): failures from other addresses never lock the owner out. The answer is the same for a known and an unknown email.
+         *
+         *     **Auth:** none.
          */
         post: operations["logIn"];
         delete?: never;
@@ -46,7 +51,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** End the session and clear the cookie */
+        /**
+         * End the session and clear the cookie
+         * @description **Auth:** the session cookie `svc_session`.
+         */
         post: operations["logOut"];
         delete?: never;
         options?: never;
@@ -61,7 +69,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The logged-in account */
+        /**
+         * The logged-in account
+         * @description **Auth:** the session cookie `svc_session`.
+         */
         get: operations["getAccount"];
         put?: never;
         post?: never;
@@ -78,7 +89,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Accounts, newest first; approved=false finds those waiting for approval */
+        /**
+         * Accounts, newest first; approved=false finds those waiting for approval
+         * @description **Auth:** the operator token.
+         */
         get: operations["listAccounts"];
         put?: never;
         post?: never;
@@ -97,7 +111,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Approve an account */
+        /**
+         * Approve an account
+         * @description **Auth:** the operator token.
+         */
         post: operations["approveAccount"];
         delete?: never;
         options?: never;
@@ -114,7 +131,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Suspend an account: approved becomes false and its sessions end */
+        /**
+         * Suspend an account: approved becomes false and its sessions end
+         * @description **Auth:** the operator token.
+         */
         post: operations["suspendAccount"];
         delete?: never;
         options?: never;
@@ -130,7 +150,10 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
-        /** Set the plan an account moves to after its trial */
+        /**
+         * Set the plan an account moves to after its trial
+         * @description **Auth:** the operator token.
+         */
         put: operations["planAccount"];
         post?: never;
         delete?: never;
@@ -146,10 +169,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The account's projects, newest first */
+        /**
+         * The account's projects, newest first
+         * @description **Auth:** the session cookie `svc_session`.
+         */
         get: operations["listProjects"];
         put?: never;
-        /** Create a project on the account's current plan */
+        /**
+         * Create a project on the account's current plan
+         * @description **Auth:** the session cookie `svc_session`.
+         */
         post: operations["createProject"];
         delete?: never;
         options?: never;
@@ -164,13 +193,18 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One project */
+        /**
+         * One project
+         * @description **Auth:** the session cookie `svc_session`.
+         */
         get: operations["getProject"];
         put?: never;
         post?: never;
         /**
          * Delete a project with everything it holds
          * @description From the answer on, the project answers 404, its API keys 401, and its videos, thumbnail URLs and uploads 404; its webhook endpoints get no further delivery (no `video.deleted` is sent for its videos). What it stored (rows, media, open uploads) is removed in the background.
+         *
+         *     **Auth:** the session cookie `svc_session`.
          */
         delete: operations["deleteProject"];
         options?: never;
@@ -185,10 +219,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The project's unrevoked keys, without their secrets */
+        /**
+         * The project's unrevoked keys, without their secrets
+         * @description **Auth:** the session cookie `svc_session`.
+         */
         get: operations["listApiKeys"];
         put?: never;
-        /** Create an API key; the key is shown only in this response */
+        /**
+         * Create an API key; the key is shown only in this response
+         * @description **Auth:** the session cookie `svc_session`.
+         */
         post: operations["createApiKey"];
         delete?: never;
         options?: never;
@@ -206,7 +246,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Revoke a key; it is refused from then on */
+        /**
+         * Revoke a key; it is refused from then on
+         * @description **Auth:** the session cookie `svc_session`.
+         */
         delete: operations["revokeApiKey"];
         options?: never;
         head?: never;
@@ -220,14 +263,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The project's full effective encoding settings */
+        /**
+         * The project's full effective encoding settings
+         * @description **Auth:** the session cookie `svc_session`.
+         */
         get: operations["getEncodingSettings"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
         head?: never;
-        /** Change some encoding settings; send If-Match with an ETag for a safe edit */
+        /**
+         * Change some encoding settings; send If-Match with an ETag for a safe edit
+         * @description **Auth:** the session cookie `svc_session`.
+         */
         patch: operations["patchEncodingSettings"];
         trace?: never;
     };
@@ -239,10 +288,16 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
-        /** Upload the watermark image (raw PNG or WebP, at most 1 MiB); sets watermark.imageKey */
+        /**
+         * Upload the watermark image (raw PNG or WebP, at most 1 MiB); sets watermark.imageKey
+         * @description **Auth:** the session cookie `svc_session`.
+         */
         put: operations["putWatermarkImage"];
         post?: never;
-        /** Remove the watermark image; also disables the watermark */
+        /**
+         * Remove the watermark image; also disables the watermark
+         * @description **Auth:** the session cookie `svc_session`.
+         */
         delete: operations["deleteWatermarkImage"];
         options?: never;
         head?: never;
@@ -261,6 +316,8 @@ export interface paths {
         /**
          * Delete videos, or set their visibility, by id
          * @description Answers 200 even when some items fail: inspect each entry's `ok`. One entry per distinct id (case-insensitive), in order of first appearance. An infrastructure failure on a delete stops processing: that entry reports internal_error and every later one not_attempted; retrying the same request re-runs them and changes nothing already done.
+         *
+         *     **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`).
          */
         post: operations["bulkVideos"];
         delete?: never;
@@ -276,10 +333,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The project's videos, newest first */
+        /**
+         * The project's videos, newest first
+         * @description **Auth:** an API key with `read` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`).
+         */
         get: operations["listVideos"];
         put?: never;
-        /** Create a video and open its upload session (an R2 multipart upload) */
+        /**
+         * Create a video and open its upload session (an R2 multipart upload)
+         * @description **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`).
+         */
         post: operations["createVideo"];
         delete?: never;
         options?: never;
@@ -294,15 +357,24 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One video */
+        /**
+         * One video
+         * @description **Auth:** an API key with `read` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`).
+         */
         get: operations["getVideo"];
         put?: never;
         post?: never;
-        /** Soft-delete a video: aborts its upload session and emits video.deleted */
+        /**
+         * Soft-delete a video: aborts its upload session and emits video.deleted
+         * @description **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`).
+         */
         delete: operations["deleteVideo"];
         options?: never;
         head?: never;
-        /** Edit a video's title or visibility; making it private takes effect on playback at once */
+        /**
+         * Edit a video's title or visibility; making it private takes effect on playback at once
+         * @description **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`).
+         */
         patch: operations["updateVideo"];
         trace?: never;
     };
@@ -317,6 +389,8 @@ export interface paths {
         /**
          * Upload one part of the video's source, streamed to R2
          * @description Raw bytes with a Content-Length. R2's rule, checked when the upload is completed: every part but the highest-numbered must be one size, at least 5 MiB (5,242,880 bytes); the last may be smaller. A completion that breaks it is `400 invalid_parts`, naming the first part at fault; put that part again, then complete.
+         *
+         *     **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`).
          */
         put: operations["uploadPart"];
         post?: never;
@@ -335,7 +409,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Complete the upload from its parts */
+        /**
+         * Complete the upload from its parts
+         * @description **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`).
+         */
         post: operations["completeUpload"];
         delete?: never;
         options?: never;
@@ -355,6 +432,8 @@ export interface paths {
         /**
          * Mint a short-lived playback token (plays any video, private ones included, until it expires)
          * @description The URLs carry the token in place of the video id (`/play/<token>/master.m3u8`), so every relative URI in the playlists works with it. An altered or expired token answers `403 invalid_playback_token`.
+         *
+         *     **Auth:** an API key with `read` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`).
          */
         post: operations["createPlaybackToken"];
         delete?: never;
@@ -375,6 +454,8 @@ export interface paths {
         /**
          * Create a video and a one-video tus upload URL for a browser or an app
          * @description The answer's `url` is a tus 1.0.0 creation endpoint (extensions `creation`, `termination`, `expiration`) that any tus client may use without an API key until `expiresAt`, from a page on `corsOrigin`: `POST` it with `Upload-Length` to create the upload (one per URL), then `PATCH` the `Location` with `Content-Type: application/offset+octet-stream` and `Upload-Offset`, at most 64 MiB a request; `HEAD` tells where to resume; `DELETE` ends it and deletes the video. Answers on the URL are plain tus statuses (412, 409, 415, 413, 404), not JSON. When the last byte arrives the video is `uploaded`.
+         *
+         *     **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`).
          */
         post: operations["createDirectUpload"];
         delete?: never;
@@ -390,7 +471,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A direct upload's progress */
+        /**
+         * A direct upload's progress
+         * @description **Auth:** an API key with `read` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`).
+         */
         get: operations["getDirectUpload"];
         put?: never;
         post?: never;
@@ -408,10 +492,16 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
-        /** Set a custom thumbnail from raw JPEG, PNG or WebP bytes (at most 5 MiB) */
+        /**
+         * Set a custom thumbnail from raw JPEG, PNG or WebP bytes (at most 5 MiB)
+         * @description **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`).
+         */
         put: operations["setThumbnail"];
         post?: never;
-        /** Remove the custom thumbnail, restoring the automatic poster frame */
+        /**
+         * Remove the custom thumbnail, restoring the automatic poster frame
+         * @description **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`).
+         */
         delete: operations["deleteThumbnail"];
         options?: never;
         head?: never;
@@ -425,10 +515,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The project's webhook endpoints */
+        /**
+         * The project's webhook endpoints
+         * @description **Auth:** an API key with `read` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`).
+         */
         get: operations["listWebhookEndpoints"];
         put?: never;
-        /** Add a webhook endpoint; its signing secret is shown only in this response */
+        /**
+         * Add a webhook endpoint; its signing secret is shown only in this response
+         * @description **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`).
+         */
         post: operations["createWebhookEndpoint"];
         delete?: never;
         options?: never;
@@ -443,15 +539,24 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One webhook endpoint */
+        /**
+         * One webhook endpoint
+         * @description **Auth:** an API key with `read` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`).
+         */
         get: operations["getWebhookEndpoint"];
         put?: never;
         post?: never;
-        /** Delete a webhook endpoint and its delivery attempts */
+        /**
+         * Delete a webhook endpoint and its delivery attempts
+         * @description **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`).
+         */
         delete: operations["deleteWebhookEndpoint"];
         options?: never;
         head?: never;
-        /** Change an endpoint's URL, event types, description, or whether it is enabled */
+        /**
+         * Change an endpoint's URL, event types, description, or whether it is enabled
+         * @description **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`).
+         */
         patch: operations["updateWebhookEndpoint"];
         trace?: never;
     };
@@ -464,7 +569,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Replace the signing secret; for 24 h deliveries carry the new and the old signature */
+        /**
+         * Replace the signing secret; for 24 h deliveries carry the new and the old signature
+         * @description **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`).
+         */
         post: operations["rotateWebhookSecret"];
         delete?: never;
         options?: never;
@@ -479,7 +587,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The endpoint's delivery attempts, newest first (createdAt, then id) */
+        /**
+         * The endpoint's delivery attempts, newest first (createdAt, then id)
+         * @description **Auth:** an API key with `read` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`).
+         */
         get: operations["listWebhookDeliveries"];
         put?: never;
         post?: never;
@@ -498,8 +609,33 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Send the attempt's event to the endpoint again, as a new attempt */
+        /**
+         * Send the attempt's event to the endpoint again, as a new attempt
+         * @description **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`).
+         */
         post: operations["retryWebhookDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/thumbnails/{projectId}/{videoId}/{file}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A thumbnail image: a video's public thumbnailUrl
+         * @description Public, for anyone holding the URL (a video's `thumbnail.url`, or `thumbnailUrl` from a custom upload). Served with a long immutable cache lifetime: a replaced thumbnail gets a new URL, and the old one answers 404.
+         *
+         *     **Auth:** none.
+         */
+        get: operations["getThumbnail"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -576,6 +712,7 @@ export interface components {
             /** @enum {string} */
             type: "video.deleted";
             /**
+             * Format: date-time
              * @description When the event happened: the deletion time
              * @example 2026-11-22T06:00:00.000Z
              */
@@ -592,6 +729,7 @@ export interface components {
                  */
                 projectId: string;
                 /**
+                 * Format: date-time
                  * @description ISO 8601 UTC with milliseconds
                  * @example 2026-11-22T06:00:00.000Z
                  */
@@ -603,6 +741,7 @@ export interface components {
             /** @enum {string} */
             type: "video.ready";
             /**
+             * Format: date-time
              * @description When the video became ready or errored
              * @example 2026-11-22T06:00:00.000Z
              */
@@ -620,6 +759,7 @@ export interface components {
              * @example 01JD5Q3V7Y8N2M4K6P9R0S1T2V
              */
             projectId: string;
+            /** @example Intro */
             title: string | null;
             /** @enum {string} */
             status: "waiting_for_upload" | "upload_completing" | "uploaded" | "processing" | "ready" | "errored";
@@ -640,11 +780,13 @@ export interface components {
             playback: components["schemas"]["Playback"];
             error: components["schemas"]["VideoError"];
             /**
+             * Format: date-time
              * @description ISO 8601 UTC with milliseconds
              * @example 2026-11-22T06:00:00.000Z
              */
             createdAt: string;
             /**
+             * Format: date-time
              * @description ISO 8601 UTC with milliseconds
              * @example 2026-11-22T06:00:00.000Z
              */
@@ -686,6 +828,7 @@ export interface components {
             /** @enum {string} */
             type: "video.errored";
             /**
+             * Format: date-time
              * @description When the video became ready or errored
              * @example 2026-11-22T06:00:00.000Z
              */
@@ -698,16 +841,19 @@ export interface components {
              * @example 01JD5Q3V7Y8N2M4K6P9R0S1T2V
              */
             id: string;
+            /** @example ada@example.com */
             email: string;
             approved: boolean;
             /** @enum {string} */
             plan: "trial" | "free" | "pro" | "business";
             /**
+             * Format: date-time
              * @description ISO 8601 UTC with milliseconds
              * @example 2026-11-22T06:00:00.000Z
              */
             trialEndsAt: string;
             /**
+             * Format: date-time
              * @description ISO 8601 UTC with milliseconds
              * @example 2026-11-22T06:00:00.000Z
              */
@@ -740,16 +886,19 @@ export interface components {
              * @example 01JD5Q3V7Y8N2M4K6P9R0S1T2V
              */
             id: string;
+            /** @example Launch */
             name: string;
             /** @enum {string} */
             plan: "trial" | "free" | "pro" | "business";
             /**
+             * Format: date-time
              * @description ISO 8601 UTC with milliseconds
              * @example 2026-11-22T06:00:00.000Z
              */
             createdAt: string;
         };
         ProjectCreateRequest: {
+            /** @example Launch */
             name: string;
         };
         CreatedApiKey: components["schemas"]["ApiKey"] & {
@@ -765,22 +914,26 @@ export interface components {
              * @example 01JD5Q3V7Y8N2M4K6P9R0S1T2V
              */
             id: string;
+            /** @example server */
             name: string;
             scopes: ("read" | "write")[];
             /** @enum {string} */
             mode: "test" | "live";
             /**
+             * Format: date-time
              * @description ISO 8601 UTC with milliseconds
              * @example 2026-11-22T06:00:00.000Z
              */
             createdAt: string;
             /**
+             * Format: date-time
              * @description ISO 8601 UTC with milliseconds
              * @example 2026-11-22T06:00:00.000Z
              */
             lastUsedAt: string | null;
         };
         ApiKeyCreateRequest: {
+            /** @example server */
             name: string;
             scopes: ("read" | "write")[];
             /** @enum {string} */
@@ -798,6 +951,7 @@ export interface components {
                 imageKey: string | null;
             };
             /**
+             * Format: date-time
              * @description ISO 8601 UTC with milliseconds
              * @example 2026-11-22T06:00:00.000Z
              */
@@ -805,13 +959,30 @@ export interface components {
         };
         /** @description Only the fields that change. watermark merges per key; watermark.imageKey is read-only here. */
         EncodingSettingsPatch: {
+            /**
+             * @example [
+             *       "720p",
+             *       "1080p"
+             *     ]
+             */
             enabledResolutions?: ("240p" | "360p" | "480p" | "720p" | "1080p" | "1440p" | "2160p")[];
             mp4FallbackEnabled?: boolean;
+            /**
+             * @description h264 is the only codec; any other is answered codec_unavailable
+             * @example [
+             *       "h264"
+             *     ]
+             */
             outputCodecs?: string[];
             watermark?: {
+                /**
+                 * @description true needs a watermark image (PUT …/watermark-image) first
+                 * @example false
+                 */
                 enabled?: boolean;
                 /** @enum {string} */
                 position?: "top-left" | "top-right" | "bottom-left" | "bottom-right" | "center";
+                /** @example 0.8 */
                 opacity?: number;
             };
         };
@@ -858,12 +1029,14 @@ export interface components {
              */
             id: string;
             /**
+             * Format: date-time
              * @description ISO 8601 UTC with milliseconds
              * @example 2026-11-22T06:00:00.000Z
              */
             expiresAt: string;
         };
         VideoCreateRequest: {
+            /** @example Intro */
             title?: string;
             /**
              * @description Default public
@@ -872,6 +1045,7 @@ export interface components {
             visibility?: "public" | "unlisted" | "private";
         };
         VideoPatch: {
+            /** @example Intro */
             title?: string | null;
             /**
              * @description Default public
@@ -889,6 +1063,7 @@ export interface components {
             /** @description Stands in the path in place of the video id */
             token: string;
             /**
+             * Format: date-time
              * @description ISO 8601 UTC with milliseconds
              * @example 2026-11-22T06:00:00.000Z
              */
@@ -923,6 +1098,7 @@ export interface components {
              */
             url: string;
             /**
+             * Format: date-time
              * @description ISO 8601 UTC with milliseconds
              * @example 2026-11-22T06:00:00.000Z
              */
@@ -950,6 +1126,7 @@ export interface components {
             /** Format: uri */
             url: string;
             /**
+             * Format: date-time
              * @description ISO 8601 UTC with milliseconds
              * @example 2026-11-22T06:00:00.000Z
              */
@@ -978,7 +1155,10 @@ export interface components {
             source: "auto" | "custom";
         };
         CreatedWebhookEndpoint: components["schemas"]["WebhookEndpoint"] & {
-            /** @description whsec_…: shown only in this response */
+            /**
+             * @description whsec_…: shown only in this response
+             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
+             */
             secret: string;
         };
         WebhookEndpoint: {
@@ -987,6 +1167,10 @@ export interface components {
              * @example 01JD5Q3V7Y8N2M4K6P9R0S1T2V
              */
             id: string;
+            /**
+             * Format: uri
+             * @example https://example.com/hooks
+             */
             url: string;
             eventTypes: ("video.deleted" | "video.ready" | "video.errored")[];
             enabled: boolean;
@@ -997,19 +1181,30 @@ export interface components {
             disabledReason: "gone" | "manual" | null;
             description: string | null;
             /**
+             * Format: date-time
              * @description ISO 8601 UTC with milliseconds
              * @example 2026-11-22T06:00:00.000Z
              */
             createdAt: string;
         };
         WebhookEndpointCreateRequest: {
+            /**
+             * Format: uri
+             * @example https://example.com/hooks
+             */
             url: string;
             eventTypes?: ("video.deleted" | "video.ready" | "video.errored")[];
+            /** @example Production receiver */
             description?: string | null;
         };
         WebhookEndpointPatch: {
+            /**
+             * Format: uri
+             * @example https://example.com/hooks
+             */
             url?: string;
             eventTypes?: ("video.deleted" | "video.ready" | "video.errored")[];
+            /** @example Production receiver */
             description?: string | null;
             /** @description true re-enables an endpoint disabled for any reason */
             enabled?: boolean;
@@ -1030,7 +1225,8 @@ export interface components {
              * @example 01JD5Q3V7Y8N2M4K6P9R0S1T2V
              */
             eventId: string;
-            eventType: string;
+            /** @enum {string} */
+            eventType: "video.deleted" | "video.ready" | "video.errored";
             /** @enum {string} */
             state: "pending" | "succeeded" | "failed";
             attempt: number;
@@ -1039,16 +1235,19 @@ export interface components {
             error: "http_status" | "timeout" | "connection_failed" | "invalid_target" | "endpoint_disabled" | "account_suspended" | "gave_up" | null;
             durationMs: number | null;
             /**
+             * Format: date-time
              * @description ISO 8601 UTC with milliseconds
              * @example 2026-11-22T06:00:00.000Z
              */
             createdAt: string;
             /**
+             * Format: date-time
              * @description ISO 8601 UTC with milliseconds
              * @example 2026-11-22T06:00:00.000Z
              */
             completedAt: string | null;
             /**
+             * Format: date-time
              * @description ISO 8601 UTC with milliseconds
              * @example 2026-11-22T06:00:00.000Z
              */
@@ -1058,7 +1257,26 @@ export interface components {
     responses: never;
     parameters: never;
     requestBodies: never;
-    headers: never;
+    headers: {
+        /** @description This response's id (a ULID), on every response; quote it when reporting a problem */
+        "x-request-id": string;
+        /** @description `no-store` on every /v1 response; public media keep a long immutable lifetime */
+        "Cache-Control": string;
+        /** @description On every /v1 response that read or wrote data: send it back in the `x-d1-bookmark` request header to read at least these writes, wherever the next request lands */
+        "x-d1-bookmark": string;
+        /** @description The caller's limit bucket: `"<policy>";r=<requests remaining>;t=<seconds until the window resets>` */
+        RateLimit: string;
+        /** @description The limit: `"<policy>";q=<requests>;w=<window in seconds>` */
+        "RateLimit-Policy": string;
+        /** @description Seconds to wait before retrying */
+        "Retry-After": number;
+        /** @description The version of the resource: send it in `If-Match` to change only that version, or in `If-None-Match` to be answered 304 while it is current */
+        ETag: string;
+        /** @description `true` when this is the stored answer to an earlier request with the same `Idempotency-Key` */
+        "Idempotent-Replayed": "true";
+        /** @description When the resource last changed (an HTTP date) */
+        "Last-Modified": string;
+    };
     pathItems: never;
 }
 export type $defs = Record<string, never>;
@@ -1066,12 +1284,21 @@ export interface operations {
     signUp: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
+                "x-d1-bookmark"?: string;
+            };
             path?: never;
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "email": "ada@example.com",
+                 *       "password": "correct horse battery"
+                 *     }
+                 */
                 "application/json": components["schemas"]["Credentials"];
             };
         };
@@ -1079,18 +1306,53 @@ export interface operations {
             /** @description The new account */
             201: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *       "email": "ada@example.com",
+                     *       "approved": true,
+                     *       "plan": "trial",
+                     *       "trialEndsAt": "2026-11-22T06:00:00.000Z",
+                     *       "createdAt": "2026-11-22T06:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Account"];
                 };
             };
             /** @description `invalid_body` */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_body",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -1107,9 +1369,29 @@ export interface operations {
             /** @description `email_taken` */
             409: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "email_taken",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -1126,9 +1408,29 @@ export interface operations {
             /** @description `payload_too_large` */
             413: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -1145,13 +1447,73 @@ export interface operations {
             /** @description `rate_limited` */
             429: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
                             code: "rate_limited";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -1166,12 +1528,21 @@ export interface operations {
     logIn: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
+                "x-d1-bookmark"?: string;
+            };
             path?: never;
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "email": "ada@example.com",
+                 *       "password": "correct horse battery"
+                 *     }
+                 */
                 "application/json": components["schemas"]["Login"];
             };
         };
@@ -1179,18 +1550,53 @@ export interface operations {
             /** @description The account; the session cookie is set */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *       "email": "ada@example.com",
+                     *       "approved": true,
+                     *       "plan": "trial",
+                     *       "trialEndsAt": "2026-11-22T06:00:00.000Z",
+                     *       "createdAt": "2026-11-22T06:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Account"];
                 };
             };
             /** @description `invalid_body` */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_body",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -1207,9 +1613,29 @@ export interface operations {
             /** @description `invalid_credentials` */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_credentials",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -1226,9 +1652,29 @@ export interface operations {
             /** @description `payload_too_large` */
             413: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -1245,13 +1691,73 @@ export interface operations {
             /** @description `rate_limited` */
             429: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
                             code: "rate_limited";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -1266,7 +1772,10 @@ export interface operations {
     logOut: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
+                "x-d1-bookmark"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1275,6 +1784,9 @@ export interface operations {
             /** @description Logged out */
             204: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1282,9 +1794,27 @@ export interface operations {
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -1301,13 +1831,68 @@ export interface operations {
             /** @description `forbidden_origin` */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden_origin",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
                             code: "forbidden_origin";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -1322,7 +1907,10 @@ export interface operations {
     getAccount: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
+                "x-d1-bookmark"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1331,22 +1919,90 @@ export interface operations {
             /** @description The account */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *       "email": "ada@example.com",
+                     *       "approved": true,
+                     *       "plan": "trial",
+                     *       "trialEndsAt": "2026-11-22T06:00:00.000Z",
+                     *       "createdAt": "2026-11-22T06:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Account"];
                 };
             };
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
                             code: "unauthorized";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -1368,7 +2024,10 @@ export interface operations {
                 /** @description true: only approved accounts; false: only the others */
                 approved?: "true" | "false";
             };
-            header?: never;
+            header?: {
+                /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
+                "x-d1-bookmark"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1377,9 +2036,27 @@ export interface operations {
             /** @description One page */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *           "email": "ada@example.com",
+                     *           "approved": true,
+                     *           "plan": "trial",
+                     *           "trialEndsAt": "2026-11-22T06:00:00.000Z",
+                     *           "createdAt": "2026-11-22T06:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "nextCursor": "string"
+                     *     }
+                     */
                     "application/json": {
                         data: components["schemas"]["Account"][];
                         nextCursor: string | null;
@@ -1389,9 +2066,27 @@ export interface operations {
             /** @description `invalid_limit`, `invalid_cursor`, `invalid_query` */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_limit",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -1408,9 +2103,27 @@ export interface operations {
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -1427,9 +2140,27 @@ export interface operations {
             /** @description `not_found` */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -1446,13 +2177,69 @@ export interface operations {
             /** @description `rate_limited` */
             429: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
                             code: "rate_limited";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -1468,6 +2255,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
+                "x-d1-bookmark"?: string;
                 /** @description 1–255 printable ASCII characters, kept 24 h per caller, method, path and query. A repeat of a request that answered 2xx gets the same status and body again, with `Idempotent-Replayed: true`, and does nothing more; while the first still runs, 409 idempotency_key_in_use; with another body, 422 idempotency_key_reused. An answer other than 2xx leaves the key unused. */
                 "idempotency-key"?: string;
             };
@@ -1482,18 +2271,50 @@ export interface operations {
             /** @description The account */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *       "email": "ada@example.com",
+                     *       "approved": true,
+                     *       "plan": "trial",
+                     *       "trialEndsAt": "2026-11-22T06:00:00.000Z",
+                     *       "createdAt": "2026-11-22T06:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Account"];
                 };
             };
             /** @description `invalid_idempotency_key` */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_idempotency_key",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -1510,9 +2331,27 @@ export interface operations {
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -1529,9 +2368,27 @@ export interface operations {
             /** @description `not_found` */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -1548,9 +2405,28 @@ export interface operations {
             /** @description `idempotency_key_in_use` */
             409: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_in_use",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -1567,9 +2443,27 @@ export interface operations {
             /** @description `idempotency_key_reused` */
             422: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -1586,13 +2480,69 @@ export interface operations {
             /** @description `rate_limited` */
             429: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
                             code: "rate_limited";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -1608,6 +2558,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
+                "x-d1-bookmark"?: string;
                 /** @description 1–255 printable ASCII characters, kept 24 h per caller, method, path and query. A repeat of a request that answered 2xx gets the same status and body again, with `Idempotent-Replayed: true`, and does nothing more; while the first still runs, 409 idempotency_key_in_use; with another body, 422 idempotency_key_reused. An answer other than 2xx leaves the key unused. */
                 "idempotency-key"?: string;
             };
@@ -1622,18 +2574,50 @@ export interface operations {
             /** @description The account */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *       "email": "ada@example.com",
+                     *       "approved": true,
+                     *       "plan": "trial",
+                     *       "trialEndsAt": "2026-11-22T06:00:00.000Z",
+                     *       "createdAt": "2026-11-22T06:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Account"];
                 };
             };
             /** @description `invalid_idempotency_key` */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_idempotency_key",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -1650,9 +2634,27 @@ export interface operations {
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -1669,9 +2671,27 @@ export interface operations {
             /** @description `not_found` */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -1688,9 +2708,28 @@ export interface operations {
             /** @description `idempotency_key_in_use` */
             409: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_in_use",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -1707,9 +2746,27 @@ export interface operations {
             /** @description `idempotency_key_reused` */
             422: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -1726,13 +2783,69 @@ export interface operations {
             /** @description `rate_limited` */
             429: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
                             code: "rate_limited";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -1747,7 +2860,10 @@ export interface operations {
     planAccount: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
+                "x-d1-bookmark"?: string;
+            };
             path: {
                 /** @description The account's ULID (case-insensitive) */
                 accountId: string;
@@ -1756,6 +2872,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "plan": "free"
+                 *     }
+                 */
                 "application/json": components["schemas"]["OperatorPlan"];
             };
         };
@@ -1763,18 +2884,49 @@ export interface operations {
             /** @description The account */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *       "email": "ada@example.com",
+                     *       "approved": true,
+                     *       "plan": "trial",
+                     *       "trialEndsAt": "2026-11-22T06:00:00.000Z",
+                     *       "createdAt": "2026-11-22T06:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Account"];
                 };
             };
             /** @description `invalid_body` */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_body",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -1791,9 +2943,27 @@ export interface operations {
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -1810,9 +2980,27 @@ export interface operations {
             /** @description `not_found` */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -1829,9 +3017,27 @@ export interface operations {
             /** @description `payload_too_large` */
             413: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -1848,13 +3054,69 @@ export interface operations {
             /** @description `rate_limited` */
             429: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
                             code: "rate_limited";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -1869,7 +3131,10 @@ export interface operations {
     listProjects: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
+                "x-d1-bookmark"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1878,9 +3143,24 @@ export interface operations {
             /** @description The projects */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *           "name": "Launch",
+                     *           "plan": "trial",
+                     *           "createdAt": "2026-11-22T06:00:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
                         data: components["schemas"]["Project"][];
                     };
@@ -1889,9 +3169,27 @@ export interface operations {
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -1908,13 +3206,68 @@ export interface operations {
             /** @description `account_not_approved` */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "account_not_approved",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
                             code: "account_not_approved";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -1930,6 +3283,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
+                "x-d1-bookmark"?: string;
                 /** @description 1–255 printable ASCII characters, kept 24 h per caller, method, path and query. A repeat of a request that answered 2xx gets the same status and body again, with `Idempotent-Replayed: true`, and does nothing more; while the first still runs, 409 idempotency_key_in_use; with another body, 422 idempotency_key_reused. An answer other than 2xx leaves the key unused. */
                 "idempotency-key"?: string;
             };
@@ -1938,6 +3293,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Launch"
+                 *     }
+                 */
                 "application/json": components["schemas"]["ProjectCreateRequest"];
             };
         };
@@ -1945,18 +3305,52 @@ export interface operations {
             /** @description The new project */
             201: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *       "name": "Launch",
+                     *       "plan": "trial",
+                     *       "createdAt": "2026-11-22T06:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Project"];
                 };
             };
             /** @description `invalid_idempotency_key`, `invalid_body`, `invalid_name` */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_idempotency_key",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -1973,9 +3367,29 @@ export interface operations {
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -1992,9 +3406,29 @@ export interface operations {
             /** @description `forbidden_origin`, `account_not_approved` */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden_origin",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -2011,9 +3445,30 @@ export interface operations {
             /** @description `idempotency_key_in_use` */
             409: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_in_use",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -2030,9 +3485,29 @@ export interface operations {
             /** @description `payload_too_large` */
             413: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -2049,9 +3524,29 @@ export interface operations {
             /** @description `idempotency_key_reused` */
             422: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -2068,13 +3563,73 @@ export interface operations {
             /** @description `rate_limited` */
             429: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
                             code: "rate_limited";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -2089,7 +3644,10 @@ export interface operations {
     getProject: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
+                "x-d1-bookmark"?: string;
+            };
             path: {
                 /** @description The project's ULID (case-insensitive) */
                 projectId: string;
@@ -2101,18 +3659,47 @@ export interface operations {
             /** @description The project */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *       "name": "Launch",
+                     *       "plan": "trial",
+                     *       "createdAt": "2026-11-22T06:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Project"];
                 };
             };
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -2129,9 +3716,27 @@ export interface operations {
             /** @description `account_not_approved` */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "account_not_approved",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -2148,13 +3753,68 @@ export interface operations {
             /** @description `not_found` */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
                             code: "not_found";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -2169,7 +3829,10 @@ export interface operations {
     deleteProject: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
+                "x-d1-bookmark"?: string;
+            };
             path: {
                 /** @description The project's ULID (case-insensitive) */
                 projectId: string;
@@ -2181,6 +3844,9 @@ export interface operations {
             /** @description Deleted */
             204: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2188,9 +3854,27 @@ export interface operations {
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -2207,9 +3891,27 @@ export interface operations {
             /** @description `forbidden_origin`, `account_not_approved` */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden_origin",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -2226,13 +3928,68 @@ export interface operations {
             /** @description `not_found` */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
                             code: "not_found";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -2247,7 +4004,10 @@ export interface operations {
     listApiKeys: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
+                "x-d1-bookmark"?: string;
+            };
             path: {
                 /** @description The project's ULID (case-insensitive) */
                 projectId: string;
@@ -2259,9 +4019,28 @@ export interface operations {
             /** @description The keys */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *           "name": "server",
+                     *           "scopes": [
+                     *             "read"
+                     *           ],
+                     *           "mode": "test",
+                     *           "createdAt": "2026-11-22T06:00:00.000Z",
+                     *           "lastUsedAt": "2026-11-22T06:00:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
                         data: components["schemas"]["ApiKey"][];
                     };
@@ -2270,9 +4049,27 @@ export interface operations {
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -2289,9 +4086,27 @@ export interface operations {
             /** @description `account_not_approved` */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "account_not_approved",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -2308,13 +4123,68 @@ export interface operations {
             /** @description `not_found` */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
                             code: "not_found";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -2330,6 +4200,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
+                "x-d1-bookmark"?: string;
                 /** @description 1–255 printable ASCII characters, kept 24 h per caller, method, path and query. A repeat of a request that answered 2xx gets the same status and body again, with `Idempotent-Replayed: true`, and does nothing more; while the first still runs, 409 idempotency_key_in_use; with another body, 422 idempotency_key_reused. An answer other than 2xx leaves the key unused. */
                 "idempotency-key"?: string;
             };
@@ -2341,6 +4213,15 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "server",
+                 *       "scopes": [
+                 *         "read"
+                 *       ],
+                 *       "mode": "test"
+                 *     }
+                 */
                 "application/json": components["schemas"]["ApiKeyCreateRequest"];
             };
         };
@@ -2348,18 +4229,53 @@ export interface operations {
             /** @description The key, with its secret */
             201: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *       "name": "server",
+                     *       "scopes": [
+                     *         "read"
+                     *       ],
+                     *       "mode": "test",
+                     *       "createdAt": "2026-11-22T06:00:00.000Z",
+                     *       "lastUsedAt": "2026-11-22T06:00:00.000Z",
+                     *       "key": "svc_test_…"
+                     *     }
+                     */
                     "application/json": components["schemas"]["CreatedApiKey"];
                 };
             };
             /** @description `invalid_idempotency_key`, `invalid_body` */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_idempotency_key",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -2376,9 +4292,27 @@ export interface operations {
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -2395,9 +4329,27 @@ export interface operations {
             /** @description `forbidden_origin`, `account_not_approved` */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden_origin",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -2414,9 +4366,27 @@ export interface operations {
             /** @description `not_found` */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -2433,9 +4403,28 @@ export interface operations {
             /** @description `idempotency_key_in_use`, `quota_exceeded` */
             409: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_in_use",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -2452,9 +4441,27 @@ export interface operations {
             /** @description `payload_too_large` */
             413: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -2471,13 +4478,68 @@ export interface operations {
             /** @description `idempotency_key_reused` */
             422: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
                             code: "idempotency_key_reused";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -2492,7 +4554,10 @@ export interface operations {
     revokeApiKey: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
+                "x-d1-bookmark"?: string;
+            };
             path: {
                 /** @description The project's ULID (case-insensitive) */
                 projectId: string;
@@ -2506,6 +4571,9 @@ export interface operations {
             /** @description Revoked */
             204: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2513,9 +4581,27 @@ export interface operations {
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -2532,9 +4618,27 @@ export interface operations {
             /** @description `forbidden_origin`, `account_not_approved` */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden_origin",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -2551,13 +4655,68 @@ export interface operations {
             /** @description `not_found` */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
                             code: "not_found";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -2572,7 +4731,10 @@ export interface operations {
     getEncodingSettings: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
+                "x-d1-bookmark"?: string;
+            };
             path: {
                 /** @description The project's ULID (case-insensitive) */
                 projectId: string;
@@ -2584,18 +4746,58 @@ export interface operations {
             /** @description The full effective settings; ETag names this version */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "enabledResolutions": [
+                     *         "240p"
+                     *       ],
+                     *       "mp4FallbackEnabled": true,
+                     *       "outputCodecs": [
+                     *         "h264"
+                     *       ],
+                     *       "watermark": {
+                     *         "enabled": true,
+                     *         "position": "top-left",
+                     *         "opacity": 0,
+                     *         "imageKey": "string"
+                     *       },
+                     *       "updatedAt": "2026-11-22T06:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["EncodingSettings"];
                 };
             };
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -2612,9 +4814,27 @@ export interface operations {
             /** @description `account_not_approved` */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "account_not_approved",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -2631,13 +4851,68 @@ export interface operations {
             /** @description `not_found` */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
                             code: "not_found";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -2655,6 +4930,8 @@ export interface operations {
             header?: {
                 /** @description ETag of the version edited */
                 "if-match"?: string;
+                /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
+                "x-d1-bookmark"?: string;
             };
             path: {
                 /** @description The project's ULID (case-insensitive) */
@@ -2664,6 +4941,23 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "enabledResolutions": [
+                 *         "720p",
+                 *         "1080p"
+                 *       ],
+                 *       "mp4FallbackEnabled": true,
+                 *       "outputCodecs": [
+                 *         "h264"
+                 *       ],
+                 *       "watermark": {
+                 *         "enabled": false,
+                 *         "position": "top-left",
+                 *         "opacity": 0.8
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["EncodingSettingsPatch"];
             };
         };
@@ -2671,18 +4965,62 @@ export interface operations {
             /** @description The full effective settings; ETag names this version */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "enabledResolutions": [
+                     *         "240p"
+                     *       ],
+                     *       "mp4FallbackEnabled": true,
+                     *       "outputCodecs": [
+                     *         "h264"
+                     *       ],
+                     *       "watermark": {
+                     *         "enabled": true,
+                     *         "position": "top-left",
+                     *         "opacity": 0,
+                     *         "imageKey": "string"
+                     *       },
+                     *       "updatedAt": "2026-11-22T06:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["EncodingSettings"];
                 };
             };
             /** @description `invalid_body`, `invalid_encoding_settings`, `codec_unavailable` */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_body",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -2699,9 +5037,29 @@ export interface operations {
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -2718,9 +5076,29 @@ export interface operations {
             /** @description `forbidden_origin`, `account_not_approved` */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden_origin",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -2737,9 +5115,29 @@ export interface operations {
             /** @description `not_found` */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -2756,9 +5154,29 @@ export interface operations {
             /** @description `precondition_failed` */
             412: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "precondition_failed",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -2775,9 +5193,29 @@ export interface operations {
             /** @description `payload_too_large` */
             413: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -2794,13 +5232,73 @@ export interface operations {
             /** @description `rate_limited` */
             429: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
                             code: "rate_limited";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -2815,7 +5313,10 @@ export interface operations {
     putWatermarkImage: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
+                "x-d1-bookmark"?: string;
+            };
             path: {
                 /** @description The project's ULID (case-insensitive) */
                 projectId: string;
@@ -2833,18 +5334,58 @@ export interface operations {
             /** @description The full effective settings; ETag names this version */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "enabledResolutions": [
+                     *         "240p"
+                     *       ],
+                     *       "mp4FallbackEnabled": true,
+                     *       "outputCodecs": [
+                     *         "h264"
+                     *       ],
+                     *       "watermark": {
+                     *         "enabled": true,
+                     *         "position": "top-left",
+                     *         "opacity": 0,
+                     *         "imageKey": "string"
+                     *       },
+                     *       "updatedAt": "2026-11-22T06:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["EncodingSettings"];
                 };
             };
             /** @description `invalid_image` */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_image",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -2861,9 +5402,27 @@ export interface operations {
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -2880,9 +5439,27 @@ export interface operations {
             /** @description `forbidden_origin`, `account_not_approved` */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden_origin",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -2899,9 +5476,27 @@ export interface operations {
             /** @description `not_found` */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -2918,9 +5513,27 @@ export interface operations {
             /** @description `payload_too_large` */
             413: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -2937,13 +5550,68 @@ export interface operations {
             /** @description `unsupported_media_type` */
             415: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
                             code: "unsupported_media_type";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -2958,7 +5626,10 @@ export interface operations {
     deleteWatermarkImage: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
+                "x-d1-bookmark"?: string;
+            };
             path: {
                 /** @description The project's ULID (case-insensitive) */
                 projectId: string;
@@ -2970,18 +5641,58 @@ export interface operations {
             /** @description The full effective settings; ETag names this version */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "enabledResolutions": [
+                     *         "240p"
+                     *       ],
+                     *       "mp4FallbackEnabled": true,
+                     *       "outputCodecs": [
+                     *         "h264"
+                     *       ],
+                     *       "watermark": {
+                     *         "enabled": true,
+                     *         "position": "top-left",
+                     *         "opacity": 0,
+                     *         "imageKey": "string"
+                     *       },
+                     *       "updatedAt": "2026-11-22T06:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["EncodingSettings"];
                 };
             };
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -2998,9 +5709,27 @@ export interface operations {
             /** @description `forbidden_origin`, `account_not_approved` */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden_origin",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -3017,13 +5746,68 @@ export interface operations {
             /** @description `not_found` */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
                             code: "not_found";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -3042,6 +5826,8 @@ export interface operations {
                 projectId?: string;
             };
             header?: {
+                /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
+                "x-d1-bookmark"?: string;
                 /** @description 1–255 printable ASCII characters, kept 24 h per caller, method, path and query. A repeat of a request that answered 2xx gets the same status and body again, with `Idempotent-Replayed: true`, and does nothing more; while the first still runs, 409 idempotency_key_in_use; with another body, 422 idempotency_key_reused. An answer other than 2xx leaves the key unused. */
                 "idempotency-key"?: string;
             };
@@ -3050,6 +5836,14 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "action": "delete",
+                 *       "videoIds": [
+                 *         "01JD5Q3V7Y8N2M4K6P9R0S1T2V"
+                 *       ]
+                 *     }
+                 */
                 "application/json": components["schemas"]["VideoBulkRequest"];
             };
         };
@@ -3057,9 +5851,25 @@ export interface operations {
             /** @description One result per distinct id */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "results": [
+                     *         {
+                     *           "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *           "ok": true
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
                         results: components["schemas"]["VideoBulkResult"][];
                     };
@@ -3068,9 +5878,29 @@ export interface operations {
             /** @description `invalid_project_id`, `invalid_idempotency_key`, `invalid_body` */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_project_id",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -3087,9 +5917,29 @@ export interface operations {
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -3106,9 +5956,29 @@ export interface operations {
             /** @description `forbidden_origin`, `account_not_approved`, `insufficient_scope` */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden_origin",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -3125,9 +5995,29 @@ export interface operations {
             /** @description `not_found` */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -3144,9 +6034,30 @@ export interface operations {
             /** @description `idempotency_key_in_use` */
             409: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_in_use",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -3163,9 +6074,29 @@ export interface operations {
             /** @description `payload_too_large` */
             413: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -3182,9 +6113,29 @@ export interface operations {
             /** @description `idempotency_key_reused` */
             422: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -3201,13 +6152,73 @@ export interface operations {
             /** @description `rate_limited` */
             429: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
                             code: "rate_limited";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -3233,7 +6244,10 @@ export interface operations {
                 /** @description Only videos with this visibility */
                 visibility?: "public" | "unlisted" | "private";
             };
-            header?: never;
+            header?: {
+                /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
+                "x-d1-bookmark"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3242,9 +6256,50 @@ export interface operations {
             /** @description One page */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *           "projectId": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *           "title": "Intro",
+                     *           "status": "waiting_for_upload",
+                     *           "visibility": "public",
+                     *           "thumbnail": {
+                     *             "source": "auto",
+                     *             "url": "https://video-api.example.com/"
+                     *           },
+                     *           "duration": 0,
+                     *           "width": 0,
+                     *           "height": 0,
+                     *           "renditions": [
+                     *             {
+                     *               "resolution": "720p",
+                     *               "width": 0,
+                     *               "height": 0
+                     *             }
+                     *           ],
+                     *           "playback": {
+                     *             "hls": "https://video-api.example.com/",
+                     *             "mp4": "https://video-api.example.com/"
+                     *           },
+                     *           "error": {
+                     *             "code": "invalid_source",
+                     *             "message": "string"
+                     *           },
+                     *           "createdAt": "2026-11-22T06:00:00.000Z",
+                     *           "updatedAt": "2026-11-22T06:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "nextCursor": "string"
+                     *     }
+                     */
                     "application/json": {
                         data: components["schemas"]["Video"][];
                         nextCursor: string | null;
@@ -3254,9 +6309,27 @@ export interface operations {
             /** @description `invalid_project_id`, `invalid_limit`, `invalid_cursor`, `invalid_query` */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_project_id",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -3273,9 +6346,27 @@ export interface operations {
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -3292,9 +6383,27 @@ export interface operations {
             /** @description `account_not_approved`, `insufficient_scope` */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "account_not_approved",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -3311,13 +6420,68 @@ export interface operations {
             /** @description `not_found` */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
                             code: "not_found";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -3336,6 +6500,8 @@ export interface operations {
                 projectId?: string;
             };
             header?: {
+                /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
+                "x-d1-bookmark"?: string;
                 /** @description 1–255 printable ASCII characters, kept 24 h per caller, method, path and query. A repeat of a request that answered 2xx gets the same status and body again, with `Idempotent-Replayed: true`, and does nothing more; while the first still runs, 409 idempotency_key_in_use; with another body, 422 idempotency_key_reused. An answer other than 2xx leaves the key unused. */
                 "idempotency-key"?: string;
             };
@@ -3344,6 +6510,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "title": "Intro",
+                 *       "visibility": "public"
+                 *     }
+                 */
                 "application/json": components["schemas"]["VideoCreateRequest"];
             };
         };
@@ -3351,9 +6523,52 @@ export interface operations {
             /** @description The video and its upload session */
             201: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "video": {
+                     *         "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *         "projectId": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *         "title": "Intro",
+                     *         "status": "waiting_for_upload",
+                     *         "visibility": "public",
+                     *         "thumbnail": {
+                     *           "source": "auto",
+                     *           "url": "https://video-api.example.com/"
+                     *         },
+                     *         "duration": 0,
+                     *         "width": 0,
+                     *         "height": 0,
+                     *         "renditions": [
+                     *           {
+                     *             "resolution": "720p",
+                     *             "width": 0,
+                     *             "height": 0
+                     *           }
+                     *         ],
+                     *         "playback": {
+                     *           "hls": "https://video-api.example.com/",
+                     *           "mp4": "https://video-api.example.com/"
+                     *         },
+                     *         "error": {
+                     *           "code": "invalid_source",
+                     *           "message": "string"
+                     *         },
+                     *         "createdAt": "2026-11-22T06:00:00.000Z",
+                     *         "updatedAt": "2026-11-22T06:00:00.000Z"
+                     *       },
+                     *       "upload": {
+                     *         "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *         "expiresAt": "2026-11-22T06:00:00.000Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         video: components["schemas"]["Video"];
                         upload: components["schemas"]["UploadSession"];
@@ -3363,9 +6578,27 @@ export interface operations {
             /** @description `invalid_project_id`, `invalid_idempotency_key`, `invalid_body` */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_project_id",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -3382,9 +6615,27 @@ export interface operations {
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -3401,9 +6652,27 @@ export interface operations {
             /** @description `forbidden_origin`, `account_not_approved`, `insufficient_scope` */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden_origin",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -3420,9 +6689,27 @@ export interface operations {
             /** @description `not_found` */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -3439,9 +6726,28 @@ export interface operations {
             /** @description `idempotency_key_in_use` */
             409: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_in_use",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -3458,9 +6764,27 @@ export interface operations {
             /** @description `payload_too_large` */
             413: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -3477,13 +6801,68 @@ export interface operations {
             /** @description `idempotency_key_reused` */
             422: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
                             code: "idempotency_key_reused";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -3501,7 +6880,10 @@ export interface operations {
                 /** @description The project's ULID: required under session-cookie auth, ignored under API-key auth */
                 projectId?: string;
             };
-            header?: never;
+            header?: {
+                /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
+                "x-d1-bookmark"?: string;
+            };
             path: {
                 /** @description The video's ULID (case-insensitive) */
                 id: string;
@@ -3513,18 +6895,72 @@ export interface operations {
             /** @description The video */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *       "projectId": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *       "title": "Intro",
+                     *       "status": "waiting_for_upload",
+                     *       "visibility": "public",
+                     *       "thumbnail": {
+                     *         "source": "auto",
+                     *         "url": "https://video-api.example.com/"
+                     *       },
+                     *       "duration": 0,
+                     *       "width": 0,
+                     *       "height": 0,
+                     *       "renditions": [
+                     *         {
+                     *           "resolution": "720p",
+                     *           "width": 0,
+                     *           "height": 0
+                     *         }
+                     *       ],
+                     *       "playback": {
+                     *         "hls": "https://video-api.example.com/",
+                     *         "mp4": "https://video-api.example.com/"
+                     *       },
+                     *       "error": {
+                     *         "code": "invalid_source",
+                     *         "message": "string"
+                     *       },
+                     *       "createdAt": "2026-11-22T06:00:00.000Z",
+                     *       "updatedAt": "2026-11-22T06:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Video"];
                 };
             };
             /** @description `invalid_project_id` */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_project_id",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -3541,9 +6977,27 @@ export interface operations {
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -3560,9 +7014,27 @@ export interface operations {
             /** @description `account_not_approved`, `insufficient_scope` */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "account_not_approved",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -3579,13 +7051,68 @@ export interface operations {
             /** @description `not_found`, `video_not_found` */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
                             code: "not_found" | "video_not_found";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -3603,7 +7130,10 @@ export interface operations {
                 /** @description The project's ULID: required under session-cookie auth, ignored under API-key auth */
                 projectId?: string;
             };
-            header?: never;
+            header?: {
+                /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
+                "x-d1-bookmark"?: string;
+            };
             path: {
                 /** @description The video's ULID (case-insensitive) */
                 id: string;
@@ -3615,6 +7145,9 @@ export interface operations {
             /** @description Deleted */
             204: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3622,9 +7155,27 @@ export interface operations {
             /** @description `invalid_project_id` */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_project_id",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -3641,9 +7192,27 @@ export interface operations {
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -3660,9 +7229,27 @@ export interface operations {
             /** @description `forbidden_origin`, `account_not_approved`, `insufficient_scope` */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden_origin",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -3679,9 +7266,27 @@ export interface operations {
             /** @description `not_found`, `video_not_found` */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -3698,13 +7303,68 @@ export interface operations {
             /** @description `upload_completion_in_progress` */
             409: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "upload_completion_in_progress",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
                             code: "upload_completion_in_progress";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -3722,7 +7382,10 @@ export interface operations {
                 /** @description The project's ULID: required under session-cookie auth, ignored under API-key auth */
                 projectId?: string;
             };
-            header?: never;
+            header?: {
+                /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
+                "x-d1-bookmark"?: string;
+            };
             path: {
                 /** @description The video's ULID (case-insensitive) */
                 id: string;
@@ -3731,6 +7394,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "title": "Intro",
+                 *       "visibility": "public"
+                 *     }
+                 */
                 "application/json": components["schemas"]["VideoPatch"];
             };
         };
@@ -3738,18 +7407,72 @@ export interface operations {
             /** @description The video as edited */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *       "projectId": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *       "title": "Intro",
+                     *       "status": "waiting_for_upload",
+                     *       "visibility": "public",
+                     *       "thumbnail": {
+                     *         "source": "auto",
+                     *         "url": "https://video-api.example.com/"
+                     *       },
+                     *       "duration": 0,
+                     *       "width": 0,
+                     *       "height": 0,
+                     *       "renditions": [
+                     *         {
+                     *           "resolution": "720p",
+                     *           "width": 0,
+                     *           "height": 0
+                     *         }
+                     *       ],
+                     *       "playback": {
+                     *         "hls": "https://video-api.example.com/",
+                     *         "mp4": "https://video-api.example.com/"
+                     *       },
+                     *       "error": {
+                     *         "code": "invalid_source",
+                     *         "message": "string"
+                     *       },
+                     *       "createdAt": "2026-11-22T06:00:00.000Z",
+                     *       "updatedAt": "2026-11-22T06:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Video"];
                 };
             };
             /** @description `invalid_project_id`, `invalid_body` */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_project_id",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -3766,9 +7489,27 @@ export interface operations {
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -3785,9 +7526,27 @@ export interface operations {
             /** @description `forbidden_origin`, `account_not_approved`, `insufficient_scope` */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden_origin",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -3804,9 +7563,27 @@ export interface operations {
             /** @description `not_found`, `video_not_found` */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -3823,13 +7600,68 @@ export interface operations {
             /** @description `payload_too_large` */
             413: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
                             code: "payload_too_large";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -3847,7 +7679,10 @@ export interface operations {
                 /** @description The project's ULID: required under session-cookie auth, ignored under API-key auth */
                 projectId?: string;
             };
-            header?: never;
+            header?: {
+                /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
+                "x-d1-bookmark"?: string;
+            };
             path: {
                 /** @description The video's ULID (case-insensitive) */
                 id: string;
@@ -3866,9 +7701,18 @@ export interface operations {
             /** @description The stored part */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "partNumber": 0,
+                     *       "etag": "string"
+                     *     }
+                     */
                     "application/json": {
                         partNumber: number;
                         etag: string;
@@ -3878,9 +7722,27 @@ export interface operations {
             /** @description `invalid_project_id`, `invalid_body` */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_project_id",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -3897,9 +7759,27 @@ export interface operations {
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -3916,9 +7796,27 @@ export interface operations {
             /** @description `forbidden_origin`, `account_not_approved`, `insufficient_scope` */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden_origin",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -3935,9 +7833,27 @@ export interface operations {
             /** @description `not_found`, `video_not_found` */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -3954,9 +7870,27 @@ export interface operations {
             /** @description `upload_not_active`, `upload_completion_in_progress` */
             409: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "upload_not_active",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -3973,13 +7907,68 @@ export interface operations {
             /** @description `payload_too_large` */
             413: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
                             code: "payload_too_large";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -3998,6 +7987,8 @@ export interface operations {
                 projectId?: string;
             };
             header?: {
+                /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
+                "x-d1-bookmark"?: string;
                 /** @description 1–255 printable ASCII characters, kept 24 h per caller, method, path and query. A repeat of a request that answered 2xx gets the same status and body again, with `Idempotent-Replayed: true`, and does nothing more; while the first still runs, 409 idempotency_key_in_use; with another body, 422 idempotency_key_reused. An answer other than 2xx leaves the key unused. */
                 "idempotency-key"?: string;
             };
@@ -4009,6 +8000,16 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "parts": [
+                 *         {
+                 *           "partNumber": 1,
+                 *           "etag": "string"
+                 *         }
+                 *       ]
+                 *     }
+                 */
                 "application/json": components["schemas"]["UploadCompleteRequest"];
             };
         };
@@ -4016,18 +8017,73 @@ export interface operations {
             /** @description The video, uploaded */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *       "projectId": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *       "title": "Intro",
+                     *       "status": "waiting_for_upload",
+                     *       "visibility": "public",
+                     *       "thumbnail": {
+                     *         "source": "auto",
+                     *         "url": "https://video-api.example.com/"
+                     *       },
+                     *       "duration": 0,
+                     *       "width": 0,
+                     *       "height": 0,
+                     *       "renditions": [
+                     *         {
+                     *           "resolution": "720p",
+                     *           "width": 0,
+                     *           "height": 0
+                     *         }
+                     *       ],
+                     *       "playback": {
+                     *         "hls": "https://video-api.example.com/",
+                     *         "mp4": "https://video-api.example.com/"
+                     *       },
+                     *       "error": {
+                     *         "code": "invalid_source",
+                     *         "message": "string"
+                     *       },
+                     *       "createdAt": "2026-11-22T06:00:00.000Z",
+                     *       "updatedAt": "2026-11-22T06:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Video"];
                 };
             };
             /** @description `invalid_project_id`, `invalid_idempotency_key`, `invalid_body`, `invalid_parts` */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_project_id",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -4044,9 +8100,27 @@ export interface operations {
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -4063,9 +8137,27 @@ export interface operations {
             /** @description `forbidden_origin`, `account_not_approved`, `insufficient_scope` */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden_origin",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -4082,9 +8174,27 @@ export interface operations {
             /** @description `not_found`, `video_not_found` */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -4101,9 +8211,28 @@ export interface operations {
             /** @description `idempotency_key_in_use`, `upload_not_active`, `upload_completion_in_progress` */
             409: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_in_use",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -4120,9 +8249,27 @@ export interface operations {
             /** @description `payload_too_large` */
             413: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -4139,13 +8286,68 @@ export interface operations {
             /** @description `idempotency_key_reused` */
             422: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
                             code: "idempotency_key_reused";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -4164,6 +8366,8 @@ export interface operations {
                 projectId?: string;
             };
             header?: {
+                /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
+                "x-d1-bookmark"?: string;
                 /** @description 1–255 printable ASCII characters, kept 24 h per caller, method, path and query. A repeat of a request that answered 2xx gets the same status and body again, with `Idempotent-Replayed: true`, and does nothing more; while the first still runs, 409 idempotency_key_in_use; with another body, 422 idempotency_key_reused. An answer other than 2xx leaves the key unused. */
                 "idempotency-key"?: string;
             };
@@ -4175,6 +8379,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "expiresIn": 3600
+                 *     }
+                 */
                 "application/json": components["schemas"]["PlaybackTokenRequest"];
             };
         };
@@ -4182,18 +8391,48 @@ export interface operations {
             /** @description The token and its URLs */
             201: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "token": "string",
+                     *       "expiresAt": "2026-11-22T06:00:00.000Z",
+                     *       "hls": "https://video-api.example.com/",
+                     *       "mp4": "https://video-api.example.com/"
+                     *     }
+                     */
                     "application/json": components["schemas"]["PlaybackToken"];
                 };
             };
             /** @description `invalid_project_id`, `invalid_idempotency_key`, `invalid_body` */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_project_id",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -4210,9 +8449,27 @@ export interface operations {
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -4229,9 +8486,27 @@ export interface operations {
             /** @description `forbidden_origin`, `account_not_approved`, `insufficient_scope` */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden_origin",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -4248,9 +8523,27 @@ export interface operations {
             /** @description `not_found`, `video_not_found` */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -4267,9 +8560,28 @@ export interface operations {
             /** @description `idempotency_key_in_use` */
             409: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_in_use",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -4286,9 +8598,27 @@ export interface operations {
             /** @description `payload_too_large` */
             413: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -4305,13 +8635,68 @@ export interface operations {
             /** @description `idempotency_key_reused` */
             422: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
                             code: "idempotency_key_reused";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -4330,6 +8715,8 @@ export interface operations {
                 projectId?: string;
             };
             header?: {
+                /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
+                "x-d1-bookmark"?: string;
                 /** @description 1–255 printable ASCII characters, kept 24 h per caller, method, path and query. A repeat of a request that answered 2xx gets the same status and body again, with `Idempotent-Replayed: true`, and does nothing more; while the first still runs, 409 idempotency_key_in_use; with another body, 422 idempotency_key_reused. An answer other than 2xx leaves the key unused. */
                 "idempotency-key"?: string;
             };
@@ -4338,6 +8725,17 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "video": {
+                 *         "title": "Intro",
+                 *         "visibility": "public"
+                 *       },
+                 *       "corsOrigin": "https://app.example.com",
+                 *       "expiresIn": 60,
+                 *       "maxSizeBytes": 1
+                 *     }
+                 */
                 "application/json": components["schemas"]["DirectUploadCreateRequest"];
             };
         };
@@ -4345,18 +8743,78 @@ export interface operations {
             /** @description The upload URL and its video */
             201: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *       "url": "https://video-api.example.com/",
+                     *       "expiresAt": "2026-11-22T06:00:00.000Z",
+                     *       "video": {
+                     *         "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *         "projectId": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *         "title": "Intro",
+                     *         "status": "waiting_for_upload",
+                     *         "visibility": "public",
+                     *         "thumbnail": {
+                     *           "source": "auto",
+                     *           "url": "https://video-api.example.com/"
+                     *         },
+                     *         "duration": 0,
+                     *         "width": 0,
+                     *         "height": 0,
+                     *         "renditions": [
+                     *           {
+                     *             "resolution": "720p",
+                     *             "width": 0,
+                     *             "height": 0
+                     *           }
+                     *         ],
+                     *         "playback": {
+                     *           "hls": "https://video-api.example.com/",
+                     *           "mp4": "https://video-api.example.com/"
+                     *         },
+                     *         "error": {
+                     *           "code": "invalid_source",
+                     *           "message": "string"
+                     *         },
+                     *         "createdAt": "2026-11-22T06:00:00.000Z",
+                     *         "updatedAt": "2026-11-22T06:00:00.000Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["DirectUpload"];
                 };
             };
             /** @description `invalid_project_id`, `invalid_idempotency_key`, `invalid_body` */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_project_id",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -4373,9 +8831,27 @@ export interface operations {
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -4392,9 +8868,27 @@ export interface operations {
             /** @description `forbidden_origin`, `account_not_approved`, `insufficient_scope` */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden_origin",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -4411,9 +8905,27 @@ export interface operations {
             /** @description `not_found` */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -4430,9 +8942,28 @@ export interface operations {
             /** @description `idempotency_key_in_use` */
             409: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_in_use",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -4449,9 +8980,27 @@ export interface operations {
             /** @description `payload_too_large` */
             413: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -4468,13 +9017,68 @@ export interface operations {
             /** @description `idempotency_key_reused` */
             422: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
                             code: "idempotency_key_reused";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -4492,7 +9096,10 @@ export interface operations {
                 /** @description The project's ULID: required under session-cookie auth, ignored under API-key auth */
                 projectId?: string;
             };
-            header?: never;
+            header?: {
+                /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
+                "x-d1-bookmark"?: string;
+            };
             path: {
                 /** @description The upload's ULID (case-insensitive) */
                 id: string;
@@ -4504,18 +9111,50 @@ export interface operations {
             /** @description Its progress */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *       "url": "https://video-api.example.com/",
+                     *       "expiresAt": "2026-11-22T06:00:00.000Z",
+                     *       "videoId": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *       "status": "waiting",
+                     *       "offset": 0,
+                     *       "length": 0
+                     *     }
+                     */
                     "application/json": components["schemas"]["DirectUploadProgress"];
                 };
             };
             /** @description `invalid_project_id` */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_project_id",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -4532,9 +9171,27 @@ export interface operations {
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -4551,9 +9208,27 @@ export interface operations {
             /** @description `account_not_approved`, `insufficient_scope` */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "account_not_approved",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -4570,13 +9245,68 @@ export interface operations {
             /** @description `not_found`, `upload_not_found` */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
                             code: "not_found" | "upload_not_found";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -4594,7 +9324,10 @@ export interface operations {
                 /** @description The project's ULID: required under session-cookie auth, ignored under API-key auth */
                 projectId?: string;
             };
-            header?: never;
+            header?: {
+                /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
+                "x-d1-bookmark"?: string;
+            };
             path: {
                 /** @description The video's ULID (case-insensitive) */
                 id: string;
@@ -4613,18 +9346,50 @@ export interface operations {
             /** @description The new public thumbnail URL */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "videoId": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *       "thumbnailUrl": "https://video-api.example.com/",
+                     *       "source": "auto"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ThumbnailResult"];
                 };
             };
             /** @description `invalid_project_id`, `invalid_image` */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_project_id",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -4641,9 +9406,29 @@ export interface operations {
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -4660,9 +9445,29 @@ export interface operations {
             /** @description `forbidden_origin`, `account_not_approved`, `insufficient_scope` */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden_origin",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -4679,9 +9484,29 @@ export interface operations {
             /** @description `not_found`, `video_not_found` */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -4698,9 +9523,29 @@ export interface operations {
             /** @description `payload_too_large` */
             413: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -4717,9 +9562,29 @@ export interface operations {
             /** @description `unsupported_media_type` */
             415: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unsupported_media_type",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -4736,13 +9601,73 @@ export interface operations {
             /** @description `rate_limited` */
             429: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
                             code: "rate_limited";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -4760,7 +9685,10 @@ export interface operations {
                 /** @description The project's ULID: required under session-cookie auth, ignored under API-key auth */
                 projectId?: string;
             };
-            header?: never;
+            header?: {
+                /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
+                "x-d1-bookmark"?: string;
+            };
             path: {
                 /** @description The video's ULID (case-insensitive) */
                 id: string;
@@ -4772,18 +9700,46 @@ export interface operations {
             /** @description The automatic poster frame URL */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "videoId": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *       "thumbnailUrl": "https://video-api.example.com/",
+                     *       "source": "auto"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ThumbnailResult"];
                 };
             };
             /** @description `invalid_project_id` */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_project_id",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -4800,9 +9756,27 @@ export interface operations {
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -4819,9 +9793,27 @@ export interface operations {
             /** @description `forbidden_origin`, `account_not_approved`, `insufficient_scope` */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden_origin",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -4838,13 +9830,68 @@ export interface operations {
             /** @description `not_found`, `video_not_found` */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
                             code: "not_found" | "video_not_found";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -4859,7 +9906,10 @@ export interface operations {
     listWebhookEndpoints: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
+                "x-d1-bookmark"?: string;
+            };
             path: {
                 /** @description The project's ULID (case-insensitive) */
                 projectId: string;
@@ -4871,9 +9921,29 @@ export interface operations {
             /** @description The endpoints */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *           "url": "https://example.com/hooks",
+                     *           "eventTypes": [
+                     *             "video.deleted"
+                     *           ],
+                     *           "enabled": true,
+                     *           "disabledReason": "gone",
+                     *           "description": "string",
+                     *           "createdAt": "2026-11-22T06:00:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
                         data: components["schemas"]["WebhookEndpoint"][];
                     };
@@ -4882,9 +9952,27 @@ export interface operations {
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -4901,9 +9989,27 @@ export interface operations {
             /** @description `account_not_approved`, `insufficient_scope` */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "account_not_approved",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -4920,13 +10026,68 @@ export interface operations {
             /** @description `not_found` */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
                             code: "not_found";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -4942,6 +10103,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
+                "x-d1-bookmark"?: string;
                 /** @description 1–255 printable ASCII characters, kept 24 h per caller, method, path and query. A repeat of a request that answered 2xx gets the same status and body again, with `Idempotent-Replayed: true`, and does nothing more; while the first still runs, 409 idempotency_key_in_use; with another body, 422 idempotency_key_reused. An answer other than 2xx leaves the key unused. */
                 "idempotency-key"?: string;
             };
@@ -4953,6 +10116,15 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "url": "https://example.com/hooks",
+                 *       "eventTypes": [
+                 *         "video.deleted"
+                 *       ],
+                 *       "description": "Production receiver"
+                 *     }
+                 */
                 "application/json": components["schemas"]["WebhookEndpointCreateRequest"];
             };
         };
@@ -4960,18 +10132,54 @@ export interface operations {
             /** @description The endpoint, with its secret */
             201: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *       "url": "https://example.com/hooks",
+                     *       "eventTypes": [
+                     *         "video.deleted"
+                     *       ],
+                     *       "enabled": true,
+                     *       "disabledReason": "gone",
+                     *       "description": "string",
+                     *       "createdAt": "2026-11-22T06:00:00.000Z",
+                     *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+                     *     }
+                     */
                     "application/json": components["schemas"]["CreatedWebhookEndpoint"];
                 };
             };
             /** @description `invalid_idempotency_key`, `invalid_body` */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_idempotency_key",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -4988,9 +10196,27 @@ export interface operations {
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -5007,9 +10233,27 @@ export interface operations {
             /** @description `forbidden_origin`, `account_not_approved`, `insufficient_scope` */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden_origin",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -5026,9 +10270,27 @@ export interface operations {
             /** @description `not_found` */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -5045,9 +10307,28 @@ export interface operations {
             /** @description `idempotency_key_in_use`, `quota_exceeded` */
             409: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_in_use",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -5064,9 +10345,27 @@ export interface operations {
             /** @description `payload_too_large` */
             413: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -5083,13 +10382,68 @@ export interface operations {
             /** @description `idempotency_key_reused` */
             422: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
                             code: "idempotency_key_reused";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -5104,7 +10458,10 @@ export interface operations {
     getWebhookEndpoint: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
+                "x-d1-bookmark"?: string;
+            };
             path: {
                 /** @description The project's ULID (case-insensitive) */
                 projectId: string;
@@ -5118,18 +10475,52 @@ export interface operations {
             /** @description The endpoint */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *       "url": "https://example.com/hooks",
+                     *       "eventTypes": [
+                     *         "video.deleted"
+                     *       ],
+                     *       "enabled": true,
+                     *       "disabledReason": "gone",
+                     *       "description": "string",
+                     *       "createdAt": "2026-11-22T06:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["WebhookEndpoint"];
                 };
             };
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -5146,9 +10537,27 @@ export interface operations {
             /** @description `account_not_approved`, `insufficient_scope` */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "account_not_approved",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -5165,13 +10574,68 @@ export interface operations {
             /** @description `endpoint_not_found` */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "endpoint_not_found",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
                             code: "endpoint_not_found";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -5186,7 +10650,10 @@ export interface operations {
     deleteWebhookEndpoint: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
+                "x-d1-bookmark"?: string;
+            };
             path: {
                 /** @description The project's ULID (case-insensitive) */
                 projectId: string;
@@ -5200,6 +10667,9 @@ export interface operations {
             /** @description Deleted */
             204: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -5207,9 +10677,27 @@ export interface operations {
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -5226,9 +10714,27 @@ export interface operations {
             /** @description `forbidden_origin`, `account_not_approved`, `insufficient_scope` */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden_origin",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -5245,13 +10751,68 @@ export interface operations {
             /** @description `endpoint_not_found` */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "endpoint_not_found",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
                             code: "endpoint_not_found";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -5266,7 +10827,10 @@ export interface operations {
     updateWebhookEndpoint: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
+                "x-d1-bookmark"?: string;
+            };
             path: {
                 /** @description The project's ULID (case-insensitive) */
                 projectId: string;
@@ -5277,6 +10841,16 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "url": "https://example.com/hooks",
+                 *       "eventTypes": [
+                 *         "video.deleted"
+                 *       ],
+                 *       "description": "Production receiver",
+                 *       "enabled": true
+                 *     }
+                 */
                 "application/json": components["schemas"]["WebhookEndpointPatch"];
             };
         };
@@ -5284,18 +10858,52 @@ export interface operations {
             /** @description The endpoint after the change */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *       "url": "https://example.com/hooks",
+                     *       "eventTypes": [
+                     *         "video.deleted"
+                     *       ],
+                     *       "enabled": true,
+                     *       "disabledReason": "gone",
+                     *       "description": "string",
+                     *       "createdAt": "2026-11-22T06:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["WebhookEndpoint"];
                 };
             };
             /** @description `invalid_body` */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_body",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -5312,9 +10920,27 @@ export interface operations {
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -5331,9 +10957,27 @@ export interface operations {
             /** @description `forbidden_origin`, `account_not_approved`, `insufficient_scope` */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden_origin",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -5350,9 +10994,27 @@ export interface operations {
             /** @description `endpoint_not_found` */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "endpoint_not_found",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -5369,13 +11031,68 @@ export interface operations {
             /** @description `payload_too_large` */
             413: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
                             code: "payload_too_large";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -5391,6 +11108,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
+                "x-d1-bookmark"?: string;
                 /** @description 1–255 printable ASCII characters, kept 24 h per caller, method, path and query. A repeat of a request that answered 2xx gets the same status and body again, with `Idempotent-Replayed: true`, and does nothing more; while the first still runs, 409 idempotency_key_in_use; with another body, 422 idempotency_key_reused. An answer other than 2xx leaves the key unused. */
                 "idempotency-key"?: string;
             };
@@ -5407,9 +11126,18 @@ export interface operations {
             /** @description The new secret */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "secret": "string"
+                     *     }
+                     */
                     "application/json": {
                         /** @description whsec_…: shown only in this response */
                         secret: string;
@@ -5419,9 +11147,27 @@ export interface operations {
             /** @description `invalid_idempotency_key` */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_idempotency_key",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -5438,9 +11184,27 @@ export interface operations {
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -5457,9 +11221,27 @@ export interface operations {
             /** @description `forbidden_origin`, `account_not_approved`, `insufficient_scope` */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden_origin",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -5476,9 +11258,27 @@ export interface operations {
             /** @description `endpoint_not_found` */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "endpoint_not_found",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -5495,9 +11295,28 @@ export interface operations {
             /** @description `idempotency_key_in_use` */
             409: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_in_use",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -5514,13 +11333,68 @@ export interface operations {
             /** @description `idempotency_key_reused` */
             422: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
                             code: "idempotency_key_reused";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -5543,7 +11417,10 @@ export interface operations {
                 state?: "pending" | "succeeded" | "failed";
                 eventType?: string;
             };
-            header?: never;
+            header?: {
+                /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
+                "x-d1-bookmark"?: string;
+            };
             path: {
                 /** @description The project's ULID (case-insensitive) */
                 projectId: string;
@@ -5557,9 +11434,35 @@ export interface operations {
             /** @description One page */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *           "endpointId": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *           "eventId": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *           "eventType": "video.deleted",
+                     *           "state": "pending",
+                     *           "attempt": 0,
+                     *           "responseStatus": 0,
+                     *           "error": "http_status",
+                     *           "durationMs": 0,
+                     *           "createdAt": "2026-11-22T06:00:00.000Z",
+                     *           "completedAt": "2026-11-22T06:00:00.000Z",
+                     *           "nextRetryAt": "2026-11-22T06:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "nextCursor": "string"
+                     *     }
+                     */
                     "application/json": {
                         data: components["schemas"]["WebhookDeliveryAttempt"][];
                         nextCursor: string | null;
@@ -5569,9 +11472,29 @@ export interface operations {
             /** @description `invalid_limit`, `invalid_cursor`, `invalid_state`, `invalid_body` */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_limit",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -5588,9 +11511,29 @@ export interface operations {
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -5607,9 +11550,29 @@ export interface operations {
             /** @description `account_not_approved`, `insufficient_scope` */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "account_not_approved",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -5626,9 +11589,29 @@ export interface operations {
             /** @description `endpoint_not_found` */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "endpoint_not_found",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -5645,13 +11628,73 @@ export interface operations {
             /** @description `rate_limited` */
             429: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
                             code: "rate_limited";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -5667,6 +11710,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
+                "x-d1-bookmark"?: string;
                 /** @description 1–255 printable ASCII characters, kept 24 h per caller, method, path and query. A repeat of a request that answered 2xx gets the same status and body again, with `Idempotent-Replayed: true`, and does nothing more; while the first still runs, 409 idempotency_key_in_use; with another body, 422 idempotency_key_reused. An answer other than 2xx leaves the key unused. */
                 "idempotency-key"?: string;
             };
@@ -5685,18 +11730,60 @@ export interface operations {
             /** @description The new attempt, pending */
             202: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *       "endpointId": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *       "eventId": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *       "eventType": "video.deleted",
+                     *       "state": "pending",
+                     *       "attempt": 0,
+                     *       "responseStatus": 0,
+                     *       "error": "http_status",
+                     *       "durationMs": 0,
+                     *       "createdAt": "2026-11-22T06:00:00.000Z",
+                     *       "completedAt": "2026-11-22T06:00:00.000Z",
+                     *       "nextRetryAt": "2026-11-22T06:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["WebhookDeliveryAttempt"];
                 };
             };
             /** @description `invalid_idempotency_key` */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_idempotency_key",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -5713,9 +11800,29 @@ export interface operations {
             /** @description `unauthorized` */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -5732,9 +11839,29 @@ export interface operations {
             /** @description `forbidden_origin`, `account_not_approved`, `insufficient_scope` */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden_origin",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -5751,9 +11878,29 @@ export interface operations {
             /** @description `endpoint_not_found`, `not_found` */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "endpoint_not_found",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -5770,9 +11917,30 @@ export interface operations {
             /** @description `idempotency_key_in_use`, `endpoint_disabled` */
             409: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_in_use",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -5789,9 +11957,29 @@ export interface operations {
             /** @description `idempotency_key_reused` */
             422: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
@@ -5808,13 +11996,230 @@ export interface operations {
             /** @description `rate_limited` */
             429: {
                 headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         error: {
                             /** @enum {string} */
                             code: "rate_limited";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getThumbnail: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description ETags the client holds (or `*`): 304 Not Modified when one is current */
+                "if-none-match"?: string;
+                /** @description An HTTP date, read when If-None-Match is absent: 304 when nothing changed since */
+                "if-modified-since"?: string;
+                /** @description ETags (or `*`) the resource must match, else 412 precondition_failed */
+                "if-match"?: string;
+                /** @description An HTTP date, read when If-Match is absent: 412 precondition_failed when changed since */
+                "if-unmodified-since"?: string;
+            };
+            path: {
+                /** @description The project's ULID */
+                projectId: string;
+                /** @description The video's ULID */
+                videoId: string;
+                file: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The image, without metadata */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["Last-Modified"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/jpeg": string;
+                    "image/png": string;
+                    "image/webp": string;
+                };
+            };
+            /** @description Not modified: the copy If-None-Match (or If-Modified-Since) names is current */
+            304: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["Last-Modified"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `not_found` */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "not_found";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `precondition_failed` */
+            412: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "precondition_failed",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "precondition_failed";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -5842,6 +12247,17 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "type": "video.deleted",
+                 *       "timestamp": "2026-11-22T06:00:00.000Z",
+                 *       "data": {
+                 *         "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                 *         "projectId": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                 *         "deletedAt": "2026-11-22T06:00:00.000Z"
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["VideoDeletedEvent"];
             };
         };
@@ -5878,6 +12294,43 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "type": "video.ready",
+                 *       "timestamp": "2026-11-22T06:00:00.000Z",
+                 *       "data": {
+                 *         "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                 *         "projectId": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                 *         "title": "Intro",
+                 *         "status": "waiting_for_upload",
+                 *         "visibility": "public",
+                 *         "thumbnail": {
+                 *           "source": "auto",
+                 *           "url": "https://video-api.example.com/"
+                 *         },
+                 *         "duration": 0,
+                 *         "width": 0,
+                 *         "height": 0,
+                 *         "renditions": [
+                 *           {
+                 *             "resolution": "720p",
+                 *             "width": 0,
+                 *             "height": 0
+                 *           }
+                 *         ],
+                 *         "playback": {
+                 *           "hls": "https://video-api.example.com/",
+                 *           "mp4": "https://video-api.example.com/"
+                 *         },
+                 *         "error": {
+                 *           "code": "invalid_source",
+                 *           "message": "string"
+                 *         },
+                 *         "createdAt": "2026-11-22T06:00:00.000Z",
+                 *         "updatedAt": "2026-11-22T06:00:00.000Z"
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["VideoReadyEvent"];
             };
         };
@@ -5914,6 +12367,43 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "type": "video.errored",
+                 *       "timestamp": "2026-11-22T06:00:00.000Z",
+                 *       "data": {
+                 *         "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                 *         "projectId": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                 *         "title": "Intro",
+                 *         "status": "waiting_for_upload",
+                 *         "visibility": "public",
+                 *         "thumbnail": {
+                 *           "source": "auto",
+                 *           "url": "https://video-api.example.com/"
+                 *         },
+                 *         "duration": 0,
+                 *         "width": 0,
+                 *         "height": 0,
+                 *         "renditions": [
+                 *           {
+                 *             "resolution": "720p",
+                 *             "width": 0,
+                 *             "height": 0
+                 *           }
+                 *         ],
+                 *         "playback": {
+                 *           "hls": "https://video-api.example.com/",
+                 *           "mp4": "https://video-api.example.com/"
+                 *         },
+                 *         "error": {
+                 *           "code": "invalid_source",
+                 *           "message": "string"
+                 *         },
+                 *         "createdAt": "2026-11-22T06:00:00.000Z",
+                 *         "updatedAt": "2026-11-22T06:00:00.000Z"
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["VideoErroredEvent"];
             };
         };

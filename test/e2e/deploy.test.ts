@@ -12,6 +12,27 @@ const deploy = readme.slice(readme.indexOf("## Deploy to Cloudflare"), readme.in
 /** Every value of `name = "…"` in the file (queues, buckets, databases). */
 const valuesOf = (name: string) => [...toml.matchAll(new RegExp(`^${name} = "([^"]+)"`, "gm"))].map((m) => m[1]);
 
+describe("the Worker's zod, less its locales (scripts/zod-without-locales.mjs)", () => {
+  it("exports everything zod and zod/v4/core export but the locales", async () => {
+    const zod = await import("zod");
+    const trimmed = await import("../../scripts/zod-without-locales.mjs");
+    expect(Object.keys(trimmed).sort()).toEqual(
+      Object.keys(zod)
+        .filter((name) => name !== "locales")
+        .sort(),
+    );
+    const core = await import("zod/v4/core");
+    expect(Object.keys(trimmed.core).sort()).toEqual(
+      Object.keys(core)
+        .filter((name) => name !== "locales")
+        .sort(),
+    );
+    expect(trimmed.z.object({ n: trimmed.z.int() }).safeParse({ n: "1" }).error?.issues[0]?.message).toBe(
+      "Invalid input: expected number, received string",
+    );
+  });
+});
+
 describe("the README's deploy walks a new account through everything wrangler.toml binds", () => {
   it("creates every queue, dead-letter queue, bucket and database", () => {
     const queues = new Set([...valuesOf("queue"), ...valuesOf("dead_letter_queue")]);
@@ -39,18 +60,35 @@ describe("the README's deploy walks a new account through everything wrangler.to
   it("builds, the encoder's container included: wrangler deploy --dry-run --containers-rollout=none passes", () => {
     const out = mkdtempSync(path.join(tmpdir(), "dry-run-"));
     try {
+      const metafile = path.join(out, "meta.json");
       // The image itself cannot be built here (no Docker daemon); the rollout flag checks the rest.
-      const result = spawnSync(
-        "npx",
-        ["wrangler", "deploy", "--dry-run", "--containers-rollout=none", "--outdir", out],
-        {
-          cwd: root,
-          encoding: "utf8",
-          env: { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false" },
-        },
-      );
+      const args = [
+        "wrangler",
+        "deploy",
+        "--dry-run",
+        "--containers-rollout=none",
+        "--outdir",
+        out,
+        "--metafile",
+        metafile,
+      ];
+      const result = spawnSync("npx", args, {
+        cwd: root,
+        encoding: "utf8",
+        env: { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false" },
+      });
       expect(result.status, `${result.stdout}\n${result.stderr}`).toBe(0);
       expect(result.stdout).toContain("--dry-run: exiting now.");
+      // zod's locales stay out (wrangler.toml's alias): only English, which its schemas register.
+      const meta = JSON.parse(readFileSync(metafile, "utf8")) as {
+        outputs: Record<string, { inputs: Record<string, { bytesInOutput: number }> }>;
+      };
+      const inputs = Object.values(meta.outputs).flatMap((output) => Object.entries(output.inputs));
+      const locales = inputs.filter(
+        ([file, { bytesInOutput }]) => file.includes("zod/v4/locales/") && bytesInOutput > 0,
+      );
+      expect(locales.map(([file]) => file)).toEqual(["node_modules/zod/v4/locales/en.js"]);
+      expect(inputs.some(([file]) => file === "scripts/zod-without-locales.mjs")).toBe(true);
     } finally {
       rmSync(out, { recursive: true, force: true });
     }

@@ -1,6 +1,8 @@
-import { existsSync, mkdirSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import path from "node:path";
+import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { launchChromium, requireChromium } from "./chromium.ts";
 import { type DevServer, startDevServer } from "./server.ts";
 
 /**
@@ -8,30 +10,38 @@ import { type DevServer, startDevServer } from "./server.ts";
  * Chromium and sets REQUIRE_CHROMIUM=1, which makes this test mandatory; elsewhere it is skipped
  * with a note when no Chromium is found.
  */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-const available = existsSync(CHROMIUM);
-const required = process.env.REQUIRE_CHROMIUM === "1";
-if (!available) {
-  const how = "install it (apt-get install -y chromium) or set CHROMIUM_PATH";
-  if (required) throw new Error(`REQUIRE_CHROMIUM=1 but no Chromium at ${CHROMIUM}: ${how}`);
-  console.warn(`Skipping the /docs browser test: no Chromium at ${CHROMIUM}; ${how} to run it.`);
-}
+const available = requireChromium("the /docs browser test");
 
+/** Operations of the specification, where the page puts them, and what their section must show. */
 const SPEC_OPERATIONS = [
-  { id: "bulkVideos", path: "/v1/videos/bulk", fields: ["action", "videoIds", "visibility", "results[].ok"] },
-  { id: "setThumbnail", path: "/v1/videos/{id}/thumbnail", fields: ["thumbnailUrl", "invalid_image"] },
   {
-    id: "listWebhookDeliveries",
+    anchor: "tag/videos/POST/v1/videos/bulk",
+    path: "/v1/videos/bulk",
+    shows: ["action", "videoIds", "invalid_body", "rate_limited", "Auth:"],
+  },
+  {
+    anchor: "tag/thumbnails/PUT/v1/videos/{id}/thumbnail",
+    path: "/v1/videos/{id}/thumbnail",
+    shows: ["image/jpeg", "binary", "invalid_image", "unsupported_media_type", "payload_too_large", "Auth:"],
+  },
+  {
+    anchor: "tag/webhooks/GET/v1/projects/{projectId}/webhook-endpoints/{id}/deliveries",
     path: "/v1/projects/{projectId}/webhook-endpoints/{id}/deliveries",
-    fields: ["nextCursor", "data[].state", "invalid_state"],
+    shows: ["cursor", "state", "invalid_state", "Auth:"],
   },
   {
-    id: "patchEncodingSettings",
+    anchor: "tag/encoding-settings/PATCH/v1/projects/{projectId}/encoding-settings",
     path: "/v1/projects/{projectId}/encoding-settings",
-    fields: ["enabledResolutions", "watermark.opacity", "codec_unavailable"],
+    shows: ["enabledResolutions", "watermark", "if-match", "codec_unavailable", "Auth:"],
   },
-  { id: "createProject", path: "/v1/projects", fields: ["name", "invalid_name", "account_not_approved"] },
+  {
+    anchor: "tag/projects/POST/v1/projects",
+    path: "/v1/projects",
+    shows: ["name", "invalid_name", "account_not_approved", "Auth:"],
+  },
 ];
+
+const OUT = path.resolve(import.meta.dirname, "../../.vitest");
 
 let server: DevServer;
 
@@ -43,49 +53,109 @@ describe.skipIf(!available)("the /docs reference page in Chromium", () => {
     await server?.stop();
   });
 
-  it("renders the five specification operations with their fields, auth and errors, offline", async () => {
-    const { chromium } = await import("playwright-core");
-    const browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-      ],
-    });
+  /**
+   * Opens /docs at `hash` in a fresh browser, with every request recorded and every one to another
+   * origin refused (so a leak fails here rather than waiting on a network the test has not).
+   */
+  async function withPage(
+    viewport: { width: number; height: number },
+    hash: string,
+    use: (page: Page, requested: string[]) => Promise<void>,
+  ) {
+    const browser = await launchChromium();
     try {
-      const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+      const page = await browser.newPage({ viewport });
       const requested: string[] = [];
-      page.on("request", (request) => requested.push(request.url()));
-      const response = await page.goto(`${server.baseUrl}/docs`, { waitUntil: "load" });
+      await page.route("**/*", (route) => {
+        const url = route.request().url();
+        requested.push(url);
+        return url.startsWith(`${server.baseUrl}/`) ? route.continue() : route.abort();
+      });
+      const response = await page.goto(`${server.baseUrl}/docs${hash}`, { waitUntil: "networkidle" });
       expect(response?.status()).toBe(200);
-      // Nothing but the page itself: no script, style or font from anywhere.
-      expect(requested).toEqual([`${server.baseUrl}/docs`]);
-      for (const operation of SPEC_OPERATIONS) {
-        const section = page.locator(`section#${operation.id}`);
-        await expect(section.locator("h3").textContent()).resolves.toContain(operation.path);
-        const text = (await section.textContent()) ?? "";
-        for (const field of operation.fields) expect(text, `${operation.id}: ${field}`).toContain(field);
-        expect(text).toMatch(/Auth:/);
-      }
-      const nav = ((await page.locator("nav").textContent()) ?? "").toLowerCase();
-      for (const tag of ["videos", "thumbnails", "webhooks", "encoding settings", "projects"])
-        expect(nav).toContain(tag);
-      const webhooks = await page.locator("#webhooks").evaluate((node) => node.parentElement?.textContent ?? "");
-      expect(webhooks).toContain("webhook-signature");
-      expect(webhooks).toContain("standardwebhooks");
-      await page.locator("#bulkVideos").scrollIntoViewIfNeeded();
-      const out = path.resolve(import.meta.dirname, "../../.vitest");
-      mkdirSync(out, { recursive: true });
-      await page.screenshot({ path: path.join(out, "docs.png") });
-      await page.screenshot({ path: path.join(out, "docs-full.png"), fullPage: true });
+      await page.getByRole("heading", { name: "Video hosting API", level: 1 }).waitFor();
+      await use(page, requested);
+      // Nothing but this origin: no script, style, font, image or telemetry from anywhere else.
+      expect(requested.filter((url) => !url.startsWith(`${server.baseUrl}/`))).toEqual([]);
+      expect(requested).toEqual(
+        expect.arrayContaining([
+          `${server.baseUrl}/docs${hash}`.replace(/#.*/, ""),
+          `${server.baseUrl}/vendor/scalar/api-reference.js`,
+          `${server.baseUrl}/v1/openapi.json`,
+        ]),
+      );
     } finally {
       await browser.close();
     }
+  }
+
+  it("shows the five specification operations with their fields, auth and errors, and a code sample", async () => {
+    for (const operation of SPEC_OPERATIONS) {
+      await withPage({ width: 1280, height: 900 }, `#${operation.anchor}`, async (page) => {
+        const section = page.locator(`[id$="${operation.anchor}"]`).first();
+        await section.waitFor();
+        const text = (await section.textContent()) ?? "";
+        expect(text, operation.anchor).toContain(operation.path);
+        for (const shown of operation.shows) expect(text, `${operation.anchor}: ${shown}`).toContain(shown);
+        // The request sample, in the shell by default: the operation's own path, with curl.
+        const sample = section.locator("pre code").filter({ hasText: "curl" }).first();
+        const code = (await sample.textContent()) ?? "";
+        expect(code).toContain(`${server.baseUrl}${operation.path.split("{")[0]}`);
+        expect(code).toMatch(/--request (GET|POST|PUT|PATCH|DELETE)|curl '/);
+      });
+    }
+  });
+
+  it("finds the bulk operation with its search, and shows its curl sample with a generated body", async () => {
+    await withPage({ width: 1280, height: 900 }, "", async (page) => {
+      await page
+        .getByRole("button", { name: /search/i })
+        .first()
+        .click();
+      await page.keyboard.type("bulk");
+      const dialog = page.getByRole("dialog");
+      await expect
+        .poll(async () => (await dialog.textContent()) ?? "", { timeout: 10_000 })
+        .toContain("/v1/videos/bulk");
+      await dialog.getByText("/v1/videos/bulk").first().click();
+      await expect.poll(() => page.url()).toContain("#");
+      const section = page.locator('[id$="tag/videos/POST/v1/videos/bulk"]').first();
+      const code = section.locator("pre code").filter({ hasText: "curl" }).first();
+      await code.waitFor({ timeout: 10_000 });
+      const sample = (await code.textContent()) ?? "";
+      expect(sample).toContain("--request POST");
+      expect(sample).toContain('"action": "delete"');
+      mkdirSync(OUT, { recursive: true });
+      await page.screenshot({ path: path.join(OUT, "docs.png") });
+    });
+  });
+
+  it("lists every error code in the introduction, and shows how to verify a webhook", async () => {
+    await withPage({ width: 1280, height: 900 }, "#tag/webhooks", async (page) => {
+      const introduction = (await page.locator('[id$="description/introduction"]').first().textContent()) ?? "";
+      for (const code of ["video_not_found", "rate_limited", "idempotency_key_reused", "internal_error"])
+        expect(introduction).toContain(code);
+      const webhooks = page.locator('[id$="tag/webhooks"]').first();
+      await expect.poll(async () => (await webhooks.textContent()) ?? "").toContain("standardwebhooks");
+      expect(await webhooks.textContent()).toContain("webhook-signature");
+    });
+  });
+
+  it("fits a 390 px wide phone without horizontal scrolling", async () => {
+    await withPage({ width: 390, height: 844 }, "#tag/videos/POST/v1/videos/bulk", async (page) => {
+      await page.locator('[id$="tag/videos/POST/v1/videos/bulk"]').first().waitFor();
+      const widths = await page.evaluate(() => ({
+        viewport: window.innerWidth,
+        document: document.documentElement.scrollWidth,
+        body: document.body.scrollWidth,
+      }));
+      expect(widths.viewport).toBe(390);
+      expect(widths.document).toBeLessThanOrEqual(widths.viewport);
+      expect(widths.body).toBeLessThanOrEqual(widths.viewport);
+      mkdirSync(OUT, { recursive: true });
+      const screenshot = path.join(OUT, "docs-390.png");
+      await page.screenshot({ path: screenshot });
+      console.log(`/docs at 390 px: ${screenshot}`);
+    });
   });
 });

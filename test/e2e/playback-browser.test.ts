@@ -41,7 +41,7 @@ describe.skipIf(!available)("playback in Debian's Chromium", () => {
     elsewhere = createServer((_request, response) => {
       response.writeHead(200, { "content-type": "text/html" }).end(`<!doctype html>
 <video controls playsinline></video>
-<script src="${server.baseUrl}/player/hls.light.min.js"></script>
+<script src="${server.baseUrl}/vendor/hls/hls.light.min.js"></script>
 <script>
   const hls = new Hls();
   hls.loadSource("${server.baseUrl}/play/${videoId}/master.m3u8");

@@ -1,5 +1,5 @@
 import fc from "fast-check";
-import type { Schema } from "../../src/http/docs";
+import type { Schema } from "../../src/http/openapi";
 
 export type JsonSchema = Schema;
 export type Document = { components?: { schemas?: Record<string, JsonSchema> } };

@@ -35,7 +35,7 @@ type ProtectedRoute = {
 
 const SOME_ID = "01ARZ3NDEKTSV4RRFFQ69G5FAV";
 /** Operations anyone may call: refusing a stranger is not theirs to do. */
-const PUBLIC_OPERATIONS = ["signUp", "logIn"];
+const PUBLIC_OPERATIONS = ["signUp", "logIn", "getThumbnail"];
 
 type Security = Record<string, string[]>[];
 const codesOf = (config: (typeof ROUTES)[number], status: string): string[] => {

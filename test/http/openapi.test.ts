@@ -5,6 +5,8 @@ import { api } from "../helpers";
 
 type Operation = {
   operationId?: string;
+  description?: string;
+  "x-api-key-scope"?: string;
   security?: Record<string, string[]>[];
   tags?: string[];
   responses: Record<string, { content?: Record<string, { schema?: { properties?: Record<string, unknown> } }> }>;
@@ -17,10 +19,10 @@ type Document = {
 };
 
 /**
- * Served, but not operations of the API: its own description, the public images, playback and the
- * embed page (described by the Playback tag), and the encoder's internal calls back.
+ * Served, but not operations of the API: its own description, playback and the embed page
+ * (described by the Playback tag), and the encoder's internal calls back.
  */
-const NOT_OPERATIONS = ["GET /", "GET /docs", "GET /v1/openapi.json", "GET /thumbnails/:projectId/:videoId/:file"];
+const NOT_OPERATIONS = ["GET /", "GET /docs", "GET /v1/openapi.json"];
 const NOT_OPERATION_PREFIXES = ["/play/", "/embed/", "/internal/"];
 
 async function document(): Promise<Document> {
@@ -67,8 +69,12 @@ describe("the OpenAPI document", () => {
 
   it("names the credential each operation takes", async () => {
     const doc = await document();
-    expect(doc.paths["/v1/videos/bulk"]?.post?.security).toEqual([{ apiKey: ["write"] }, { sessionCookie: [] }]);
-    expect(doc.paths["/v1/videos/{id}"]?.get?.security).toEqual([{ apiKey: ["read"] }, { sessionCookie: [] }]);
+    // An API key's scope is not an OAuth scope: it is in x-api-key-scope (and the description), not in security.
+    expect(doc.paths["/v1/videos/bulk"]?.post?.security).toEqual([{ apiKey: [] }, { sessionCookie: [] }]);
+    expect(doc.paths["/v1/videos/bulk"]?.post?.["x-api-key-scope"]).toBe("write");
+    expect(doc.paths["/v1/videos/bulk"]?.post?.description).toContain("**Auth:** an API key with `write` scope");
+    expect(doc.paths["/v1/videos/{id}"]?.get?.security).toEqual([{ apiKey: [] }, { sessionCookie: [] }]);
+    expect(doc.paths["/v1/videos/{id}"]?.get?.["x-api-key-scope"]).toBe("read");
     expect(doc.paths["/v1/projects/{projectId}/encoding-settings"]?.patch?.security).toEqual([{ sessionCookie: [] }]);
     expect(doc.paths["/v1/admin/accounts/{accountId}/approve"]?.post?.security).toEqual([{ operatorToken: [] }]);
     expect(doc.paths["/v1/auth/login"]?.post?.security).toEqual([]);

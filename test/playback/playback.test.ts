@@ -222,7 +222,7 @@ describe("playback over HTTP", () => {
     expect(page.status).toBe(200);
     expect(page.headers.get("content-type")).toContain("text/html");
     const html = await page.text();
-    expect(html).toContain('src="/player/hls.light.min.js"');
+    expect(html).toContain('src="/vendor/hls/hls.light.min.js"');
     expect(html).toContain(`data-src="http://api.test/play/${id}/master.m3u8"`);
     expect(html).toMatch(/poster="http:\/\/api\.test\/thumbnails\/[^"]+\/poster\.jpg"/);
     expect(html).not.toMatch(/https?:\/\/(?!api\.test)/);
