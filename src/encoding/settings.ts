@@ -8,6 +8,7 @@ export const POSITIONS = ["top-left", "top-right", "bottom-left", "bottom-right"
 export const CODECS = ["h264"] as const;
 
 export type Resolution = (typeof RESOLUTIONS)[number];
+export type Position = (typeof POSITIONS)[number];
 
 export type EncodingDocument = {
   enabledResolutions: Resolution[];

@@ -32,6 +32,11 @@ export function encodeOutputKey(projectId: string, videoId: string, attempt: num
   return `${encodePrefix(projectId, videoId, attempt)}${path}`;
 }
 
+/** The video's own copy of the watermark image its encoding settings named. */
+export function watermarkCopyKey(projectId: string, videoId: string): string {
+  return `${videoPrefix(projectId, videoId)}watermark`;
+}
+
 /** A custom thumbnail: a new name for every upload, so its URL can be cached forever. */
 export function customThumbnailKey(projectId: string, videoId: string, name: string): string {
   return `${videoPrefix(projectId, videoId)}thumbnails/${name}`;

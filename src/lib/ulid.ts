@@ -1,4 +1,5 @@
 import { ulid as makeUlid, monotonicFactory } from "ulidx";
+import { z } from "zod";
 
 // ULIDs: 48 bits of milliseconds and 80 random bits, in Crockford base32, upper case.
 export const ULID_PATTERN = /^[0-7][0-9A-HJKMNP-TV-Z]{25}$/;
@@ -23,3 +24,6 @@ export function parseUlid(text: string | undefined | null): string | null {
   const upper = text.toUpperCase();
   return ULID_PATTERN.test(upper) ? upper : null;
 }
+
+/** A ULID in its canonical form, as queue messages carry them. */
+export const CanonicalUlidSchema = z.string().refine((text) => parseUlid(text) === text, "not a canonical ULID");

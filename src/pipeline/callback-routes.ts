@@ -1,19 +1,21 @@
 import { type Context, Hono } from "hono";
-import { isOutputPath, parseHeartbeat, parseResult } from "../../encoder/protocol.mjs";
-import { readSettings } from "../encoding/queries";
+import { isOutputPath, MAX_MESSAGE_BYTES, parseHeartbeat, parseResult } from "../../encoder/protocol.mjs";
 import type { AppEnv } from "../http/context";
 import { bearerToken } from "../http/credentials";
 import { ApiError } from "../http/errors";
 import { logError } from "../lib/log";
-import { encodeOutputKey } from "../lib/storage-keys";
+import { encodeOutputKey, watermarkCopyKey } from "../lib/storage-keys";
 import { parseUlid } from "../lib/ulid";
 import type { VideoRow } from "../videos/model";
 import { CALLBACK_PATH, endWith, isCallbackToken, settingsOf } from "./attempts";
 import { pipelineDeps } from "./deps";
 import { recordHeartbeat, runningAttempt } from "./queries";
 
-/** The largest JSON message of the protocol (encoder/PROTOCOL.md). */
-const MAX_MESSAGE_BYTES = 64 * 1024;
+/**
+ * A result lists every file the attempt stored (up to 100,000 paths: hours of video at every
+ * resolution), so it may be larger than the protocol's other messages (MAX_MESSAGE_BYTES).
+ */
+const MAX_RESULT_BYTES = 4 * 1024 * 1024;
 
 type AttemptEnv = AppEnv & { Variables: { attempt: { videoId: string; number: number } } };
 
@@ -49,21 +51,23 @@ export const callbackRoutes = new Hono<AttemptEnv>()
     const row = await running(c);
     const key = settingsOf(row).watermark?.imageKey;
     if (!key) throw new ApiError("not_found");
-    // The image the settings named, or, if it has since been replaced, the project's current one.
-    const object =
-      (await c.env.MEDIA.get(key)) ??
-      (await readSettings(c.var.db, row.project_id).then((settings) => {
-        const current = settings?.document.watermark.imageKey;
-        return current ? c.env.MEDIA.get(current) : null;
-      }));
+    // The video's own copy of the image its settings named (kept when the first attempt started),
+    // or the image itself where no copy could be kept.
+    const object = (await c.env.MEDIA.get(watermarkCopyKey(row.project_id, row.id))) ?? (await c.env.MEDIA.get(key));
     return objectResponse(object);
   })
   .put(`${CALLBACK_PATH}/:videoId/:attempt/outputs/*`, async (c) => {
     const row = await running(c);
     const prefix = `${CALLBACK_PATH}/${c.req.param("videoId")}/${c.req.param("attempt")}/outputs/`;
-    const path = decodeURIComponent(new URL(c.req.url).pathname).slice(prefix.length);
+    const path = new URL(c.req.url).pathname.slice(prefix.length);
     const type = c.req.header("content-type");
-    if (!isOutputPath(path) || !type || !c.req.raw.body) throw new ApiError("invalid_body");
+    const length = Number(c.req.header("content-length") ?? Number.NaN);
+    // Paths are plain names (no escapes), and R2 stores a stream of a known length only.
+    if (!isOutputPath(path) || !type || !Number.isSafeInteger(length) || !c.req.raw.body) {
+      throw new ApiError("invalid_body", {
+        message: "An output needs a valid path, a Content-Type and a Content-Length.",
+      });
+    }
     const key = encodeOutputKey(row.project_id, row.id, row.encode_attempt, path);
     await c.env.MEDIA.put(key, c.req.raw.body, { httpMetadata: { contentType: type } });
     // A delete or a takeover that landed while the file was on its way: it is never served, so it
@@ -76,7 +80,7 @@ export const callbackRoutes = new Hono<AttemptEnv>()
   })
   .post(`${CALLBACK_PATH}/:videoId/:attempt/heartbeat`, async (c) => {
     const { videoId, number } = c.var.attempt;
-    const heartbeat = await message(c, parseHeartbeat);
+    const heartbeat = await message(c, parseHeartbeat, MAX_MESSAGE_BYTES);
     if (heartbeat.jobId !== videoId || heartbeat.attempt !== number) throw new ApiError("invalid_body");
     if (!(await recordHeartbeat(c.var.db, videoId, number, Date.now()))) throw new ApiError("encoding_attempt_void");
     const { encoder } = pipelineDeps(c.env, c.var.config, c.var.db);
@@ -87,7 +91,7 @@ export const callbackRoutes = new Hono<AttemptEnv>()
   })
   .post(`${CALLBACK_PATH}/:videoId/:attempt/result`, async (c) => {
     const row = await running(c);
-    const result = await message(c, parseResult);
+    const result = await message(c, parseResult, MAX_RESULT_BYTES);
     if (result.jobId !== row.id || result.attempt !== row.encode_attempt) throw new ApiError("invalid_body");
     const deps = pipelineDeps(c.env, c.var.config, c.var.db);
     const ended =
@@ -123,10 +127,10 @@ function objectResponse(object: R2ObjectBody | null): Response {
   return new Response(object.body, { headers });
 }
 
-/** A protocol message: JSON of at most 64 KiB that `parse` accepts, else `400 invalid_body`. */
-async function message<T>(c: Context<AttemptEnv>, parse: (value: unknown) => T): Promise<T> {
+/** A protocol message: JSON of at most `maxBytes` that `parse` accepts, else `400 invalid_body`. */
+async function message<T>(c: Context<AttemptEnv>, parse: (value: unknown) => T, maxBytes: number): Promise<T> {
   const text = await c.req.text();
-  if (new TextEncoder().encode(text).byteLength > MAX_MESSAGE_BYTES) throw new ApiError("payload_too_large");
+  if (new TextEncoder().encode(text).byteLength > maxBytes) throw new ApiError("payload_too_large");
   try {
     return parse(JSON.parse(text));
   } catch (error) {

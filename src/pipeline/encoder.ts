@@ -1,6 +1,7 @@
 import { getContainer } from "@cloudflare/containers";
 import type { Config } from "../config";
-import type { Resolution } from "../encoding/settings";
+import type { Position, Resolution } from "../encoding/settings";
+import { logError } from "../lib/log";
 
 /**
  * The encoder program's side of a job (encoder/PROTOCOL.md, version 1), as the Worker sends it.
@@ -14,22 +15,28 @@ export type Job = {
   settings: {
     enabledResolutions: Resolution[];
     mp4: boolean;
-    watermark: { position: string; opacity: number } | null;
+    watermark: { position: Position; opacity: number } | null;
   };
 };
 
 /** Where jobs run: the encoder program, reached over HTTP, one job per encoder at a time. */
 export type Encoder = {
-  /** Starts the job; `busy` when the encoder runs another job now (ask again later). */
-  start(job: Job): Promise<"accepted" | "busy">;
+  /**
+   * Starts the job: `accepted`; `busy` when the encoder runs another job now (ask again later);
+   * `refused` when it answered anything else. Throws when no answer came (the job may be running).
+   */
+  start(job: Job): Promise<"accepted" | "busy" | "refused">;
   /** Stops the job if it runs; nothing to stop is not an error. */
   cancel(jobId: string): Promise<void>;
   /** Keeps the job's encoder from being put to sleep while it reports progress. */
   keepAlive(jobId: string): Promise<void>;
 };
 
-/** How long the encoder has to answer a start or a cancel (a Container may need to boot first). */
-const ANSWER_TIMEOUT_MS = 60_000;
+/**
+ * How long the encoder has to answer a start or a cancel (a Container may need to boot first):
+ * well within the silence after which an attempt is taken over (SILENCE_MS, 60 s).
+ */
+const ANSWER_TIMEOUT_MS = 30_000;
 
 type Send = (jobId: string, path: string, init: RequestInit) => Promise<Response>;
 
@@ -61,7 +68,8 @@ function protocolEncoder(send: Send, keepAlive: (jobId: string) => Promise<void>
       const text = await response.text();
       if (response.status === 202) return "accepted";
       if (response.status === 503) return "busy";
-      throw new Error(`encoder refused the job: ${response.status} ${text.slice(0, 300)}`);
+      logError("encoder refused the job", `${response.status} ${text.slice(0, 300)}`, { videoId: job.jobId });
+      return "refused";
     },
     cancel,
     keepAlive,

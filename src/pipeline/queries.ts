@@ -164,3 +164,14 @@ async function stale(
     .all<VideoRow>();
   return results;
 }
+
+/** Where a video stands now, whatever its state (null once its row is gone). */
+export function videoState(
+  db: Db,
+  videoId: string,
+): Promise<Pick<VideoRow, "status" | "encode_attempt" | "output_attempt" | "deleted_at"> | null> {
+  return db
+    .prepare("SELECT status, encode_attempt, output_attempt, deleted_at FROM videos WHERE id = ?")
+    .bind(videoId)
+    .first();
+}

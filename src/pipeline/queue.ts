@@ -1,15 +1,14 @@
 import { z } from "zod";
 import { logError } from "../lib/log";
-import { parseUlid } from "../lib/ulid";
+import { consumeEach, logDeadLetters } from "../lib/queue";
+import { CanonicalUlidSchema } from "../lib/ulid";
 import { type PipelineDeps, startAttempt } from "./attempts";
 
 export const ENCODE_QUEUE = "video-encodings";
 export const ENCODE_DEAD_LETTERS = "video-encodings-dlq";
 
-const Ulid = z.string().refine((text) => parseUlid(text) === text, "not a canonical ULID");
-
 /** An uploaded video to encode. The video's row is the record of that; a lost message is sent again by the sweeper. */
-const EncodeMessageSchema = z.strictObject({ projectId: Ulid, videoId: Ulid });
+const EncodeMessageSchema = z.strictObject({ projectId: CanonicalUlidSchema, videoId: CanonicalUlidSchema });
 export type EncodeMessage = z.infer<typeof EncodeMessageSchema>;
 
 export function sendEncode(queue: Queue, message: EncodeMessage): Promise<unknown> {
@@ -33,34 +32,21 @@ const BUSY_DELAY_SECONDS = 5;
 
 /**
  * The encodings queue's handler: starts each video's next attempt. A busy encoder (locally there is
- * one, running one job at a time) sends the message again a little later; an error retries it with
- * a growing delay, then to the dead-letter queue, where the sweeper's look at uploaded videos takes over.
+ * one, running one job at a time) has the message sent again a little later; an error retries it,
+ * then to the dead-letter queue, where the sweeper's look at uploaded videos takes over.
  */
-export async function consumeEncodes(batch: MessageBatch<unknown>, deps: PipelineDeps): Promise<void> {
-  await Promise.all(
-    batch.messages.map(async (message) => {
-      const parsed = EncodeMessageSchema.safeParse(message.body);
-      if (!parsed.success) {
-        logError("encode message malformed", parsed.error.message, { messageId: message.id });
-        message.ack();
-        return;
-      }
-      try {
-        const started = await startAttempt(deps, parsed.data);
-        if (started === "busy") message.retry({ delaySeconds: BUSY_DELAY_SECONDS });
-        else message.ack();
-      } catch (error) {
-        logError("encode: start", error, { messageId: message.id, attempts: message.attempts });
-        message.retry({ delaySeconds: Math.min(60, 2 ** message.attempts) });
-      }
-    }),
+export function consumeEncodes(batch: MessageBatch<unknown>, deps: PipelineDeps): Promise<void> {
+  return consumeEach(
+    batch,
+    EncodeMessageSchema,
+    { malformed: "encode message malformed", failed: "encode: start" },
+    async (message) => {
+      if ((await startAttempt(deps, message)) === "busy") return { retryAfterSeconds: BUSY_DELAY_SECONDS };
+    },
   );
 }
 
-/** The dead-letter queue: the video is still `uploaded` in D1, so the sweeper starts it; the message is logged. */
+/** The dead-letter queue: the video is still `uploaded` in D1, so the sweeper starts it. */
 export function consumeDeadEncodes(batch: MessageBatch<unknown>): void {
-  for (const message of batch.messages) {
-    logError("encode message gave up; the sweep takes over", JSON.stringify(message.body), { messageId: message.id });
-    message.ack();
-  }
+  logDeadLetters(batch, "encode message gave up; the sweep takes over");
 }

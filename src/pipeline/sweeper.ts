@@ -18,22 +18,19 @@ export async function sweepEncodings(
 ): Promise<{ takenOver: number; resent: number }> {
   const cutoff = silenceCutoff(now);
   const silent = await silentAttempts(deps.db, cutoff, BATCH);
-  let takenOver = 0;
-  for (const row of silent) {
-    // If the encoder is still there (only its reports were lost), it stops; if it is gone, nothing happens.
-    await deps.encoder
-      .cancel(row.id)
-      .catch((error) => logError("encoding takeover: cancel", error, { videoId: row.id }));
-    const ended = await endWith(
-      deps,
-      row,
-      { status: "failed", code: "encoding_failed", message: "The encoder stopped reporting." },
-      { silentSince: cutoff },
-      now,
-    );
-    if (ended) takenOver += 1;
-  }
+  const failure = { status: "failed", code: "encoding_failed", message: "The encoder stopped reporting." } as const;
+  const takeovers = await Promise.allSettled(
+    silent.map((row) => endWith(deps, row, failure, { silentSince: cutoff }, now)),
+  );
   const waiting = await waitingEncodes(deps.db, isoTime(now - RESEND_AFTER_MS), BATCH);
-  for (const row of waiting) await deps.requeue({ projectId: row.project_id, videoId: row.id });
-  return { takenOver, resent: waiting.length };
+  const resends = await Promise.allSettled(
+    waiting.map((row) => deps.requeue({ projectId: row.project_id, videoId: row.id })),
+  );
+  for (const settled of [...takeovers, ...resends]) {
+    if (settled.status === "rejected") logError("encoding sweep", settled.reason);
+  }
+  return {
+    takenOver: takeovers.filter((settled) => settled.status === "fulfilled" && settled.value).length,
+    resent: resends.filter((settled) => settled.status === "fulfilled").length,
+  };
 }

@@ -19,7 +19,7 @@ export const PLAYER_SCRIPT = "/vendor/hls/hls.light.min.js";
 export const embedRoutes = new Hono<AppEnv>().get(`${EMBED_PATH}/:subject`, async (c) => {
   const subject = c.req.param("subject");
   try {
-    const row = await playableVideo(c, subject);
+    const row = await playableVideo(c, subject, { fresh: true });
     const origin = publicOrigin(c);
     const poster = thumbnailOf(origin, row).url;
     const source = `${origin}${PLAY_PATH}/${subject}/master.m3u8`;

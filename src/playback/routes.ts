@@ -35,8 +35,9 @@ export const playbackRoutes = new Hono<AppEnv>()
   .on(["GET", "HEAD"], `${PLAY_PATH}/:subject/*`, async (c) => {
     const subject = c.req.param("subject");
     const path = new URL(c.req.url).pathname.slice(`${PLAY_PATH}/${subject}/`.length);
+    // The video first (a private one's id URLs answer 403 before the other checks), then the file.
+    const row = await playableVideo(c, subject, { fresh: path === "master.m3u8" });
     if (!isOutputPath(path) || !/\.(m3u8|ts|mp4|jpg)$/.test(path)) throw new ApiError("not_found");
-    const row = await playableVideo(c, subject);
     if (path === "video.mp4" && row.has_mp4 !== 1) throw new ApiError("not_found");
     const key = encodeOutputKey(row.project_id, row.id, row.output_attempt as number, path);
     return serveObject(c.env.MEDIA, key, c.req.raw, contentType(path));
@@ -74,8 +75,9 @@ async function serveObject(media: R2Bucket, key: string, request: Request, type:
     etag: object.httpEtag,
     lastModified: object.uploaded.getTime(),
   });
-  if (status === 304) {
+  if (status !== 200) {
     await object.body.cancel();
+    if (status === 412) throw new ApiError("precondition_failed");
     return new Response(null, { status, headers });
   }
   const range = parseRange(rangeHeader, object.size);

@@ -11,12 +11,22 @@ import { verifyPlaybackToken } from "./tokens";
  * a ULID is a video id, anything else a token (`403 invalid_playback_token` unless it verifies);
  * an unknown or deleted video is `404 not_found`; a private video's id URL is
  * `403 playback_token_required`; a video not ready is `404 not_found`. Returns the ready video.
+ *
+ * `fresh` reads the D1 primary instead of the nearest replica: for the entry points of a playback
+ * (the master playlist, the embed page), so a video made private or deleted stops starting to play
+ * at once wherever it is asked for; the files a player fetches next read the nearest replica, which
+ * follows within its replication delay.
  */
-export async function playableVideo(c: Context<AppEnv>, subject: string): Promise<VideoRow> {
+export async function playableVideo(
+  c: Context<AppEnv>,
+  subject: string,
+  options: { fresh: boolean },
+): Promise<VideoRow> {
   const id = parseUlid(subject);
   const videoId = id ?? (await verifyPlaybackToken(c.var.config.playbackSecret, subject, Date.now()));
   if (!videoId) throw new ApiError("invalid_playback_token");
-  const row = await playbackVideo(c.var.db, videoId);
+  const db = options.fresh ? c.env.DB.withSession("first-primary") : c.var.db;
+  const row = await playbackVideo(db, videoId);
   if (!row) throw new ApiError("not_found");
   if (id && row.visibility === "private") throw new ApiError("playback_token_required");
   if (row.status !== "ready" || row.output_attempt === null) throw new ApiError("not_found");

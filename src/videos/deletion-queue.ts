@@ -1,20 +1,18 @@
 import { z } from "zod";
 import { logError } from "../lib/log";
-import { consumeEach } from "../lib/queue";
-import { parseUlid } from "../lib/ulid";
+import { consumeEach, logDeadLetters } from "../lib/queue";
+import { CanonicalUlidSchema } from "../lib/ulid";
 import { type CleanUpStore, cleanUpDeleted } from "./cleanup";
 import { deletedWithLeftovers } from "./queries";
 
 export const DELETION_QUEUE = "video-deletions";
 export const DELETION_DEAD_LETTERS = "video-deletions-dlq";
 
-const Ulid = z.string().refine((text) => parseUlid(text) === text, "not a canonical ULID");
-
 /** One delete's follow-up: the project, the videos it deleted and the ids of their video.deleted events. */
 const DeletionMessageSchema = z.strictObject({
-  projectId: Ulid,
-  videoIds: z.array(Ulid).min(1).max(100),
-  eventIds: z.array(Ulid).max(100),
+  projectId: CanonicalUlidSchema,
+  videoIds: z.array(CanonicalUlidSchema).min(1).max(100),
+  eventIds: z.array(CanonicalUlidSchema).max(100),
 });
 export type DeletionMessage = z.infer<typeof DeletionMessageSchema>;
 
@@ -71,10 +69,5 @@ export function consumeDeletions(
  * the message is logged and acknowledged.
  */
 export function consumeDeadDeletions(batch: MessageBatch<unknown>): void {
-  for (const message of batch.messages) {
-    logError("deletion follow-up gave up; the sweep takes over", JSON.stringify(message.body), {
-      messageId: message.id,
-    });
-    message.ack();
-  }
+  logDeadLetters(batch, "deletion follow-up gave up; the sweep takes over");
 }

@@ -300,7 +300,11 @@ const CALLS: Record<BudgetedRoute, (ws: Workspace) => Promise<Call>> = {
   },
   "PUT /internal/encoding/{id}/{attempt}/outputs/{path}": async (ws) => {
     const job = await encoding(ws);
-    const init = callbackInit(job, raw("PUT", "video/mp2t", "segment bytes"));
+    const init = callbackInit(job, {
+      method: "PUT",
+      headers: { "content-type": "video/mp2t", "content-length": "13" },
+      body: "segment bytes",
+    });
     return { path: callbackPath(job, "outputs/360p/seg_00000.ts"), init, status: 204 };
   },
   "POST /internal/encoding/{id}/{attempt}/heartbeat": async (ws) => {

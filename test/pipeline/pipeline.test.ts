@@ -1,8 +1,9 @@
 import { env } from "cloudflare:workers";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { encodePrefix, posterKey, videoPrefix } from "../../src/lib/storage-keys";
-import { MAX_ATTEMPTS, SILENCE_MS } from "../../src/pipeline/attempts";
+import { endWith, MAX_ATTEMPTS, SILENCE_MS } from "../../src/pipeline/attempts";
 import { sweepEncodings } from "../../src/pipeline/sweeper";
+import type { VideoRow } from "../../src/videos/model";
 import { IMAGES } from "../fixtures/images";
 import { api, bearer, errorCode, json, newWorkspace, withCookie } from "../helpers";
 import {
@@ -184,6 +185,57 @@ describe("the encoding pipeline", () => {
     encoder.busy = false;
     await runEncodes(encodeMessages());
     expect(encoder.jobs.map((job) => job.attempt)).toEqual([1]);
+  });
+
+  it("an encoder that refuses the job gives the claim back; one that never answers keeps it", async () => {
+    const { key } = await newWorkspace();
+    const refused = await uploadedVideo(key);
+    vi.mocked(globalThis.fetch).mockResolvedValueOnce(
+      Response.json({ error: { code: "invalid_job" } }, { status: 400 }),
+    );
+    const result = await runEncodes(encodeMessages().filter((message) => message.videoId === refused.id));
+    expect(result.retryMessages.map((message) => message.msgId)).toEqual(["m0"]);
+    expect(await video(key, refused.id)).toMatchObject({ status: "uploaded" });
+    const silent = await uploadedVideo(key);
+    vi.mocked(globalThis.fetch).mockRejectedValueOnce(new Error("network lost"));
+    await runEncodes(encodeMessages().filter((message) => message.videoId === silent.id));
+    // It may have taken the job: the attempt stands, and its silence will end it.
+    expect(await video(key, silent.id)).toMatchObject({ status: "processing" });
+  });
+
+  it("a late heartbeat that beats the takeover keeps the attempt and its outputs", async () => {
+    const { key, project } = await newWorkspace();
+    const { id, job } = await encoding(key);
+    await putOutput(job, "360p/seg_00000.ts", "segment", "video/mp2t");
+    const now = Date.now();
+    const row = await env.DB.prepare("SELECT * FROM videos WHERE id = ?").bind(id).first<VideoRow>();
+    // The sweep read the row as silent; the heartbeat lands before its takeover does.
+    expect((await callback(job, "heartbeat", json("POST", heartbeat(job)))).status).toBe(204);
+    const ended = await endWith(
+      deps(),
+      row as VideoRow,
+      { status: "failed", code: "encoding_failed", message: "The encoder stopped reporting." },
+      { silentSince: new Date(now - 1).toISOString() },
+    );
+    expect(ended).toBeNull();
+    expect(encoder.cancelled).not.toContain(id);
+    expect(await keysUnder(encodePrefix(project.id, id, 1))).toEqual([
+      `${encodePrefix(project.id, id, 1)}360p/seg_00000.ts`,
+    ]);
+    expect((await finishReady(job)).status).toBe(204);
+    expect((await video(key, id)).status).toBe("ready");
+  });
+
+  it("a second copy of a ready result leaves the served outputs alone", async () => {
+    const { key, project } = await newWorkspace();
+    const { id, job } = await encoding(key);
+    const row = await env.DB.prepare("SELECT * FROM videos WHERE id = ?").bind(id).first<VideoRow>();
+    expect((await finishReady(job)).status).toBe(204);
+    const ready = { status: "ready" as const, duration: 3, width: 640, height: 360, renditions: [], mp4: false };
+    expect(await endWith(deps(), row as VideoRow, { status: "ready", outcome: ready })).toBeNull();
+    expect(await keysUnder(encodePrefix(project.id, id, 1))).toContain(`${encodePrefix(project.id, id, 1)}master.m3u8`);
+    expect((await api(`/play/${id}/master.m3u8`)).status).toBe(200);
+    expect((await api(new URL((await video(key, id)).thumbnail.url).pathname)).status).toBe(200);
   });
 
   it("a duplicate message starts nothing more", async () => {

@@ -105,6 +105,9 @@ describe("playback over HTTP", () => {
       await response.arrayBuffer();
       const again = await api(`/play/${id}/${path}`, { headers: { "if-none-match": etag } });
       expect(again.status).toBe(304);
+      const changed = await api(`/play/${id}/${path}`, { headers: { "if-match": '"another"' } });
+      expect(changed.status).toBe(412);
+      expect(await errorCode(changed)).toBe("precondition_failed");
     }
     const preflight = await api(`/play/${id}/video.mp4`, {
       method: "OPTIONS",
@@ -148,7 +151,6 @@ describe("playback over HTTP", () => {
       `/play/01JD6Q2V4Y9T3KX8M1N5P7R2S4/master.m3u8`,
       `/play/${id}/video.mp4`,
       `/play/${id}/1080p/index.m3u8`,
-      `/play/${id}/../source`,
       `/play/${id}/source`,
       `/play/${waiting.id}/master.m3u8`,
     ]) {
@@ -161,9 +163,12 @@ describe("playback over HTTP", () => {
 
   it("keeps private videos private: id URLs 403, a token plays them, an altered one is refused", async () => {
     const { id, key } = await readyVideo({ visibility: "private", mp4: true });
-    const byId = await api(`/play/${id}/master.m3u8`);
-    expect(byId.status).toBe(403);
-    expect(await errorCode(byId)).toBe("playback_token_required");
+    // Before the other checks: any file, even one the video does not have.
+    for (const path of ["master.m3u8", "360p/seg_00000.ts", "x.txt", "nothing/here"]) {
+      const byId = await api(`/play/${id}/${path}`);
+      expect(byId.status, path).toBe(403);
+      expect(await errorCode(byId)).toBe("playback_token_required");
+    }
     const minted = await api(`/v1/videos/${id}/playback-tokens`, bearer(key, json("POST", { expiresIn: 60 })));
     expect(minted.status).toBe(201);
     const token = (await minted.json()) as { token: string; expiresAt: string; hls: string; mp4: string };
@@ -236,5 +241,6 @@ describe("playback over HTTP", () => {
     expect(byToken).toContain(`data-src="http://api.test/play/${token}/master.m3u8"`);
     expect((await api("/embed/01JD6Q2V4Y9T3KX8M1N5P7R2S4")).status).toBe(404);
     expect((await api("/embed/garbage")).status).toBe(403);
+    expect(await errorCode(await api("/play/garbage/x.txt"))).toBe("invalid_playback_token");
   });
 });
