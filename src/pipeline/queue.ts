@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { logError } from "../lib/log";
-import { consumeEach, logDeadLetters } from "../lib/queue";
+import { consumeEach, logDeadLetters, RetryLater } from "../lib/queue";
 import { CanonicalUlidSchema } from "../lib/ulid";
 import { type PipelineDeps, startAttempt } from "./attempts";
 
@@ -41,7 +41,7 @@ export function consumeEncodes(batch: MessageBatch<unknown>, deps: PipelineDeps)
     EncodeMessageSchema,
     { malformed: "encode message malformed", failed: "encode: start" },
     async (message) => {
-      if ((await startAttempt(deps, message)) === "busy") return { retryAfterSeconds: BUSY_DELAY_SECONDS };
+      if ((await startAttempt(deps, message)) === "busy") throw new RetryLater(BUSY_DELAY_SECONDS);
     },
   );
 }
