@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import { contentType, isOutputPath } from "../../encoder/protocol.mjs";
-import { httpDate, preconditionStatus } from "../http/conditional";
+import { httpDate, notModified } from "../http/conditional";
 import type { AppEnv } from "../http/context";
 import { ApiError } from "../http/errors";
 import { encodeOutputKey } from "../lib/storage-keys";
@@ -71,15 +71,8 @@ async function serveObject(media: R2Bucket, key: string, request: Request, type:
     etag: object.httpEtag,
     "last-modified": httpDate(object.uploaded),
   });
-  const status = preconditionStatus(request.headers, {
-    etag: object.httpEtag,
-    lastModified: object.uploaded.getTime(),
-  });
-  if (status !== 200) {
-    await object.body.cancel();
-    if (status === 412) throw new ApiError("precondition_failed");
-    return new Response(null, { status, headers });
-  }
+  const conditional = await notModified(request.headers, object, headers);
+  if (conditional) return conditional;
   const range = parseRange(rangeHeader, object.size);
   if (range === "unsatisfiable") {
     await object.body.cancel();

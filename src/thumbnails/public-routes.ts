@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { ConditionalHeaders, httpDate, preconditionStatus } from "../http/conditional";
+import { ConditionalHeaders, httpDate, notModified } from "../http/conditional";
 import { ApiError } from "../http/errors";
 import { route } from "../http/route";
 import { createRouter } from "../http/router";
@@ -73,15 +73,8 @@ export const publicThumbnails = createRouter().openapi(getThumbnail, async (c) =
   object.writeHttpMetadata(headers);
   headers.set("ETag", object.httpEtag);
   headers.set("Last-Modified", httpDate(object.uploaded));
-  const status = preconditionStatus(c.req.raw.headers, {
-    etag: object.httpEtag,
-    lastModified: object.uploaded.getTime(),
-  });
-  if (status !== 200) {
-    await object.body.cancel();
-    if (status === 412) throw new ApiError("precondition_failed");
-    return new Response(null, { status, headers });
-  }
+  const conditional = await notModified(c.req.raw.headers, object, headers);
+  if (conditional) return conditional;
   headers.set("Content-Length", String(object.size));
   return new Response(object.body, { headers });
 });
