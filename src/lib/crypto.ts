@@ -37,13 +37,30 @@ async function purposeKey(secret: string, label: string): Promise<CryptoKey> {
   return crypto.subtle.importKey("raw", await purposeBytes(secret, label), "AES-GCM", false, ["encrypt", "decrypt"]);
 }
 
+/** Signing keys by secret and purpose: derived once per isolate, then reused by every request. */
+const signingKeys = new Map<string, Promise<CryptoKey>>();
+
+function signingKey(secret: string, label: string): Promise<CryptoKey> {
+  const id = `${label}\n${secret}`;
+  let key = signingKeys.get(id);
+  if (!key) {
+    key = purposeBytes(secret, label).then(hmacKey);
+    signingKeys.set(id, key);
+  }
+  return key;
+}
+
 /**
- * The base64url HMAC-SHA256 of `message` under a key derived from `secret` for `label`: a signature
- * only this Worker can make, and only for that purpose.
+ * The HMAC-SHA256 of `message` under a key derived from `secret` for `label`: a signature only this
+ * Worker can make, and only for that purpose.
  */
+export async function signBytes(secret: string, label: string, message: string): Promise<Uint8Array> {
+  return new Uint8Array(await crypto.subtle.sign("HMAC", await signingKey(secret, label), encoder.encode(message)));
+}
+
+/** `signBytes` as base64url text. */
 export async function signText(secret: string, label: string, message: string): Promise<string> {
-  const key = await hmacKey(await purposeBytes(secret, label));
-  return toBase64Url(new Uint8Array(await crypto.subtle.sign("HMAC", key, encoder.encode(message))));
+  return toBase64Url(await signBytes(secret, label, message));
 }
 
 /** Encrypts text under a key derived from `secret` for `label`: `base64(iv).base64(ciphertext)`. */

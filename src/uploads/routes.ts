@@ -7,10 +7,9 @@ import { createRouter } from "../http/router";
 import { jsonRequest, jsonResponse } from "../http/schemas";
 import { idempotent } from "../idempotency/middleware";
 import { sourceKey } from "../lib/storage-keys";
-import { isoTime } from "../lib/time";
 import { ulid } from "../lib/ulid";
 import { uploadObject } from "../lib/upload-objects";
-import { NOT_ENCODED, type VideoRow } from "../videos/model";
+import { newVideoRow } from "../videos/model";
 import { present } from "../videos/present";
 import { insertVideoStatement } from "../videos/queries";
 import { ProjectQuerySchema } from "../videos/schemas";
@@ -74,25 +73,18 @@ export const directUploadRoutes = createRouter()
     const expiresAt = now + (body.expiresIn ?? DEFAULT_EXPIRES_IN) * 1000;
     const key = sourceKey(c.var.projectId, videoId);
     const multipart = await c.env.MEDIA.createMultipartUpload(key);
-    const video: VideoRow = {
+    const video = newVideoRow({
       id: videoId,
-      project_id: c.var.projectId,
+      projectId: c.var.projectId,
       title: body.video?.title ?? null,
-      status: "waiting_for_upload",
       visibility: body.video?.visibility ?? "public",
-      source_key: key,
-      upload_id: uploadId,
-      upload_r2_id: multipart.uploadId,
-      upload_expires_at: isoTime(expiresAt),
-      completion_lease_until: null,
-      custom_thumbnail_key: null,
-      created_at: isoTime(now),
-      updated_at: isoTime(now),
-      deleted_at: null,
-      completed_parts: null,
-      tus_upload_id: uploadId,
-      ...NOT_ENCODED,
-    };
+      sourceKey: key,
+      uploadId,
+      r2UploadId: multipart.uploadId,
+      expiresAt,
+      tusUploadId: uploadId,
+      now,
+    });
     const upload: TusUploadRow = {
       id: uploadId,
       project_id: c.var.projectId,

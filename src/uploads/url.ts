@@ -1,3 +1,4 @@
+import { signBytes } from "../lib/crypto";
 import { fromBase64Url, toBase64Url } from "../lib/encoding";
 import { parseUlid } from "../lib/ulid";
 
@@ -10,31 +11,10 @@ import { parseUlid } from "../lib/ulid";
 
 /** 128 bits of HMAC-SHA256, as for cursors: plenty against forgery. */
 const MAC_BYTES = 16;
-const encoder = new TextEncoder();
-const keys = new Map<string, Promise<CryptoKey>>();
 
-function urlKey(secret: string): Promise<CryptoKey> {
-  let key = keys.get(secret);
-  if (!key) {
-    key = (async () => {
-      const root = await crypto.subtle.importKey(
-        "raw",
-        encoder.encode(secret),
-        { name: "HMAC", hash: "SHA-256" },
-        false,
-        ["sign"],
-      );
-      // A key of its own for upload URLs, so no other signature of this secret is ever a valid URL.
-      const derived = await crypto.subtle.sign("HMAC", root, encoder.encode("tus upload url v1"));
-      return crypto.subtle.importKey("raw", derived, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
-    })();
-    keys.set(secret, key);
-  }
-  return key;
-}
-
+/** The URL's MAC, under a key of its own derived from the secret, so no other signature of it is ever a valid URL. */
 async function mac(secret: string, uploadId: string): Promise<Uint8Array> {
-  return new Uint8Array(await crypto.subtle.sign("HMAC", await urlKey(secret), encoder.encode(uploadId)), 0, MAC_BYTES);
+  return (await signBytes(secret, "tus upload url v1", uploadId)).subarray(0, MAC_BYTES);
 }
 
 export async function uploadToken(secret: string, uploadId: string): Promise<string> {

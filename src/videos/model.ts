@@ -1,3 +1,4 @@
+import { isoTime } from "../lib/time";
 export const VISIBILITIES = ["public", "unlisted", "private"] as const;
 export type Visibility = (typeof VISIBILITIES)[number];
 /** Every status a video can have; the videos table's CHECK lists the same (test/videos/model.test.ts). */
@@ -51,7 +52,7 @@ export type VideoRow = {
 };
 
 /** The encoding columns of a video no attempt has started on. */
-export const NOT_ENCODED = {
+const NOT_ENCODED = {
   encode_attempt: 0,
   encode_heartbeat_at: null,
   encode_settings: null,
@@ -65,6 +66,43 @@ export const NOT_ENCODED = {
   error_message: null,
   storage_cleared_at: null,
 } as const satisfies Partial<VideoRow>;
+
+/** What a new video starts with: its upload session (an R2 multipart upload), and for a tus upload its id. */
+export type NewVideo = {
+  id: string;
+  projectId: string;
+  title: string | null;
+  visibility: Visibility;
+  sourceKey: string;
+  uploadId: string;
+  r2UploadId: string;
+  expiresAt: number;
+  tusUploadId: string | null;
+  now: number;
+};
+
+/** The row of a new video, waiting for its upload: the one rule, for the part API's and tus's. */
+export function newVideoRow(video: NewVideo): VideoRow {
+  return {
+    id: video.id,
+    project_id: video.projectId,
+    title: video.title,
+    status: "waiting_for_upload",
+    visibility: video.visibility,
+    source_key: video.sourceKey,
+    upload_id: video.uploadId,
+    upload_r2_id: video.r2UploadId,
+    upload_expires_at: isoTime(video.expiresAt),
+    completion_lease_until: null,
+    custom_thumbnail_key: null,
+    created_at: isoTime(video.now),
+    updated_at: isoTime(video.now),
+    deleted_at: null,
+    completed_parts: null,
+    tus_upload_id: video.tusUploadId,
+    ...NOT_ENCODED,
+  };
+}
 
 export type Thumbnail = { source: "auto" | "custom"; url: string };
 export type Rendition = { resolution: string; width: number; height: number };

@@ -9,10 +9,9 @@ import { jsonRequest, jsonResponse } from "../http/schemas";
 import { validationHook } from "../http/validation";
 import { idempotent } from "../idempotency/middleware";
 import { sourceKey } from "../lib/storage-keys";
-import { isoTime } from "../lib/time";
 import { parseUlid, ulid } from "../lib/ulid";
 import { deleteVideos, storeOf } from "./delete";
-import { NOT_ENCODED, UPLOAD_SESSION_MS, type VideoRow } from "./model";
+import { newVideoRow, UPLOAD_SESSION_MS } from "./model";
 import { pathVideo, present } from "./present";
 import { insertVideo, listVideos, updateVideo } from "./queries";
 import {
@@ -112,25 +111,18 @@ export const videoRoutes = createRouter()
     const id = ulid(now);
     const key = sourceKey(c.var.projectId, id);
     const upload = await c.env.MEDIA.createMultipartUpload(key);
-    const row: VideoRow = {
+    const row = newVideoRow({
       id,
-      project_id: c.var.projectId,
+      projectId: c.var.projectId,
       title: body.title ?? null,
-      status: "waiting_for_upload",
       visibility: body.visibility ?? "public",
-      source_key: key,
-      upload_id: ulid(now),
-      upload_r2_id: upload.uploadId,
-      upload_expires_at: isoTime(now + UPLOAD_SESSION_MS),
-      completion_lease_until: null,
-      custom_thumbnail_key: null,
-      created_at: isoTime(now),
-      updated_at: isoTime(now),
-      deleted_at: null,
-      completed_parts: null,
-      ...NOT_ENCODED,
-      tus_upload_id: null,
-    };
+      sourceKey: key,
+      uploadId: ulid(now),
+      r2UploadId: upload.uploadId,
+      expiresAt: now + UPLOAD_SESSION_MS,
+      tusUploadId: null,
+      now,
+    });
     try {
       await insertVideo(c.var.db, row);
     } catch (error) {
