@@ -59,7 +59,13 @@ describe("encoding, end to end through npm run dev", () => {
     expect(master.headers.get("content-type")).toBe("application/vnd.apple.mpegurl");
     expect(master.headers.get("access-control-allow-origin")).toBe("*");
     const text = await master.text();
-    expect(text).toMatch(/RESOLUTION=640x360/);
+    // One variant per rendition, each with BANDWIDTH, RESOLUTION and CODECS, by a relative URI.
+    const variants = text.split("\n").filter((line) => line.startsWith("#EXT-X-STREAM-INF:"));
+    expect(variants).toHaveLength(1);
+    expect(variants[0]).toMatch(/BANDWIDTH=\d+/);
+    expect(variants[0]).toMatch(/RESOLUTION=640x360/);
+    expect(variants[0]).toMatch(/CODECS="avc1\.[0-9a-f]{6},mp4a\.40\.2"/);
+    expect(text).toContain("\n360p/index.m3u8");
     const { streams } = await probe(hls);
     expect(streams.find((stream) => stream.codec_type === "video")).toMatchObject({
       codec_name: "h264",
@@ -77,6 +83,10 @@ describe("encoding, end to end through npm run dev", () => {
     const poster = await fetch(video.thumbnail.url);
     expect(poster.status).toBe(200);
     expect(poster.headers.get("content-type")).toBe("image/jpeg");
+    await poster.body?.cancel();
+    // A frame at the highest rendition's size.
+    const frame = (await probe(video.thumbnail.url)).streams[0];
+    expect([frame?.width, frame?.height]).toEqual([640, 360]);
 
     const deadline = Date.now() + 10_000;
     while (eventsOf(id).length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));

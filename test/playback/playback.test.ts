@@ -192,6 +192,67 @@ describe("playback over HTTP", () => {
     expect((await api(`/play/${token.token}/master.m3u8`)).status).toBe(200);
   });
 
+  it("orders its checks as the contract does: private before not ready, deleted 404 whatever it was", async () => {
+    const { key } = await newWorkspace();
+    const waiting = await uploadedVideo(key);
+    await api(`/v1/videos/${waiting.id}`, bearer(key, json("PATCH", { visibility: "private" })));
+    const early = await api(`/play/${waiting.id}/master.m3u8`);
+    expect(early.status).toBe(403);
+    expect(await errorCode(early)).toBe("playback_token_required");
+    const token = await mintPlaybackToken(SECRET, waiting.id, Math.floor(Date.now() / 1000) + 600);
+    expect(await errorCode(await api(`/play/${token}/master.m3u8`))).toBe("not_found");
+    expect((await api(`/embed/${token}`)).status).toBe(404);
+    const { id } = await readyVideo({ visibility: "private" });
+    await api(`/v1/videos/${waiting.id}`, bearer(key, { method: "DELETE" }));
+    // Deleted while private: 404, not 403.
+    const response = await api(`/play/${waiting.id}/master.m3u8`);
+    expect(response.status).toBe(404);
+    expect(await errorCode(response)).toBe("not_found");
+    expect((await api(`/embed/${waiting.id}`)).status).toBe(404);
+    // A ready private one stays 403 by id.
+    expect((await api(`/play/${id}/master.m3u8`)).status).toBe(403);
+  });
+
+  it("answers malformed playback and call-back requests with a 4xx, never a 500", async () => {
+    const { id } = await readyVideo({ mp4: true });
+    const paths = [
+      `/play/${id}/%E0%A4`,
+      `/play/${id}/%2e%2e/source`,
+      `/play/${id}/${"a/".repeat(40)}x.ts`,
+      `/play/${"x".repeat(5000)}/master.m3u8`,
+      `/play/${id}.1.${"A".repeat(43)}/master.m3u8`,
+      "/play/%00/master.m3u8",
+      "/embed/%E0%A4",
+      `/embed/${"x".repeat(5000)}`,
+      `/internal/encoding/${id}/1/source`,
+      `/internal/encoding/${id}/x/heartbeat`,
+      "/internal/encoding/nope/1/result",
+    ];
+    for (const path of paths) {
+      const response = await api(path);
+      expect(response.status, path).toBeGreaterThanOrEqual(400);
+      expect(response.status, path).toBeLessThan(500);
+    }
+    for (const range of [
+      "bytes=",
+      "bytes=-",
+      "bytes=abc-def",
+      "bytes=99999999999999999999-",
+      "bytes=5-1",
+      "bytes=0-0,1-1",
+      "x",
+    ]) {
+      const response = await api(`/play/${id}/video.mp4`, { headers: { range } });
+      expect(response.status, range).toBeLessThan(500);
+    }
+    for (const header of ['"', "W/", "*, *", 'W/"x", garbage']) {
+      const response = await api(`/play/${id}/master.m3u8`, {
+        headers: { "if-none-match": header, "if-match": header },
+      });
+      expect(response.status, header).toBeLessThan(500);
+    }
+  });
+
   it("an expired token is refused, and a deleted video's token URLs answer 404", async () => {
     const { id, key } = await readyVideo();
     const expired = await mintPlaybackToken(SECRET, id, Math.floor(Date.now() / 1000) - 1);
