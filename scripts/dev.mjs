@@ -4,7 +4,7 @@
 // plain process, restarted if it dies. Defaults to http://127.0.0.1:8787.
 import { spawn, spawnSync } from "node:child_process";
 import { appendFileSync, copyFileSync, existsSync, readFileSync } from "node:fs";
-import { createServer } from "node:net";
+import { freePort } from "./free-port.mjs";
 
 const args = process.argv.slice(2);
 const option = (name) => {
@@ -43,17 +43,9 @@ const host = option("--ip") ?? "127.0.0.1";
 const port = option("--port") ?? "8787";
 const origin = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
 
-/** A port nobody listens on now (ENCODER_PORT when set). */
+/** ENCODER_PORT when set, else a port nobody listens on now. */
 function encoderPort() {
-  if (process.env.ENCODER_PORT) return Promise.resolve(Number(process.env.ENCODER_PORT));
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.on("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === "object" && address ? address.port : 8788));
-    });
-  });
+  return process.env.ENCODER_PORT ? Promise.resolve(Number(process.env.ENCODER_PORT)) : freePort();
 }
 
 // The encoder: the same program the production container runs, reached through ENCODER_URL and

@@ -1,4 +1,6 @@
 import { existsSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 
 /**
  * Debian's headless Chromium, driven by playwright-core (never a downloaded browser build). CI
@@ -34,4 +36,20 @@ export async function launchChromium() {
       "--autoplay-policy=no-user-gesture-required",
     ],
   });
+}
+
+/**
+ * A customer's site on another origin than the API's (`localhost`, while the API is on 127.0.0.1):
+ * it serves `files` by path, and `page` (HTML) at every other path.
+ */
+export async function startSite(page: string, files: Record<string, [type: string, body: Uint8Array]> = {}) {
+  const server = createServer((request, response) => {
+    const [type, body] = files[request.url ?? ""] ?? ["text/html; charset=utf-8", page];
+    response.writeHead(200, { "content-type": type }).end(body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    origin: `http://localhost:${(server.address() as AddressInfo).port}`,
+    close: () => new Promise((resolve) => server.close(resolve)),
+  };
 }

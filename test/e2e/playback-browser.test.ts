@@ -1,8 +1,6 @@
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { launchChromium, requireChromium } from "./chromium.ts";
+import { launchChromium, requireChromium, startSite } from "./chromium.ts";
 import { keyedTenant } from "./client.ts";
 import { clip, uploadVideo, waitForStatus } from "./media.ts";
 import { type DevServer, startDevServer } from "./server.ts";
@@ -12,8 +10,7 @@ const available = requireChromium("the playback browser tests");
 let server: DevServer;
 let tenant: Awaited<ReturnType<typeof keyedTenant>>;
 let videoId: string;
-let elsewhere: Server;
-let elsewhereOrigin: string;
+let elsewhere: Awaited<ReturnType<typeof startSite>>;
 
 /** Plays the page's first <video> muted and waits until its clock has passed `seconds`. */
 async function playsPast(page: Page, seconds: number): Promise<number> {
@@ -38,8 +35,7 @@ describe.skipIf(!available)("playback in Debian's Chromium", () => {
     ({ id: videoId } = await uploadVideo(tenant.call, await clip({ width: 640, height: 360, seconds: 3 })));
     await waitForStatus(tenant.call, videoId, ["ready"], 60);
     // A customer's page on another origin, playing the HLS with the player the API serves.
-    elsewhere = createServer((_request, response) => {
-      response.writeHead(200, { "content-type": "text/html" }).end(`<!doctype html>
+    elsewhere = await startSite(`<!doctype html>
 <video controls playsinline></video>
 <script src="${server.baseUrl}/vendor/hls/hls.light.min.js"></script>
 <script>
@@ -47,14 +43,10 @@ describe.skipIf(!available)("playback in Debian's Chromium", () => {
   hls.loadSource("${server.baseUrl}/play/${videoId}/master.m3u8");
   hls.attachMedia(document.querySelector("video"));
 </script>`);
-    });
-    await new Promise<void>((resolve) => elsewhere.listen(0, "127.0.0.1", resolve));
-    // localhost, not 127.0.0.1: another origin than the API's.
-    elsewhereOrigin = `http://localhost:${(elsewhere.address() as AddressInfo).port}`;
   });
   afterAll(async () => {
     await server?.stop();
-    await new Promise((resolve) => elsewhere?.close(resolve));
+    await elsewhere?.close();
   });
 
   it("plays the embed page with the Worker's own hls.js, nothing loaded from elsewhere", async () => {
@@ -81,7 +73,7 @@ describe.skipIf(!available)("playback in Debian's Chromium", () => {
       const page = await browser.newPage();
       const failed: string[] = [];
       page.on("requestfailed", (request) => failed.push(request.url()));
-      await page.goto(elsewhereOrigin, { waitUntil: "load" });
+      await page.goto(elsewhere.origin, { waitUntil: "load" });
       expect(await playsPast(page, 1)).toBeGreaterThan(1);
       expect(failed).toEqual([]);
     } finally {

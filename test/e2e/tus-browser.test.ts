@@ -1,9 +1,7 @@
 import { readFileSync } from "node:fs";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { launchChromium, requireChromium } from "./chromium.ts";
+import { launchChromium, requireChromium, startSite } from "./chromium.ts";
 import { keyedTenant } from "./client.ts";
 import { clip as makeClip, waitForStatus } from "./media.ts";
 import { type DevServer, startDevServer } from "./server.ts";
@@ -40,38 +38,27 @@ const PAGE = `<!doctype html>
 </script>`;
 
 let server: DevServer;
-let site: Server;
-let siteOrigin: string;
+let site: Awaited<ReturnType<typeof startSite>>;
 let clip: Uint8Array;
 
 describe.skipIf(!available)("tus-js-client in Chromium, from a page on another origin", () => {
   beforeAll(async () => {
     clip = await makeClip({ width: 320, height: 180, seconds: 2 });
     const bundle = readFileSync(path.join(ROOT, "node_modules/tus-js-client/dist/tus.min.js"));
-    site = createServer((request, response) => {
-      const [type, body] =
-        request.url === "/tus.min.js"
-          ? ["text/javascript", bundle]
-          : request.url === "/clip.mp4"
-            ? ["video/mp4", clip]
-            : ["text/html; charset=utf-8", PAGE];
-      response.writeHead(200, { "content-type": type }).end(body);
-    });
-    await new Promise<void>((resolve) => site.listen(0, "127.0.0.1", resolve));
-    siteOrigin = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
+    site = await startSite(PAGE, { "/tus.min.js": ["text/javascript", bundle], "/clip.mp4": ["video/mp4", clip] });
     server = await startDevServer();
   });
   afterAll(async () => {
     await server?.stop();
-    await new Promise((resolve) => site?.close(resolve));
+    await site?.close();
   });
 
   it("uploads the clip through the URL's CORS: exactly its bytes, and the video becomes ready", async () => {
     const tenant = await keyedTenant(server.baseUrl, { name: "browser" });
-    const allowed = await tenant.call("POST", "/v1/uploads", { corsOrigin: siteOrigin, video: { title: "clip" } });
+    const allowed = await tenant.call("POST", "/v1/uploads", { corsOrigin: site.origin, video: { title: "clip" } });
     const refused = await tenant.call("POST", "/v1/uploads", { corsOrigin: "https://elsewhere.example" });
     expect(allowed.status).toBe(201);
-    expect(new URL(allowed.json.url).origin).not.toBe(siteOrigin);
+    expect(new URL(allowed.json.url).origin).not.toBe(site.origin);
     const browser = await launchChromium();
     try {
       const page = await browser.newPage();
@@ -79,7 +66,7 @@ describe.skipIf(!available)("tus-js-client in Chromium, from a page on another o
       page.on("request", (request) => {
         if (request.url().includes("/tus/")) tusRequests.push(request.method());
       });
-      await page.goto(`${siteOrigin}/`);
+      await page.goto(`${site.origin}/`);
       const result = await page.evaluate(
         (url) => (window as unknown as { upload(u: string): Promise<unknown> }).upload(url),
         allowed.json.url as string,
