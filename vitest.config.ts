@@ -67,6 +67,9 @@ export default defineConfig({
           name: "e2e",
           include: ["test/e2e/**/*.test.ts"],
           environment: "node",
+          // One dev server at a time: the encoding tests hold the contract's timings (playable in
+          // 10 s, a segment in 10 s) on this 2-core machine, which two files at once would share.
+          fileParallelism: false,
           testTimeout: 60_000,
           hookTimeout: 120_000,
         },

@@ -42,10 +42,12 @@ export class RunningJob {
   /**
    * @param {Job} job
    * @param {JobDeps} deps
+   * @param {() => void} [onFinished] called once the work is over, before the result is sent
    */
-  constructor(job, deps) {
+  constructor(job, deps, onFinished) {
     this.job = job;
     this.deps = deps;
+    this.onFinished = onFinished;
     this.progress = 0;
     this.startedAt = Date.now();
     // Aborting `controller` stops the work; aborting `silence` as well means nothing is reported.
@@ -137,6 +139,9 @@ export class RunningJob {
       this.log(`interrupted: ${/** @type {Error | undefined} */ (signal.reason)?.message}`);
       result = this.failure("encoding_failed", MESSAGES.encodingFailed);
     }
+    // The work is over: its place is free for the next job while the result is on its way (the
+    // Worker hands the place on as soon as it has the result).
+    this.onFinished?.();
     try {
       await reporter.result(result);
     } catch (error) {

@@ -1,9 +1,9 @@
 // @ts-check
 // What a source is, by ffprobe reading it through the Worker (source.mjs): its format, duration,
 // display size (pixel aspect and rotation applied), the streams to encode, and whether it is a
-// decodable video at all. `interpretProbe` is the pure part; `probe` runs ffprobe three times:
-// the streams, the first frames of the video stream, and the video's last packets, which tell
-// whether the duration the file declares is backed by pictures.
+// decodable video at all. `interpretProbe` is the pure part; `probe` runs ffprobe twice: the
+// streams with the first frames decoded, then the video's last packets, which tell whether the
+// duration the file declares is backed by pictures.
 
 import { describeExit, runBinary } from "./binaries.mjs";
 import { allowedDemuxer, sourceInput } from "./source.mjs";
@@ -163,7 +163,7 @@ export function checkedDuration(declared, pictures) {
   if (pictures === null || pictures <= 0) return { reason: "no picture of the video could be found near its end" };
   if (declared > DECLARED_SLACK * pictures + 10) {
     return {
-      reason: `the file declares ${Math.round(declared)} s but its pictures end at ${Math.round(pictures)} s`,
+      reason: `the file declares ${Math.round(declared)} s but its pictures end at ${pictures.toFixed(1)} s`,
     };
   }
   return { duration: Math.min(declared, pictures) };
@@ -187,7 +187,15 @@ export async function probe(ffprobe, source, options = {}) {
     if (result.signal) throw new ProbeFailed(`ffprobe ${describeExit(result)}`);
     return result;
   };
-  const streams = await run(null, ["-show_format", "-show_streams"]);
+  // The streams, and the first packets decoded: a header alone is not a video.
+  const streams = await run(null, [
+    "-show_format",
+    "-show_streams",
+    "-read_intervals",
+    "%+#16",
+    "-show_entries",
+    "frame=stream_index",
+  ]);
   // ffprobe exits non-zero when it cannot read the file as any allowed format.
   if (streams.code !== 0) {
     if (/Connection refused|Server returned 5|timed out|Input\/output error/i.test(streams.stderr)) {
@@ -202,12 +210,10 @@ export async function probe(ffprobe, source, options = {}) {
   const info = parseJson(streams.stdout);
   const first = interpretProbe(info, 1);
   if (!first.valid) return first;
-  const video = ["-select_streams", String(first.videoStream)];
-  // Decode the first packets of the chosen video stream: a header alone is not a video.
-  const frames = await run(first.format, [...video, "-read_intervals", "%+#16", "-show_entries", "frame=width"]);
-  const decoded = frames.code === 0 ? records(parseJson(frames.stdout).frames) : [];
+  const decoded = records(info.frames).filter((frame) => Number(frame.stream_index) === first.videoStream);
   const checked = interpretProbe(info, decoded.length);
   if (!checked.valid) return checked;
+  const video = ["-select_streams", String(checked.videoStream)];
 
   /** @param {string[]} interval */
   const picturesUntil = async (interval) => {

@@ -109,11 +109,12 @@ export function createEncoderServer(deps) {
       );
       return;
     }
-    const started = new RunningJob(job, deps);
-    jobs.set(job.jobId, started);
-    started.done.finally(() => {
+    const leave = () => {
       if (jobs.get(job.jobId) === started) jobs.delete(job.jobId);
-    });
+    };
+    const started = new RunningJob(job, deps, leave);
+    jobs.set(job.jobId, started);
+    started.done.finally(leave);
     send(res, 202, { version: PROTOCOL_VERSION, jobId: job.jobId, status: "accepted" });
   };
 

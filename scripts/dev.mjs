@@ -53,11 +53,14 @@ function encoderPort() {
 // The encoder: the same program the production container runs, reached through ENCODER_URL and
 // calling back to this server. If it dies (a crash, a kill), it is started again on the same port;
 // the Worker's coordinators take over the jobs it was running. Its job API wants a token: a new
-// one each run, given to both. It runs as many background and interactive jobs at once as the
-// machine has cores, and the Worker's pool hands out that many slots of each.
+// one each run, given to both. It runs as many background jobs at once as the machine has cores
+// (twice as many interactive ones), and the Worker's pool hands out that many slots of each.
 const encoderAt = await encoderPort();
 const encoderToken = process.env.ENCODER_TOKEN || randomBytes(32).toString("base64url");
 const slots = String(Math.max(1, Number(process.env.ENCODER_JOBS) || availableParallelism()));
+// Interactive jobs (probes, a viewer's segments) are short and run first (background ones are
+// niced): twice as many places.
+const interactiveSlots = String(2 * Number(slots));
 let stopping = false;
 let encoder;
 function startEncoder() {
@@ -69,7 +72,7 @@ function startEncoder() {
       ENCODER_HOST: "127.0.0.1",
       ENCODER_TOKEN: encoderToken,
       ENCODER_BACKGROUND_JOBS: slots,
-      ENCODER_INTERACTIVE_JOBS: slots,
+      ENCODER_INTERACTIVE_JOBS: interactiveSlots,
     },
   });
   console.log(`[dev] encoder pid ${encoder.pid} on http://127.0.0.1:${encoderAt}`);
@@ -89,7 +92,7 @@ const encoderVars = [
   ["ENCODER_CALLBACK_URL", origin],
   ["ENCODER_TOKEN", encoderToken],
   ["ENCODER_SLOTS", slots],
-  ["ENCODER_INTERACTIVE_SLOTS", slots],
+  ["ENCODER_INTERACTIVE_SLOTS", interactiveSlots],
   ["ENCODER_VIDEO_SLOTS", slots],
 ].flatMap(([name, value]) => ["--var", `${name}:${value}`]);
 const dev = spawn("wrangler", ["dev", ...defaults, ...encoderVars, ...args], {

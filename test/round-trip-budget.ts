@@ -76,11 +76,11 @@ export const ROUND_TRIP_BUDGET = {
   "GET /play/{id}/video.mp4 range": { d1: 1, do: 0, r2: 1, queue: 0 },
   "GET /play/{token}/master.m3u8": { d1: 1, do: 0, r2: 0, queue: 0 },
   "GET /embed/{id}": { d1: 1, do: 0, r2: 0, queue: 0 },
-  // The encoder's calls back (internal): each asks the video's coordinator whether its job still
-  // runs (and what to do), in one call; a source read by range first learns the object's size.
-  "GET /internal/encoding/{id}/{job}/source range": { d1: 0, do: 1, r2: 2, queue: 0 },
-  "PUT /internal/encoding/{id}/{job}/segments/{rendition}/{segment}": { d1: 0, do: 2, r2: 1, queue: 0 },
-  "POST /internal/encoding/{id}/{job}/heartbeat": { d1: 0, do: 1, r2: 0, queue: 0 },
+  // The encoder's calls back (internal): a source read is one R2 read (its token names the video);
+  // every other call asks the video's coordinator whether its job still runs, in one call.
+  "GET /internal/encoding/{project}/{id}/{job}/source range": { d1: 0, do: 0, r2: 1, queue: 0 },
+  "PUT /internal/encoding/{project}/{id}/{job}/segments/{rendition}/{segment}": { d1: 0, do: 2, r2: 1, queue: 0 },
+  "POST /internal/encoding/{project}/{id}/{job}/heartbeat": { d1: 0, do: 1, r2: 0, queue: 0 },
 } as const satisfies Record<string, { d1: number; do: number; r2: number; queue: number }>;
 
 export type BudgetedRoute = keyof typeof ROUND_TRIP_BUDGET;

@@ -14,7 +14,7 @@ import { logError } from "../lib/log";
 import { READ_CHUNK_BYTES, rangeBody } from "../lib/r2";
 import { segmentKey, sourceKey, watermarkCopyKey } from "../lib/storage-keys";
 import { parseUlid } from "../lib/ulid";
-import { CALLBACK_PATH, encodingContext, isCallbackToken } from "./context";
+import { CALLBACK_PATH, encodingContext, isCallbackToken, type JobPath } from "./context";
 import { coordinatorOf } from "./coordinator-stub";
 
 /** A result lists at most 10,000 MP4 parts, so it may be larger than the protocol's other messages. */
@@ -22,8 +22,8 @@ const MAX_RESULT_BYTES = 1024 * 1024;
 const JOB_ID = /^[A-Za-z0-9_-]{1,64}$/;
 const RESOLUTION = /^[1-9][0-9]{0,4}p$/;
 
-type JobEnv = AppEnv & { Variables: { job: { videoId: string; jobId: string } } };
-const PATH = `${CALLBACK_PATH}/:videoId/:jobId`;
+type JobEnv = AppEnv & { Variables: { job: JobPath } };
+const PATH = `${CALLBACK_PATH}/:projectId/:videoId/:jobId`;
 
 /**
  * The encoder's side of a job (encoder/PROTOCOL.md, "Encoder → Worker"): it reads the source (by
@@ -35,18 +35,20 @@ const PATH = `${CALLBACK_PATH}/:videoId/:jobId`;
  */
 export const callbackRoutes = new Hono<JobEnv>()
   .use(`${PATH}/*`, async (c, next) => {
+    const projectId = parseUlid(c.req.param("projectId"));
     const videoId = parseUlid(c.req.param("videoId"));
     const jobId = c.req.param("jobId");
     const token = bearerToken(c.req.header("authorization"));
-    if (!videoId || !JOB_ID.test(jobId) || !token || !(await isCallbackToken(c.var.config, videoId, jobId, token))) {
-      throw new ApiError("unauthorized");
-    }
-    c.set("job", { videoId, jobId });
+    const job = projectId && videoId && JOB_ID.test(jobId) ? { projectId, videoId, jobId } : null;
+    if (!job || !token || !(await isCallbackToken(c.var.config, job, token))) throw new ApiError("unauthorized");
+    c.set("job", job);
     await next();
   })
   .get(`${PATH}/source`, async (c) => {
-    const { video } = await running(c);
-    return objectResponse(c.env.MEDIA, sourceKey(video.projectId, video.videoId), c.req.raw);
+    // The token names the video: a read needs no other check (a void job's reads store nothing,
+    // and a deleted video's source goes with its prefix).
+    const { projectId, videoId } = c.var.job;
+    return objectResponse(c.env.MEDIA, sourceKey(projectId, videoId), c.req.raw);
   })
   .get(`${PATH}/watermark`, async (c) => {
     const { video, watermarkKey } = await running(c);
@@ -160,30 +162,33 @@ function boundedBody(c: Context<JobEnv>): ReadableStream {
  * (ffmpeg reads the source by ranges as it seeks).
  */
 async function objectResponse(media: R2Bucket, key: string, request: Request): Promise<Response> {
-  const match = /^bytes=(\d*)-(\d*)$/.exec(request.headers.get("range")?.trim() ?? "");
-  const [, from = "", to = ""] = match ?? [];
-  // An open-ended or long range is read in bounded pieces (lib/r2.ts `rangeBody`).
-  const head = match && from !== "" ? await media.head(key) : null;
-  if (match && from !== "" && !head) throw new ApiError("not_found");
-  const size = head?.size ?? 0;
-  const offset = Number(from);
-  if (head && offset >= size) {
-    return new Response(null, { status: 416, headers: { "content-range": `bytes */${size}` } });
-  }
-  if (!head) {
+  const match = /^bytes=(\d+)-(\d*)$/.exec(request.headers.get("range")?.trim() ?? "");
+  if (!match) {
     const whole = await media.get(key);
     if (!whole) throw new ApiError("not_found");
     const headers = new Headers({ "accept-ranges": "bytes", "content-length": String(whole.size) });
     whole.writeHttpMetadata(headers);
     return new Response(whole.body, { headers });
   }
-  const end = to === "" ? size : Math.min(size, Number(to) + 1);
-  const first = await media.get(key, { range: { offset, length: Math.min(READ_CHUNK_BYTES, end - offset) } });
+  // An open-ended or long range is read in bounded pieces (lib/r2.ts `rangeBody`); the first
+  // piece's read tells the object's size.
+  const offset = Number(match[1]);
+  const last = match[2] ? Number(match[2]) : Number.POSITIVE_INFINITY;
+  let first: R2ObjectBody | null;
+  try {
+    first = await media.get(key, { range: { offset, length: Math.min(READ_CHUNK_BYTES, last - offset + 1) } });
+  } catch (error) {
+    // R2 refuses a range past the end: that is the end of the file to a reader.
+    const head = await media.head(key);
+    if (!head) throw error;
+    return new Response(null, { status: 416, headers: { "content-range": `bytes */${head.size}` } });
+  }
   if (!first) throw new ApiError("not_found");
+  const end = Math.min(first.size, last + 1);
   const headers = new Headers({
     "accept-ranges": "bytes",
     "content-length": String(end - offset),
-    "content-range": `bytes ${offset}-${end - 1}/${size}`,
+    "content-range": `bytes ${offset}-${end - 1}/${first.size}`,
   });
   first.writeHttpMetadata(headers);
   return new Response(rangeBody(media, key, first.body, offset, end), { status: 206, headers });

@@ -11,16 +11,26 @@ export function encodingContext(env: Env): { config: Config; encoder: Encoder; m
 /** Where the encoder calls back about its jobs (callback-routes.ts). */
 export const CALLBACK_PATH = "/internal/encoding";
 
-/** The bearer token of one job's callbacks: only this Worker can make it, and it names the job. */
-export function callbackToken(config: Pick<Config, "playbackSecret">, videoId: string, jobId: string): Promise<string> {
-  return signText(config.playbackSecret, "encoder-callback", `${videoId}/${jobId}`);
+/** What a job's callbacks name: the video (and its project), and the job. */
+export type JobPath = { projectId: string; videoId: string; jobId: string };
+
+/** Where one job's callbacks go (callback-routes.ts). */
+export function callbackPath(job: JobPath): string {
+  return `${CALLBACK_PATH}/${job.projectId}/${job.videoId}/${job.jobId}`;
+}
+
+/**
+ * The bearer token of one job's callbacks: only this Worker can make it, and it names the job and
+ * its video, so a callback proves both without asking anyone.
+ */
+export function callbackToken(config: Pick<Config, "playbackSecret">, job: JobPath): Promise<string> {
+  return signText(config.playbackSecret, "encoder-callback", callbackPath(job));
 }
 
 export async function isCallbackToken(
   config: Pick<Config, "playbackSecret">,
-  videoId: string,
-  jobId: string,
+  job: JobPath,
   token: string,
 ): Promise<boolean> {
-  return timingSafeEqual(await callbackToken(config, videoId, jobId), token);
+  return timingSafeEqual(await callbackToken(config, job), token);
 }

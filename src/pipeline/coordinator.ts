@@ -9,7 +9,7 @@ import { ulid } from "../lib/ulid";
 import { publishNow } from "../subscribers";
 import type { VideoRow } from "../videos/model";
 import { videoAt } from "../videos/present";
-import { callbackToken, encodingContext } from "./context";
+import { callbackPath, callbackToken, encodingContext } from "./context";
 import { poolOf } from "./coordinator-stub";
 import { encodingEvent } from "./events";
 import { type Change, changeEncoding, claimEncoding, liveVideo, recordHeartbeat } from "./queries";
@@ -30,7 +30,7 @@ export const LOOKAHEAD = 3;
 /** A segment being stored by a job is reserved to it this long, then another job may store it. */
 const RESERVATION_MS = 5 * 60_000;
 /** An encoder that said it was busy is asked again this much later. */
-const BUSY_RETRY_MS = 2_000;
+const BUSY_RETRY_MS = 500;
 /** How often the video's row records that its encoding is alive. */
 const ROW_HEARTBEAT_MS = 30_000;
 /** Bytes per MP4 part: R2 wants every part but the last the same size; no request over 50 MiB. */
@@ -62,8 +62,9 @@ type Waiter = { resolve: (outcome: "stored" | "gone") => void };
  * One video's encoding (contract sections 12 and 15), from its upload to `ready`: a Durable Object
  * per video (`idFromName(videoId)`), which owns what its encoding has made and still needs.
  *
- * The work comes in units, each one encoder job when it runs: the probe, then (once the plan is
- * made and the video is playable) the poster, background runs of a few segments of every rendition,
+ * The work comes in units, each one encoder job when it runs: the probe (interactive), then (once
+ * the plan is made and the video is playable) the poster and background runs of a few segments of
+ * every rendition,
  * and the MP4 from the highest rendition's segments once they are all stored. A viewer asking for
  * a segment that is not made yet (`want`) gets an interactive unit of that segment and the next
  * few of its rendition, and the background runs near it move to the front. Every unit waits for a
@@ -472,9 +473,14 @@ export class VideoEncoding extends DurableObject<Env> {
       const answer = await encoder.start(slot, job);
       if (answer === "accepted") return;
       this.sql.exec("UPDATE units SET job = NULL, slot = NULL, started = NULL, heard = NULL WHERE id = ?", unit.id);
+      if (answer === "busy") {
+        // The encoder there is still busy with a job it was told to stop: the slot is kept (so the
+        // pool does not hand it straight back) and tried again a little later.
+        await this.ctx.storage.setAlarm(Date.now() + BUSY_RETRY_MS);
+        return;
+      }
       await this.giveBack([slot]);
-      if (answer === "busy") await this.ctx.storage.setAlarm(Date.now() + BUSY_RETRY_MS);
-      else await this.failed({ ...unit, job: jobId, slot: null });
+      await this.failed({ ...unit, job: jobId, slot: null });
     } catch (error) {
       // No answer: the job may be running; its silence ends it if it is not.
       logError("encoding: start a job", error, { videoId: video.videoId, jobId });
@@ -487,10 +493,8 @@ export class VideoEncoding extends DurableObject<Env> {
     const video = this.video();
     const origin = config.callbackOrigin;
     if (!origin) throw new Error("ENCODER_CALLBACK_URL or PUBLIC_BASE_URL must be set for the encoder to call back");
-    const callback = {
-      baseUrl: `${origin}/internal/encoding/${video.videoId}/${jobId}`,
-      token: await callbackToken(config, video.videoId, jobId),
-    };
+    const path = { ...video, jobId };
+    const callback = { baseUrl: `${origin}${callbackPath(path)}`, token: await callbackToken(config, path) };
     const base = { version: 2, jobId, priority: unit.priority, callback } as const;
     if (unit.kind === "probe") return { ...base, kind: "probe" };
     const plan = this.plan() as Plan;
@@ -498,10 +502,14 @@ export class VideoEncoding extends DurableObject<Env> {
       case "still":
         return { ...base, kind: "still", plan, time: plan.posterTime, width: null };
       case "mp4": {
-        const { media } = encodingContext(this.env);
-        const key = mp4Key(video.projectId, video.videoId);
-        const upload = await media.createMultipartUpload(key, { httpMetadata: { contentType: "video/mp4" } });
-        this.set("mp4", { key, uploadId: upload.uploadId });
+        // One multipart upload per try of the MP4 (a failed try aborts it): a job started again
+        // after a busy answer writes into the same one.
+        if (!this.get("mp4")) {
+          const { media } = encodingContext(this.env);
+          const key = mp4Key(video.projectId, video.videoId);
+          const upload = await media.createMultipartUpload(key, { httpMetadata: { contentType: "video/mp4" } });
+          this.set("mp4", { key, uploadId: upload.uploadId });
+        }
         return { ...base, kind: "mp4", plan, partSize: MP4_PART_BYTES };
       }
       case "segments": {
@@ -577,7 +585,8 @@ export class VideoEncoding extends DurableObject<Env> {
     }
     this.set("plan", plan);
     this.set("phase", "encoding");
-    this.addUnit({ id: "poster", kind: "still", priority: "interactive", rank: -1e15 });
+    // The poster is the first background job: interactive slots are for probes and viewers.
+    this.addUnit({ id: "poster", kind: "still", priority: "background", rank: -1e15 });
     this.repair();
   }
 

@@ -5,7 +5,7 @@ import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { makeSources } from "../../encoder/test/media.mjs";
 import { keyedTenant } from "./client.ts";
-import { binaries, clip, probe, storedKeys, uploadVideo, type Video, waitForStatus } from "./media.ts";
+import { binaries, clip, probe, storedKeys, uploadVideo, type Video, waitForPlayable, waitForStatus } from "./media.ts";
 import { startReceiver } from "./receiver.ts";
 import { type DevServer, startDevServer } from "./server.ts";
 
@@ -77,9 +77,11 @@ describe("encoding, end to end through npm run dev", () => {
     expect(variant).toContain("#EXT-X-ENDLIST");
     expect(variant.match(/seg_\d+\.ts/g)?.length).toBe(1);
 
-    const stored = storedKeys(server.persistTo, `videos/${tenant.projectId}/${id}/`);
-    expect(stored).toContain(`videos/${tenant.projectId}/${id}/encodes/1/master.m3u8`);
-    expect(stored.every((key) => /\/(source|poster\.jpg|encodes\/1\/.+)$/.test(key))).toBe(true);
+    // The playlists are made from the plan: only the segments, the poster and the source are stored.
+    const stored = storedKeys(server.persistTo, `videos/${tenant.projectId}/${id}/`).sort();
+    expect(stored).toEqual(
+      ["hls/360p/seg_00000.ts", "poster.jpg", "source"].map((file) => `videos/${tenant.projectId}/${id}/${file}`),
+    );
     const poster = await fetch(video.thumbnail.url);
     expect(poster.status).toBe(200);
     expect(poster.headers.get("content-type")).toBe("image/jpeg");
@@ -89,10 +91,11 @@ describe("encoding, end to end through npm run dev", () => {
     expect([frame?.width, frame?.height]).toEqual([640, 360]);
 
     const deadline = Date.now() + 10_000;
-    while (eventsOf(id).length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    while (eventsOf(id).length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
     const events = eventsOf(id);
-    expect(events.map((event) => event.type)).toEqual(["video.ready"]);
-    expect(events[0]?.data).toEqual(video);
+    expect(events.map((event) => event.type)).toEqual(["video.playable", "video.ready"]);
+    expect(events[0]?.data).toMatchObject({ status: "processing", playback: { hls: video.playback?.hls, mp4: null } });
+    expect(events[1]?.data).toEqual(video);
   });
 
   it("applies the project's settings: enabled resolutions, no upscale, the MP4 fallback with ranges, the watermark", async () => {
@@ -210,16 +213,20 @@ describe("encoding, end to end through npm run dev", () => {
   });
 
   it("deleting a video while it encodes cancels it: never ready, no video.ready, nothing served", async () => {
-    const long = await clip({ width: 1280, height: 720, seconds: 20 });
+    const long = await clip({ width: 1280, height: 720, seconds: 60 });
     const { id } = await uploadVideo(tenant.call, long);
-    await waitForStatus(tenant.call, id, ["processing"], 30);
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    const playing = await waitForPlayable(tenant.call, id, 30);
+    // A viewer's segment is being made too.
+    const late = fetch(`${server.baseUrl}/play/${id}/720p/seg_00012.ts`).then((response) => response.status);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(playing.status).toBe("processing");
     expect((await tenant.call("DELETE", `/v1/videos/${id}`)).status).toBe(204);
+    expect([200, 404]).toContain(await late);
     await new Promise((resolve) => setTimeout(resolve, 8000));
     expect((await tenant.call("GET", `/v1/videos/${id}`)).status).toBe(404);
     expect((await fetch(`${server.baseUrl}/play/${id}/master.m3u8`)).status).toBe(404);
-    expect(eventsOf(id).map((event) => event.type)).toEqual(["video.deleted"]);
+    expect(eventsOf(id).map((event) => event.type)).toEqual(["video.playable", "video.deleted"]);
     expect(storedKeys(server.persistTo, `videos/${tenant.projectId}/${id}/`)).toEqual([]);
-    expect(server.output()).toMatch(new RegExp(`(cancel|stop)[^\n]*${id}|${id}[^\n]*(cancel|stop|410)`, "i"));
+    expect(server.output()).toMatch(new RegExp(`job ${id}-[^\n]*cancelled`));
   });
 });

@@ -90,6 +90,18 @@ export async function waitForStatus(call: Call, id: string, statuses: string[], 
   throw new Error(`video ${id} not ${statuses.join("/")} within ${seconds} s: ${JSON.stringify(last)}`);
 }
 
+/** Polls the video until it is playable (`playback.hls` set) or errored; returns it. */
+export async function waitForPlayable(call: Call, id: string, seconds = 30): Promise<Video> {
+  const deadline = Date.now() + seconds * 1000;
+  let last: Video | undefined;
+  while (Date.now() < deadline) {
+    last = (await call("GET", `/v1/videos/${id}`)).json as Video;
+    if (last?.playback?.hls || last?.status === "errored") return last;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`video ${id} not playable within ${seconds} s: ${JSON.stringify(last)}`);
+}
+
 /**
  * The keys the dev server's local R2 holds under `prefix`, read from its persisted state (Miniflare
  * keeps each bucket's objects in a SQLite table): what a test cannot see over HTTP.

@@ -321,12 +321,12 @@ const CALLS: Record<BudgetedRoute, (ws: Workspace) => Promise<Call>> = {
     return { path: `/play/${((await minted.json()) as { token: string }).token}/master.m3u8`, status: 200 };
   },
   "GET /embed/{id}": async (ws) => ({ path: `/embed/${await ready(ws)}`, status: 200 }),
-  "GET /internal/encoding/{id}/{job}/source range": async (ws) => {
+  "GET /internal/encoding/{project}/{id}/{job}/source range": async (ws) => {
     const job = await encoding(ws);
     const init = callbackInit(job, { headers: { range: "bytes=0-3" } });
     return { path: callbackPath(job, "source"), init, status: 206 };
   },
-  "PUT /internal/encoding/{id}/{job}/segments/{rendition}/{segment}": async (ws) => {
+  "PUT /internal/encoding/{project}/{id}/{job}/segments/{rendition}/{segment}": async (ws) => {
     const encoder = fakeEncoder();
     await emptyPool();
     const { id } = await playable(encoder, ws.key, probeFacts(8));
@@ -338,7 +338,7 @@ const CALLS: Record<BudgetedRoute, (ws: Workspace) => Promise<Call>> = {
     });
     return { path: callbackPath(job, "segments/360p/seg_00000.ts"), init, status: 204 };
   },
-  "POST /internal/encoding/{id}/{job}/heartbeat": async (ws) => {
+  "POST /internal/encoding/{project}/{id}/{job}/heartbeat": async (ws) => {
     const job = await encoding(ws);
     const beat = { version: 2, jobId: job.jobId, progress: 0.1 };
     return { path: callbackPath(job, "heartbeat"), init: callbackInit(job, json("POST", beat)), status: 204 };
