@@ -22,15 +22,15 @@ const plan = planEncoding(
 const features = { dropPriming: true, holdLastPicture: true };
 const png = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0, 0, 0, 0, 0]);
 /** @param {string[]} args @param {string} name */
-const after = (args, name) => args[args.indexOf(name) + 1];
+const option = (args, name) => args[args.indexOf(name) + 1];
 
 describe("how a source is opened", () => {
   it("only over the network protocols, only by allowed demuxers, pinned once known, with the job's token", () => {
     const args = sourceInput(source, "mpegts");
-    expect(after(args, "-protocol_whitelist")).toBe("http,https,tcp,tls");
-    expect(after(args, "-format_whitelist")).toBe(ALLOWED_FORMATS.join(","));
-    expect(after(args, "-f")).toBe("mpegts");
-    expect(after(args, "-headers")).toBe(`Authorization: Bearer ${source.token}\r\n`);
+    expect(option(args, "-protocol_whitelist")).toBe("http,https,tcp,tls");
+    expect(option(args, "-format_whitelist")).toBe(ALLOWED_FORMATS.join(","));
+    expect(option(args, "-f")).toBe("mpegts");
+    expect(option(args, "-headers")).toBe(`Authorization: Bearer ${source.token}\r\n`);
     expect(args.at(-1)).toBe(source.url);
     expect(sourceInput(source, null)).not.toContain("-f");
   });
@@ -59,7 +59,7 @@ describe("how a source is opened", () => {
   it("reads the watermark as the image it is, from that one local file", () => {
     expect(imageInput("/tmp/w", png)).toEqual(["-protocol_whitelist", "file", "-f", "png_pipe", "-i", "/tmp/w"]);
     const webp = new TextEncoder().encode("RIFF\0\0\0\0WEBPVP8L");
-    expect(after(imageInput("/tmp/w", webp), "-f")).toBe("webp_pipe");
+    expect(option(imageInput("/tmp/w", webp), "-f")).toBe("webp_pipe");
     expect(() => imageInput("/tmp/w", new TextEncoder().encode("#EXTM3U\nfile:///etc"))).toThrow();
   });
 });
@@ -81,31 +81,31 @@ describe("a run's arguments", () => {
   it("read from a second before the run's first frame, keeping the source's own timestamps", () => {
     const args = run();
     // Segment 2 starts at frame 240 of 30000/1001 fps: 8.008 s.
-    expect(after(args, "-ss")).toBe("7.008");
+    expect(option(args, "-ss")).toBe("7.008");
     expect(args).toContain("-noaccurate_seek");
     expect(args).toContain("-copyts");
-    const graph = after(args, "-filter_complex") ?? "";
+    const graph = option(args, "-filter_complex") ?? "";
     // The frame grid from the run's first frame in the source's own time (its start is 1.4 s).
     expect(graph).toContain("fps=30000/1001:start_time=9.408");
     expect(graph).toContain("tpad=stop=-1:stop_mode=clone");
     expect(graph).toContain("overlay=x=main_w-overlay_w-13:y=main_h-overlay_h-13");
-    expect(after(args, "-output_ts_offset")).toBe(String(10 - 1.4));
+    expect(option(args, "-output_ts_offset")).toBe(String(10 - 1.4));
   });
 
   it("cut each rendition at exact frame numbers, numbered from the run's first segment", () => {
     const args = run(2, 4);
     expect(args.filter((arg) => arg === "-segment_frames").length).toBe(2);
-    expect(after(args, "-segment_frames")).toBe("120");
-    expect(after(args, "-segment_start_number")).toBe("2");
+    expect(option(args, "-segment_frames")).toBe("120");
+    expect(option(args, "-segment_start_number")).toBe("2");
     expect(args).toContain("/out/720p/seg_%05d.ts");
-    expect(after(args, "-frames:v")).toBe("240");
-    expect(after(args, "-force_key_frames")).toBe("expr:eq(mod(n,60),0)");
-    expect(after(args, "-level:v")).toBe("3.0");
+    expect(option(args, "-frames:v")).toBe("240");
+    expect(option(args, "-force_key_frames")).toBe("expr:eq(mod(n,60),0)");
+    expect(option(args, "-level:v")).toBe("3.0");
   });
 
   it("drop the AAC encoder's priming and pre-roll packets, or nothing on an ffmpeg that cannot", () => {
-    expect(after(run(), "-bsf:a")).toBe("noise=drop=lt(n\\,2)");
-    expect(after(run(0, 1), "-bsf:a")).toBe("noise=drop=lt(n\\,1)");
+    expect(option(run(), "-bsf:a")).toBe("noise=drop=lt(n\\,2)");
+    expect(option(run(0, 1), "-bsf:a")).toBe("noise=drop=lt(n\\,1)");
     const old = segmentArgs({
       plan,
       source,
@@ -118,7 +118,7 @@ describe("a run's arguments", () => {
       outDir: "/out",
     });
     expect(old).not.toContain("-bsf:a");
-    expect(after(old, "-filter_complex")).not.toContain("tpad");
+    expect(option(old, "-filter_complex")).not.toContain("tpad");
   });
 
   it("refuse a range outside the plan", () => {
@@ -139,16 +139,16 @@ describe("stills and the MP4", () => {
       width: 320,
       file: "/out/s.jpg",
     });
-    expect(after(args, "-frames:v")).toBe("1");
-    expect(after(args, "-filter_complex")).toContain("scale=320:-2:out_range=pc,format=yuvj420p");
+    expect(option(args, "-frames:v")).toBe("1");
+    expect(option(args, "-filter_complex")).toContain("scale=320:-2:out_range=pc,format=yuvj420p");
     expect(args.at(-1)).toBe("/out/s.jpg");
   });
 
   it("the MP4 copies the segments into a fragmented MP4 that streams out", () => {
     const args = mp4Args();
-    expect(after(args, "-c")).toBe("copy");
-    expect(after(args, "-movflags")).toBe("+frag_keyframe+empty_moov+default_base_moof");
-    expect(after(args, "-protocol_whitelist")).toBe("pipe");
+    expect(option(args, "-c")).toBe("copy");
+    expect(option(args, "-movflags")).toBe("+frag_keyframe+empty_moov+default_base_moof");
+    expect(option(args, "-protocol_whitelist")).toBe("pipe");
     expect(args.at(-1)).toBe("pipe:1");
   });
 
