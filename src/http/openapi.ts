@@ -65,6 +65,12 @@ export const OPENAPI_DOCUMENT = {
     { name: "Uploads", description: "A video's source, uploaded in parts (an R2 multipart upload), then completed" },
     { name: "Thumbnails", description: "Custom thumbnail images, served publicly" },
     {
+      name: "Captions",
+      description:
+        "Caption tracks, one per language (BCP 47), uploaded as WebVTT or SubRip and served as WebVTT; every player " +
+        "of the video offers them (the master playlist's SUBTITLES group, the embed page)",
+    },
+    {
       name: "Playback",
       description:
         "A ready video plays from `GET /play/{videoId}/master.m3u8` (HLS: a variant per rendition, VOD, relative " +

@@ -1,11 +1,16 @@
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
 import { contentType, isOutputPath } from "../../encoder/protocol.mjs";
-import { httpDate, notModified } from "../http/conditional";
+import { captionFile, captionTrackFile } from "../captions/files";
+import { withSubtitles } from "../captions/hls";
+import type { CaptionRow } from "../captions/model";
+import { trackStatement, tracksStatement } from "../captions/queries";
+import { httpDate, notModified, preconditionStatus } from "../http/conditional";
 import type { AppEnv } from "../http/context";
 import { ApiError } from "../http/errors";
+import { sha256Hex } from "../lib/crypto";
 import { encodeOutputKey } from "../lib/storage-keys";
 import { parseRange } from "./range";
-import { playableVideo } from "./subject";
+import { playableVideo, playableVideoWith } from "./subject";
 import { PLAY_PATH } from "./urls";
 
 /** Every `/play/` answer, errors included: any origin may play (contract section 12). */
@@ -32,16 +37,65 @@ export const playbackRoutes = new Hono<AppEnv>()
       "access-control-max-age": "86400",
     }),
   )
+  // A caption track's files (contract §17): the track, its subtitle playlist, that playlist's segment.
+  .on(["GET", "HEAD"], `${PLAY_PATH}/:subject/captions/*`, async (c) => {
+    const subject = c.req.param("subject");
+    const file = captionFile(new URL(c.req.url).pathname.slice(`${PLAY_PATH}/${subject}/`.length));
+    const language = file?.language ?? "";
+    const { row, also } = await playableVideoWith<CaptionRow>(c, subject, { fresh: false }, (db, id) =>
+      trackStatement(db, id, language),
+    );
+    const [track] = also;
+    if (!file || !track) throw new ApiError("not_found");
+    if (file.kind === "track") return serveObject(c.env.MEDIA, track.object_key, c.req.raw, CAPTION_TYPE);
+    const made = await captionTrackFile(c.env.MEDIA, row, track, file.kind);
+    return serveText(c.req.raw, made.text, file.kind === "playlist" ? HLS_TYPE : CAPTION_TYPE, made.lastModified);
+  })
   .on(["GET", "HEAD"], `${PLAY_PATH}/:subject/*`, async (c) => {
     const subject = c.req.param("subject");
     const path = new URL(c.req.url).pathname.slice(`${PLAY_PATH}/${subject}/`.length);
     // The video first (a private one's id URLs answer 403 before the other checks), then the file.
-    const row = await playableVideo(c, subject, { fresh: path === "master.m3u8" });
+    if (path === "master.m3u8") return serveMaster(c, subject);
+    const row = await playableVideo(c, subject, { fresh: false });
     if (!isOutputPath(path) || !/\.(m3u8|ts|mp4|jpg)$/.test(path)) throw new ApiError("not_found");
     if (path === "video.mp4" && row.has_mp4 !== 1) throw new ApiError("not_found");
     const key = encodeOutputKey(row.project_id, row.id, row.output_attempt as number, path);
     return serveObject(c.env.MEDIA, key, c.req.raw, contentType(path));
   });
+
+const HLS_TYPE = contentType("master.m3u8");
+const CAPTION_TYPE = "text/vtt";
+
+/**
+ * The master playlist, read with the video's caption tracks in the same D1 round trip: as stored
+ * when it has none, else with its SUBTITLES group (so adding or deleting a track changes it at once).
+ */
+async function serveMaster(c: Context<AppEnv>, subject: string): Promise<Response> {
+  const { row, also: tracks } = await playableVideoWith<CaptionRow>(c, subject, { fresh: true }, tracksStatement);
+  const key = encodeOutputKey(row.project_id, row.id, row.output_attempt as number, "master.m3u8");
+  if (tracks.length === 0) return serveObject(c.env.MEDIA, key, c.req.raw, HLS_TYPE);
+  const stored = await c.env.MEDIA.get(key);
+  if (!stored) throw new ApiError("not_found");
+  // No Last-Modified: the playlist is put together from the stored one and the tracks, and a
+  // deleted track leaves no date behind; the ETag (of the bytes) answers conditional requests.
+  return serveText(c.req.raw, withSubtitles(await stored.text(), tracks), HLS_TYPE);
+}
+
+/**
+ * A text made for this request as an HTTP answer: an ETag of its bytes, `Last-Modified` when it
+ * has a date, conditional requests (304, 412) as for stored files; the whole text, never a range.
+ */
+async function serveText(request: Request, text: string, type: string, lastModified?: number): Promise<Response> {
+  const etag = `"${(await sha256Hex(text)).slice(0, 32)}"`;
+  const headers = new Headers({ "content-type": type, "cache-control": "no-cache", etag });
+  if (lastModified !== undefined) headers.set("last-modified", httpDate(lastModified));
+  const status = preconditionStatus(request.headers, { etag, ...(lastModified === undefined ? {} : { lastModified }) });
+  if (status === 412) throw new ApiError("precondition_failed");
+  if (status === 304) return new Response(null, { status, headers });
+  const bytes = new TextEncoder().encode(text);
+  headers.set("content-length", String(bytes.byteLength));
+  return new Response(request.method === "HEAD" ? null : bytes, { headers });
+}
 
 /**
  * One R2 object as an HTTP answer: `Accept-Ranges`, a single byte range as `206` (`416` with
