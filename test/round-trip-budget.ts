@@ -82,6 +82,7 @@ export const ROUND_TRIP_BUDGET = {
   "GET /play/{id}/master.m3u8 with captions": { d1: 1, do: 0, r2: 1, queue: 0 },
   "GET /play/{id}/captions/{language}.vtt": { d1: 1, do: 0, r2: 1, queue: 0 },
   "GET /play/{id}/captions/{language}.m3u8": { d1: 1, do: 0, r2: 0, queue: 0 },
+  "GET /embed/{id} with captions": { d1: 1, do: 0, r2: 0, queue: 0 },
   // The encoder's calls back (internal): each checks that its attempt is still the running one.
   "GET /internal/encoding/{id}/{attempt}/source": { d1: 1, do: 0, r2: 1, queue: 0 },
   "PUT /internal/encoding/{id}/{attempt}/outputs/{path}": { d1: 2, do: 0, r2: 1, queue: 0 },

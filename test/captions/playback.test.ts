@@ -155,6 +155,8 @@ describe("caption tracks in playback", () => {
     const token = await mintPlaybackToken(SECRET, id, Math.floor(Date.now() / 1000) + 600);
     expect(await (await api(`/play/${token}/captions/en.vtt`)).text()).toBe(VTT);
     expect(await (await api(`/play/${token}/master.m3u8`)).text()).toContain(mediaLine("en", "English"));
+    const tokenPage = await (await api(`/embed/${token}`)).text();
+    expect(tokenPage).toContain(`src="http://api.test/play/${token}/captions/en.vtt"`);
 
     await api(`/v1/videos/${id}`, bearer(key, { method: "DELETE" }));
     for (const path of [
@@ -166,5 +168,23 @@ describe("caption tracks in playback", () => {
       expect(gone.status, path).toBe(404);
       expect(await errorCode(gone)).toBe("not_found");
     }
+  });
+
+  it("offers every track on the embed page, as a <track> of the video, its label escaped", async () => {
+    const { key, id } = await video();
+    await putTrack(key, id, "fr");
+    await putTrack(key, id, "en", VTT, `?label=${encodeURIComponent("<b>English</b> & more")}`);
+    const page = await api(`/embed/${id}`);
+    expect(page.status).toBe(200);
+    const html = await page.text();
+    const tracks = [...html.matchAll(/<track kind="subtitles"[^>]*>/g)].map((match) => match[0]);
+    expect(tracks).toEqual([
+      `<track kind="subtitles" srclang="en" label="&lt;b&gt;English&lt;/b&gt; &amp; more" src="http://api.test/play/${id}/captions/en.vtt" />`,
+      `<track kind="subtitles" srclang="fr" label="French" src="http://api.test/play/${id}/captions/fr.vtt" />`,
+    ]);
+    expect(html).toContain(
+      `<track kind="metadata" label="thumbnails" src="http://api.test/play/${id}/storyboard.vtt" default />`,
+    );
+    expect(html).not.toContain("<b>English");
   });
 });

@@ -320,6 +320,7 @@ const CALLS: Record<BudgetedRoute, (ws: Workspace) => Promise<Call>> = {
     path: `/play/${await readyWithCaptions(ws)}/captions/en.m3u8`,
     status: 200,
   }),
+  "GET /embed/{id} with captions": async (ws) => ({ path: `/embed/${await readyWithCaptions(ws)}`, status: 200 }),
   "GET /internal/encoding/{id}/{attempt}/source": async (ws) => {
     const job = await encoding(ws);
     return { path: callbackPath(job, "source"), init: callbackInit(job), status: 200 };
