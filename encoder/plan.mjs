@@ -33,6 +33,13 @@ export const MAX_RUN_SEGMENTS = 8;
 export const LEAD_IN_SECONDS = 1;
 /** Added to every output timestamp, so that no decode timestamp of the first segment is negative. */
 export const TIMESTAMP_BASE_SECONDS = 10;
+/** What ffmpeg's MPEG-TS muxer adds to every timestamp at its defaults (its mux delay and preload). */
+export const MUX_DELAY_SECONDS = 1.4;
+
+/** The MPEG-TS time (seconds) of the video's first frame in every segment: its timeline's start. */
+export function timelineStart() {
+  return TIMESTAMP_BASE_SECONDS + MUX_DELAY_SECONDS;
+}
 
 /** Frame rates players know by name: a probed rate within 1% of one of them becomes it. */
 const STANDARD_RATES = /** @type {const} */ ([

@@ -1,13 +1,15 @@
 #!/usr/bin/env node
-// Copies the static files the Worker serves from npm packages into public/vendor/ (gitignored),
+// Builds the static files the Worker serves from npm packages into public/vendor/ (gitignored),
 // which wrangler.toml's [assets] serves beside the Worker. `npm run dev`, `npm test` and `npm run
 // deploy` run it first (`npm run dev` through scripts/dev.mjs, the others as pre-scripts), and
-// vitest.config.ts too, so a fresh clone needs only
-// `npm install`. To serve another vendored file, add one line to VENDORED: the file in
-// node_modules, and the path it is served at under /vendor/.
+// vitest.config.ts too, so a fresh clone needs only `npm install`. To serve another vendored file,
+// add one line to VENDORED (the file in node_modules, and the path it is served at under /vendor/);
+// to serve packages that a browser cannot load as they are published (bare imports), one entry to
+// BUNDLED, which esbuild bundles into one file.
 import { copyFileSync, mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { buildSync } from "esbuild";
 
 const root = path.join(path.dirname(fileURLToPath(import.meta.url)), "..");
 export const ASSETS_DIRECTORY = path.join(root, "public");
@@ -17,11 +19,47 @@ const VENDOR = path.join(ASSETS_DIRECTORY, "vendor");
 export const VENDORED: [from: string, to: string][] = [
   // The /docs reference page (src/http/docs.ts): Scalar's self-contained browser build.
   ["@scalar/api-reference/dist/browser/standalone.js", "scalar/api-reference.js"],
-  // The embed page's player (src/playback/embed-routes.ts): hls.js's light build.
+  // hls.js's light build, for customers' own pages (the README's "Play it" example).
   ["hls.js/dist/hls.light.min.js", "hls/hls.light.min.js"],
 ];
 
-/** Copies every vendored file whose copy is missing or older, and removes files no longer listed. */
+type Bundle = {
+  /** The modules the bundle imports for their effects (custom elements register themselves). */
+  imports: string[];
+  /** The packages whose versions make the bundle: a newer install of any rebuilds it. */
+  packages: string[];
+  /** Module substitutions, as esbuild's `alias`. */
+  alias?: Record<string, string>;
+  /** Its path under /vendor/. */
+  to: string;
+};
+
+export const BUNDLED: Bundle[] = [
+  // The embed page's player (src/playback/embed-routes.ts): Media Chrome's controls and menus
+  // around hls-video-element, whose hls.js is the light build: captions come from the page's
+  // <track> elements, so the full build's subtitle, alternate audio and DRM code would go unused.
+  {
+    imports: ["media-chrome", "media-chrome/menu", "hls-video-element"],
+    packages: ["media-chrome", "hls-video-element", "custom-media-element", "media-tracks", "hls.js"],
+    alias: { "hls.js/dist/hls.mjs": "hls.js/dist/hls.light.mjs" },
+    to: "player/player.js",
+  },
+];
+
+const modified = (file: string) => statSync(file).mtimeMs; // throws, naming the file, when it is missing
+
+function modifiedOrNever(file: string): number {
+  try {
+    return modified(file);
+  } catch {
+    return -1;
+  }
+}
+
+/**
+ * Copies every vendored file whose copy is missing or older, bundles every bundle that is missing
+ * or older than its packages (or this script), and removes files no longer listed.
+ */
 export function buildAssets() {
   mkdirSync(VENDOR, { recursive: true });
   const wanted = new Set<string>();
@@ -29,14 +67,28 @@ export function buildAssets() {
     const source = path.join(root, "node_modules", from);
     const target = path.join(VENDOR, to);
     wanted.add(target);
-    const sourceTime = statSync(source).mtimeMs; // throws, naming the file, when the package is missing
-    let targetTime = -1;
-    try {
-      targetTime = statSync(target).mtimeMs;
-    } catch {}
-    if (targetTime >= sourceTime) continue;
+    if (modifiedOrNever(target) >= modified(source)) continue;
     mkdirSync(path.dirname(target), { recursive: true });
     copyFileSync(source, target);
+  }
+  for (const bundle of BUNDLED) {
+    const target = path.join(VENDOR, bundle.to);
+    wanted.add(target);
+    const inputs = [
+      fileURLToPath(import.meta.url),
+      ...bundle.packages.map((name) => path.join(root, "node_modules", name, "package.json")),
+    ];
+    if (modifiedOrNever(target) >= Math.max(...inputs.map(modified))) continue;
+    buildSync({
+      stdin: { contents: bundle.imports.map((name) => `import ${JSON.stringify(name)};`).join("\n"), resolveDir: root },
+      bundle: true,
+      minify: true,
+      format: "iife",
+      target: "es2022",
+      alias: bundle.alias ?? {},
+      outfile: target,
+      logLevel: "warning",
+    });
   }
   for (const entry of readdirSync(VENDOR, { recursive: true, withFileTypes: true })) {
     const file = path.join(entry.parentPath, entry.name);

@@ -1,6 +1,7 @@
 import { adminRoutes } from "./admin/routes";
 import { apiKeyRoutes } from "./api-keys/routes";
 import { authRoutes } from "./auth/routes";
+import { captionRoutes } from "./captions/routes";
 import { encodingRoutes } from "./encoding/routes";
 import { registerWebhookDocs } from "./events/types";
 import { createBaseApp, finishApp } from "./http/app";
@@ -35,6 +36,7 @@ export function createApp() {
     playbackTokenRoutes,
     directUploadRoutes,
     thumbnailRoutes,
+    captionRoutes,
     webhookRoutes,
   ]) {
     app.route("/", routes);

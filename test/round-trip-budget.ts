@@ -50,6 +50,11 @@ export const ROUND_TRIP_BUDGET = {
   "POST /v1/videos/{id}/playback-tokens": { d1: 2, do: 0, r2: 0, queue: 0 },
   "PUT /v1/videos/{id}/thumbnail": { d1: 2, do: 1, r2: 1, queue: 0 },
   "DELETE /v1/videos/{id}/thumbnail": { d1: 2, do: 0, r2: 1, queue: 0 },
+  // Caption tracks: the video's check rides in the batch of each write or read (a replaced track
+  // adds one R2 delete of its old file, like a thumbnail).
+  "PUT /v1/videos/{id}/captions/{language}": { d1: 2, do: 1, r2: 1, queue: 0 },
+  "GET /v1/videos/{id}/captions": { d1: 2, do: 0, r2: 0, queue: 0 },
+  "DELETE /v1/videos/{id}/captions/{language}": { d1: 2, do: 0, r2: 1, queue: 0 },
   "POST /v1/projects/{projectId}/webhook-endpoints": { d1: 2, do: 0, r2: 0, queue: 0 },
   "GET /v1/projects/{projectId}/webhook-endpoints": { d1: 2, do: 0, r2: 0, queue: 0 },
   "GET /v1/projects/{projectId}/webhook-endpoints/{id}": { d1: 2, do: 0, r2: 0, queue: 0 },
@@ -76,6 +81,11 @@ export const ROUND_TRIP_BUDGET = {
   "GET /play/{id}/video.mp4 range": { d1: 1, do: 0, r2: 1, queue: 0 },
   "GET /play/{token}/master.m3u8": { d1: 1, do: 0, r2: 0, queue: 0 },
   "GET /embed/{id}": { d1: 1, do: 0, r2: 0, queue: 0 },
+  // With caption tracks, which come in the same D1 batch as the video: no trip more.
+  "GET /play/{id}/master.m3u8 with captions": { d1: 1, do: 0, r2: 0, queue: 0 },
+  "GET /play/{id}/captions/{language}.vtt": { d1: 1, do: 0, r2: 1, queue: 0 },
+  "GET /play/{id}/captions/{language}.m3u8": { d1: 1, do: 0, r2: 0, queue: 0 },
+  "GET /embed/{id} with captions": { d1: 1, do: 0, r2: 0, queue: 0 },
   // The encoder's calls back (internal): a source read is one R2 read (its token names the video);
   // every other call asks the video's coordinator whether its job still runs, in one call.
   "GET /internal/encoding/{project}/{id}/{job}/source range": { d1: 0, do: 0, r2: 1, queue: 0 },

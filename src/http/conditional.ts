@@ -82,8 +82,12 @@ export function httpDate(time: number | Date): string {
 const strongMatch = (a: EntityTag, b: EntityTag) => !a.weak && !b.weak && a.opaque === b.opaque;
 const weakMatch = (a: EntityTag, b: EntityTag) => a.opaque === b.opaque;
 
-/** What the representation is, to compare the conditions against. */
-export type Validators = { etag: string; lastModified: number };
+/**
+ * What the representation is, to compare the conditions against. One made on each request (a
+ * playlist put together from several sources) may have no modification date: the date conditions
+ * are then ignored, as RFC 9110 §13.1.3–4 say.
+ */
+export type Validators = { etag: string; lastModified?: number };
 
 /**
  * The status a GET or HEAD of an existing representation answers, in RFC 9110 §13.2.2's order:
@@ -93,14 +97,14 @@ export type Validators = { etag: string; lastModified: number };
 export function preconditionStatus(headers: Headers, validators: Validators): 200 | 304 | 412 {
   const current = parseEntityTags(validators.etag);
   const tag = current !== null && current !== "*" ? current[0] : undefined;
-  const modified = Math.floor(validators.lastModified / 1000) * 1000;
+  const modified = validators.lastModified === undefined ? null : Math.floor(validators.lastModified / 1000) * 1000;
 
   const ifMatch = parseEntityTags(headers.get("if-match"));
   if (ifMatch !== null) {
     if (ifMatch !== "*" && !(tag && ifMatch.some((t) => strongMatch(t, tag)))) return 412;
   } else {
     const since = parseHttpDate(headers.get("if-unmodified-since"));
-    if (since !== null && modified > since) return 412;
+    if (since !== null && modified !== null && modified > since) return 412;
   }
 
   const ifNoneMatch = parseEntityTags(headers.get("if-none-match"));
@@ -108,7 +112,7 @@ export function preconditionStatus(headers: Headers, validators: Validators): 20
     if (ifNoneMatch === "*" || (tag && ifNoneMatch.some((t) => weakMatch(t, tag)))) return 304;
   } else {
     const since = parseHttpDate(headers.get("if-modified-since"));
-    if (since !== null && modified <= since) return 304;
+    if (since !== null && modified !== null && modified <= since) return 304;
   }
   return 200;
 }

@@ -17,6 +17,11 @@ export const ERRORS = {
     message: "Every part but the last must be one size, at least 5 MiB (5,242,880 bytes); the last may be smaller.",
   },
   invalid_image: { status: 400, message: "The body is not a well-formed image of the declared type." },
+  invalid_captions: {
+    status: 400,
+    message:
+      "The caption track is not valid: a BCP 47 language, and UTF-8 WebVTT or SubRip whose cues are in order, none ending before it starts.",
+  },
   invalid_state: { status: 400, message: "state must be one of pending, succeeded, failed." },
   invalid_limit: { status: 400, message: "limit must be an integer from 1 to 100." },
   invalid_cursor: { status: 400, message: "cursor is not one this API issued." },
@@ -38,6 +43,7 @@ export const ERRORS = {
   video_not_found: { status: 404, message: "No such video." },
   endpoint_not_found: { status: 404, message: "No such webhook endpoint." },
   upload_not_found: { status: 404, message: "No such direct upload." },
+  captions_not_found: { status: 404, message: "The video has no caption track in this language." },
   method_not_allowed: { status: 405, message: "This method is not allowed on this path." },
   email_taken: { status: 409, message: "An account with this email already exists." },
   upload_completion_in_progress: {

@@ -65,12 +65,21 @@ export const OPENAPI_DOCUMENT = {
     { name: "Uploads", description: "A video's source, uploaded in parts (an R2 multipart upload), then completed" },
     { name: "Thumbnails", description: "Custom thumbnail images, served publicly" },
     {
+      name: "Captions",
+      description:
+        "Caption tracks, one per language (BCP 47), uploaded as WebVTT or SubRip and served as WebVTT; every player " +
+        "of the video offers them (the master playlist's SUBTITLES group, the embed page)",
+    },
+    {
       name: "Playback",
       description:
         "A ready video plays from `GET /play/{videoId}/master.m3u8` (HLS: a variant per rendition, VOD, relative " +
         "URIs under the same prefix) and, when the project asked for it, `GET /play/{videoId}/video.mp4` (byte " +
         "ranges: 206, 416 past the end). Every `/play/` answer carries `Access-Control-Allow-Origin: *`. " +
-        "`GET /embed/{videoId}` is an HTML page that plays it with a player this API serves itself. A private " +
+        "Each caption track is `GET /play/{videoId}/captions/{language}.vtt`, and in the master playlist's " +
+        '`SUBTITLES="subs"` group (a VOD subtitle playlist per track, `captions/{language}.m3u8`). ' +
+        "`GET /embed/{videoId}` is an HTML page that plays it with a player this API serves itself (captions, " +
+        "quality and speed menus, storyboard previews, keyboard shortcuts, picture-in-picture, fullscreen). A private " +
         "video's id URLs answer 403 `playback_token_required`: mint a token, which stands in the path in place of " +
         "the id until it expires (403 `invalid_playback_token` once altered or expired). Unknown, deleted or not " +
         "ready: 404 `not_found`. These public URLs need no credential and are not operations of this document.",

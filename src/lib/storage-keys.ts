@@ -52,6 +52,11 @@ export function customThumbnailKey(projectId: string, videoId: string, name: str
   return `${videoPrefix(projectId, videoId)}thumbnails/${name}`;
 }
 
+/** A caption track's WebVTT: a new name for every upload, so a replaced track's object can go. */
+export function captionsKey(projectId: string, videoId: string, name: string): string {
+  return `${videoPrefix(projectId, videoId)}captions/${name}`;
+}
+
 /** A project's watermark image: a new name for every upload. */
 export function watermarkKey(projectId: string, name: string): string {
   return `projects/${projectId}/watermarks/${name}`;

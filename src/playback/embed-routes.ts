@@ -1,28 +1,72 @@
 import { Hono } from "hono";
-import { html } from "hono/html";
+import { html, raw } from "hono/html";
+import { type CaptionRow, trackUrl } from "../captions/model";
+import { tracksStatement } from "../captions/queries";
 import type { AppEnv } from "../http/context";
 import { ApiError } from "../http/errors";
 import { publicOrigin } from "../http/public-url";
 import { thumbnailOf } from "../thumbnails/urls";
-import { playableVideo } from "./subject";
+import { playableVideoWith } from "./subject";
 import { EMBED_PATH, PLAY_PATH } from "./urls";
 
-/** The player the Worker serves itself, from its static assets (scripts/build-assets.ts): hls.js's light build. */
-export const PLAYER_SCRIPT = "/vendor/hls/hls.light.min.js";
+/**
+ * The player the Worker serves itself, from its static assets (scripts/build-assets.ts bundles
+ * it): Media Chrome's controls around hls-video-element (hls.js).
+ */
+export const PLAYER_SCRIPT = "/vendor/player/player.js";
+
+const STYLE = `
+  html, body { margin: 0; height: 100%; background: #000; }
+  media-controller {
+    display: block; width: 100%; height: 100%;
+    --media-font-family: system-ui, sans-serif;
+    --media-control-background: transparent;
+    --media-control-hover-background: rgb(255 255 255 / 0.15);
+    --media-range-track-background: rgb(255 255 255 / 0.3);
+    --media-primary-color: #fff;
+    --media-accent-color: #3ea6ff;
+    --media-menu-background: rgb(28 28 28 / 0.92);
+    --media-menu-border-radius: 8px;
+    /* Room for a language's name; a longer label (up to 100 characters) ends in an ellipsis. */
+    --media-settings-menu-min-width: min(16rem, 90vw);
+    --media-menu-item-max-width: min(13rem, 70vw);
+  }
+  hls-video, hls-video > video { display: block; width: 100%; height: 100%; object-fit: contain; }
+  hls-video > video::-webkit-media-text-track-container { transition: transform 0.2s ease; }
+  /* Captions stay clear of the controls while they show. */
+  :is(media-controller:not([userinactive]), media-controller[mediapaused]) video::-webkit-media-text-track-container {
+    transform: translateY(-4.5rem);
+  }
+  media-poster-image { --media-object-fit: contain; }
+  media-control-bar { width: 100%; background: rgb(0 0 0 / 0.55); }
+  media-control-bar.timeline { background: linear-gradient(transparent, rgb(0 0 0 / 0.55)); padding: 0 8px; box-sizing: border-box; }
+  media-time-range { flex-grow: 1; min-width: 0; --media-range-padding: 6px 4px; }
+  .spacer { flex-grow: 1; }
+  media-settings-menu { max-height: 70%; }
+  /* A phone's width keeps the controls a thumb needs; the rest is a keyboard shortcut away. */
+  media-controller:not([breakpointmd]) :is(media-volume-range, media-seek-backward-button, media-seek-forward-button, media-pip-button) { display: none; }
+  media-controller:not([breakpointsm]) media-time-display { display: none; }
+`;
 
 /**
- * `GET /embed/<videoId or token>` (contract section 12): a page that plays the video anywhere it is
- * put in an iframe, with nothing loaded from elsewhere. hls.js plays the HLS where the browser has
- * Media Source Extensions; elsewhere (iOS Safari) the browser's own HLS does. The poster shows
- * before playback. A video that cannot be played answers as `/play/` would, as a page.
+ * `GET /embed/<videoId or token>` (contract sections 12 and 17): a player page to put in an iframe,
+ * with nothing loaded from elsewhere. Media Chrome gives it its controls: play, seek with
+ * storyboard previews on the timeline (`storyboard.vtt`, when the video has one), volume, time,
+ * a settings menu (speed, quality, captions), captions on and off, picture-in-picture, fullscreen,
+ * and keyboard shortcuts (`?` lists them). hls-video-element plays the HLS with hls.js where the
+ * browser has Media Source Extensions, and with the browser's own HLS elsewhere (iOS Safari before
+ * 17.1), on the page's own `<video>` (hls-video's media slot). The poster shows until playback
+ * starts. Each caption track is a `<track>` of that video, so every browser lists it the same way,
+ * from the page's first paint, and plays its cues on the video's own clock. A video that cannot be
+ * played answers as `/play/` would, as a page.
  */
 export const embedRoutes = new Hono<AppEnv>().get(`${EMBED_PATH}/:subject`, async (c) => {
   const subject = c.req.param("subject");
   try {
-    const row = await playableVideo(c, subject, { fresh: true });
+    const { row, also: tracks } = await playableVideoWith<CaptionRow>(c, subject, { fresh: true }, tracksStatement);
     const origin = publicOrigin(c);
     const poster = thumbnailOf(origin, row).url;
-    const source = `${origin}${PLAY_PATH}/${subject}/master.m3u8`;
+    const root = `${origin}${PLAY_PATH}/${subject}`;
     const title = row.title ?? "Video";
     return c.html(
       html`<!doctype html>
@@ -31,27 +75,65 @@ export const embedRoutes = new Hono<AppEnv>().get(`${EMBED_PATH}/:subject`, asyn
     <meta charset="utf-8" />
     <meta name="viewport" content="width=device-width, initial-scale=1" />
     <title>${title}</title>
-    <style>
-      html, body { margin: 0; height: 100%; background: #000; }
-      video { display: block; width: 100%; height: 100%; object-fit: contain; }
-    </style>
+    <style>${raw(STYLE)}</style>
   </head>
   <body>
-    <video id="player" controls playsinline preload="none" poster="${poster}" data-src="${source}"></video>
+    <media-controller id="player" keyboardforwardseekoffset="5" keyboardbackwardseekoffset="5">
+      <hls-video slot="media" src="${root}/master.m3u8">
+        <video slot="media" preload="metadata" crossorigin="anonymous" playsinline>
+          ${tracks.map(
+            (track) =>
+              html`<track kind="subtitles" srclang="${track.language}" label="${track.label}" src="${trackUrl(origin, subject, track.language)}" />`,
+          )}
+          <track kind="metadata" label="thumbnails" src="${root}/storyboard.vtt" default />
+        </video>
+      </hls-video>
+      <media-poster-image slot="poster" src="${poster}"></media-poster-image>
+      <media-loading-indicator slot="centered-chrome" noautohide></media-loading-indicator>
+      <media-settings-menu hidden anchor="auto">
+        <media-settings-menu-item>
+          Speed
+          <media-playback-rate-menu slot="submenu" hidden rates="0.5 0.75 1 1.25 1.5 1.75 2"><div slot="title">Speed</div></media-playback-rate-menu>
+        </media-settings-menu-item>
+        <media-settings-menu-item>
+          Quality
+          <media-rendition-menu slot="submenu" hidden><div slot="title">Quality</div></media-rendition-menu>
+        </media-settings-menu-item>
+        <media-settings-menu-item>
+          Captions
+          <media-captions-menu slot="submenu" hidden><div slot="title">Captions</div></media-captions-menu>
+        </media-settings-menu-item>
+      </media-settings-menu>
+      <media-control-bar class="timeline">
+        <media-time-range>
+          <media-preview-thumbnail slot="preview"></media-preview-thumbnail>
+          <media-preview-time-display slot="preview"></media-preview-time-display>
+        </media-time-range>
+      </media-control-bar>
+      <media-control-bar>
+        <media-play-button></media-play-button>
+        <media-seek-backward-button seekoffset="10"></media-seek-backward-button>
+        <media-seek-forward-button seekoffset="10"></media-seek-forward-button>
+        <media-mute-button></media-mute-button>
+        <media-volume-range></media-volume-range>
+        <media-time-display showduration></media-time-display>
+        <span class="spacer"></span>
+        <media-captions-button></media-captions-button>
+        <media-settings-menu-button></media-settings-menu-button>
+        <media-pip-button></media-pip-button>
+        <media-fullscreen-button></media-fullscreen-button>
+      </media-control-bar>
+    </media-controller>
+    <script>
+      // A browser without Media Source Extensions plays the HLS itself, and takes the caption
+      // tracks from the master playlist's SUBTITLES group: the <track>s would show each one twice.
+      if (!window.MediaSource && !window.ManagedMediaSource) {
+        document.querySelectorAll("video > track[kind=subtitles]").forEach(function (track) { track.remove(); });
+      }
+    </script>
     <script src="${PLAYER_SCRIPT}"></script>
     <script>
-      (function () {
-        var video = document.getElementById("player");
-        var source = video.getAttribute("data-src");
-        if (window.Hls && window.Hls.isSupported()) {
-          var hls = new window.Hls();
-          hls.loadSource(source);
-          hls.attachMedia(video);
-          window.player = hls;
-        } else {
-          video.src = source;
-        }
-      })();
+      window.player = document.querySelector("hls-video");
     </script>
   </body>
 </html>`,

@@ -1,16 +1,15 @@
 import type { Db } from "../lib/db";
-import type { VideoRow } from "../videos/model";
 
 /**
  * The one D1 read of a playback request: the live video with this id in a live project, whatever
- * its state (the route decides what each state answers). Null for an unknown or deleted video.
+ * its state (the route decides what each state answers); no row for an unknown or deleted video.
+ * A statement, so that what a route needs beside the video comes in the same round trip.
  */
-export function playbackVideo(db: Db, videoId: string): Promise<VideoRow | null> {
+export function playbackVideoStatement(db: Db, videoId: string): D1PreparedStatement {
   return db
     .prepare(
       `SELECT * FROM videos AS v WHERE v.id = ? AND v.deleted_at IS NULL
          AND v.project_id IN (SELECT id FROM projects WHERE deleted_at IS NULL)`,
     )
-    .bind(videoId)
-    .first<VideoRow>();
+    .bind(videoId);
 }

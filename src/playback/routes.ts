@@ -1,6 +1,10 @@
 import { type Context, Hono } from "hono";
-import { type Plan, segmentCount } from "../../encoder/plan.mjs";
+import { type Plan, segmentCount, timelineStart } from "../../encoder/plan.mjs";
 import { segmentIndex } from "../../encoder/protocol.mjs";
+import { captionFile, captionTrackFile } from "../captions/files";
+import { withSubtitles } from "../captions/hls";
+import type { CaptionRow } from "../captions/model";
+import { trackStatement, tracksStatement } from "../captions/queries";
 import { httpDate, notModified, preconditionStatus } from "../http/conditional";
 import type { AppEnv } from "../http/context";
 import { ApiError } from "../http/errors";
@@ -10,14 +14,17 @@ import { coordinatorOf } from "../pipeline/coordinator-stub";
 import type { VideoRow } from "../videos/model";
 import { masterPlaylist, variantPlaylist } from "./playlists";
 import { parseRange } from "./range";
-import { playableVideo } from "./subject";
+import { playableVideo, playableVideoWith } from "./subject";
 import { PLAY_PATH } from "./urls";
 
 const PLAYLIST = "application/vnd.apple.mpegurl";
+const CAPTIONS = "text/vtt";
 const TYPES: Record<string, string> = { m3u8: PLAYLIST, ts: "video/mp2t", mp4: "video/mp4", jpg: "image/jpeg" };
 /** A file of a video encoded before segments were made one by one, under its attempt's folder. */
 const LEGACY_FILE =
   /^(?:[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}\/){0,3}[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}\.(m3u8|ts|mp4|jpg)$/;
+/** Where a video encoded before segments were made one by one starts its MPEG-TS timeline (90 kHz). */
+const LEGACY_TIMELINE_START = 126_000;
 
 /** Every `/play/` answer, errors included: any origin may play (contract section 12). */
 const CORS = {
@@ -26,9 +33,11 @@ const CORS = {
 };
 
 /**
- * Playback: the master and variant playlists (made from the video's plan), the segments and the
- * MP4 (with byte ranges, from R2), of a playable video, under its id or a token. One D1 read (the
- * video) and one R2 read per request, and for a segment not made yet the video's coordinator;
+ * Playback: the master and variant playlists (made from the video's plan, the master with the
+ * video's caption tracks), the segments and the MP4 (with byte ranges, from R2), the caption files,
+ * of a playable video, under its id or a token. One D1 read (the video, and its tracks where they
+ * matter, in one batch) and at most one R2 read per request, and for a segment not made yet the
+ * video's coordinator;
  * `no-cache` lets a CDN keep the bytes but revalidate every use, so a video made private or deleted
  * stops playing at once (README, "Playback and caching").
  */
@@ -44,16 +53,32 @@ export const playbackRoutes = new Hono<AppEnv>()
       "access-control-max-age": "86400",
     }),
   )
+  // A caption track's files (contract §17): the track, its subtitle playlist, that playlist's segment.
+  .on(["GET", "HEAD"], `${PLAY_PATH}/:subject/captions/*`, async (c) => {
+    const subject = c.req.param("subject");
+    const file = captionFile(new URL(c.req.url).pathname.slice(`${PLAY_PATH}/${subject}/`.length));
+    const language = file?.language ?? "";
+    const { row, also } = await playableVideoWith<CaptionRow>(c, subject, { fresh: false }, (db, id) =>
+      trackStatement(db, id, language),
+    );
+    const [track] = also;
+    if (!file || !track) throw new ApiError("not_found");
+    if (file.kind === "track") return serveObject(c.env.MEDIA, track.object_key, c.req.raw, CAPTIONS);
+    const made = await captionTrackFile(c.env.MEDIA, row, track, file.kind, mpegtsStart(row));
+    return serveText(c.req.raw, made.text, file.kind === "playlist" ? PLAYLIST : CAPTIONS, made.lastModified);
+  })
   .on(["GET", "HEAD"], `${PLAY_PATH}/:subject/*`, async (c) => {
     const subject = c.req.param("subject");
     const path = new URL(c.req.url).pathname.slice(`${PLAY_PATH}/${subject}/`.length);
     // The video first (a private one's id URLs answer 403 before the other checks), then the file.
-    const row = await playableVideo(c, subject, { fresh: path === "master.m3u8" });
+    if (path === "master.m3u8") return serveMaster(c, subject);
+    const row = await playableVideo(c, subject, { fresh: false });
     if (row.encode_plan === null) return legacyFile(c, row, path);
     const plan = JSON.parse(row.encode_plan) as Plan;
-    if (path === "master.m3u8") return playlist(c.req.raw, masterPlaylist(plan), row);
     const variant = /^([1-9][0-9]{0,4}p)\/index\.m3u8$/.exec(path);
-    if (variant && hasRendition(plan, variant[1] as string)) return playlist(c.req.raw, variantPlaylist(plan), row);
+    if (variant && hasRendition(plan, variant[1] as string)) {
+      return serveText(c.req.raw, variantPlaylist(plan), PLAYLIST, Date.parse(row.playable_at ?? row.updated_at));
+    }
     const segment = /^([1-9][0-9]{0,4}p)\/(seg_[0-9]{5,6}\.ts)$/.exec(path);
     if (segment) return serveSegment(c, row, plan, segment[1] as string, segment[2] as string);
     if (path === "video.mp4" && row.status === "ready" && row.has_mp4 === 1) {
@@ -88,29 +113,53 @@ async function serveSegment(c: Context<AppEnv>, row: VideoRow, plan: Plan, resol
 }
 
 /**
- * A playlist made from the plan: the same text every time, so its ETag is its hash and its last
- * change is when the video became playable. Ranges and conditional requests as for any file.
+ * The master playlist, read with the video's caption tracks in the same D1 round trip: made from
+ * the plan (or as stored, for a video encoded before plans), with a SUBTITLES group when it has
+ * tracks, so adding or deleting a track changes it at once.
  */
-async function playlist(request: Request, text: string, row: VideoRow): Promise<Response> {
+async function serveMaster(c: Context<AppEnv>, subject: string): Promise<Response> {
+  const { row, also: tracks } = await playableVideoWith<CaptionRow>(c, subject, { fresh: true }, tracksStatement);
+  let master: string;
+  if (row.encode_plan !== null) {
+    master = masterPlaylist(JSON.parse(row.encode_plan) as Plan);
+  } else {
+    const key = encodeOutputKey(row.project_id, row.id, row.output_attempt as number, "master.m3u8");
+    if (tracks.length === 0) return serveObject(c.env.MEDIA, key, c.req.raw, PLAYLIST);
+    const stored = await c.env.MEDIA.get(key);
+    if (!stored) throw new ApiError("not_found");
+    master = await stored.text();
+  }
+  // With tracks, no Last-Modified: a deleted track leaves no date behind; the ETag (of the bytes)
+  // answers conditional requests.
+  const date = tracks.length === 0 ? Date.parse(row.playable_at ?? row.updated_at) : undefined;
+  return serveText(c.req.raw, withSubtitles(master, tracks), PLAYLIST, date);
+}
+
+/** Where the video's MPEG-TS timeline starts (90 kHz): what its caption segments are mapped to. */
+function mpegtsStart(row: VideoRow): number {
+  return row.encode_plan === null ? LEGACY_TIMELINE_START : Math.round(timelineStart() * 90_000);
+}
+
+/**
+ * A text made for this request (a playlist, a caption file) as an HTTP answer: the same text every
+ * time for the same video, so its ETag is its hash; `Last-Modified` when it has a date; conditional
+ * requests and ranges as for stored files.
+ */
+async function serveText(request: Request, text: string, type: string, lastModified?: number): Promise<Response> {
   const bytes = new TextEncoder().encode(text);
   const etag = `"${(await sha256Hex(text)).slice(0, 32)}"`;
-  const lastModified = Date.parse(row.playable_at ?? row.updated_at);
-  const headers = new Headers({
-    "content-type": PLAYLIST,
-    "accept-ranges": "bytes",
-    "cache-control": "no-cache",
-    etag,
-    "last-modified": httpDate(lastModified),
-  });
-  const status = preconditionStatus(request.headers, { etag, lastModified });
+  const headers = new Headers({ "content-type": type, "accept-ranges": "bytes", "cache-control": "no-cache", etag });
+  if (lastModified !== undefined) headers.set("last-modified", httpDate(lastModified));
+  const status = preconditionStatus(request.headers, { etag, ...(lastModified === undefined ? {} : { lastModified }) });
   if (status === 412) throw new ApiError("precondition_failed");
   if (status === 304) return new Response(null, { status, headers });
   const range = parseRange(request.headers.get("range"), bytes.byteLength);
   if (range === "unsatisfiable") throw unsatisfiable(bytes.byteLength);
   const body = range ? bytes.slice(range.offset, range.offset + range.length) : bytes;
   headers.set("content-length", String(body.byteLength));
-  if (range)
+  if (range) {
     headers.set("content-range", `bytes ${range.offset}-${range.offset + range.length - 1}/${bytes.byteLength}`);
+  }
   return new Response(request.method === "HEAD" ? null : body, { status: range ? 206 : 200, headers });
 }
 

@@ -1,9 +1,10 @@
 import type { Context } from "hono";
 import type { AppEnv } from "../http/context";
 import { ApiError } from "../http/errors";
+import type { Db } from "../lib/db";
 import { parseUlid } from "../lib/ulid";
 import { isPlayable, type VideoRow } from "../videos/model";
-import { playbackVideo } from "./queries";
+import { playbackVideoStatement } from "./queries";
 import { verifyPlaybackToken } from "./tokens";
 
 /**
@@ -23,13 +24,28 @@ export async function playableVideo(
   subject: string,
   options: { fresh: boolean },
 ): Promise<VideoRow> {
+  return (await playableVideoWith<never>(c, subject, options)).row;
+}
+
+/**
+ * `playableVideo`, and what `also` selects of that video in the same D1 batch (one round trip):
+ * its caption tracks, say. The rows `also` found come back only with a video that passed the checks.
+ */
+export async function playableVideoWith<T>(
+  c: Context<AppEnv>,
+  subject: string,
+  options: { fresh: boolean },
+  also?: (db: Db, videoId: string) => D1PreparedStatement,
+): Promise<{ row: VideoRow; also: T[] }> {
   const id = parseUlid(subject);
   const videoId = id ?? (await verifyPlaybackToken(c.var.config.playbackSecret, subject, Date.now()));
   if (!videoId) throw new ApiError("invalid_playback_token");
   const db = options.fresh ? c.env.DB.withSession("first-primary") : c.var.db;
-  const row = await playbackVideo(db, videoId);
+  const video = playbackVideoStatement(db, videoId);
+  const [found, extra] = also ? await db.batch([video, also(db, videoId)]) : [await video.all<VideoRow>()];
+  const row = found?.results[0] as VideoRow | undefined;
   if (!row) throw new ApiError("not_found");
   if (id && row.visibility === "private") throw new ApiError("playback_token_required");
   if (!isPlayable(row)) throw new ApiError("not_found");
-  return row;
+  return { row, also: (extra?.results ?? []) as T[] };
 }

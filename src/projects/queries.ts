@@ -157,6 +157,8 @@ const PURGED_TABLES = {
       SELECT id FROM tus_uploads WHERE project_id = ?1 LIMIT ?2)`,
   upload_parts: `DELETE FROM upload_parts WHERE rowid IN (
       SELECT rowid FROM upload_parts WHERE project_id = ?1 LIMIT ?2)`,
+  captions: `DELETE FROM captions WHERE rowid IN (
+      SELECT rowid FROM captions WHERE project_id = ?1 LIMIT ?2)`,
   webhook_endpoints: `DELETE FROM webhook_endpoints WHERE id IN (
       SELECT id FROM webhook_endpoints WHERE project_id = ?1 LIMIT ?2)`,
   outbox_events: `DELETE FROM outbox_events WHERE id IN (

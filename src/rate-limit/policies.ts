@@ -19,6 +19,8 @@ export const POLICIES = {
   operator_failures: { limit: 10, windowSeconds: 60, per: "ip" },
   bulk: { limit: 30, windowSeconds: 60, per: "caller" },
   thumbnail: { limit: 30, windowSeconds: 60, per: "caller" },
+  /** Caption uploads (PUT): a track per language, so a little more room than thumbnails. */
+  captions: { limit: 60, windowSeconds: 60, per: "caller" },
   deliveries: { limit: 60, windowSeconds: 60, per: "caller" },
   encoding_settings: { limit: 60, windowSeconds: 60, per: "caller" },
   project_create: { limit: 60, windowSeconds: 60, per: "caller" },

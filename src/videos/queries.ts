@@ -173,7 +173,7 @@ export function deleteVideosStatements(
   ];
 }
 
-/** Forgets the R2 uploads and objects of deleted videos that have been cleaned up. */
+/** Forgets the R2 uploads and objects (and the rows that pointed at them) of deleted videos that have been cleaned up. */
 export async function clearCleanedUp(db: Db, ids: string[]): Promise<void> {
   if (ids.length === 0) return;
   const list = JSON.stringify(ids);
@@ -187,6 +187,13 @@ export async function clearCleanedUp(db: Db, ids: string[]): Promise<void> {
     db
       .prepare(
         `DELETE FROM upload_parts WHERE video_id IN (
+           SELECT id FROM videos WHERE deleted_at IS NOT NULL AND id IN (${IN_JSON_LIST}))`,
+      )
+      .bind(list),
+    // Caption tracks (src/captions/): their objects were under the prefix just removed.
+    db
+      .prepare(
+        `DELETE FROM captions WHERE video_id IN (
            SELECT id FROM videos WHERE deleted_at IS NOT NULL AND id IN (${IN_JSON_LIST}))`,
       )
       .bind(list),

@@ -44,6 +44,7 @@ async function workspace() {
 }
 
 const png = IMAGES.rgbPng;
+const VTT = "WEBVTT\n\n00:00:01.000 --> 00:00:02.000\nHello\n";
 const raw = (method: string, type: string, body: BodyInit): RequestInit => ({
   method,
   headers: { "content-type": type },
@@ -274,6 +275,19 @@ const CALLS: Record<BudgetedRoute, (ws: Workspace) => Promise<Call>> = {
     init: bearer(ws.key, { method: "POST" }),
     status: 202,
   }),
+  "PUT /v1/videos/{id}/captions/{language}": async (ws) => ({
+    path: `/v1/videos/${ws.video}/captions/pt-BR`,
+    init: bearer(ws.key, raw("PUT", "text/vtt", VTT)),
+    status: 200,
+  }),
+  "GET /v1/videos/{id}/captions": async (ws) => {
+    await api(`/v1/videos/${ws.video}/captions/en`, bearer(ws.key, raw("PUT", "text/vtt", VTT)));
+    return { path: `/v1/videos/${ws.video}/captions`, init: bearer(ws.key), status: 200 };
+  },
+  "DELETE /v1/videos/{id}/captions/{language}": async (ws) => {
+    await api(`/v1/videos/${ws.video}/captions/en`, bearer(ws.key, raw("PUT", "text/vtt", VTT)));
+    return { path: `/v1/videos/${ws.video}/captions/en`, init: bearer(ws.key, { method: "DELETE" }), status: 204 };
+  },
   "GET /thumbnails/{projectId}/{videoId}/{file}": async (ws) => {
     const put = await api(`/v1/videos/${ws.video}/thumbnail`, bearer(ws.key, raw("PUT", "image/png", png)));
     const { thumbnailUrl } = (await put.json()) as { thumbnailUrl: string };
@@ -321,6 +335,19 @@ const CALLS: Record<BudgetedRoute, (ws: Workspace) => Promise<Call>> = {
     return { path: `/play/${((await minted.json()) as { token: string }).token}/master.m3u8`, status: 200 };
   },
   "GET /embed/{id}": async (ws) => ({ path: `/embed/${await ready(ws)}`, status: 200 }),
+  "GET /play/{id}/master.m3u8 with captions": async (ws) => ({
+    path: `/play/${await readyWithCaptions(ws)}/master.m3u8`,
+    status: 200,
+  }),
+  "GET /play/{id}/captions/{language}.vtt": async (ws) => ({
+    path: `/play/${await readyWithCaptions(ws)}/captions/en.vtt`,
+    status: 200,
+  }),
+  "GET /play/{id}/captions/{language}.m3u8": async (ws) => ({
+    path: `/play/${await readyWithCaptions(ws)}/captions/en.m3u8`,
+    status: 200,
+  }),
+  "GET /embed/{id} with captions": async (ws) => ({ path: `/embed/${await readyWithCaptions(ws)}`, status: 200 }),
   "GET /internal/encoding/{project}/{id}/{job}/source range": async (ws) => {
     const job = await encoding(ws);
     const init = callbackInit(job, { headers: { range: "bytes=0-3" } });
@@ -362,6 +389,15 @@ async function ready(ws: Workspace): Promise<string> {
   );
   const { id } = await playable(encoder, ws.key, probeFacts(6));
   await finishAll(encoder, id);
+  return id;
+}
+
+/** A ready video of the workspace with two caption tracks; its id. */
+async function readyWithCaptions(ws: Workspace): Promise<string> {
+  const id = await ready(ws);
+  for (const language of ["en", "fr"]) {
+    await api(`/v1/videos/${id}/captions/${language}`, bearer(ws.key, raw("PUT", "text/vtt", VTT)));
+  }
   return id;
 }
 

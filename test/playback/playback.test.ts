@@ -289,9 +289,9 @@ describe("playback over HTTP", () => {
     expect(page.status).toBe(200);
     expect(page.headers.get("content-type")).toContain("text/html");
     const html = await page.text();
-    expect(html).toContain('src="/vendor/hls/hls.light.min.js"');
-    expect(html).toContain(`data-src="http://api.test/play/${id}/master.m3u8"`);
-    expect(html).toMatch(/poster="http:\/\/api\.test\/thumbnails\/[^"]+\/poster\.jpg"/);
+    expect(html).toContain('<script src="/vendor/player/player.js"></script>');
+    expect(html).toContain(`<hls-video slot="media" src="http://api.test/play/${id}/master.m3u8"`);
+    expect(html).toMatch(/<media-poster-image slot="poster" src="http:\/\/api\.test\/thumbnails\/[^"]+\/poster\.jpg">/);
     expect(html).not.toMatch(/https?:\/\/(?!api\.test)/);
     await api(`/v1/videos/${id}`, bearer(key, json("PATCH", { visibility: "private" })));
     const refused = await api(`/embed/${id}`);
@@ -300,7 +300,7 @@ describe("playback over HTTP", () => {
     expect(await refused.text()).toContain('data-code="playback_token_required"');
     const token = await mintPlaybackToken(SECRET, id, Math.floor(Date.now() / 1000) + 600);
     const byToken = await (await api(`/embed/${token}`)).text();
-    expect(byToken).toContain(`data-src="http://api.test/play/${token}/master.m3u8"`);
+    expect(byToken).toContain(`src="http://api.test/play/${token}/master.m3u8"`);
     expect((await api("/embed/01JD6Q2V4Y9T3KX8M1N5P7R2S4")).status).toBe(404);
     expect((await api("/embed/garbage")).status).toBe(403);
     expect(await errorCode(await api("/play/garbage/x.txt"))).toBe("invalid_playback_token");

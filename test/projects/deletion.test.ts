@@ -31,8 +31,8 @@ afterEach(() => {
 const png = { "content-type": "image/png" };
 
 /**
- * A project holding one of everything: a key, a video with an open upload, a part uploaded and a
- * custom thumbnail, a deleted video (its event and a pending attempt to the project's endpoint),
+ * A project holding one of everything: a key, a video with an open upload, a part uploaded, a
+ * custom thumbnail and a caption track, a deleted video (its event and a pending attempt to the project's endpoint),
  * a watermark image and an automatic poster frame.
  */
 async function fullProject(session: Session) {
@@ -54,6 +54,11 @@ async function fullProject(session: Session) {
     withCookie(session, { method: "PUT", headers: png, body: IMAGES.rgbPng }),
   );
   expect(watermark.status).toBe(200);
+  const captions = await api(
+    `/v1/videos/${video.id}/captions/en`,
+    bearer(key, { method: "PUT", headers: { "content-type": "text/vtt" }, body: "WEBVTT\n" }),
+  );
+  expect(captions.status).toBe(200);
   await env.MEDIA.put(posterKey(project.id, video.id), "poster");
   await env.MEDIA.put(legacyThumbnailKey(project.id, video.id, "old.png"), "legacy");
   const created = await api(
@@ -104,6 +109,7 @@ async function rowsOf(projectId: string): Promise<Record<string, number>> {
        (SELECT count(*) FROM webhook_endpoints WHERE project_id = ?1) AS webhook_endpoints,
        (SELECT count(*) FROM outbox_events WHERE project_id = ?1) AS outbox_events,
        (SELECT count(*) FROM upload_parts WHERE project_id = ?1) AS upload_parts,
+       (SELECT count(*) FROM captions WHERE project_id = ?1) AS captions,
        (SELECT count(*) FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
           WHERE e.project_id = ?1) AS webhook_deliveries`,
   )
@@ -123,7 +129,15 @@ async function objectsOf(projectId: string): Promise<string[]> {
 
 /** Rows and objects of a project, to show it untouched. */
 async function snapshot(projectId: string) {
-  const tables = ["projects", "api_keys", "videos", "encoding_settings", "webhook_endpoints", "outbox_events"];
+  const tables = [
+    "projects",
+    "api_keys",
+    "videos",
+    "encoding_settings",
+    "webhook_endpoints",
+    "outbox_events",
+    "captions",
+  ];
   const rows = await env.DB.batch(
     tables.map((table) =>
       env.DB.prepare(`SELECT * FROM ${table} WHERE ${table === "projects" ? "id" : "project_id"} = ? ORDER BY 1`).bind(
@@ -143,6 +157,7 @@ function expectNothingLeft(rows: Record<string, number>) {
     webhook_endpoints: 0,
     outbox_events: 0,
     upload_parts: 0,
+    captions: 0,
     webhook_deliveries: 0,
   });
 }
@@ -323,8 +338,8 @@ describe("the project's purge, in the background", () => {
   it("removes every row and R2 object of the project, and aborts its open uploads", async () => {
     const { session, doomed, sibling } = await setUp();
     const before = await snapshot(sibling.project.id);
-    // Custom thumbnail, poster, a thumbnail at the legacy key, watermark.
-    expect(await objectsOf(doomed.project.id)).toHaveLength(4);
+    // Custom thumbnail, poster, a thumbnail at the legacy key, watermark, caption track.
+    expect(await objectsOf(doomed.project.id)).toHaveLength(5);
     expect(await deleteProject(session, doomed.project.id)).toHaveProperty("status", 204);
 
     const result = await runQueue("project-deletions", sentPurges());
@@ -432,7 +447,7 @@ describe("the purge's bounds", () => {
     expect((await deleteProject(session, doomed.project.id)).status).toBe(204);
 
     // One step per stage and one for the project row is the least a run may take.
-    const limits: PurgeLimits = { rows: 2, keys: 2, uploads: 1, steps: 15 };
+    const limits: PurgeLimits = { rows: 2, keys: 2, uploads: 1, steps: 16 };
     const deps = { db: env.DB, media: env.MEDIA, uploads: env.TUS_UPLOADS, cancelEncoding: async () => {} };
     // Every list and delete of R2 stays within `keys`.
     const list = vi.spyOn(env.MEDIA, "list");

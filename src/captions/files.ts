@@ -1,0 +1,46 @@
+import { ApiError } from "../http/errors";
+import { segmentOfPlaylist, subtitlePlaylist, subtitleSegment } from "./hls";
+import { canonicalLanguage } from "./language";
+import type { CaptionRow } from "./model";
+
+/** Which file of which track a path under `/play/<x>/` names (`captionPaths`), the language in its canonical case. */
+export type CaptionFile = { language: string; kind: "track" | "playlist" | "segment" };
+
+const PATHS: [RegExp, CaptionFile["kind"]][] = [
+  [/^captions\/([A-Za-z0-9-]+)\.vtt$/, "track"],
+  [/^captions\/([A-Za-z0-9-]+)\.m3u8$/, "playlist"],
+  [/^captions\/([A-Za-z0-9-]+)\/seg_00000\.vtt$/, "segment"],
+];
+
+/** The caption file `path` names, or null when it names none (a malformed path or language). */
+export function captionFile(path: string): CaptionFile | null {
+  for (const [pattern, kind] of PATHS) {
+    const language = canonicalLanguage(pattern.exec(path)?.[1] ?? "");
+    if (language) return { language, kind };
+  }
+  return null;
+}
+
+/**
+ * A track's HLS files, made from the track and the video: its VOD subtitle playlist (one segment
+ * as long as the video), or that segment (the stored WebVTT with X-TIMESTAMP-MAP tying its time 0
+ * to `mpegts`, where the video's segments start their MPEG-TS timeline). Both change only when the
+ * track does: that is their date.
+ */
+export async function captionTrackFile(
+  media: R2Bucket,
+  video: { duration: number | null },
+  track: CaptionRow,
+  kind: "playlist" | "segment",
+  mpegts: number,
+): Promise<{ text: string; lastModified: number }> {
+  const lastModified = Date.parse(track.updated_at);
+  if (kind === "playlist") {
+    // A playable video has been probed; one without a duration has no timeline to put captions on.
+    if (!video.duration || video.duration <= 0) throw new ApiError("not_found");
+    return { text: subtitlePlaylist(video.duration, segmentOfPlaylist(track.language)), lastModified };
+  }
+  const stored = await media.get(track.object_key);
+  if (!stored) throw new ApiError("not_found");
+  return { text: subtitleSegment(await stored.text(), mpegts), lastModified };
+}

@@ -1,0 +1,85 @@
+import type { Db } from "../lib/db";
+import { type Swapped, swapInBatch } from "../lib/replace-object";
+import { isoTime } from "../lib/time";
+import type { CaptionRow, CaptionSource } from "./model";
+
+/** A video's tracks, by language: to run alone, or in a batch with the read of the video. */
+export function tracksStatement(db: Db, videoId: string): D1PreparedStatement {
+  return db.prepare("SELECT * FROM captions WHERE video_id = ? ORDER BY language").bind(videoId);
+}
+
+/** One track of a video: to run in a batch with the read of the video. */
+export function trackStatement(db: Db, videoId: string, language: string): D1PreparedStatement {
+  return db.prepare("SELECT * FROM captions WHERE video_id = ? AND language = ?").bind(videoId, language);
+}
+
+/** Whether `videoId` is a live video of the project, to batch with what concerns its tracks. */
+function liveVideoStatement(db: Db, projectId: string, videoId: string): D1PreparedStatement {
+  return db
+    .prepare("SELECT id FROM videos WHERE id = ? AND project_id = ? AND deleted_at IS NULL")
+    .bind(videoId, projectId);
+}
+
+/** The tracks of the project's live video `videoId`, in one round trip; null when there is no such video. */
+export async function listTracks(db: Db, projectId: string, videoId: string): Promise<CaptionRow[] | null> {
+  const [video, tracks] = await db.batch([liveVideoStatement(db, projectId, videoId), tracksStatement(db, videoId)]);
+  return video?.results.length ? (tracks?.results as CaptionRow[]) : null;
+}
+
+export type NewTrack = { language: string; label: string; source: CaptionSource; key: string };
+
+/**
+ * Points the video's track of `track.language` at a new object (a `swap` for replaceObject): the
+ * key it held before, and the track after, in one atomic batch. Null when the video is not a live
+ * video of the project (deleted meanwhile included), so nothing was written.
+ */
+export function swapTrack(
+  db: Db,
+  projectId: string,
+  videoId: string,
+  track: NewTrack,
+  now: number,
+): Promise<Swapped<CaptionRow> | null> {
+  return swapInBatch<CaptionRow>(
+    db,
+    db
+      .prepare("SELECT object_key AS replaced FROM captions WHERE video_id = ? AND language = ? AND project_id = ?")
+      .bind(videoId, track.language, projectId),
+    db
+      .prepare(
+        `INSERT INTO captions (project_id, video_id, language, label, source, object_key, created_at, updated_at)
+         SELECT project_id, id, ?3, ?4, ?5, ?6, ?7, ?7 FROM videos
+         WHERE id = ?2 AND project_id = ?1 AND deleted_at IS NULL
+         ON CONFLICT (video_id, language) DO UPDATE
+           SET label = excluded.label, source = excluded.source, object_key = excluded.object_key,
+               updated_at = excluded.updated_at
+         RETURNING *`,
+      )
+      .bind(projectId, videoId, track.language, track.label, track.source, track.key, isoTime(now)),
+  );
+}
+
+/**
+ * Deletes the track of `language` of the project's live video `videoId`, in one round trip: null
+ * when there is no such video, else the key of the track's object, or null as the key when the
+ * video had no such track.
+ */
+export async function deleteTrack(
+  db: Db,
+  projectId: string,
+  videoId: string,
+  language: string,
+): Promise<{ key: string | null } | null> {
+  const [video, deleted] = await db.batch<{ id?: string; object_key?: string }>([
+    liveVideoStatement(db, projectId, videoId),
+    db
+      .prepare(
+        `DELETE FROM captions WHERE video_id = ?1 AND language = ?2 AND project_id = ?3
+           AND EXISTS (SELECT 1 FROM videos WHERE id = ?1 AND project_id = ?3 AND deleted_at IS NULL)
+         RETURNING object_key`,
+      )
+      .bind(videoId, language, projectId),
+  ]);
+  if (!video?.results.length) return null;
+  return { key: deleted?.results[0]?.object_key ?? null };
+}

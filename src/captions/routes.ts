@@ -1,0 +1,158 @@
+import { videoReader, videoWriter } from "../auth/guards";
+import { receiveBody } from "../http/body";
+import { ApiError } from "../http/errors";
+import { found } from "../http/found";
+import { publicOrigin } from "../http/public-url";
+import { route } from "../http/route";
+import { createRouter } from "../http/router";
+import { binaryBody, jsonResponse } from "../http/schemas";
+import { validationHook } from "../http/validation";
+import { logError } from "../lib/log";
+import { replaceObject } from "../lib/replace-object";
+import { captionsKey } from "../lib/storage-keys";
+import { parseUlid, ulid } from "../lib/ulid";
+import { rateLimit } from "../rate-limit/middleware";
+import { ProjectQuerySchema } from "../videos/schemas";
+import { canonicalLanguage, englishName } from "./language";
+import { toTrack } from "./model";
+import { deleteTrack, listTracks, swapTrack } from "./queries";
+import { CaptionParamsSchema, CaptionQuerySchema, TrackListSchema, TrackSchema } from "./schemas";
+import { CAPTION_TYPES, CAPTIONS_BODY, readCaptionsUpload } from "./upload";
+
+const CaptionsParamsSchema = CaptionParamsSchema.pick({ id: true });
+
+const put = route(
+  {
+    method: "put",
+    path: "/v1/videos/{id}/captions/{language}",
+    operationId: "putCaptionTrack",
+    tags: ["Captions"],
+    summary: "Add or replace the caption track of a language, from WebVTT or SubRip (at most 2 MiB)",
+    description:
+      "The body is the file itself, in UTF-8: WebVTT (`text/vtt`) or SubRip (`application/x-subrip`), stored as " +
+      "WebVTT (SubRip converted: the same cues, the same text). Cues must be in order (none starting before the one " +
+      "before it) and none may end before it starts. A second `PUT` of a language replaces its track. Any video " +
+      "but a deleted one takes tracks, whatever its status. Once the video plays, the track is at its `url`, in the " +
+      "master playlist's `SUBTITLES` group and on the embed page. A language that is not a BCP 47 tag is " +
+      "`invalid_captions`, like the file; a bad `label` is `invalid_query`.",
+    middleware: [videoWriter, receiveBody(CAPTIONS_BODY), rateLimit("captions")] as const,
+    request: {
+      params: CaptionParamsSchema,
+      query: CaptionQuerySchema,
+      body: binaryBody(
+        CAPTION_TYPES,
+        "The caption file, UTF-8, at most 2 MiB (2,097,152 bytes); Content-Type names its format",
+      ),
+    },
+    responses: { 200: jsonResponse(TrackSchema, "The track") },
+  },
+  ["unsupported_media_type", "payload_too_large", "invalid_captions", "invalid_query", "video_not_found"],
+);
+
+const list = route(
+  {
+    method: "get",
+    path: "/v1/videos/{id}/captions",
+    operationId: "listCaptionTracks",
+    tags: ["Captions"],
+    summary: "List a video's caption tracks, by language",
+    middleware: [videoReader] as const,
+    request: { params: CaptionsParamsSchema, query: ProjectQuerySchema },
+    responses: { 200: jsonResponse(TrackListSchema, "Every track of the video") },
+  },
+  ["video_not_found"],
+);
+
+const remove = route(
+  {
+    method: "delete",
+    path: "/v1/videos/{id}/captions/{language}",
+    operationId: "deleteCaptionTrack",
+    tags: ["Captions"],
+    summary: "Delete the caption track of a language",
+    description: "The track leaves the master playlist and the embed page at once; its file answers 404.",
+    middleware: [videoWriter] as const,
+    request: { params: CaptionParamsSchema, query: ProjectQuerySchema },
+    responses: { 204: { description: "Deleted" } },
+  },
+  ["video_not_found", "captions_not_found"],
+);
+
+/**
+ * Whether the query's `label`, as sent, is percent-encoded UTF-8. The framework keeps a value that
+ * is not (a lone surrogate's bytes, say) as its undecoded text, which would be stored altered.
+ */
+function labelIsUtf8(url: string): boolean {
+  for (const pair of new URL(url).search.slice(1).split("&")) {
+    const [name, value = ""] = pair.split("=", 2);
+    if (name !== "label") continue;
+    try {
+      decodeURIComponent(value.replaceAll("+", " "));
+    } catch {
+      return false;
+    }
+  }
+  return true;
+}
+
+export const captionRoutes = createRouter()
+  .openapi(
+    put,
+    async (c) => {
+      const params = c.req.valid("param");
+      const language = canonicalLanguage(params.language);
+      if (!language) {
+        throw new ApiError("invalid_captions", {
+          details: [{ path: "language", message: "not a BCP 47 language tag of 2 to 35 letters, digits and hyphens" }],
+        });
+      }
+      if (!labelIsUtf8(c.req.url)) {
+        throw new ApiError("invalid_query", { details: [{ path: "label", message: "not percent-encoded UTF-8" }] });
+      }
+      const vtt = await readCaptionsUpload(c);
+      const videoId = parseUlid(params.id);
+      if (!videoId) throw new ApiError("video_not_found");
+      const { projectId } = c.var;
+      const label = c.req.valid("query").label ?? englishName(language);
+      const next = {
+        key: captionsKey(projectId, videoId, `${ulid()}.vtt`),
+        bytes: vtt,
+        httpMetadata: { contentType: "text/vtt" },
+      };
+      const row = await replaceObject(c.env.MEDIA, next, (key) =>
+        swapTrack(
+          c.var.db,
+          projectId,
+          videoId,
+          { language, label, source: "upload", key: key ?? next.key },
+          Date.now(),
+        ),
+      );
+      if (!row) throw new ApiError("video_not_found");
+      return c.json(toTrack(publicOrigin(c), row), 200);
+    },
+    validationHook({ query: { label: "invalid_query" } }),
+  )
+  .openapi(list, async (c) => {
+    const tracks = await found("video_not_found", c.req.valid("param").id, (id) =>
+      listTracks(c.var.db, c.var.projectId, id),
+    );
+    const origin = publicOrigin(c);
+    return c.json({ data: tracks.map((row) => toTrack(origin, row)) }, 200);
+  })
+  .openapi(remove, async (c) => {
+    const params = c.req.valid("param");
+    // A language that is no tag names no track, of a video that must exist all the same.
+    const language = canonicalLanguage(params.language) ?? "";
+    const { key } = await found("video_not_found", params.id, (id) =>
+      deleteTrack(c.var.db, c.var.projectId, id, language),
+    );
+    if (!key) throw new ApiError("captions_not_found");
+    try {
+      await c.env.MEDIA.delete(key);
+    } catch (error) {
+      // The track is gone (no row points at the object); the object goes with the video's prefix.
+      logError("captions: delete object", error, { videoId: params.id, key });
+    }
+    return c.body(null, 204);
+  });

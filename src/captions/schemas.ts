@@ -1,0 +1,44 @@
+import { z } from "@hono/zod-openapi";
+import { pathId, textSchema } from "../http/schemas";
+import { ProjectQuerySchema } from "../videos/schemas";
+import { MAX_LANGUAGE_LENGTH, MIN_LANGUAGE_LENGTH } from "./language";
+import { CAPTION_SOURCES } from "./model";
+
+export const TrackSchema = z
+  .object({
+    language: z.string().openapi({ description: "BCP 47, in its canonical case", example: "pt-BR" }),
+    label: z.string().openapi({ description: "The name players show for the track", example: "Brazilian Portuguese" }),
+    source: z.enum(CAPTION_SOURCES).openapi({
+      description: "`upload`: put through this API (`generated`, for machine-made captions, is not made yet)",
+    }),
+    url: z.string().openapi({
+      format: "uri",
+      description:
+        "The WebVTT file (`/play/<videoId>/captions/<language>.vtt`; a playback token in place of the id for a private video)",
+    }),
+  })
+  .openapi("CaptionTrack");
+
+export const TrackListSchema = z.object({ data: z.array(TrackSchema) }).openapi("CaptionTrackList");
+
+export const CaptionParamsSchema = z.object({
+  id: pathId("video"),
+  language: z.string().openapi({
+    description: `A BCP 47 language tag (\`en\`, \`pt-BR\`, \`zh-Hant\`): ${MIN_LANGUAGE_LENGTH}–${MAX_LANGUAGE_LENGTH} letters, digits and hyphens, compared case-insensitively`,
+    example: "pt-BR",
+    pattern: `^[A-Za-z0-9-]{${MIN_LANGUAGE_LENGTH},${MAX_LANGUAGE_LENGTH}}$`,
+  }),
+});
+
+/** A track's label goes into the master playlist as an HLS quoted-string, which holds no `"`. */
+export const LabelSchema = textSchema()
+  .trim()
+  .min(1)
+  .max(100)
+  .refine((label) => !label.includes('"'), 'must not hold a double quote (")')
+  .openapi({
+    description: "The name players show (1–100 characters, no `\"`); default the language's English name",
+    example: "Brazilian Portuguese",
+  });
+
+export const CaptionQuerySchema = ProjectQuerySchema.extend({ label: LabelSchema.optional() });
