@@ -1,13 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Client, keyedTenant } from "./client.ts";
-import { clip, uploadVideo, waitForStatus } from "./media.ts";
+import { clip, longClip, uploadFile, uploadVideo, waitForPlayable, waitForStatus } from "./media.ts";
 import { startReceiver } from "./receiver.ts";
 import { type DevServer, startDevServer } from "./server.ts";
 
 /**
- * Crashes in the middle of an encode: the encoder process alone, then the whole dev server. On the
- * same state, the video still becomes ready, with exactly one video.ready, within the takeover time
- * (an attempt silent for 60 s is taken over by the next sweep) plus the encode.
+ * Crashes in the middle of an encode: the encoder process alone (during background work, then during
+ * a segment a viewer waits for), then the whole dev server. On the same state, the video still
+ * becomes ready, with exactly one video.playable and one video.ready: a job its restarted encoder
+ * does not know is made again once quiet for 15 s, any job silent for 60 s is taken over.
  */
 let receiver: Awaited<ReturnType<typeof startReceiver>>;
 let source: Uint8Array;
@@ -34,11 +35,17 @@ function sweepEvery(server: () => DevServer, ms = 5000) {
   return () => clearInterval(timer);
 }
 
-function readyDeliveries(videoId: string) {
+function deliveries(type: string, videoId: string) {
   return receiver.received.filter((delivery) => {
     const event = JSON.parse(delivery.body) as { type: string; data: { id: string } };
-    return event.type === "video.ready" && event.data.id === videoId;
+    return event.type === type && event.data.id === videoId;
   });
+}
+
+/** The pid of the encoder `npm run dev` started last. */
+function encoderPid(server: DevServer) {
+  const pids = [...server.output().matchAll(/\[dev\] encoder pid (\d+)/g)].map((match) => Number(match[1]));
+  return pids.at(-1) as number;
 }
 
 /** A processing video of a new tenant on `server`, with an endpoint at the receiver. */
@@ -56,19 +63,17 @@ async function encodingVideo(server: DevServer) {
 async function expectOneReady(videoId: string) {
   // A duplicate would follow within moments of the first; give it the time to show.
   await new Promise((resolve) => setTimeout(resolve, 3000));
-  const deliveries = readyDeliveries(videoId);
-  expect(deliveries).toHaveLength(1);
+  expect(deliveries("video.playable", videoId)).toHaveLength(1);
+  expect(deliveries("video.ready", videoId)).toHaveLength(1);
 }
 
 describe("encoding survives crashes", () => {
-  it("the encoder process killed mid-encode: restarted by npm run dev, the attempt taken over, ready once", async () => {
+  it("the encoder process killed during background work: restarted by npm run dev, its jobs made again, ready once", async () => {
     const server = await startDevServer();
     servers.push(server);
     const { tenant, id } = await encodingVideo(server);
-    const pids = [...server.output().matchAll(/\[dev\] encoder pid (\d+)/g)].map((match) => Number(match[1]));
-    const pid = pids.at(-1) as number;
     const killedAt = Date.now();
-    process.kill(pid, "SIGKILL");
+    process.kill(encoderPid(server), "SIGKILL");
     const stop = sweepEvery(() => server);
     try {
       const video = await waitForStatus(tenant.call, id, ["ready", "errored"], 150);
@@ -80,6 +85,47 @@ describe("encoding survives crashes", () => {
     expect(server.output()).toMatch(/\[dev\] encoder exited \(SIGKILL\); starting it again/);
     await expectOneReady(id);
   }, 200_000);
+
+  it("the encoder process killed while a viewer waits for a segment: the segment is made again and served, ready once", async () => {
+    const server = await startDevServer();
+    servers.push(server);
+    const tenant = await keyedTenant(server.baseUrl, { name: "crash-on-demand" });
+    await tenant.endpoint(receiver.url("/crash"));
+    // Five minutes: the background work is still far from the end when a viewer seeks there.
+    const file = await longClip({ width: 1280, height: 720, seconds: 300 });
+    const { video } = await uploadFile(tenant.call, file);
+    const playable = await waitForPlayable(tenant.call, video.id);
+    expect(playable.status).toBe("processing");
+    const variant = await (await fetch(`${server.baseUrl}/play/${video.id}/720p/index.m3u8`)).text();
+    const segments = variant.split("\n").filter((line) => line.endsWith(".ts"));
+    const wanted = `${server.baseUrl}/play/${video.id}/720p/${segments[segments.length - 2]}`;
+
+    // A viewer asks for a segment near the end; the encoder dies while making it.
+    const asked = fetch(wanted);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const killedAt = Date.now();
+    process.kill(encoderPid(server), "SIGKILL");
+    const stop = sweepEvery(() => server);
+    try {
+      // The viewer's player asks again after each 503's Retry-After, as players do.
+      let answer = await asked;
+      while (answer.status === 503 && Date.now() - killedAt < 90_000) {
+        expect((await answer.json()).error.code).toBe("segment_not_ready");
+        await new Promise((resolve) => setTimeout(resolve, Number(answer.headers.get("retry-after") ?? 1) * 1000));
+        answer = await fetch(wanted);
+      }
+      expect(answer.status).toBe(200);
+      expect((await answer.arrayBuffer()).byteLength).toBeGreaterThan(0);
+      console.log(`encoder killed on demand: segment served ${((Date.now() - killedAt) / 1000).toFixed(1)} s after the kill`);
+      const ready = await waitForStatus(tenant.call, video.id, ["ready", "errored"], 300);
+      expect(ready.status).toBe("ready");
+      console.log(`encoder killed on demand: ready ${((Date.now() - killedAt) / 1000).toFixed(1)} s after the kill`);
+    } finally {
+      stop();
+    }
+    expect(server.output()).toMatch(/\[dev\] encoder exited \(SIGKILL\); starting it again/);
+    await expectOneReady(video.id);
+  }, 500_000);
 
   it("the whole dev server's process group killed mid-encode: started again on its state, ready once", async () => {
     const first = await startDevServer();

@@ -2,7 +2,7 @@ import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchChromium, requireChromium, startSite } from "./chromium.ts";
 import { keyedTenant } from "./client.ts";
-import { clip, uploadVideo, waitForStatus } from "./media.ts";
+import { clip, longClip, uploadFile, uploadVideo, waitForPlayable, waitForStatus } from "./media.ts";
 import { type DevServer, startDevServer } from "./server.ts";
 
 const available = requireChromium("the playback browser tests");
@@ -97,4 +97,34 @@ describe.skipIf(!available)("playback in Debian's Chromium", () => {
       await browser.close();
     }
   });
+
+  it("plays and seeks the embed page of a video still processing, its segments made as they are asked for", async () => {
+    // Five minutes of 720p: far from ready when the page plays it and seeks near its end.
+    const { video } = await uploadFile(tenant.call, await longClip({ width: 1280, height: 720, seconds: 300 }));
+    const playable = await waitForPlayable(tenant.call, video.id);
+    expect(playable.status).toBe("processing");
+    const browser = await launchChromium();
+    try {
+      const page = await browser.newPage();
+      const segments: { url: string; status: number }[] = [];
+      page.on("response", (response) => {
+        if (response.url().endsWith(".ts")) segments.push({ url: response.url(), status: response.status() });
+      });
+      const response = await page.goto(`${server.baseUrl}/embed/${video.id}`, { waitUntil: "load" });
+      expect(response?.status()).toBe(200);
+      expect(await playsPast(page, 1)).toBeGreaterThan(1);
+
+      // Seek to 250 s: the segments there are made when the player asks for them.
+      await page.evaluate(() => {
+        (document.querySelector("video") as HTMLVideoElement).currentTime = 250;
+      });
+      await page.waitForFunction(() => (document.querySelector("video") as HTMLVideoElement).currentTime > 251, null, {
+        timeout: 45_000,
+      });
+      expect((await tenant.call("GET", `/v1/videos/${video.id}`)).json.status).toBe("processing");
+      expect(segments.some((segment) => /seg_0006[0-9]\.ts$/.test(segment.url) && segment.status === 200)).toBe(true);
+    } finally {
+      await browser.close();
+    }
+  }, 180_000);
 });

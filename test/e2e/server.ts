@@ -31,8 +31,24 @@ export async function startDevServer(
   extraArgs: string[] = [],
   options: { persistTo?: string } = {},
 ): Promise<DevServer> {
-  const port = await freePort();
   const persistTo = options.persistTo ?? mkdtempSync(path.join(tmpdir(), "video-api-e2e-"));
+  // A port found free can be taken by another process before wrangler binds it (other servers
+  // start on this machine too): such a start is tried again, on the same state.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(extraArgs, persistTo);
+    } catch (error) {
+      const taken = error instanceof Error && error.message.includes("Address already in use");
+      if (!taken || attempt === 3) {
+        if (!options.persistTo) rmSync(persistTo, { recursive: true, force: true });
+        throw error;
+      }
+    }
+  }
+}
+
+async function startOnce(extraArgs: string[], persistTo: string): Promise<DevServer> {
+  const port = await freePort();
   const child: ChildProcess = spawn(
     process.execPath,
     [
@@ -89,6 +105,6 @@ export async function startDevServer(
     }
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
-  await stop();
+  await kill();
   throw new Error(`dev server did not answer within 90 s:\n${output}`);
 }
