@@ -11,6 +11,7 @@
 // the priming packets are dropped with, so segments from different runs join without a gap or
 // an overlap.
 
+import { frameAt, stillSize } from "./pictures.mjs";
 import {
   AUDIO_BITRATE,
   AUDIO_FRAME,
@@ -270,23 +271,24 @@ export function segmentArgs(run) {
   return args;
 }
 
+/** A JPEG written as one image, with no metadata of the source. */
+const STILL_OUTPUT = ["-map_metadata", "-1", "-f", "image2", "-update", "1"];
+
 /**
  * The ffmpeg arguments of a picture of the video at `time` seconds (snapped to the frame grid):
- * the highest rendition's picture, watermark included, as a JPEG at `width` (default its own).
+ * the highest rendition's picture, watermark included, as a JPEG `width` wide (default its own),
+ * its height keeping the aspect (pictures.mjs, stillSize).
  * @param {Common & { time: number, width?: number, file: string }} still
  * @returns {string[]}
  */
 export function stillArgs(still) {
   const { plan } = still;
   const top = topRendition(plan);
-  const frame = Math.min(
-    plan.frames - 1,
-    Math.max(0, Math.round((still.time * plan.frameRate.num) / plan.frameRate.den)),
-  );
+  const frame = frameAt(plan, still.time);
   const chains = [pictures(plan, still.features, frame, 1), ...renditionChains(plan, [top], still.watermark !== null)];
-  const width = still.width ?? top.width;
+  const size = stillSize(plan, still.width);
   // The JPEG's full range is converted here, leaving the renditions' own range alone.
-  const resize = width === top.width ? "scale=out_range=pc" : `scale=${width}:-2:out_range=pc`;
+  const resize = size.width === top.width ? "scale=out_range=pc" : `scale=${size.width}:${size.height}:out_range=pc`;
   chains.push(`[v0]${resize},format=yuvj420p[still]`);
   return [
     ...seekTo(frameTime(plan, frame)),
@@ -299,13 +301,42 @@ export function stillArgs(still) {
     "1",
     "-q:v",
     "2",
-    "-map_metadata",
-    "-1",
+    ...STILL_OUTPUT,
+    still.file,
+  ];
+}
+
+/**
+ * The ffmpeg arguments that tile the storyboard's stills (`pattern`, numbered from 0 in cue order,
+ * all of the tile size) into its sprite: `columns` across, as many rows as they fill.
+ * @param {{ pattern: string, columns: number, rows: number, file: string }} sprite
+ * @returns {string[]}
+ */
+export function spriteArgs(sprite) {
+  return [
+    "-hide_banner",
+    "-nostdin",
+    "-v",
+    "error",
+    "-y",
+    "-protocol_whitelist",
+    "file",
     "-f",
     "image2",
-    "-update",
+    "-framerate",
     "1",
-    still.file,
+    "-start_number",
+    "0",
+    "-i",
+    sprite.pattern,
+    "-vf",
+    `tile=${sprite.columns}x${sprite.rows},format=yuvj420p`,
+    "-frames:v",
+    "1",
+    "-q:v",
+    "4",
+    ...STILL_OUTPUT,
+    sprite.file,
   ];
 }
 

@@ -1,6 +1,6 @@
 // @ts-check
-// One job (PROTOCOL.md): probe the source, encode a run of segments, make a still, or put the MP4
-// together; heartbeats go out every few seconds meanwhile, and the result is the last message. A
+// One job (PROTOCOL.md): probe the source, encode a run of segments, make a still or the
+// storyboard, or put the MP4 together; heartbeats go out every few seconds meanwhile, and the result is the last message. A
 // cancel (DELETE /v2/jobs/<id>, or a callback answered 410) kills ffmpeg, aborts the requests in
 // flight and reports nothing; every other failure is reported. The job's temporary folder is
 // always removed.
@@ -9,8 +9,10 @@ import { mkdtemp, open, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { callbackClient, JobGone } from "./callback.mjs";
 import { runFfmpeg } from "./encode.mjs";
-import { stillArgs } from "./ffmpeg-args.mjs";
+import { spriteArgs, stillArgs } from "./ffmpeg-args.mjs";
 import { runMp4 } from "./mp4.mjs";
+import { storyboard } from "./pictures.mjs";
+import { frameTime } from "./plan.mjs";
 import { probe } from "./probe.mjs";
 import { PROTOCOL_VERSION } from "./protocol.mjs";
 import { OutputInvalid, runSegments } from "./segments.mjs";
@@ -198,19 +200,28 @@ export class RunningJob {
       case "still": {
         const watermark = await this.watermark(client, dir);
         const file = join(dir, "still.jpg");
-        const args = stillArgs({
-          plan: job.plan,
-          source: client.source,
-          watermark,
-          threads: deps.threads,
-          features: deps.binaries.features,
-          time: job.time,
-          width: job.width ?? undefined,
+        await this.still({ time: job.time, width: job.width ?? undefined, file, watermark, client });
+        await client.putStill(file);
+        return done;
+      }
+      case "storyboard": {
+        // A still per cue at the tile size, one after the other, then tiled into one sprite.
+        const watermark = await this.watermark(client, dir);
+        const board = storyboard(job.plan);
+        for (const [i, cue] of board.cues.entries()) {
+          const file = join(dir, `tile_${String(i).padStart(3, "0")}.jpg`);
+          const time = frameTime(job.plan, cue.frame);
+          await this.still({ time, width: board.tileWidth, file, watermark, client });
+          this.advance((i + 1) / (board.cues.length + 1));
+        }
+        const file = join(dir, "storyboard.jpg");
+        const args = spriteArgs({
+          pattern: join(dir, "tile_%03d.jpg"),
+          columns: board.columns,
+          rows: board.rows,
           file,
         });
-        const made = await runFfmpeg(deps.binaries.ffmpeg, args, { signal, stallMs: 60_000 });
-        if (!made.ok)
-          throw new OutputInvalid(`${made.failure}: ${made.stderr.trim().split("\n").slice(-3).join(" | ")}`);
+        await this.ffmpeg(args);
         await client.putStill(file);
         return done;
       }
@@ -225,6 +236,32 @@ export class RunningJob {
         return { ...done, mp4 };
       }
     }
+  }
+
+  /**
+   * Writes the JPEG of the video at `time` seconds, `width` wide (default the highest rendition's).
+   * @param {{ time: number, width: number | undefined, file: string, watermark: Awaited<ReturnType<RunningJob["watermark"]>>, client: CallbackClient }} still
+   */
+  async still({ time, width, file, watermark, client }) {
+    if (!("plan" in this.job)) throw new Error("a still needs the plan");
+    const { deps } = this;
+    const args = stillArgs({
+      plan: this.job.plan,
+      source: client.source,
+      watermark,
+      threads: deps.threads,
+      features: deps.binaries.features,
+      time,
+      width,
+      file,
+    });
+    await this.ffmpeg(args);
+  }
+
+  /** Runs ffmpeg with `args`; a failure throws OutputInvalid with its last lines. @param {string[]} args */
+  async ffmpeg(args) {
+    const made = await runFfmpeg(this.deps.binaries.ffmpeg, args, { signal: this.controller.signal, stallMs: 60_000 });
+    if (!made.ok) throw new OutputInvalid(`${made.failure}: ${made.stderr.trim().split("\n").slice(-3).join(" | ")}`);
   }
 
   /**

@@ -5,11 +5,12 @@
 // job it receives and every message it sends. (Plain JavaScript with no dependencies, so the
 // container image needs only Debian's Node.js.)
 
+import { MIN_STILL_WIDTH } from "./pictures.mjs";
 import { MAX_DURATION_SECONDS, MAX_SIDE } from "./plan.mjs";
 import { POSITIONS, RESOLUTIONS } from "./settings.mjs";
 
 export const PROTOCOL_VERSION = /** @type {const} */ (2);
-export const JOB_KINDS = /** @type {const} */ (["probe", "segments", "still", "mp4"]);
+export const JOB_KINDS = /** @type {const} */ (["probe", "segments", "still", "storyboard", "mp4"]);
 export const PRIORITIES = /** @type {const} */ (["interactive", "background"]);
 export const FAILURE_CODES = /** @type {const} */ (["invalid_source", "encoding_failed"]);
 export { POSITIONS, RESOLUTIONS };
@@ -24,8 +25,9 @@ export { POSITIONS, RESOLUTIONS };
 /** @typedef {JobBase & { kind: "probe" }} ProbeJob */
 /** @typedef {JobBase & { kind: "segments", plan: Plan, from: number, to: number, renditions: string[] }} SegmentsJob */
 /** @typedef {JobBase & { kind: "still", plan: Plan, time: number, width: number | null }} StillJob */
+/** @typedef {JobBase & { kind: "storyboard", plan: Plan }} StoryboardJob */
 /** @typedef {JobBase & { kind: "mp4", plan: Plan, partSize: number }} Mp4Job */
-/** @typedef {ProbeJob | SegmentsJob | StillJob | Mp4Job} Job */
+/** @typedef {ProbeJob | SegmentsJob | StillJob | StoryboardJob | Mp4Job} Job */
 /** @typedef {{ version: 2, jobId: string, progress: number }} Heartbeat */
 /** @typedef {{ partNumber: number, etag: string }} Part */
 /**
@@ -295,11 +297,18 @@ export function parseJob(value) {
     }
     case "still": {
       const job = /** @type {StillJob} */ (
-        object(value, "", { ...base, plan: parsePlan, time: seconds, width: nullable(integer(16, MAX_SIDE)) })
+        object(value, "", {
+          ...base,
+          plan: parsePlan,
+          time: seconds,
+          width: nullable(integer(MIN_STILL_WIDTH, MAX_SIDE)),
+        })
       );
       if (job.time > job.plan.duration) throw new ProtocolError("time", "must be within the video");
       return job;
     }
+    case "storyboard":
+      return /** @type {StoryboardJob} */ (object(value, "", { ...base, plan: parsePlan }));
     case "mp4":
       return /** @type {Mp4Job} */ (
         object(value, "", { ...base, plan: parsePlan, partSize: integer(MIN_PART_BYTES, MAX_REQUEST_BYTES) })

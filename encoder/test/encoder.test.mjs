@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { describeBinaries, resolveBinaries } from "../binaries.mjs";
+import { storyboard } from "../pictures.mjs";
 import {
   AUDIO_FRAME,
   AUDIO_RATE,
@@ -21,7 +22,7 @@ import {
 import { MAX_REQUEST_BYTES, segmentName } from "../protocol.mjs";
 import { startEncoder } from "./encoder-process.mjs";
 import { startFakeWorker, TOKEN } from "./fake-worker.mjs";
-import { averageColour, ffprobeJson, makeSources } from "./media.mjs";
+import { averageColour, ffprobeJson, makeClip, makeSources } from "./media.mjs";
 
 /** @typedef {import("./fake-worker.mjs").FakeWorker} FakeWorker */
 /** @typedef {import("./fake-worker.mjs").FakeJob} FakeJob */
@@ -306,6 +307,42 @@ describe.skipIf(!binaries)("encoder service with a fake Worker", () => {
     );
     expect(Number(format.format.duration)).toBeCloseTo(plan.duration, 0);
     expect(Math.max(...fake.calls.map((call) => call.bytes))).toBeLessThanOrEqual(MAX_REQUEST_BYTES);
+  });
+
+  it("makes a still of any frame at any width, and the storyboard: a tile per cue from within it, in one sprite", async () => {
+    // Red for 6 s, then blue: which half a picture shows says which time it was taken at.
+    const halves = await makeClip(bin.ffmpeg, join(scratch, "halves.mp4"), {
+      width: 640,
+      height: 360,
+      seconds: 12,
+      extra: ["-vf", "drawbox=c=red:t=fill:enable='lt(t,6)',drawbox=c=blue:t=fill:enable='gte(t,6)'"],
+    });
+    const plan = await planOf(halves, { enabledResolutions: ["360p"], mp4: false, watermark: null });
+    const colourOf = async (
+      /** @type {string} */ file,
+      /** @type {{ x: number, y: number, w: number, h: number }} */ area,
+    ) => averageColour(bin.ffmpeg, file, area, join(scratch, "colour.ppm"));
+    const isBlue = (/** @type {number[]} */ [r, , b]) => (b ?? 0) > 150 && (r ?? 0) < 100;
+    const isRed = (/** @type {number[]} */ [r, , b]) => (r ?? 0) > 150 && (b ?? 0) < 100;
+
+    const frame = await run(halves, { kind: "still", plan, time: 9, width: 100 }, { video: "frames" });
+    expect(frame.result).toMatchObject({ status: "done" });
+    const still = fake.file("frames", `still-${frame.jobId}.jpg`);
+    expect((await ffprobeJson(bin.ffprobe, still)).streams[0]).toMatchObject({ width: 100, height: 56 });
+    expect(isBlue(await colourOf(still, { x: 10, y: 10, w: 80, h: 36 }))).toBe(true);
+
+    const board = storyboard(plan);
+    expect(board).toMatchObject({ tileWidth: 240, tileHeight: 136, columns: 2, rows: 1 });
+    const made = await run(halves, { kind: "storyboard", priority: "background", plan }, { video: "frames" });
+    expect(made.result).toMatchObject({ status: "done" });
+    const sprite = fake.file("frames", `still-${made.jobId}.jpg`);
+    expect((await ffprobeJson(bin.ffprobe, sprite)).streams[0]).toMatchObject({
+      codec_name: "mjpeg",
+      width: 480,
+      height: 136,
+    });
+    expect(isRed(await colourOf(sprite, { x: 20, y: 20, w: 200, h: 96 }))).toBe(true);
+    expect(isBlue(await colourOf(sprite, { x: 260, y: 20, w: 200, h: 96 }))).toBe(true);
   });
 
   it("labels a 9:16 full-range source's renditions by width, in limited range", async () => {

@@ -1,6 +1,6 @@
 // @ts-check
 import { describe, expect, it } from "vitest";
-import { mp4Args, overlayPosition, segmentArgs, stillArgs, watermarkWidth } from "../ffmpeg-args.mjs";
+import { mp4Args, overlayPosition, segmentArgs, spriteArgs, stillArgs, watermarkWidth } from "../ffmpeg-args.mjs";
 import { planEncoding } from "../plan.mjs";
 import { ALLOWED_FORMATS, allowedDemuxer, imageInput, sourceInput } from "../source.mjs";
 
@@ -140,8 +140,16 @@ describe("stills and the MP4", () => {
       file: "/out/s.jpg",
     });
     expect(option(args, "-frames:v")).toBe("1");
-    expect(option(args, "-filter_complex")).toContain("scale=320:-2:out_range=pc,format=yuvj420p");
+    expect(option(args, "-filter_complex")).toContain("scale=320:180:out_range=pc,format=yuvj420p");
     expect(args.at(-1)).toBe("/out/s.jpg");
+  });
+
+  it("the storyboard's sprite tiles the stills in cue order, from file inputs only", () => {
+    const args = spriteArgs({ pattern: "/job/tile_%03d.jpg", columns: 10, rows: 3, file: "/job/storyboard.jpg" });
+    expect(option(args, "-protocol_whitelist")).toBe("file");
+    expect(option(args, "-start_number")).toBe("0");
+    expect(option(args, "-vf")).toBe("tile=10x3,format=yuvj420p");
+    expect(args.at(-1)).toBe("/job/storyboard.jpg");
   });
 
   it("the MP4 copies the segments into a fragmented MP4 that streams out", () => {

@@ -45,6 +45,7 @@ describe("parseJob", () => {
     expect(parseJob(segments())).toEqual(segments());
     expect(parseJob({ ...base(), kind: "probe", priority: "interactive" })).toMatchObject({ kind: "probe" });
     expect(parseJob({ ...base(), kind: "still", plan, time: 1, width: null })).toMatchObject({ kind: "still" });
+    expect(parseJob({ ...base(), kind: "storyboard", plan })).toMatchObject({ kind: "storyboard" });
     expect(parseJob({ ...base(), kind: "mp4", plan, partSize: 32 * 1024 * 1024 })).toMatchObject({ kind: "mp4" });
   });
 
@@ -80,6 +81,8 @@ describe("parseJob", () => {
       "plan.renditions.0.width",
     );
     refused({ ...base(), kind: "still", plan, time: 31, width: null }, "time");
+    refused({ ...base(), kind: "still", plan, time: 1, width: 15 }, "width");
+    refused({ ...base(), kind: "storyboard", plan, width: 240 }, "width");
     refused({ ...base(), kind: "mp4", plan, partSize: 60 * 1024 * 1024 }, "partSize");
   });
 });

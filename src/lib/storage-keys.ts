@@ -37,6 +37,16 @@ export function segmentKey(projectId: string, videoId: string, resolution: strin
   return `${videoPrefix(projectId, videoId)}hls/${resolution}/${name}`;
 }
 
+/** A frame of the video at a width (contract section 17): made when first asked for, then kept. */
+export function frameKey(projectId: string, videoId: string, frame: number, width: number): string {
+  return `${videoPrefix(projectId, videoId)}frames/${frame}-${width}.jpg`;
+}
+
+/** The storyboard's sprite (its WebVTT is made from the plan when asked for). */
+export function storyboardKey(projectId: string, videoId: string): string {
+  return `${videoPrefix(projectId, videoId)}storyboard.jpg`;
+}
+
 /** The MP4 of the highest rendition, put together from its segments (an R2 multipart upload). */
 export function mp4Key(projectId: string, videoId: string): string {
   return `${videoPrefix(projectId, videoId)}video.mp4`;

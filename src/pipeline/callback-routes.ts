@@ -93,9 +93,19 @@ export const callbackRoutes = new Hono<JobEnv>()
   .put(`${PATH}/still`, async (c) => {
     const { videoId, jobId } = c.var.job;
     const body = boundedBody(c);
-    const key = await coordinatorOf(c.env, videoId).stillTarget(jobId);
-    if (!key) throw new ApiError("encoding_job_void");
+    const coordinator = coordinatorOf(c.env, videoId);
+    const { verdict, key } = await coordinator.reserveStill(jobId);
+    if (verdict === "void") throw new ApiError("encoding_job_void");
+    if (verdict === "skip") {
+      // A frame stored already keeps the bytes it was served with.
+      await body.cancel();
+      return c.body(null, 204);
+    }
     await c.env.MEDIA.put(key, body, { httpMetadata: { contentType: "image/jpeg" } });
+    if ((await coordinator.stillStored(jobId)) === "void") {
+      await c.env.MEDIA.delete(key);
+      throw new ApiError("encoding_job_void");
+    }
     return c.body(null, 204);
   })
   .put(`${PATH}/mp4/parts/:part`, async (c) => {

@@ -1,10 +1,19 @@
 import { DurableObject } from "cloudflare:workers";
-import { type Plan, planEncoding, runLength, segmentCount, Unplannable } from "../../encoder/plan.mjs";
+import { MIN_STILL_WIDTH } from "../../encoder/pictures.mjs";
+import {
+  frameTime,
+  type Plan,
+  planEncoding,
+  runLength,
+  segmentCount,
+  topRendition,
+  Unplannable,
+} from "../../encoder/plan.mjs";
 import { type Job, type Part, type Priority, type Result, segmentName } from "../../encoder/protocol.mjs";
 import { readSettings } from "../encoding/queries";
 import { DEFAULT_SETTINGS } from "../encoding/settings";
 import { logError } from "../lib/log";
-import { mp4Key, posterKey, segmentKey } from "../lib/storage-keys";
+import { frameKey, mp4Key, posterKey, segmentKey, storyboardKey } from "../lib/storage-keys";
 import { ulid } from "../lib/ulid";
 import { publishNow } from "../subscribers";
 import type { VideoRow } from "../videos/model";
@@ -39,13 +48,14 @@ export const MP4_PART_BYTES = 32 * 1024 * 1024;
 export const TEST_MODE_SECONDS = 10;
 
 type Phase = "idle" | "waiting" | "encoding" | "ready" | "errored" | "cancelled";
-type Kind = "probe" | "still" | "segments" | "mp4";
+type Kind = "probe" | "still" | "segments" | "mp4" | "frame" | "storyboard";
 type Unit = {
   id: string;
   kind: Kind;
   priority: Priority;
   /** Segments units: one rendition (a viewer's) or null for every rendition still missing there. */
   rendition: string | null;
+  /** Segments units: the segments `first` to `last` (exclusive). Frame units: the frame and the width. */
   first: number;
   last: number;
   rank: number;
@@ -56,7 +66,8 @@ type Unit = {
   heard: number | null;
 };
 type Video = { projectId: string; videoId: string };
-type Waiter = { resolve: (outcome: "stored" | "gone") => void };
+type Outcome = "stored" | "gone" | "failed";
+type Waiter = { resolve: (outcome: Outcome) => void };
 
 /**
  * One video's encoding (contract sections 12 and 15), from its upload to `ready`: a Durable Object
@@ -65,7 +76,8 @@ type Waiter = { resolve: (outcome: "stored" | "gone") => void };
  * The work comes in units, each one encoder job when it runs: the probe (interactive), then (once
  * the plan is made and the video is playable) the poster and background runs of a few segments of
  * every rendition,
- * and the MP4 from the highest rendition's segments once they are all stored. A viewer asking for
+ * and the storyboard, and the MP4 from the highest rendition's segments once they are all stored.
+ * A viewer asking for
  * a segment that is not made yet (`want`) gets an interactive unit of that segment and the next
  * few of its rendition, and the background runs near it move to the front. Every unit waits for a
  * slot from the pool (pool.ts), which shares the encoders fairly between projects; interactive and
@@ -77,6 +89,10 @@ type Waiter = { resolve: (outcome: "stored" | "gone") => void };
  * MAX_TRIES; then the video errors. After any unit ends, what no unit covers and is not stored gets
  * a unit again, so nothing is left behind. A delete (`cancel`) stops every job and answers every
  * later call with "gone".
+ *
+ * A frame at a time and width (`frame`) is an interactive unit too, while the video encodes and
+ * after it is ready: it is made once, stored under the video's prefix and then only read; a frame
+ * that fails MAX_TRIES times is refused to its viewer, never errors the video.
  */
 export class VideoEncoding extends DurableObject<Env> {
   private readonly sql: SqlStorage;
@@ -97,6 +113,9 @@ export class VideoEncoding extends DurableObject<Env> {
       last INTEGER NOT NULL, rank REAL NOT NULL, tries INTEGER NOT NULL DEFAULT 0, job TEXT, slot TEXT,
       started INTEGER, heard INTEGER)`);
     this.sql.exec("CREATE TABLE IF NOT EXISTS slots (slot TEXT PRIMARY KEY, kind TEXT NOT NULL)");
+    this.sql.exec(
+      "CREATE TABLE IF NOT EXISTS frames (frame INTEGER NOT NULL, width INTEGER NOT NULL, PRIMARY KEY (frame, width))",
+    );
   }
 
   // ─── state ────────────────────────────────────────────────────────────────────────────────
@@ -132,9 +151,15 @@ export class VideoEncoding extends DurableObject<Env> {
     return this.units("job = ?", jobId)[0] ?? null;
   }
 
+  /** The video is being encoded. */
   private active(): boolean {
     const phase = this.phase();
     return phase === "waiting" || phase === "encoding";
+  }
+
+  /** Jobs may run: the video is being encoded, or it is ready and frames are made for viewers. */
+  private serving(): boolean {
+    return this.active() || this.phase() === "ready";
   }
 
   /** Where the encoding stands: for tests, and for the README's walk-through of the state. */
@@ -162,7 +187,7 @@ export class VideoEncoding extends DurableObject<Env> {
 
   /** Looks at the jobs and the queue again (the sweep calls this for an encoding not heard from). */
   async resume() {
-    if (!this.active()) return;
+    if (!this.serving()) return;
     await this.arm();
     await this.checkJobs();
     await this.schedule();
@@ -171,7 +196,7 @@ export class VideoEncoding extends DurableObject<Env> {
   /** The pool grants slots of `kind`: they run the queued units, or go back. */
   async granted(kind: Priority, slots: string[]) {
     for (const slot of slots) this.sql.exec("INSERT OR REPLACE INTO slots (slot, kind) VALUES (?, ?)", slot, kind);
-    if (!this.active()) {
+    if (!this.serving()) {
       await this.giveBack(slots);
       return;
     }
@@ -183,7 +208,7 @@ export class VideoEncoding extends DurableObject<Env> {
    * being made, and the answer comes when it is stored (`stored`), when the video will never have it
    * (`gone`), or after WANT_TIMEOUT_MS (`pending`).
    */
-  async want(rendition: string, index: number): Promise<"stored" | "pending" | "gone"> {
+  async want(rendition: string, index: number): Promise<Outcome | "pending"> {
     const plan = this.plan();
     if (!plan || !this.active()) return this.phase() === "ready" ? "stored" : "gone";
     if (!plan.renditions.some((r) => r.resolution === rendition) || index < 0 || index >= segmentCount(plan)) {
@@ -216,11 +241,16 @@ export class VideoEncoding extends DurableObject<Env> {
       index,
       index + runLength(plan),
     );
-    const answer = new Promise<"stored" | "gone">((resolve) => {
-      const key = `${rendition}/${index}`;
+    const answer = this.waitFor(`${rendition}/${index}`);
+    await this.schedule();
+    return answer;
+  }
+
+  /** What becomes of `key` (woken by `wake`), or `pending` after WANT_TIMEOUT_MS. */
+  private async waitFor(key: string): Promise<Outcome | "pending"> {
+    const answer = new Promise<Outcome>((resolve) => {
       this.waiters.set(key, [...(this.waiters.get(key) ?? []), { resolve }]);
     });
-    await this.schedule();
     let timer: ReturnType<typeof setTimeout> | undefined;
     const timeout = new Promise<"pending">((resolve) => {
       timer = setTimeout(() => resolve("pending"), WANT_TIMEOUT_MS);
@@ -233,11 +263,35 @@ export class VideoEncoding extends DurableObject<Env> {
   }
 
   /**
+   * A viewer asks for output frame `frame` at `width` pixels (pictures.mjs): made now unless it is
+   * stored or being made; the answer comes as for `want`, or `failed` when it could not be made.
+   * The video must have a plan (playable, or ready).
+   */
+  async frame(frame: number, width: number): Promise<Outcome | "pending"> {
+    const plan = this.plan();
+    if (!plan || !this.serving()) return "gone";
+    if (frame < 0 || frame >= plan.frames || width < MIN_STILL_WIDTH || width > topRendition(plan).width) return "gone";
+    if (this.isFrameStored(frame, width)) return "stored";
+    this.addUnit({
+      id: `frame-${frame}-${width}`,
+      kind: "frame",
+      priority: "interactive",
+      first: frame,
+      last: width,
+      rank: Date.now(),
+    });
+    const answer = this.waitFor(`frame/${frame}/${width}`);
+    await this.arm();
+    await this.schedule();
+    return answer;
+  }
+
+  /**
    * Whether job `jobId` still runs here, and what the call-back routes need of it: the video, and
    * the watermark image its settings named (the video's own copy is read first).
    */
   job(jobId: string): { kind: Kind; video: Video; watermarkKey: string | null } | null {
-    const unit = this.active() ? this.unitOfJob(jobId) : null;
+    const unit = this.serving() ? this.unitOfJob(jobId) : null;
     if (!unit) return null;
     const settings = this.get<EncodeSettings>("settings");
     return { kind: unit.kind, video: this.video(), watermarkKey: settings?.watermark?.imageKey ?? null };
@@ -245,7 +299,7 @@ export class VideoEncoding extends DurableObject<Env> {
 
   /** A heartbeat of job `jobId`: the slot it runs on (to keep its encoder awake), or null when it is void. */
   heartbeat(jobId: string): string | null {
-    const unit = this.active() ? this.unitOfJob(jobId) : null;
+    const unit = this.serving() ? this.unitOfJob(jobId) : null;
     if (!unit) return null;
     this.sql.exec("UPDATE units SET heard = ? WHERE id = ?", Date.now(), unit.id);
     return unit.slot ?? "";
@@ -306,12 +360,43 @@ export class VideoEncoding extends DurableObject<Env> {
     );
   }
 
-  /** Where job `jobId`'s still goes (the poster), or null when the job is void. */
-  stillTarget(jobId: string): string | null {
-    const unit = this.active() ? this.unitOfJob(jobId) : null;
-    if (unit?.kind !== "still") return null;
-    const video = this.video();
-    return posterKey(video.projectId, video.videoId);
+  /**
+   * Job `jobId` is about to store its picture (the poster, a frame or the storyboard): `store` it
+   * under `key`, `skip` it (a frame stored already keeps its bytes), or `void` (the job is).
+   */
+  reserveStill(jobId: string): { verdict: "store" | "skip" | "void"; key: string } {
+    const unit = this.serving() ? this.unitOfJob(jobId) : null;
+    const { projectId, videoId } = this.video();
+    switch (unit?.kind) {
+      case "still":
+        return { verdict: "store", key: posterKey(projectId, videoId) };
+      case "storyboard":
+        return { verdict: "store", key: storyboardKey(projectId, videoId) };
+      case "frame": {
+        const key = frameKey(projectId, videoId, unit.first, unit.last);
+        return { verdict: this.isFrameStored(unit.first, unit.last) ? "skip" : "store", key };
+      }
+      default:
+        return { verdict: "void", key: "" };
+    }
+  }
+
+  /**
+   * The reserved picture is stored: a frame's viewers get it. `void` when the video is gone (then
+   * the picture goes too: the delete's clean-up may have listed the prefix before it arrived).
+   */
+  async stillStored(jobId: string): Promise<"ok" | "void"> {
+    const unit = this.serving() ? this.unitOfJob(jobId) : null;
+    if (!unit) return "void";
+    if (unit.kind === "still") this.set("poster", true);
+    if (unit.kind === "storyboard") this.set("storyboard", true);
+    if (unit.kind === "frame") {
+      // A ready video's deletion does not reach its coordinator: its row says.
+      if (this.phase() === "ready" && !(await liveVideo(this.env.DB, this.video().videoId))) return "void";
+      this.sql.exec("INSERT OR IGNORE INTO frames (frame, width) VALUES (?, ?)", unit.first, unit.last);
+      this.wake(`frame/${unit.first}/${unit.last}`, "stored");
+    }
+    return "ok";
   }
 
   /** The MP4 job's multipart upload, or null when the job is void. */
@@ -322,7 +407,7 @@ export class VideoEncoding extends DurableObject<Env> {
 
   /** The job's last message (checked by the route). False when the job is void (its answer is then 410). */
   async jobResult(jobId: string, result: Result): Promise<boolean> {
-    const unit = this.active() ? this.unitOfJob(jobId) : null;
+    const unit = this.serving() ? this.unitOfJob(jobId) : null;
     if (!unit || result.jobId !== jobId) return false;
     const slot = unit.slot;
     if (result.status === "failed") {
@@ -334,8 +419,11 @@ export class VideoEncoding extends DurableObject<Env> {
     } else {
       this.sql.exec("DELETE FROM units WHERE id = ?", unit.id);
       if (unit.kind === "probe" && result.probe) await this.planned(result.probe);
-      else if (unit.kind === "still") this.set("poster", true);
       else if (unit.kind === "mp4" && result.mp4) await this.mp4Done(result.mp4.parts);
+      else if (unit.kind === "frame" && !this.isFrameStored(unit.first, unit.last)) {
+        // Done without storing it (a job cannot): its viewers are told.
+        this.wake(`frame/${unit.first}/${unit.last}`, "failed");
+      }
     }
     // The slot goes back to the pool, which hands it to whoever is next by its fair order.
     if (slot) await this.giveBack([slot]);
@@ -355,7 +443,7 @@ export class VideoEncoding extends DurableObject<Env> {
   }
 
   override async alarm() {
-    if (!this.active()) return;
+    if (!this.serving()) return;
     await this.checkJobs();
     await this.schedule();
     const slots = this.sql
@@ -387,6 +475,21 @@ export class VideoEncoding extends DurableObject<Env> {
     );
   }
 
+  /** The slots this video holds that no unit runs on (of `kind`, or of both). */
+  private idleSlots(kind?: Priority): string[] {
+    return this.sql
+      .exec<{ slot: string }>(
+        `SELECT slot FROM slots WHERE ${kind ? "kind = ? AND " : ""}slot NOT IN (SELECT slot FROM units WHERE slot IS NOT NULL)`,
+        ...(kind ? [kind] : []),
+      )
+      .toArray()
+      .map((r) => r.slot);
+  }
+
+  private isFrameStored(frame: number, width: number): boolean {
+    return this.sql.exec("SELECT 1 FROM frames WHERE frame = ? AND width = ?", frame, width).toArray().length > 0;
+  }
+
   private isStored(rendition: string, index: number): boolean {
     return (
       this.sql
@@ -396,7 +499,8 @@ export class VideoEncoding extends DurableObject<Env> {
   }
 
   private async arm() {
-    if (this.active() && (await this.ctx.storage.getAlarm()) === null) {
+    const working = this.active() || (this.serving() && this.units().length > 0);
+    if (working && (await this.ctx.storage.getAlarm()) === null) {
       await this.ctx.storage.setAlarm(Date.now() + TICK_MS);
     }
   }
@@ -412,16 +516,10 @@ export class VideoEncoding extends DurableObject<Env> {
   }
 
   private async scheduleNow(): Promise<void> {
-    if (!this.active()) return;
+    if (!this.serving()) return;
     const video = this.video();
     for (const kind of ["interactive", "background"] as const) {
-      const idle = this.sql
-        .exec<{ slot: string }>(
-          "SELECT slot FROM slots WHERE kind = ? AND slot NOT IN (SELECT slot FROM units WHERE slot IS NOT NULL)",
-          kind,
-        )
-        .toArray()
-        .map((r) => r.slot);
+      const idle = this.idleSlots(kind);
       const queued = this.units("priority = ? AND job IS NULL", kind);
       const dispatching: Promise<void>[] = [];
       while (idle.length > 0 && queued.length > 0) {
@@ -501,6 +599,10 @@ export class VideoEncoding extends DurableObject<Env> {
     switch (unit.kind) {
       case "still":
         return { ...base, kind: "still", plan, time: plan.posterTime, width: null };
+      case "frame":
+        return { ...base, kind: "still", plan, time: frameTime(plan, unit.first), width: unit.last };
+      case "storyboard":
+        return { ...base, kind: "storyboard", plan };
       case "mp4": {
         // One multipart upload per try of the MP4 (a failed try aborts it): a job started again
         // after a busy answer writes into the same one.
@@ -585,8 +687,6 @@ export class VideoEncoding extends DurableObject<Env> {
     }
     this.set("plan", plan);
     this.set("phase", "encoding");
-    // The poster is the first background job: interactive slots are for probes and viewers.
-    this.addUnit({ id: "poster", kind: "still", priority: "background", rank: -1e15 });
     this.repair();
   }
 
@@ -597,6 +697,13 @@ export class VideoEncoding extends DurableObject<Env> {
   private repair() {
     const plan = this.plan();
     if (!plan) return;
+    // The poster is the first background job (interactive slots are for probes and viewers), the
+    // storyboard comes after the first run of segments.
+    if (!this.get<boolean>("poster"))
+      this.addUnit({ id: "poster", kind: "still", priority: "background", rank: -1e15 });
+    if (!this.get<boolean>("storyboard")) {
+      this.addUnit({ id: "storyboard", kind: "storyboard", priority: "background", rank: 0.5 });
+    }
     const count = segmentCount(plan);
     const length = runLength(plan);
     const covered = new Set<number>();
@@ -642,7 +749,7 @@ export class VideoEncoding extends DurableObject<Env> {
     const total = plan.renditions.length * segmentCount(plan);
     const stored = this.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM segments WHERE state = 'stored'").one().n;
     const segmentsLeft = this.units("kind = 'segments'").length;
-    if (stored >= total && segmentsLeft === 0 && this.get<boolean>("poster")) {
+    if (stored >= total && segmentsLeft === 0 && this.get<boolean>("poster") && this.get<boolean>("storyboard")) {
       if (!plan.mp4 || this.get<boolean>("mp4Done")) {
         await this.finish({
           status: "ready",
@@ -668,6 +775,11 @@ export class VideoEncoding extends DurableObject<Env> {
   private async failed(unit: Unit) {
     const tries = unit.tries + 1;
     if (unit.kind === "mp4") await this.abortMp4();
+    if (unit.kind === "frame" && tries >= MAX_TRIES) {
+      this.sql.exec("DELETE FROM units WHERE id = ?", unit.id);
+      this.wake(`frame/${unit.first}/${unit.last}`, "failed");
+      return;
+    }
     if (tries >= MAX_TRIES) {
       await this.finish({
         status: "errored",
@@ -774,10 +886,15 @@ export class VideoEncoding extends DurableObject<Env> {
     await this.stopEverything();
   }
 
-  /** Stops every running job, gives every slot back, answers every waiting viewer. */
+  /**
+   * Stops every running job, gives every slot back, answers every waiting viewer; once the video
+   * is ready, its frames' units keep running (and their slots and viewers).
+   */
   private async stopEverything() {
+    const ready = this.phase() === "ready";
+    const others = ready ? "kind != 'frame'" : "1";
     const { encoder } = encodingContext(this.env);
-    const running = this.units("job IS NOT NULL AND slot IS NOT NULL");
+    const running = this.units(`job IS NOT NULL AND slot IS NOT NULL AND ${others}`);
     await Promise.all(
       running.map((unit) =>
         encoder
@@ -785,20 +902,26 @@ export class VideoEncoding extends DurableObject<Env> {
           .catch((error) => logError("encoding: cancel a job", error, { jobId: unit.job })),
       ),
     );
-    if (this.phase() !== "ready") await this.abortMp4();
-    this.sql.exec("DELETE FROM units");
-    this.sql.exec("DELETE FROM slots");
+    if (!ready) await this.abortMp4();
+    this.sql.exec(`DELETE FROM units WHERE ${others}`);
     this.sql.exec("DELETE FROM segments");
+    for (const key of [...this.waiters.keys()]) {
+      if (!(ready && key.startsWith("frame/"))) this.wake(key, ready ? "stored" : "gone");
+    }
+    if (this.units().length > 0) {
+      await this.giveBack(this.idleSlots());
+      return;
+    }
+    this.sql.exec("DELETE FROM slots");
     const video = this.get<Video>("video");
     if (video)
       await poolOf(this.env)
         .forget(video.videoId)
         .catch((error) => logError("encoding: free the slots", error, { videoId: video.videoId }));
-    for (const key of [...this.waiters.keys()]) this.wake(key, this.phase() === "ready" ? "stored" : "gone");
     await this.ctx.storage.deleteAlarm();
   }
 
-  private wake(key: string, outcome: "stored" | "gone") {
+  private wake(key: string, outcome: Outcome) {
     const waiting = this.waiters.get(key);
     if (!waiting) return;
     this.waiters.delete(key);

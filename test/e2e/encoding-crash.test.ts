@@ -116,7 +116,9 @@ describe("encoding survives crashes", () => {
       }
       expect(answer.status).toBe(200);
       expect((await answer.arrayBuffer()).byteLength).toBeGreaterThan(0);
-      console.log(`encoder killed on demand: segment served ${((Date.now() - killedAt) / 1000).toFixed(1)} s after the kill`);
+      console.log(
+        `encoder killed on demand: segment served ${((Date.now() - killedAt) / 1000).toFixed(1)} s after the kill`,
+      );
       const ready = await waitForStatus(tenant.call, video.id, ["ready", "errored"], 300);
       expect(ready.status).toBe("ready");
       console.log(`encoder killed on demand: ready ${((Date.now() - killedAt) / 1000).toFixed(1)} s after the kill`);

@@ -186,7 +186,7 @@ describe("playable before ready", () => {
     expect((await api(`/play/${id}/1080p/index.m3u8`)).status).toBe(404);
   });
 
-  it("queues the poster first, then background runs of every rendition, on the slots the pool grants", async () => {
+  it("queues the poster first, then background runs of every rendition and the storyboard after the first, on the slots the pool grants", async () => {
     const { key } = await newWorkspace();
     const { id } = await playable(encoder, key, probeFacts(60));
     const poster = lastJob(encoder, id, "still");
@@ -198,6 +198,8 @@ describe("playable before ready", () => {
       ["background", [0, 8, ["360p", "720p"]]],
     ]);
     await finishStill(poster);
+    expect(jobsOf(encoder, id, "storyboard")).toHaveLength(1);
+    await finishSegments(lastJob(encoder, id, "segments"));
     expect(jobsOf(encoder, id, "segments").map((job) => job.kind === "segments" && job.from)).toEqual([0, 8]);
   });
 
@@ -464,6 +466,9 @@ describe("the poster while processing", () => {
     const poster = await api(new URL((await video(key, id)).thumbnail.url).pathname);
     expect(poster.status).toBe(200);
     await finishSegments(lastJob(encoder, id, "segments"));
+    // Ready once the storyboard is stored too.
+    expect((await video(key, id)).status).toBe("processing");
+    await finishStill(lastJob(encoder, id, "storyboard"));
     expect((await video(key, id)).status).toBe("ready");
   });
 });

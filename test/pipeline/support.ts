@@ -183,7 +183,7 @@ export async function finishSegments(job: Extract<Job, { kind: "segments" }>) {
   await expectStatus(result(job), [204], "segments result");
 }
 
-/** Plays a still job: the JPEG stored, then the result. */
+/** Plays a still or storyboard job: the JPEG stored, then the result. */
 export async function finishStill(job: Job) {
   const jpeg = new Uint8Array([0xff, 0xd8, 0xff, 0xe0, 0, 0, 0xff, 0xd9]);
   await expectStatus(
@@ -237,7 +237,7 @@ export async function finishAll(encoder: FakeEncoder, videoId: string, options: 
     done.add(next.jobId);
     encoder.running.delete(next.jobId);
     if (next.kind === "segments") await finishSegments(next);
-    else if (next.kind === "still") await finishStill(next);
+    else if (next.kind === "still" || next.kind === "storyboard") await finishStill(next);
     else if (next.kind === "mp4") await finishMp4(next, options.mp4);
     else throw new Error(`finishAll does not play ${next.kind} jobs`);
   }

@@ -1,0 +1,131 @@
+import { env } from "cloudflare:workers";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { frameKey, storyboardKey } from "../../src/lib/storage-keys";
+import { coordinatorOf } from "../../src/pipeline/coordinator-stub";
+import { api, bearer, newWorkspace } from "../helpers";
+import {
+  callback,
+  emptyPool,
+  encodingState,
+  type FakeEncoder,
+  failWith,
+  fakeEncoder,
+  finishAll,
+  finishStill,
+  jobsOf,
+  playable,
+  probeFacts,
+  result,
+} from "./support";
+
+/**
+ * The coordinator's pictures beside the renditions (contract section 17): frames made when asked
+ * for, while processing and once ready, each made once; the storyboard, without which a video is
+ * not ready.
+ */
+let encoder: FakeEncoder;
+beforeEach(async () => {
+  encoder = fakeEncoder();
+  await emptyPool();
+});
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+const JPEG = new Uint8Array([0xff, 0xd8, 0xff, 0xe0, 1, 2, 3, 0xff, 0xd9]);
+
+function putFrame(job: Parameters<typeof callback>[0], bytes = JPEG) {
+  return callback(job, "still", { method: "PUT", body: bytes, headers: { "content-type": "image/jpeg" } });
+}
+
+/** The frame jobs (stills other than the poster) the encoder got for a video. */
+function frameJobs(videoId: string) {
+  return jobsOf(encoder, videoId, "still").filter((job) => job.kind === "still" && job.width !== null);
+}
+
+async function waitForFrameJobs(videoId: string, count: number) {
+  for (let i = 0; i < 200 && frameJobs(videoId).length < count; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  return frameJobs(videoId);
+}
+
+describe("frames", () => {
+  it("are made once on an interactive slot while processing: concurrent asks share the job, later asks read it", async () => {
+    const { key } = await newWorkspace();
+    const { id, projectId } = await playable(encoder, key, probeFacts(60));
+    const coordinator = coordinatorOf(env, id);
+    const asks = [coordinator.frame(750, 320), coordinator.frame(750, 320)];
+    const [job] = await waitForFrameJobs(id, 1);
+    expect(job).toMatchObject({ kind: "still", priority: "interactive", time: 30, width: 320 });
+    if (!job) throw new Error("no frame job");
+    expect((await putFrame(job)).status).toBe(204);
+    expect(await Promise.all(asks)).toEqual(["stored", "stored"]);
+    expect(await env.MEDIA.get(frameKey(projectId, id, 750, 320)).then((o) => o?.arrayBuffer())).toEqual(JPEG.buffer);
+    expect((await result(job)).status).toBe(204);
+    expect(await coordinator.frame(750, 320)).toBe("stored");
+    expect(frameJobs(id)).toHaveLength(1);
+  });
+
+  it("are made after ready, keep their first bytes, and a failing frame is refused without touching the video", async () => {
+    const { key, project } = await newWorkspace();
+    const { id } = await playable(encoder, key, probeFacts(8));
+    await finishAll(encoder, id);
+    expect((await encodingState(id)).phase).toBe("ready");
+    const coordinator = coordinatorOf(env, id);
+
+    const asked = coordinator.frame(25, 640);
+    const [job] = await waitForFrameJobs(id, 1);
+    if (!job) throw new Error("no frame job");
+    expect((await putFrame(job)).status).toBe(204);
+    expect(await asked).toBe("stored");
+    // A second copy of the same frame (a job that ran again) is dropped: the bytes stay.
+    expect((await putFrame(job, new Uint8Array([0xff, 0xd8, 9, 0xff, 0xd9]))).status).toBe(204);
+    expect(await env.MEDIA.get(frameKey(project.id, id, 25, 640)).then((o) => o?.arrayBuffer())).toEqual(JPEG.buffer);
+    expect((await result(job)).status).toBe(204);
+    const state = await encodingState(id);
+    expect(state.units).toEqual([]);
+    expect(state.slots).toEqual([]);
+
+    const failing = coordinator.frame(50, 640);
+    for (let attempt = 1; attempt <= 3; attempt++) {
+      const jobs = await waitForFrameJobs(id, 1 + attempt);
+      expect((await failWith(jobs.at(-1) as (typeof jobs)[number], "encoding_failed")).status).toBe(204);
+    }
+    expect(await failing).toBe("failed");
+    const after = (await (await api(`/v1/videos/${id}`, bearer(key))).json()) as { status: string };
+    expect(after.status).toBe("ready");
+  });
+
+  it("outside the video or its widths are gone, and a ready video deleted meanwhile keeps no frame", async () => {
+    const { key, project } = await newWorkspace();
+    const { id } = await playable(encoder, key, probeFacts(8));
+    const coordinator = coordinatorOf(env, id);
+    expect(await coordinator.frame(200, 320)).toBe("gone");
+    expect(await coordinator.frame(0, 15)).toBe("gone");
+    expect(await coordinator.frame(0, 1281)).toBe("gone");
+    await finishAll(encoder, id);
+
+    void coordinator.frame(10, 320);
+    const [job] = await waitForFrameJobs(id, 1);
+    if (!job) throw new Error("no frame job");
+    expect((await api(`/v1/videos/${id}`, bearer(key, { method: "DELETE" }))).status).toBe(204);
+    expect((await putFrame(job)).status).toBe(410);
+    expect(await env.MEDIA.head(frameKey(project.id, id, 10, 320))).toBeNull();
+  });
+});
+
+describe("the storyboard", () => {
+  it("is a background job of the plan, stored under the video's prefix; the video is ready only with it", async () => {
+    const { key, project } = await newWorkspace();
+    const { id } = await playable(encoder, key, probeFacts(8));
+    const board = jobsOf(encoder, id, "storyboard");
+    expect(board).toHaveLength(0); // two background slots: the poster and the first run
+    await finishStill(jobsOf(encoder, id, "still")[0] as Parameters<typeof finishStill>[0]);
+    const [job] = jobsOf(encoder, id, "storyboard");
+    expect(job).toMatchObject({ priority: "background", plan: { duration: 8 } });
+    await finishAll(encoder, id);
+    expect(await env.MEDIA.head(storyboardKey(project.id, id))).not.toBeNull();
+    expect((await encodingState(id)).phase).toBe("ready");
+  });
+});
