@@ -116,11 +116,11 @@ export function bearer(key: string, init: RequestInit = {}): RequestInit {
   return { ...init, headers: { ...(init.headers as Record<string, string>), authorization: `Bearer ${key}` } };
 }
 
-/** A project with a logged-in owner and a read+write key. */
-export async function newWorkspace() {
+/** A project with a logged-in owner and a read+write key (of test mode unless told otherwise). */
+export async function newWorkspace({ mode = "test" }: { mode?: "test" | "live" } = {}) {
   const session = await newSession();
   const project = await newProject(session);
-  const key = await newKey(session, project.id);
+  const key = await newKey(session, project.id, ["read", "write"], mode);
   return { session, project, key };
 }
 

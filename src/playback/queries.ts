@@ -4,6 +4,8 @@ import type { VideoRow } from "../videos/model";
 /**
  * The one D1 read of a playback request: the live video with this id in a live project, whatever
  * its state (the route decides what each state answers). Null for an unknown or deleted video.
+ *
+ * @allModes a playback URL names its video by id (or a token does) and is its own credential: playback is the same in both modes
  */
 export function playbackVideo(db: Db, videoId: string): Promise<VideoRow | null> {
   return db

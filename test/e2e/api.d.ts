@@ -759,6 +759,8 @@ export interface components {
              * @example 01JD5Q3V7Y8N2M4K6P9R0S1T2V
              */
             projectId: string;
+            /** @description true for a live object, false for a test one: the mode of the API key that created it (`svc_live_…` or `svc_test_…`; a session cookie creates live objects, and test ones with `?mode=test`). A key sees only its own mode's objects. A test video is encoded from its first 10 seconds only, and deleted 24 hours after its creation, as DELETE deletes it (its video.deleted event included). */
+            livemode: boolean;
             /** @example Intro */
             title: string | null;
             /** @enum {string} */
@@ -918,7 +920,7 @@ export interface components {
             name: string;
             scopes: ("read" | "write")[];
             /** @enum {string} */
-            mode: "test" | "live";
+            mode: "live" | "test";
             /**
              * Format: date-time
              * @description ISO 8601 UTC with milliseconds
@@ -937,7 +939,7 @@ export interface components {
             name: string;
             scopes: ("read" | "write")[];
             /** @enum {string} */
-            mode: "test" | "live";
+            mode: "live" | "test";
         };
         EncodingSettings: {
             enabledResolutions: ("240p" | "360p" | "480p" | "720p" | "1080p" | "1440p" | "2160p")[];
@@ -1092,6 +1094,8 @@ export interface components {
              * @example 01JD5Q3V7Y8N2M4K6P9R0S1T2V
              */
             id: string;
+            /** @description true for a live object, false for a test one: the mode of the API key that created it (`svc_live_…` or `svc_test_…`; a session cookie creates live objects, and test ones with `?mode=test`). A key sees only its own mode's objects. The upload's video has the same mode. */
+            livemode: boolean;
             /**
              * Format: uri
              * @description The tus 1.0.0 creation URL; its own credential
@@ -1123,6 +1127,8 @@ export interface components {
              * @example 01JD5Q3V7Y8N2M4K6P9R0S1T2V
              */
             id: string;
+            /** @description true for a live object, false for a test one: the mode of the API key that created it (`svc_live_…` or `svc_test_…`; a session cookie creates live objects, and test ones with `?mode=test`). A key sees only its own mode's objects. The upload's video has the same mode. */
+            livemode: boolean;
             /** Format: uri */
             url: string;
             /**
@@ -1167,6 +1173,8 @@ export interface components {
              * @example 01JD5Q3V7Y8N2M4K6P9R0S1T2V
              */
             id: string;
+            /** @description true for a live object, false for a test one: the mode of the API key that created it (`svc_live_…` or `svc_test_…`; a session cookie creates live objects, and test ones with `?mode=test`). A key sees only its own mode's objects. It receives the events of its own mode's videos only. */
+            livemode: boolean;
             /**
              * Format: uri
              * @example https://example.com/hooks
@@ -4034,7 +4042,7 @@ export interface operations {
                      *           "scopes": [
                      *             "read"
                      *           ],
-                     *           "mode": "test",
+                     *           "mode": "live",
                      *           "createdAt": "2026-11-22T06:00:00.000Z",
                      *           "lastUsedAt": "2026-11-22T06:00:00.000Z"
                      *         }
@@ -4219,7 +4227,7 @@ export interface operations {
                  *       "scopes": [
                  *         "read"
                  *       ],
-                 *       "mode": "test"
+                 *       "mode": "live"
                  *     }
                  */
                 "application/json": components["schemas"]["ApiKeyCreateRequest"];
@@ -4243,7 +4251,7 @@ export interface operations {
                      *       "scopes": [
                      *         "read"
                      *       ],
-                     *       "mode": "test",
+                     *       "mode": "live",
                      *       "createdAt": "2026-11-22T06:00:00.000Z",
                      *       "lastUsedAt": "2026-11-22T06:00:00.000Z",
                      *       "key": "svc_test_…"
@@ -5822,6 +5830,8 @@ export interface operations {
     bulkVideos: {
         parameters: {
             query?: {
+                /** @description Under session-cookie auth: act in this mode only (create objects of it, see only its objects; lists narrow to it). Without it a session cookie sees both modes and creates live objects. Ignored under API-key auth: a key acts in its own mode (`svc_live_…` live, `svc_test_…` test). */
+                mode?: "live" | "test";
                 /** @description The project's ULID: required under session-cookie auth, ignored under API-key auth */
                 projectId?: string;
             };
@@ -5875,7 +5885,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `invalid_project_id`, `invalid_idempotency_key`, `invalid_body` */
+            /** @description `invalid_project_id`, `invalid_query`, `invalid_idempotency_key`, `invalid_body` */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
@@ -5904,7 +5914,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "invalid_project_id" | "invalid_idempotency_key" | "invalid_body";
+                            code: "invalid_project_id" | "invalid_query" | "invalid_idempotency_key" | "invalid_body";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -6233,6 +6243,8 @@ export interface operations {
     listVideos: {
         parameters: {
             query?: {
+                /** @description Under session-cookie auth: act in this mode only (create objects of it, see only its objects; lists narrow to it). Without it a session cookie sees both modes and creates live objects. Ignored under API-key auth: a key acts in its own mode (`svc_live_…` live, `svc_test_…` test). */
+                mode?: "live" | "test";
                 /** @description The project's ULID: required under session-cookie auth, ignored under API-key auth */
                 projectId?: string;
                 /** @description Page size, 1–100 */
@@ -6268,6 +6280,7 @@ export interface operations {
                      *         {
                      *           "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
                      *           "projectId": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *           "livemode": true,
                      *           "title": "Intro",
                      *           "status": "waiting_for_upload",
                      *           "visibility": "public",
@@ -6306,7 +6319,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `invalid_project_id`, `invalid_limit`, `invalid_cursor`, `invalid_query` */
+            /** @description `invalid_project_id`, `invalid_query`, `invalid_limit`, `invalid_cursor` */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
@@ -6333,7 +6346,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "invalid_project_id" | "invalid_limit" | "invalid_cursor" | "invalid_query";
+                            code: "invalid_project_id" | "invalid_query" | "invalid_limit" | "invalid_cursor";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -6496,6 +6509,8 @@ export interface operations {
     createVideo: {
         parameters: {
             query?: {
+                /** @description Under session-cookie auth: act in this mode only (create objects of it, see only its objects; lists narrow to it). Without it a session cookie sees both modes and creates live objects. Ignored under API-key auth: a key acts in its own mode (`svc_live_…` live, `svc_test_…` test). */
+                mode?: "live" | "test";
                 /** @description The project's ULID: required under session-cookie auth, ignored under API-key auth */
                 projectId?: string;
             };
@@ -6535,6 +6550,7 @@ export interface operations {
                      *       "video": {
                      *         "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
                      *         "projectId": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *         "livemode": true,
                      *         "title": "Intro",
                      *         "status": "waiting_for_upload",
                      *         "visibility": "public",
@@ -6575,7 +6591,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `invalid_project_id`, `invalid_idempotency_key`, `invalid_body` */
+            /** @description `invalid_project_id`, `invalid_query`, `invalid_idempotency_key`, `invalid_body` */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
@@ -6602,7 +6618,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "invalid_project_id" | "invalid_idempotency_key" | "invalid_body";
+                            code: "invalid_project_id" | "invalid_query" | "invalid_idempotency_key" | "invalid_body";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -6877,6 +6893,8 @@ export interface operations {
     getVideo: {
         parameters: {
             query?: {
+                /** @description Under session-cookie auth: act in this mode only (create objects of it, see only its objects; lists narrow to it). Without it a session cookie sees both modes and creates live objects. Ignored under API-key auth: a key acts in its own mode (`svc_live_…` live, `svc_test_…` test). */
+                mode?: "live" | "test";
                 /** @description The project's ULID: required under session-cookie auth, ignored under API-key auth */
                 projectId?: string;
             };
@@ -6905,6 +6923,7 @@ export interface operations {
                      * @example {
                      *       "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
                      *       "projectId": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *       "livemode": true,
                      *       "title": "Intro",
                      *       "status": "waiting_for_upload",
                      *       "visibility": "public",
@@ -6937,7 +6956,7 @@ export interface operations {
                     "application/json": components["schemas"]["Video"];
                 };
             };
-            /** @description `invalid_project_id` */
+            /** @description `invalid_project_id`, `invalid_query` */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
@@ -6964,7 +6983,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "invalid_project_id";
+                            code: "invalid_project_id" | "invalid_query";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -7127,6 +7146,8 @@ export interface operations {
     deleteVideo: {
         parameters: {
             query?: {
+                /** @description Under session-cookie auth: act in this mode only (create objects of it, see only its objects; lists narrow to it). Without it a session cookie sees both modes and creates live objects. Ignored under API-key auth: a key acts in its own mode (`svc_live_…` live, `svc_test_…` test). */
+                mode?: "live" | "test";
                 /** @description The project's ULID: required under session-cookie auth, ignored under API-key auth */
                 projectId?: string;
             };
@@ -7152,7 +7173,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `invalid_project_id` */
+            /** @description `invalid_project_id`, `invalid_query` */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
@@ -7179,7 +7200,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "invalid_project_id";
+                            code: "invalid_project_id" | "invalid_query";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -7379,6 +7400,8 @@ export interface operations {
     updateVideo: {
         parameters: {
             query?: {
+                /** @description Under session-cookie auth: act in this mode only (create objects of it, see only its objects; lists narrow to it). Without it a session cookie sees both modes and creates live objects. Ignored under API-key auth: a key acts in its own mode (`svc_live_…` live, `svc_test_…` test). */
+                mode?: "live" | "test";
                 /** @description The project's ULID: required under session-cookie auth, ignored under API-key auth */
                 projectId?: string;
             };
@@ -7417,6 +7440,7 @@ export interface operations {
                      * @example {
                      *       "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
                      *       "projectId": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *       "livemode": true,
                      *       "title": "Intro",
                      *       "status": "waiting_for_upload",
                      *       "visibility": "public",
@@ -7449,7 +7473,7 @@ export interface operations {
                     "application/json": components["schemas"]["Video"];
                 };
             };
-            /** @description `invalid_project_id`, `invalid_body` */
+            /** @description `invalid_project_id`, `invalid_query`, `invalid_body` */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
@@ -7476,7 +7500,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "invalid_project_id" | "invalid_body";
+                            code: "invalid_project_id" | "invalid_query" | "invalid_body";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -7676,6 +7700,8 @@ export interface operations {
     uploadPart: {
         parameters: {
             query?: {
+                /** @description Under session-cookie auth: act in this mode only (create objects of it, see only its objects; lists narrow to it). Without it a session cookie sees both modes and creates live objects. Ignored under API-key auth: a key acts in its own mode (`svc_live_…` live, `svc_test_…` test). */
+                mode?: "live" | "test";
                 /** @description The project's ULID: required under session-cookie auth, ignored under API-key auth */
                 projectId?: string;
             };
@@ -7719,7 +7745,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `invalid_project_id`, `invalid_body` */
+            /** @description `invalid_project_id`, `invalid_query`, `invalid_body` */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
@@ -7746,7 +7772,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "invalid_project_id" | "invalid_body";
+                            code: "invalid_project_id" | "invalid_query" | "invalid_body";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -7983,6 +8009,8 @@ export interface operations {
     completeUpload: {
         parameters: {
             query?: {
+                /** @description Under session-cookie auth: act in this mode only (create objects of it, see only its objects; lists narrow to it). Without it a session cookie sees both modes and creates live objects. Ignored under API-key auth: a key acts in its own mode (`svc_live_…` live, `svc_test_…` test). */
+                mode?: "live" | "test";
                 /** @description The project's ULID: required under session-cookie auth, ignored under API-key auth */
                 projectId?: string;
             };
@@ -8028,6 +8056,7 @@ export interface operations {
                      * @example {
                      *       "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
                      *       "projectId": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *       "livemode": true,
                      *       "title": "Intro",
                      *       "status": "waiting_for_upload",
                      *       "visibility": "public",
@@ -8060,7 +8089,7 @@ export interface operations {
                     "application/json": components["schemas"]["Video"];
                 };
             };
-            /** @description `invalid_project_id`, `invalid_idempotency_key`, `invalid_body`, `invalid_parts` */
+            /** @description `invalid_project_id`, `invalid_query`, `invalid_idempotency_key`, `invalid_body`, `invalid_parts` */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
@@ -8087,7 +8116,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "invalid_project_id" | "invalid_idempotency_key" | "invalid_body" | "invalid_parts";
+                            code: "invalid_project_id" | "invalid_query" | "invalid_idempotency_key" | "invalid_body" | "invalid_parts";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -8362,6 +8391,8 @@ export interface operations {
     createPlaybackToken: {
         parameters: {
             query?: {
+                /** @description Under session-cookie auth: act in this mode only (create objects of it, see only its objects; lists narrow to it). Without it a session cookie sees both modes and creates live objects. Ignored under API-key auth: a key acts in its own mode (`svc_live_…` live, `svc_test_…` test). */
+                mode?: "live" | "test";
                 /** @description The project's ULID: required under session-cookie auth, ignored under API-key auth */
                 projectId?: string;
             };
@@ -8409,7 +8440,7 @@ export interface operations {
                     "application/json": components["schemas"]["PlaybackToken"];
                 };
             };
-            /** @description `invalid_project_id`, `invalid_idempotency_key`, `invalid_body` */
+            /** @description `invalid_project_id`, `invalid_query`, `invalid_idempotency_key`, `invalid_body` */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
@@ -8436,7 +8467,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "invalid_project_id" | "invalid_idempotency_key" | "invalid_body";
+                            code: "invalid_project_id" | "invalid_query" | "invalid_idempotency_key" | "invalid_body";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -8711,6 +8742,8 @@ export interface operations {
     createDirectUpload: {
         parameters: {
             query?: {
+                /** @description Under session-cookie auth: act in this mode only (create objects of it, see only its objects; lists narrow to it). Without it a session cookie sees both modes and creates live objects. Ignored under API-key auth: a key acts in its own mode (`svc_live_…` live, `svc_test_…` test). */
+                mode?: "live" | "test";
                 /** @description The project's ULID: required under session-cookie auth, ignored under API-key auth */
                 projectId?: string;
             };
@@ -8753,11 +8786,13 @@ export interface operations {
                     /**
                      * @example {
                      *       "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *       "livemode": true,
                      *       "url": "https://video-api.example.com/",
                      *       "expiresAt": "2026-11-22T06:00:00.000Z",
                      *       "video": {
                      *         "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
                      *         "projectId": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *         "livemode": true,
                      *         "title": "Intro",
                      *         "status": "waiting_for_upload",
                      *         "visibility": "public",
@@ -8791,7 +8826,7 @@ export interface operations {
                     "application/json": components["schemas"]["DirectUpload"];
                 };
             };
-            /** @description `invalid_project_id`, `invalid_idempotency_key`, `invalid_body` */
+            /** @description `invalid_project_id`, `invalid_query`, `invalid_idempotency_key`, `invalid_body` */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
@@ -8818,7 +8853,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "invalid_project_id" | "invalid_idempotency_key" | "invalid_body";
+                            code: "invalid_project_id" | "invalid_query" | "invalid_idempotency_key" | "invalid_body";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -9093,6 +9128,8 @@ export interface operations {
     getDirectUpload: {
         parameters: {
             query?: {
+                /** @description Under session-cookie auth: act in this mode only (create objects of it, see only its objects; lists narrow to it). Without it a session cookie sees both modes and creates live objects. Ignored under API-key auth: a key acts in its own mode (`svc_live_…` live, `svc_test_…` test). */
+                mode?: "live" | "test";
                 /** @description The project's ULID: required under session-cookie auth, ignored under API-key auth */
                 projectId?: string;
             };
@@ -9120,6 +9157,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *       "livemode": true,
                      *       "url": "https://video-api.example.com/",
                      *       "expiresAt": "2026-11-22T06:00:00.000Z",
                      *       "videoId": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
@@ -9131,7 +9169,7 @@ export interface operations {
                     "application/json": components["schemas"]["DirectUploadProgress"];
                 };
             };
-            /** @description `invalid_project_id` */
+            /** @description `invalid_project_id`, `invalid_query` */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
@@ -9158,7 +9196,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "invalid_project_id";
+                            code: "invalid_project_id" | "invalid_query";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -9321,6 +9359,8 @@ export interface operations {
     setThumbnail: {
         parameters: {
             query?: {
+                /** @description Under session-cookie auth: act in this mode only (create objects of it, see only its objects; lists narrow to it). Without it a session cookie sees both modes and creates live objects. Ignored under API-key auth: a key acts in its own mode (`svc_live_…` live, `svc_test_…` test). */
+                mode?: "live" | "test";
                 /** @description The project's ULID: required under session-cookie auth, ignored under API-key auth */
                 projectId?: string;
             };
@@ -9364,7 +9404,7 @@ export interface operations {
                     "application/json": components["schemas"]["ThumbnailResult"];
                 };
             };
-            /** @description `invalid_project_id`, `invalid_image` */
+            /** @description `invalid_project_id`, `invalid_query`, `invalid_image` */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
@@ -9393,7 +9433,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "invalid_project_id" | "invalid_image";
+                            code: "invalid_project_id" | "invalid_query" | "invalid_image";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -9682,6 +9722,8 @@ export interface operations {
     deleteThumbnail: {
         parameters: {
             query?: {
+                /** @description Under session-cookie auth: act in this mode only (create objects of it, see only its objects; lists narrow to it). Without it a session cookie sees both modes and creates live objects. Ignored under API-key auth: a key acts in its own mode (`svc_live_…` live, `svc_test_…` test). */
+                mode?: "live" | "test";
                 /** @description The project's ULID: required under session-cookie auth, ignored under API-key auth */
                 projectId?: string;
             };
@@ -9716,7 +9758,7 @@ export interface operations {
                     "application/json": components["schemas"]["ThumbnailResult"];
                 };
             };
-            /** @description `invalid_project_id` */
+            /** @description `invalid_project_id`, `invalid_query` */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
@@ -9743,7 +9785,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "invalid_project_id";
+                            code: "invalid_project_id" | "invalid_query";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -9905,7 +9947,10 @@ export interface operations {
     };
     listWebhookEndpoints: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Under session-cookie auth: act in this mode only (create objects of it, see only its objects; lists narrow to it). Without it a session cookie sees both modes and creates live objects. Ignored under API-key auth: a key acts in its own mode (`svc_live_…` live, `svc_test_…` test). */
+                mode?: "live" | "test";
+            };
             header?: {
                 /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
                 "x-d1-bookmark"?: string;
@@ -9932,6 +9977,7 @@ export interface operations {
                      *       "data": [
                      *         {
                      *           "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *           "livemode": true,
                      *           "url": "https://example.com/hooks",
                      *           "eventTypes": [
                      *             "video.deleted"
@@ -9946,6 +9992,43 @@ export interface operations {
                      */
                     "application/json": {
                         data: components["schemas"]["WebhookEndpoint"][];
+                    };
+                };
+            };
+            /** @description `invalid_query` */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_query",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_query";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
                     };
                 };
             };
@@ -10101,7 +10184,10 @@ export interface operations {
     };
     createWebhookEndpoint: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Under session-cookie auth: act in this mode only (create objects of it, see only its objects; lists narrow to it). Without it a session cookie sees both modes and creates live objects. Ignored under API-key auth: a key acts in its own mode (`svc_live_…` live, `svc_test_…` test). */
+                mode?: "live" | "test";
+            };
             header?: {
                 /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
                 "x-d1-bookmark"?: string;
@@ -10142,6 +10228,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *       "livemode": true,
                      *       "url": "https://example.com/hooks",
                      *       "eventTypes": [
                      *         "video.deleted"
@@ -10156,7 +10243,7 @@ export interface operations {
                     "application/json": components["schemas"]["CreatedWebhookEndpoint"];
                 };
             };
-            /** @description `invalid_idempotency_key`, `invalid_body` */
+            /** @description `invalid_query`, `invalid_idempotency_key`, `invalid_body` */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
@@ -10168,7 +10255,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": {
-                     *         "code": "invalid_idempotency_key",
+                     *         "code": "invalid_query",
                      *         "message": "string",
                      *         "requestId": "string",
                      *         "details": [
@@ -10183,7 +10270,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "invalid_idempotency_key" | "invalid_body";
+                            code: "invalid_query" | "invalid_idempotency_key" | "invalid_body";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -10457,7 +10544,10 @@ export interface operations {
     };
     getWebhookEndpoint: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Under session-cookie auth: act in this mode only (create objects of it, see only its objects; lists narrow to it). Without it a session cookie sees both modes and creates live objects. Ignored under API-key auth: a key acts in its own mode (`svc_live_…` live, `svc_test_…` test). */
+                mode?: "live" | "test";
+            };
             header?: {
                 /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
                 "x-d1-bookmark"?: string;
@@ -10484,6 +10574,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *       "livemode": true,
                      *       "url": "https://example.com/hooks",
                      *       "eventTypes": [
                      *         "video.deleted"
@@ -10495,6 +10586,43 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            /** @description `invalid_query` */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_query",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_query";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
                 };
             };
             /** @description `unauthorized` */
@@ -10649,7 +10777,10 @@ export interface operations {
     };
     deleteWebhookEndpoint: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Under session-cookie auth: act in this mode only (create objects of it, see only its objects; lists narrow to it). Without it a session cookie sees both modes and creates live objects. Ignored under API-key auth: a key acts in its own mode (`svc_live_…` live, `svc_test_…` test). */
+                mode?: "live" | "test";
+            };
             header?: {
                 /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
                 "x-d1-bookmark"?: string;
@@ -10673,6 +10804,43 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description `invalid_query` */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_query",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_query";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
             };
             /** @description `unauthorized` */
             401: {
@@ -10826,7 +10994,10 @@ export interface operations {
     };
     updateWebhookEndpoint: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Under session-cookie auth: act in this mode only (create objects of it, see only its objects; lists narrow to it). Without it a session cookie sees both modes and creates live objects. Ignored under API-key auth: a key acts in its own mode (`svc_live_…` live, `svc_test_…` test). */
+                mode?: "live" | "test";
+            };
             header?: {
                 /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
                 "x-d1-bookmark"?: string;
@@ -10867,6 +11038,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *       "livemode": true,
                      *       "url": "https://example.com/hooks",
                      *       "eventTypes": [
                      *         "video.deleted"
@@ -10880,7 +11052,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEndpoint"];
                 };
             };
-            /** @description `invalid_body` */
+            /** @description `invalid_query`, `invalid_body` */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
@@ -10892,7 +11064,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": {
-                     *         "code": "invalid_body",
+                     *         "code": "invalid_query",
                      *         "message": "string",
                      *         "requestId": "string",
                      *         "details": [
@@ -10907,7 +11079,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "invalid_body";
+                            code: "invalid_query" | "invalid_body";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -11106,7 +11278,10 @@ export interface operations {
     };
     rotateWebhookSecret: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Under session-cookie auth: act in this mode only (create objects of it, see only its objects; lists narrow to it). Without it a session cookie sees both modes and creates live objects. Ignored under API-key auth: a key acts in its own mode (`svc_live_…` live, `svc_test_…` test). */
+                mode?: "live" | "test";
+            };
             header?: {
                 /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
                 "x-d1-bookmark"?: string;
@@ -11144,7 +11319,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `invalid_idempotency_key` */
+            /** @description `invalid_query`, `invalid_idempotency_key` */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
@@ -11156,7 +11331,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": {
-                     *         "code": "invalid_idempotency_key",
+                     *         "code": "invalid_query",
                      *         "message": "string",
                      *         "requestId": "string",
                      *         "details": [
@@ -11171,7 +11346,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "invalid_idempotency_key";
+                            code: "invalid_query" | "invalid_idempotency_key";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -11416,6 +11591,8 @@ export interface operations {
                 /** @description pending, succeeded or failed */
                 state?: "pending" | "succeeded" | "failed";
                 eventType?: string;
+                /** @description Under session-cookie auth: act in this mode only (create objects of it, see only its objects; lists narrow to it). Without it a session cookie sees both modes and creates live objects. Ignored under API-key auth: a key acts in its own mode (`svc_live_…` live, `svc_test_…` test). */
+                mode?: "live" | "test";
             };
             header?: {
                 /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
@@ -11469,7 +11646,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `invalid_limit`, `invalid_cursor`, `invalid_state`, `invalid_body` */
+            /** @description `invalid_query`, `invalid_limit`, `invalid_cursor`, `invalid_state`, `invalid_body` */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
@@ -11483,7 +11660,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": {
-                     *         "code": "invalid_limit",
+                     *         "code": "invalid_query",
                      *         "message": "string",
                      *         "requestId": "string",
                      *         "details": [
@@ -11498,7 +11675,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "invalid_limit" | "invalid_cursor" | "invalid_state" | "invalid_body";
+                            code: "invalid_query" | "invalid_limit" | "invalid_cursor" | "invalid_state" | "invalid_body";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -11708,7 +11885,10 @@ export interface operations {
     };
     retryWebhookDelivery: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Under session-cookie auth: act in this mode only (create objects of it, see only its objects; lists narrow to it). Without it a session cookie sees both modes and creates live objects. Ignored under API-key auth: a key acts in its own mode (`svc_live_…` live, `svc_test_…` test). */
+                mode?: "live" | "test";
+            };
             header?: {
                 /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
                 "x-d1-bookmark"?: string;
@@ -11758,7 +11938,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookDeliveryAttempt"];
                 };
             };
-            /** @description `invalid_idempotency_key` */
+            /** @description `invalid_query`, `invalid_idempotency_key` */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
@@ -11772,7 +11952,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": {
-                     *         "code": "invalid_idempotency_key",
+                     *         "code": "invalid_query",
                      *         "message": "string",
                      *         "requestId": "string",
                      *         "details": [
@@ -11787,7 +11967,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "invalid_idempotency_key";
+                            code: "invalid_query" | "invalid_idempotency_key";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -12301,6 +12481,7 @@ export interface operations {
                  *       "data": {
                  *         "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
                  *         "projectId": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                 *         "livemode": true,
                  *         "title": "Intro",
                  *         "status": "waiting_for_upload",
                  *         "visibility": "public",
@@ -12374,6 +12555,7 @@ export interface operations {
                  *       "data": {
                  *         "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
                  *         "projectId": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                 *         "livemode": true,
                  *         "title": "Intro",
                  *         "status": "waiting_for_upload",
                  *         "visibility": "public",
