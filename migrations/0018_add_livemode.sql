@@ -12,3 +12,5 @@ ALTER TABLE outbox_events ADD COLUMN livemode INTEGER NOT NULL DEFAULT 1 CHECK (
 -- (a session cookie that does not narrow keeps using videos_project_created).
 CREATE INDEX videos_project_mode_created ON videos (project_id, livemode, created_at DESC, id DESC)
   WHERE deleted_at IS NULL;
+-- The scheduled sweep's look-up of test videos to delete 24 hours after their creation.
+CREATE INDEX videos_test_expiry ON videos (created_at, id) WHERE livemode = 0 AND deleted_at IS NULL;

@@ -405,3 +405,29 @@ export async function storedParts(
     .all<StoredPart>();
   return new Map(results.map((part) => [part.part_number, part]));
 }
+
+/**
+ * Up to `limit` test videos (contract §16) created at or before `createdBefore`, not deleted, of
+ * projects not deleted (a deleted project's videos go with its purge, with no video.deleted each),
+ * oldest first, after `after`: what the expiry sweep deletes.
+ *
+ * @allModes the expiry sweep reads test videos only (livemode = 0), for no caller
+ */
+export async function expiredTestVideos(
+  db: Db,
+  createdBefore: string,
+  after: Position | null,
+  limit: number,
+): Promise<Pick<VideoRow, "id" | "project_id" | "created_at">[]> {
+  const { results } = await db
+    .prepare(
+      // One ordered seek on videos_test_expiry, and the video's project by its key.
+      `SELECT v.id, v.project_id, v.created_at FROM videos v
+       WHERE v.livemode = 0 AND v.deleted_at IS NULL AND v.created_at <= ?1 AND (v.created_at, v.id) > (?2, ?3)
+         AND NOT EXISTS (SELECT 1 FROM projects p WHERE p.id = v.project_id AND p.deleted_at IS NOT NULL)
+       ORDER BY v.created_at, v.id LIMIT ?4`,
+    )
+    .bind(createdBefore, after?.createdAt ?? "", after?.id ?? "", limit)
+    .all<Pick<VideoRow, "id" | "project_id" | "created_at">>();
+  return results;
+}
