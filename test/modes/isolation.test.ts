@@ -1,10 +1,11 @@
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { ROUTES } from "../../src/http/route";
 import { MODES, type Mode } from "../../src/lib/tenant";
 import { IMAGES } from "../fixtures/images";
 import { api, bearer, errorCode, json, withCookie } from "../helpers";
 import { apiWith } from "../support/app";
-import { recordingBindings, unboundStatements } from "../support/modes";
+import { type Ran, recordingBindings, unboundStatements } from "../support/modes";
 import { type ModeObjects, snapshot, type TwoModes, twoModes } from "./support";
 
 /**
@@ -306,6 +307,36 @@ describe("a session cookie", () => {
       withCookie(ws.session),
     );
     expect(await errorCode(hook)).toBe("endpoint_not_found");
+  });
+
+  it("lists one mode with a seek on videos_project_mode_created, both with one on videos_project_created", async () => {
+    const ws = await both();
+    const plans = async (path: string) => {
+      const { bindings, ran } = recordingBindings();
+      const first = await apiWith(bindings, path, withCookie(ws.session));
+      const { nextCursor } = (await first.json()) as { nextCursor: string };
+      await apiWith(bindings, `${path}&cursor=${nextCursor}`, withCookie(ws.session));
+      const lists = ran.filter((statement: Ran) => /^SELECT \* FROM videos WHERE project_id/.test(statement.sql));
+      expect(lists).toHaveLength(2);
+      return Promise.all(
+        lists.map(async ({ sql, params }) => {
+          const { results } = await env.DB.prepare(`EXPLAIN QUERY PLAN ${sql}`)
+            .bind(...params)
+            .all<{ detail: string }>();
+          return results.map((row) => row.detail).join("\n");
+        }),
+      );
+    };
+    for (const mode of MODES) {
+      for (const plan of await plans(`/v1/videos?projectId=${ws.projectId}&limit=1&mode=${mode}`)) {
+        expect(plan).toMatch(/^SEARCH videos USING INDEX videos_project_mode_created \(project_id=\? AND livemode=\?/);
+        expect(plan).not.toMatch(/TEMP B-TREE/);
+      }
+    }
+    for (const plan of await plans(`/v1/videos?projectId=${ws.projectId}&limit=1`)) {
+      expect(plan).toMatch(/^SEARCH videos USING INDEX videos_project_created \(project_id=\?/);
+      expect(plan).not.toMatch(/TEMP B-TREE/);
+    }
   });
 
   it("refuses a cursor of one mode's listing on another's", async () => {
