@@ -317,7 +317,7 @@ export interface paths {
          * Delete videos, or set their visibility, by id
          * @description Answers 200 even when some items fail: inspect each entry's `ok`. One entry per distinct id (case-insensitive), in order of first appearance. An infrastructure failure on a delete stops processing: that entry reports internal_error and every later one not_attempted; retrying the same request re-runs them and changes nothing already done.
          *
-         *     **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`).
+         *     **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`, and `?mode=test` or `?mode=live` acts in that mode only; a key acts in its own).
          */
         post: operations["bulkVideos"];
         delete?: never;
@@ -335,13 +335,13 @@ export interface paths {
         };
         /**
          * The project's videos, newest first
-         * @description **Auth:** an API key with `read` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`).
+         * @description **Auth:** an API key with `read` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`, and `?mode=test` or `?mode=live` acts in that mode only; a key acts in its own).
          */
         get: operations["listVideos"];
         put?: never;
         /**
          * Create a video and open its upload session (an R2 multipart upload)
-         * @description **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`).
+         * @description **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`, and `?mode=test` or `?mode=live` acts in that mode only; a key acts in its own).
          */
         post: operations["createVideo"];
         delete?: never;
@@ -359,21 +359,21 @@ export interface paths {
         };
         /**
          * One video
-         * @description **Auth:** an API key with `read` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`).
+         * @description **Auth:** an API key with `read` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`, and `?mode=test` or `?mode=live` acts in that mode only; a key acts in its own).
          */
         get: operations["getVideo"];
         put?: never;
         post?: never;
         /**
          * Soft-delete a video: aborts its upload session and emits video.deleted
-         * @description **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`).
+         * @description **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`, and `?mode=test` or `?mode=live` acts in that mode only; a key acts in its own).
          */
         delete: operations["deleteVideo"];
         options?: never;
         head?: never;
         /**
          * Edit a video's title or visibility; making it private takes effect on playback at once
-         * @description **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`).
+         * @description **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`, and `?mode=test` or `?mode=live` acts in that mode only; a key acts in its own).
          */
         patch: operations["updateVideo"];
         trace?: never;
@@ -390,7 +390,7 @@ export interface paths {
          * Upload one part of the video's source, streamed to R2
          * @description Raw bytes with a Content-Length. R2's rule, checked when the upload is completed: every part but the highest-numbered must be one size, at least 5 MiB (5,242,880 bytes); the last may be smaller. A completion that breaks it is `400 invalid_parts`, naming the first part at fault; put that part again, then complete.
          *
-         *     **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`).
+         *     **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`, and `?mode=test` or `?mode=live` acts in that mode only; a key acts in its own).
          */
         put: operations["uploadPart"];
         post?: never;
@@ -411,7 +411,7 @@ export interface paths {
         put?: never;
         /**
          * Complete the upload from its parts
-         * @description **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`).
+         * @description **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`, and `?mode=test` or `?mode=live` acts in that mode only; a key acts in its own).
          */
         post: operations["completeUpload"];
         delete?: never;
@@ -433,7 +433,7 @@ export interface paths {
          * Mint a short-lived playback token (plays any video, private ones included, until it expires)
          * @description The URLs carry the token in place of the video id (`/play/<token>/master.m3u8`), so every relative URI in the playlists works with it. An altered or expired token answers `403 invalid_playback_token`.
          *
-         *     **Auth:** an API key with `read` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`).
+         *     **Auth:** an API key with `read` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`, and `?mode=test` or `?mode=live` acts in that mode only; a key acts in its own).
          */
         post: operations["createPlaybackToken"];
         delete?: never;
@@ -455,7 +455,7 @@ export interface paths {
          * Create a video and a one-video tus upload URL for a browser or an app
          * @description The answer's `url` is a tus 1.0.0 creation endpoint (extensions `creation`, `termination`, `expiration`) that any tus client may use without an API key until `expiresAt`, from a page on `corsOrigin`: `POST` it with `Upload-Length` to create the upload (one per URL), then `PATCH` the `Location` with `Content-Type: application/offset+octet-stream` and `Upload-Offset`, at most 64 MiB a request; `HEAD` tells where to resume; `DELETE` ends it and deletes the video. Answers on the URL are plain tus statuses (412, 409, 415, 413, 404), not JSON. When the last byte arrives the video is `uploaded`.
          *
-         *     **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`).
+         *     **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`, and `?mode=test` or `?mode=live` acts in that mode only; a key acts in its own).
          */
         post: operations["createDirectUpload"];
         delete?: never;
@@ -473,7 +473,7 @@ export interface paths {
         };
         /**
          * A direct upload's progress
-         * @description **Auth:** an API key with `read` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`).
+         * @description **Auth:** an API key with `read` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`, and `?mode=test` or `?mode=live` acts in that mode only; a key acts in its own).
          */
         get: operations["getDirectUpload"];
         put?: never;
@@ -494,13 +494,13 @@ export interface paths {
         get?: never;
         /**
          * Set a custom thumbnail from raw JPEG, PNG or WebP bytes (at most 5 MiB)
-         * @description **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`).
+         * @description **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`, and `?mode=test` or `?mode=live` acts in that mode only; a key acts in its own).
          */
         put: operations["setThumbnail"];
         post?: never;
         /**
          * Remove the custom thumbnail, restoring the automatic poster frame
-         * @description **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`).
+         * @description **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`, and `?mode=test` or `?mode=live` acts in that mode only; a key acts in its own).
          */
         delete: operations["deleteThumbnail"];
         options?: never;
@@ -517,13 +517,13 @@ export interface paths {
         };
         /**
          * The project's webhook endpoints
-         * @description **Auth:** an API key with `read` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`).
+         * @description **Auth:** an API key with `read` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`, and `?mode=test` or `?mode=live` acts in that mode only; a key acts in its own).
          */
         get: operations["listWebhookEndpoints"];
         put?: never;
         /**
          * Add a webhook endpoint; its signing secret is shown only in this response
-         * @description **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`).
+         * @description **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`, and `?mode=test` or `?mode=live` acts in that mode only; a key acts in its own).
          */
         post: operations["createWebhookEndpoint"];
         delete?: never;
@@ -541,21 +541,21 @@ export interface paths {
         };
         /**
          * One webhook endpoint
-         * @description **Auth:** an API key with `read` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`).
+         * @description **Auth:** an API key with `read` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`, and `?mode=test` or `?mode=live` acts in that mode only; a key acts in its own).
          */
         get: operations["getWebhookEndpoint"];
         put?: never;
         post?: never;
         /**
          * Delete a webhook endpoint and its delivery attempts
-         * @description **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`).
+         * @description **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`, and `?mode=test` or `?mode=live` acts in that mode only; a key acts in its own).
          */
         delete: operations["deleteWebhookEndpoint"];
         options?: never;
         head?: never;
         /**
          * Change an endpoint's URL, event types, description, or whether it is enabled
-         * @description **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`).
+         * @description **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`, and `?mode=test` or `?mode=live` acts in that mode only; a key acts in its own).
          */
         patch: operations["updateWebhookEndpoint"];
         trace?: never;
@@ -571,7 +571,7 @@ export interface paths {
         put?: never;
         /**
          * Replace the signing secret; for 24 h deliveries carry the new and the old signature
-         * @description **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`).
+         * @description **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`, and `?mode=test` or `?mode=live` acts in that mode only; a key acts in its own).
          */
         post: operations["rotateWebhookSecret"];
         delete?: never;
@@ -589,7 +589,7 @@ export interface paths {
         };
         /**
          * The endpoint's delivery attempts, newest first (createdAt, then id)
-         * @description **Auth:** an API key with `read` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`).
+         * @description **Auth:** an API key with `read` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`, and `?mode=test` or `?mode=live` acts in that mode only; a key acts in its own).
          */
         get: operations["listWebhookDeliveries"];
         put?: never;
@@ -611,7 +611,7 @@ export interface paths {
         put?: never;
         /**
          * Send the attempt's event to the endpoint again, as a new attempt
-         * @description **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`).
+         * @description **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`, and `?mode=test` or `?mode=live` acts in that mode only; a key acts in its own).
          */
         post: operations["retryWebhookDelivery"];
         delete?: never;
