@@ -38,6 +38,10 @@ export default defineConfig({
                 // Jobs go to a fake encoder the tests install (test/pipeline/support.ts).
                 ENCODER_URL: "http://encoder.test",
                 ENCODER_CALLBACK_URL: "http://api.test",
+                ENCODER_TOKEN: "test-encoder-token-0123456789abcdef012",
+                ENCODER_SLOTS: "2",
+                ENCODER_INTERACTIVE_SLOTS: "2",
+                ENCODER_VIDEO_SLOTS: "2",
                 // The fuzzer's size and seed: npm test runs a fixed seed, npm run fuzz more at random.
                 FUZZ_RUNS: process.env.FUZZ_RUNS ?? "2000",
                 FUZZ_SEED: process.env.FUZZ_SEED ?? "20261122",

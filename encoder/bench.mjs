@@ -1,129 +1,164 @@
 // @ts-check
-// How much the encoder adds to ffmpeg. For a 10 s 720p clip with audio (settings: 360p, 720p
-// and 1080p enabled, MP4 and a watermark on), it times, as medians of --runs runs:
-//   direct    the encoder's ffmpeg command line run on its own (nothing read from it)
-//   ffmpeg    the same command as the encoder runs it (progress read, memory sampled)
-//   pipeline  a whole job through the real server and a local fake Worker: download, probe,
-//             ffmpeg, output checks, master playlist, uploads, result
-// and prints pipeline ÷ direct (the target is at most 1.25). Then one job on a 1080p source
-// (and with --8k a 7680×4320 one) for ffmpeg's peak memory.
-// Usage: npm run bench:encoder [-- --runs 3 --8k]
+// What segment-by-segment encoding costs against one ffmpeg run over the whole file, on this
+// machine, and what an encoder instance holds meanwhile. For a test-pattern source (default 60 s
+// of 1920×1080 at 30 fps with audio; settings 360p, 720p, 1080p and the MP4), it prints:
+//   direct    one ffmpeg run making every segment of every rendition (encoder/direct.mjs)
+//   jobs      the same work as the encoder does it through a local fake Worker: the probe, the
+//             background runs (as many at once as the encoder takes), then the MP4 from the
+//             segments; each segment sent as it is made, the source read by range
+//   ratio     jobs ÷ direct
+//   peak      the encoder's memory (its process and its ffmpegs, summed) and its disk (the job
+//             folders), sampled every 200 ms
+// Usage: npm run bench:encoder [-- --seconds 600 --height 720 --rate 30]
 
-import { mkdtemp, readFile, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { describeBinaries, resolveBinaries } from "./binaries.mjs";
-import { directArgs, runDirect } from "./direct.mjs";
-import { runFfmpeg } from "./encode.mjs";
-import { startEncoder } from "./test/encoder-process.mjs";
+import { runDirect, wholeRun } from "./direct.mjs";
+import { runLength, segmentCount } from "./plan.mjs";
+import { childrenOf, startEncoder } from "./test/encoder-process.mjs";
 import { startFakeWorker } from "./test/fake-worker.mjs";
-import { makeClip, makeWatermark } from "./test/media.mjs";
-
-/** @typedef {import("./protocol.mjs").Job["settings"]} Settings */
+import { makeClip } from "./test/media.mjs";
 
 const { values: options } = parseArgs({
-  options: { runs: { type: "string", default: "3" }, "8k": { type: "boolean", default: false } },
+  options: {
+    seconds: { type: "string", default: "60" },
+    height: { type: "string", default: "1080" },
+    rate: { type: "string", default: "30" },
+  },
 });
-const RUNS = Number(options.runs);
-/** @type {Settings} */
-const SETTINGS = {
-  enabledResolutions: ["360p", "720p", "1080p"],
-  mp4: true,
-  watermark: { position: "bottom-right", opacity: 0.8 },
-};
-
-/** @param {number[]} xs */
-function median(xs) {
-  const sorted = [...xs].sort((a, b) => a - b);
-  return /** @type {number} */ (sorted[Math.floor(sorted.length / 2)]);
-}
+const SECONDS = Number(options.seconds);
+const HEIGHT = Number(options.height);
+const WIDTH = Math.round((HEIGHT * 16) / 9 / 2) * 2;
+const RATE = Number(options.rate);
+/** @type {import("./plan.mjs").PlanSettings} */
+const SETTINGS = { enabledResolutions: ["360p", "720p", "1080p"], mp4: true, watermark: null };
+const TOKEN = "bench-token-0123456789abcdef";
 
 /** @param {number} ms */
-const seconds = (ms) => `${(ms / 1000).toFixed(2)} s`;
-/** @param {number | null} bytes */
-const mib = (bytes) => (bytes === null ? "unknown" : `${(bytes / 1024 / 1024).toFixed(0)} MiB`);
+const seconds = (ms) => `${(ms / 1000).toFixed(1)} s`;
+/** @param {number} bytes */
+const mib = (bytes) => `${(bytes / 1024 / 1024).toFixed(0)} MiB`;
 
-/**
- * One job through the real server; resolves with its wall time and the result.
- * @param {Awaited<ReturnType<typeof startEncoder>>} encoder
- * @param {Awaited<ReturnType<typeof startFakeWorker>>} fake
- * @param {string} jobId
- * @param {Buffer} source
- * @param {Buffer} watermark
- */
-async function job(encoder, fake, jobId, source, watermark) {
-  const { job: fakeJob, callback } = fake.addJob(jobId, { source, watermark });
-  const started = performance.now();
-  const response = await fetch(`${encoder.origin}/v1/jobs`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ version: 1, jobId, attempt: 1, callback, settings: SETTINGS }),
-  });
-  if (response.status !== 202) throw new Error(`job refused: ${response.status} ${await response.text()}`);
-  const result = await fakeJob.resultReceived;
-  const ms = performance.now() - started;
-  if (result.status !== "ready") throw new Error(`job failed: ${JSON.stringify(result)}`);
-  // The next job waits until this one has cleaned up.
-  for (let i = 0; i < 200; i++) {
-    const health = /** @type {{ busy: boolean }} */ (await (await fetch(`${encoder.origin}/healthz`)).json());
-    if (!health.busy) break;
-    await new Promise((resolve) => setTimeout(resolve, 20));
+/** Resident memory of a process and all its descendants, in bytes. @param {number} pid @returns {number} */
+function treeMemory(pid) {
+  let total = 0;
+  try {
+    const match = /^VmRSS:\s+(\d+)\s+kB$/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+    total += match ? Number(match[1]) * 1024 : 0;
+  } catch {
+    return 0;
   }
-  return { ms, result };
+  for (const child of childrenOf(pid)) total += treeMemory(child);
+  return total;
+}
+
+/** Bytes of the files under `dir`. @param {string} dir */
+function diskUse(dir) {
+  let total = 0;
+  for (const entry of readdirSync(dir, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile()) continue;
+    try {
+      total += statSync(join(entry.parentPath, entry.name)).size;
+    } catch {
+      // removed while we looked
+    }
+  }
+  return total;
 }
 
 async function main() {
   const binaries = await resolveBinaries();
   console.log(`bench: ${describeBinaries(binaries)}`);
   const dir = await mkdtemp(join(tmpdir(), "encoder-bench-"));
+  const jobsDir = await mkdtemp(join(tmpdir(), "encoder-bench-jobs-"));
   const fake = await startFakeWorker(join(dir, "received"));
-  const encoder = await startEncoder({ ENCODER_TMPDIR: dir, ENCODER_HEARTBEAT_MS: "5000" });
+  const encoder = await startEncoder({ ENCODER_TMPDIR: jobsDir, ENCODER_HEARTBEAT_MS: "5000", ENCODER_TOKEN: TOKEN });
   try {
-    const watermarkFile = join(dir, "watermark.png");
-    const watermark = await makeWatermark(binaries.ffmpeg, watermarkFile, "red");
-    const clipFile = join(dir, "720p.mp4");
-    const clip = await makeClip(binaries.ffmpeg, clipFile, { width: 1280, height: 720, seconds: 10, rate: 30 });
-    console.log(`source: 10 s 1280x720 30 fps H.264 + AAC; settings ${JSON.stringify(SETTINGS)}; ${RUNS} runs each`);
+    const file = join(dir, "source.mp4");
+    console.log(`making the source: ${SECONDS} s of ${WIDTH}x${HEIGHT} at ${RATE} fps with audio…`);
+    const source = await makeClip(binaries.ffmpeg, file, {
+      width: WIDTH,
+      height: HEIGHT,
+      seconds: SECONDS,
+      rate: RATE,
+    });
+    const post = async (/** @type {Record<string, unknown>} */ body) => {
+      const response = await fetch(`${encoder.origin}/v2/jobs`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${TOKEN}` },
+        body: JSON.stringify({ version: 2, ...body }),
+      });
+      if (response.status !== 202) throw new Error(`job refused: ${response.status} ${await response.text()}`);
+    };
+    let jobs = 0;
+    /** @param {string} kind @param {"interactive" | "background"} priority @param {Record<string, unknown>} extra */
+    const run = async (kind, priority, extra) => {
+      const jobId = `bench-${++jobs}`;
+      const { job, callback } = fake.addJob(jobId, { source, video: "video" });
+      await post({ jobId, kind, priority, callback, ...extra });
+      const result = await job.resultReceived;
+      if (result.status !== "done") throw new Error(`${kind} job failed: ${JSON.stringify(result)}`);
+      return result;
+    };
 
-    /** @type {number[]} */ const directMs = [];
-    /** @type {number[]} */ const ffmpegMs = [];
-    /** @type {number[]} */ const pipelineMs = [];
-    /** @type {(number | null)[]} */ const peaks = [];
-    for (let run = 0; run < RUNS; run++) {
-      const out = join(dir, "out");
-      const args = () => directArgs(binaries, { source: clipFile, settings: SETTINGS, watermark: watermarkFile, out });
-      directMs.push(await runDirect(binaries, await args()));
-      const encoded = await runFfmpeg(binaries.ffmpeg, await args());
-      if (!encoded.ok) throw new Error(`${encoded.failure}: ${encoded.stderr}`);
-      ffmpegMs.push(encoded.elapsedMs);
-      const { ms, result } = await job(encoder, fake, `bench-${run}`, clip, watermark);
-      pipelineMs.push(ms);
-      peaks.push(result.status === "ready" ? result.peakMemoryBytes : null);
-      console.log(
-        `run ${run + 1}: direct ${seconds(directMs[run] ?? 0)}, ffmpeg in the encoder ${seconds(encoded.elapsedMs)}, pipeline ${seconds(ms)}`,
-      );
-    }
-    const ratio = median(pipelineMs) / median(directMs);
-    console.log(
-      `median: direct ${seconds(median(directMs))}, ffmpeg in the encoder ${seconds(median(ffmpegMs))}, pipeline ${seconds(median(pipelineMs))}; pipeline/direct ${ratio.toFixed(2)}x (target <= 1.25x); ffmpeg peak ${mib(peaks[0] ?? null)}`,
+    // The baseline: one ffmpeg over the whole file.
+    const { callback } = fake.addJob("direct", { source, video: "direct" });
+    const whole = await wholeRun(binaries, {
+      source: { url: `${callback.baseUrl}/source`, token: callback.token },
+      settings: SETTINGS,
+      watermark: null,
+      out: join(dir, "direct"),
+    });
+    const directMs = await runDirect(binaries, whole.args);
+    console.log(`direct: ${seconds(directMs)}`);
+
+    let peakMemory = 0;
+    let peakDisk = 0;
+    const sampler = setInterval(() => {
+      peakMemory = Math.max(peakMemory, treeMemory(encoder.pid));
+      peakDisk = Math.max(peakDisk, diskUse(jobsDir));
+    }, 200);
+    const started = performance.now();
+    await run("probe", "interactive", {});
+    const plan = whole.plan;
+    const probeMs = performance.now() - started;
+    const count = segmentCount(plan);
+    const length = runLength(plan);
+    /** @type {{ from: number, to: number }[]} */
+    const runs = [];
+    for (let from = 0; from < count; from += length) runs.push({ from, to: Math.min(count, from + length) });
+    const atOnce = availableParallelism();
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: atOnce }, async () => {
+        while (next < runs.length) {
+          const { from, to } = /** @type {{ from: number, to: number }} */ (runs[next++]);
+          await run("segments", "background", { plan, from, to, renditions: plan.renditions.map((r) => r.resolution) });
+        }
+      }),
     );
-
-    const big = [{ name: "1080p", width: 1920, height: 1080, seconds: 5, rate: 30 }];
-    if (options["8k"]) big.push({ name: "8K", width: 7680, height: 4320, seconds: 2, rate: 10 });
-    for (const source of big) {
-      const file = join(dir, `${source.name}.mp4`);
-      await makeClip(binaries.ffmpeg, file, source);
-      const { ms, result } = await job(encoder, fake, `bench-${source.name}`, await readFile(file), watermark);
-      if (result.status !== "ready") continue;
-      console.log(
-        `${source.name} source (${source.width}x${source.height}, ${source.seconds} s at ${source.rate} fps): ${result.renditions.map((r) => r.resolution).join(" ")} + MP4 in ${seconds(ms)}, ffmpeg peak memory ${mib(result.peakMemoryBytes)}`,
-      );
-    }
+    const segmentsMs = performance.now() - started;
+    const mp4 = await run("mp4", "background", { plan, partSize: 16 * 1024 * 1024 });
+    const jobsMs = performance.now() - started;
+    clearInterval(sampler);
+    const mp4Bytes = mp4.status === "done" ? (mp4.mp4?.bytes ?? 0) : 0;
+    const largest = Math.max(...fake.calls.map((call) => call.bytes));
+    console.log(
+      `jobs: probe ${seconds(probeMs)}, ${runs.length} runs of ${length} segments ${seconds(segmentsMs - probeMs)} (${atOnce} at once), MP4 ${seconds(jobsMs - segmentsMs)} (${mib(mp4Bytes)}); all ${seconds(jobsMs)}`,
+    );
+    console.log(`ratio: jobs ÷ direct = ${(jobsMs / directMs).toFixed(2)}x`);
+    console.log(
+      `peak: encoder memory ${mib(peakMemory)}, encoder disk ${mib(peakDisk)}; largest request body ${mib(largest)}`,
+    );
   } finally {
     await encoder.stop();
     await fake.close();
     await rm(dir, { recursive: true, force: true });
+    await rm(jobsDir, { recursive: true, force: true });
   }
 }
 

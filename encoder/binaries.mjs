@@ -1,11 +1,16 @@
 // @ts-check
 // Which ffmpeg and ffprobe the encoder runs, and how a run of either is started and collected.
 // In order: FFMPEG_PATH / FFPROBE_PATH; the program of that name on the PATH (Debian's, in the
-// container); the binary inside the npm packages @ffmpeg-installer/ffmpeg and
-// @ffprobe-installer/ffprobe (root devDependencies, for local development only).
+// container); the binaries inside the npm packages @ffmpeg-installer/linux-x64 and
+// @ffprobe-installer/linux-x64 (root optional dependencies, for local development only, pinned to
+// two versions that hold one and the same build). ffmpeg and ffprobe must be one build: a file
+// that one version takes for a video and another for a playlist would otherwise be validated by
+// one reading and encoded by the other.
 
 import { spawn } from "node:child_process";
 import { accessSync, constants } from "node:fs";
+import { createRequire } from "node:module";
+import { setPriority } from "node:os";
 import { dirname, join } from "node:path";
 
 /**
@@ -17,13 +22,16 @@ import { dirname, join } from "node:path";
  *   env: Record<string, string>,
  * }} Binary
  */
-/** @typedef {{ ffmpeg: Binary, ffprobe: Binary }} Binaries */
+/** @typedef {import("./ffmpeg-args.mjs").Features} Features */
+/** @typedef {{ ffmpeg: Binary, ffprobe: Binary, features: Features }} Binaries */
 
 const NPM_PACKAGES = /** @type {const} */ ({
-  ffmpeg: "@ffmpeg-installer/ffmpeg",
-  ffprobe: "@ffprobe-installer/ffprobe",
+  ffmpeg: "@ffmpeg-installer/linux-x64",
+  ffprobe: "@ffprobe-installer/linux-x64",
 });
 const OVERRIDES = /** @type {const} */ ({ ffmpeg: "FFMPEG_PATH", ffprobe: "FFPROBE_PATH" });
+/** The nice value of background encodes (interactive ones keep the default, 0). */
+const BACKGROUND_PRIORITY = 10;
 
 /** @param {string} file */
 function executable(file) {
@@ -46,12 +54,13 @@ export function onPath(name, searchPath) {
   return null;
 }
 
-/** @param {"ffmpeg" | "ffprobe"} name @returns {Promise<string | null>} */
-async function fromNpm(name) {
+/** @param {"ffmpeg" | "ffprobe"} name @returns {string | null} */
+function fromNpm(name) {
   try {
-    // The packages are CommonJS and throw a string on a platform they do not cover.
-    const module = /** @type {{ default: { path: string } }} */ (await import(NPM_PACKAGES[name]));
-    return executable(module.default.path) ? module.default.path : null;
+    // The package holds the binary beside its package.json; npm installs it only on linux-x64.
+    const manifest = createRequire(import.meta.url).resolve(`${NPM_PACKAGES[name]}/package.json`);
+    const file = join(dirname(manifest), name);
+    return executable(file) ? file : null;
   } catch {
     return null;
   }
@@ -69,7 +78,7 @@ export async function locateBinaries(env = process.env) {
     if (override) return { name, path: override, from: "env", env: {} };
     const found = onPath(name, env.PATH);
     if (found) return { name, path: found, from: "PATH", env: {} };
-    const packaged = await fromNpm(name);
+    const packaged = fromNpm(name);
     // These static builds link glibc statically; its iconv would load the system's gconv modules,
     // built for another glibc, and crash (ffprobe dies on any MPEG-TS: its service names are
     // decoded with iconv). Pointing GCONV_PATH at a folder without modules makes iconv fail
@@ -81,7 +90,8 @@ export async function locateBinaries(env = process.env) {
 }
 
 /**
- * Both binaries with their versions; throws, naming what is missing, when either cannot be run.
+ * Both binaries with their versions and what the ffmpeg can do; throws, naming what is missing,
+ * when either cannot be run or when the two are not one build.
  * @param {NodeJS.ProcessEnv} env
  * @returns {Promise<Binaries>}
  */
@@ -102,14 +112,39 @@ export async function resolveBinaries(env = process.env) {
     }
     return { ...binary, version };
   };
-  return { ffmpeg: await withVersion("ffmpeg"), ffprobe: await withVersion("ffprobe") };
+  const ffmpeg = await withVersion("ffmpeg");
+  const ffprobe = await withVersion("ffprobe");
+  if (ffmpeg.version !== ffprobe.version) {
+    throw new Error(
+      `ffmpeg ${ffmpeg.version} (${ffmpeg.path}) and ffprobe ${ffprobe.version} (${ffprobe.path}) are not one build: use a matching pair`,
+    );
+  }
+  return { ffmpeg, ffprobe, features: await featuresOf(ffmpeg) };
+}
+
+/**
+ * What this ffmpeg can do beyond the basics (ffmpeg-args.mjs `Features`), asked of it.
+ * @param {Binary} ffmpeg
+ * @returns {Promise<Features>}
+ */
+export async function featuresOf(ffmpeg) {
+  const filters = await runBinary(ffmpeg, ["-hide_banner", "-filters"], { timeoutMs: 15_000 });
+  const noise = await runBinary(ffmpeg, ["-hide_banner", "-h", "bsf=noise"], { timeoutMs: 15_000 });
+  return {
+    holdLastPicture: /^\s*\S+\s+tpad\s/m.test(filters.stdout),
+    dropPriming: /^\s*-drop\s+<string>/m.test(noise.stdout),
+  };
 }
 
 /** @param {Binaries} binaries */
-export function describeBinaries({ ffmpeg, ffprobe }) {
+export function describeBinaries({ ffmpeg, ffprobe, features }) {
   /** @param {Binary} b */
   const one = (b) => `${b.name} ${b.version} at ${b.path} (from ${b.from})`;
-  return `${one(ffmpeg)}; ${one(ffprobe)}`;
+  const missing = [
+    ...(features.dropPriming ? [] : ["AAC priming drop"]),
+    ...(features.holdLastPicture ? [] : ["tpad"]),
+  ];
+  return `${one(ffmpeg)}; ${one(ffprobe)}${missing.length ? `; without ${missing.join(", ")}` : ""}`;
 }
 
 /**
@@ -126,7 +161,7 @@ export function describeExit(run) {
  * each stream). A spawn failure rejects; an exit of any kind resolves.
  * @param {Binary} binary
  * @param {string[]} args
- * @param {{ signal?: AbortSignal, timeoutMs?: number, keep?: number, onStdout?: (chunk: string) => void, onSpawn?: (pid: number) => void }} [options]
+ * @param {{ signal?: AbortSignal, timeoutMs?: number, keep?: number, onStdout?: (chunk: string) => void, onSpawn?: (pid: number) => void, nice?: boolean }} [options]
  * @returns {Promise<Run>}
  */
 export function runBinary(binary, args, options = {}) {
@@ -157,7 +192,10 @@ export function runBinary(binary, args, options = {}) {
       options.signal?.removeEventListener("abort", kill);
     };
     child.on("spawn", () => {
-      if (child.pid !== undefined) options.onSpawn?.(child.pid);
+      if (child.pid === undefined) return;
+      // Background work yields the CPU to a viewer's on-demand segment.
+      if (options.nice) setPriority(child.pid, BACKGROUND_PRIORITY);
+      options.onSpawn?.(child.pid);
     });
     child.on("error", (error) => {
       finish();

@@ -1,7 +1,8 @@
 // @ts-check
 // The encoder's side of the callback API (PROTOCOL.md): everything it asks of the Worker, under
-// the job's `callback.baseUrl` with its bearer token. Bodies stream from and to files, with a
-// Content-Length (R2 needs a known length to store a stream).
+// the job's `callback.baseUrl` with its bearer token. Every request body is bounded
+// (MAX_REQUEST_BYTES), streamed from a file or a buffer with a Content-Length (R2 stores only a
+// stream of known length). ffmpeg and ffprobe read the source themselves (`source`).
 
 import { createReadStream, createWriteStream } from "node:fs";
 import { stat } from "node:fs/promises";
@@ -9,17 +10,17 @@ import http from "node:http";
 import https from "node:https";
 import { pipeline } from "node:stream/promises";
 import { sleep } from "./abort.mjs";
-import { contentType, isOutputPath, parseHeartbeat, parseResult } from "./protocol.mjs";
+import { MAX_REQUEST_BYTES, parseHeartbeat, parseResult, segmentName } from "./protocol.mjs";
 
 /** @typedef {import("./protocol.mjs").Heartbeat} Heartbeat */
 /** @typedef {import("./protocol.mjs").Result} Result */
 /** @typedef {import("node:http").IncomingMessage} IncomingMessage */
 
-/** The Worker answered 410 Gone: this attempt is no longer wanted; stop without a word. */
-export class AttemptGone extends Error {
+/** The Worker answered 410 Gone: this job is no longer wanted; stop without a word. */
+export class JobGone extends Error {
   constructor() {
-    super("the Worker answered 410: the attempt is void");
-    this.name = "AttemptGone";
+    super("the Worker answered 410: the job is void");
+    this.name = "JobGone";
   }
 }
 
@@ -33,7 +34,7 @@ export class CallbackFailed extends Error {
   }
 }
 
-const USER_AGENT = "video-encoder/1";
+const USER_AGENT = "video-encoder/2";
 const IDLE_TIMEOUT_MS = 60_000;
 const HEARTBEAT_TIMEOUT_MS = 10_000;
 
@@ -91,7 +92,7 @@ export function callbackClient(options) {
       try {
         return await attempt();
       } catch (error) {
-        if (signal.aborted || error instanceof AttemptGone || (error instanceof CallbackFailed && !retryable(error))) {
+        if (signal.aborted || error instanceof JobGone || (error instanceof CallbackFailed && !retryable(error))) {
           throw error;
         }
         const delay = delays[i];
@@ -112,8 +113,8 @@ export function callbackClient(options) {
   const expect = async (what, response, ok) => {
     const status = response.statusCode ?? 0;
     if (ok.includes(status)) return response;
-    const text = await readSome(response);
-    if (status === 410) throw new AttemptGone();
+    const text = await readAll(response, 1000);
+    if (status === 410) throw new JobGone();
     throw new CallbackFailed(`${what}: HTTP ${status} ${text.slice(0, 200)}`, status);
   };
 
@@ -133,35 +134,73 @@ export function callbackClient(options) {
     response.resume();
   };
 
+  /**
+   * PUTs a file or a buffer, at most MAX_REQUEST_BYTES; resolves with the answer's body.
+   * @param {string} path
+   * @param {string} type
+   * @param {{ file: string } | { buffer: Buffer }} body
+   */
+  const put = async (path, type, body) => {
+    const size = "file" in body ? (await stat(body.file)).size : body.buffer.length;
+    if (size > MAX_REQUEST_BYTES) throw new CallbackFailed(`PUT /${path}: ${size} bytes is over the request limit`);
+    return withRetries(`PUT /${path}`, async () => {
+      const response = await request("PUT", path, {
+        headers: { "content-type": type, "content-length": size },
+        body: () => ("file" in body ? createReadStream(body.file) : body.buffer),
+      });
+      await expect(`PUT /${path}`, response, [200, 201, 204]);
+      return readAll(response, 64 * 1024);
+    });
+  };
+
   return {
+    /** Where ffmpeg and ffprobe read the source (by range, with this token). */
+    source: { url: `${options.baseUrl}/source`, token: options.token },
+
     /**
-     * Streams `${baseUrl}/<what>` (the source or the watermark image) into `file`.
-     * @param {"source" | "watermark"} what
+     * Streams the watermark image into `file`.
      * @param {string} file
      */
-    async download(what, file) {
-      await withRetries(`GET /${what}`, async () => {
-        const response = await expect(`GET /${what}`, await request("GET", what), [200]);
+    async downloadWatermark(file) {
+      await withRetries("GET /watermark", async () => {
+        const response = await expect("GET /watermark", await request("GET", "watermark"), [200]);
         await pipeline(response, createWriteStream(file), { signal });
       });
     },
 
     /**
-     * PUTs `file` to `${baseUrl}/outputs/<path>`.
-     * @param {string} path
-     * @param {string} file
+     * Stores segment `index` of `resolution`. The first segment stored under a name stays: a later
+     * one (another run made it too) is answered 204 and dropped by the Worker.
+     * @param {string} resolution @param {number} index @param {string} file
      */
-    async upload(path, file) {
-      if (!isOutputPath(path)) throw new RangeError(`not an output path: ${path}`);
-      const { size } = await stat(file);
-      await withRetries(`PUT /outputs/${path}`, async () => {
-        const response = await request("PUT", `outputs/${path}`, {
-          headers: { "content-type": contentType(path), "content-length": size },
-          body: () => createReadStream(file),
-        });
-        await expect(`PUT /outputs/${path}`, response, [200, 201, 204]);
-        response.resume();
-      });
+    async putSegment(resolution, index, file) {
+      await put(`segments/${resolution}/${segmentName(index)}`, "video/mp2t", { file });
+    },
+
+    /**
+     * A stored segment's bytes, as a stream (the MP4 job reads them in order).
+     * @param {string} resolution @param {number} index
+     * @returns {Promise<IncomingMessage>}
+     */
+    async getSegment(resolution, index) {
+      const path = `segments/${resolution}/${segmentName(index)}`;
+      return withRetries(`GET /${path}`, async () => expect(`GET /${path}`, await request("GET", path), [200]));
+    },
+
+    /** Stores the still (JPEG) the job made. @param {string} file */
+    async putStill(file) {
+      await put("still", "image/jpeg", { file });
+    },
+
+    /**
+     * Stores one part of the MP4; resolves with its ETag.
+     * @param {number} partNumber @param {Buffer} bytes
+     */
+    async putPart(partNumber, bytes) {
+      const answer = await put(`mp4/parts/${partNumber}`, "video/mp4", { buffer: bytes });
+      const etag = /** @type {{ etag?: unknown }} */ (JSON.parse(answer)).etag;
+      if (typeof etag !== "string") throw new CallbackFailed(`PUT /mp4/parts/${partNumber}: no etag in the answer`);
+      return etag;
     },
 
     /**
@@ -174,7 +213,7 @@ export function callbackClient(options) {
     },
 
     /**
-     * The result, retried for about half a minute: the Worker takes the attempt over if it never
+     * The result, retried for about half a minute: the Worker takes the job over if it never
      * arrives.
      * @param {Result} result
      */
@@ -198,12 +237,12 @@ function describe(error) {
   return error instanceof Error ? error.message : String(error);
 }
 
-/** The start of a response body, for a log line. @param {IncomingMessage} response */
-async function readSome(response) {
+/** A response's body as text, at most `limit` characters kept. @param {IncomingMessage} response @param {number} limit */
+async function readAll(response, limit) {
   let text = "";
   response.setEncoding("utf8");
   for await (const chunk of response) {
-    if (text.length < 1000) text += chunk;
+    if (text.length < limit) text += chunk;
   }
-  return text;
+  return text.slice(0, limit);
 }

@@ -1,46 +1,49 @@
 // @ts-check
-// The baseline of the encoding benchmarks (`npm run bench:encoder`, `npm run bench`): the encoder's
-// own ffmpeg command line for a source and settings, run directly as from a shell, with nothing
-// read from it. Built here once so both benchmarks compare against the same command.
+// The baseline of the encoding benchmarks (`npm run bench:encoder`, `npm run bench`): one ffmpeg
+// run over the whole source, with the encoder's own plan and encoding settings (every segment of
+// every rendition in one run), run as from a shell with nothing read from it. Built here once so
+// both benchmarks compare against the same command.
 
 import { spawn } from "node:child_process";
 import { mkdir, rm } from "node:fs/promises";
 import { availableParallelism } from "node:os";
-import { ffmpegArgs, posterTime } from "./ffmpeg-args.mjs";
-import { ladder } from "./ladder.mjs";
+import { join } from "node:path";
+import { segmentArgs } from "./ffmpeg-args.mjs";
+import { planEncoding, segmentCount } from "./plan.mjs";
 import { probe } from "./probe.mjs";
 
 /** @typedef {import("./binaries.mjs").Binaries} Binaries */
-/** @typedef {import("./protocol.mjs").Job["settings"]} Settings */
+/** @typedef {import("./plan.mjs").PlanSettings} PlanSettings */
+/** @typedef {import("./source.mjs").SourceInput} SourceInput */
+/** @typedef {import("./ffmpeg-args.mjs").WatermarkFile} WatermarkFile */
 
 /** The encoder's thread count as server.mjs picks it: ENCODER_THREADS, else the cores, at most 4. */
 export const defaultThreads = (env = process.env) => Number(env.ENCODER_THREADS) || Math.min(availableParallelism(), 4);
 
 /**
- * The encoder's ffmpeg arguments for `source` under `settings`, writing to `out` (emptied first),
- * built as a job builds them (encoder/job.mjs): probe, ladder, ffmpegArgs.
+ * The plan of `source` under `settings` and one ffmpeg run's arguments that make all of it into
+ * `out` (emptied first), as the encoder's jobs would make it piece by piece.
  * @param {Binaries} binaries
- * @param {{ source: string, settings: Settings, watermark: string | null, out: string, threads?: number }} options
+ * @param {{ source: SourceInput, settings: PlanSettings, watermark: WatermarkFile | null, out: string, threads?: number }} options
  */
-export async function directArgs(binaries, { source, settings, watermark, out, threads = defaultThreads() }) {
+export async function wholeRun(binaries, { source, settings, watermark, out, threads = defaultThreads() }) {
   const probed = await probe(binaries.ffprobe, source);
   if (!probed.valid) throw new Error(`bench source invalid: ${probed.reason}`);
-  if (settings.watermark && !watermark) throw new Error("settings with a watermark need its image");
+  const plan = planEncoding(probed, settings);
   await rm(out, { recursive: true, force: true });
-  await mkdir(out, { recursive: true });
-  return ffmpegArgs({
+  for (const r of plan.renditions) await mkdir(join(out, r.resolution), { recursive: true });
+  const args = segmentArgs({
+    plan,
     source,
-    videoStream: probed.videoStream,
-    audioStream: probed.audioStream,
-    frameRate: probed.frameRate,
-    interlaced: probed.interlaced,
-    renditions: ladder(probed, settings.enabledResolutions),
-    watermark: settings.watermark && watermark ? { path: watermark, ...settings.watermark } : null,
-    mp4: settings.mp4,
-    posterTime: posterTime(probed.duration ?? 0),
-    outDir: out,
+    watermark,
     threads,
+    features: binaries.features,
+    from: 0,
+    to: segmentCount(plan),
+    renditions: plan.renditions,
+    outDir: out,
   });
+  return { plan, args };
 }
 
 /**

@@ -59,7 +59,7 @@ export function progressReader(handlers) {
 /**
  * @param {Binary} ffmpeg
  * @param {string[]} args
- * @param {{ signal?: AbortSignal, onProgress?: (seconds: number) => void, stallMs?: number, sampleMs?: number }} [options]
+ * @param {{ signal?: AbortSignal, onProgress?: (seconds: number) => void, stallMs?: number, sampleMs?: number, nice?: boolean }} [options]
  * @returns {Promise<EncodeOutcome>}
  */
 export async function runFfmpeg(ffmpeg, args, options = {}) {
@@ -88,6 +88,7 @@ export async function runFfmpeg(ffmpeg, args, options = {}) {
     const run = await runBinary(ffmpeg, args, {
       signal,
       keep: 8_000,
+      nice: options.nice,
       onSpawn: (id) => {
         pid = id;
       },

@@ -1,83 +1,76 @@
 // @ts-check
-// The one ffmpeg command that makes every output of a job (pure: a plan in, an argument list out).
-// It works with Debian's ffmpeg (5.1 here, 7.1 in the container) and with the 4.1 build that the
-// npm package @ffmpeg-installer ships, which is why variant folders are numbered (`%v`; 4.1 has
-// no `name:` in -var_stream_map) and renamed afterwards, and why the master playlist is written
-// by the encoder (see playlist.mjs) rather than by the muxer.
+// The ffmpeg commands of the encoder's jobs (pure: a plan and a job in, an argument list out).
+//
+// A run encodes segments `from` to `to` of some renditions: it reads the source from a second
+// before its first frame (source.mjs: through the Worker, by range), puts the pictures on the
+// plan's frame grid (`fps` with an absolute start, so frame k of the video is frame k whatever run
+// makes it), and cuts each rendition into segments at exact frame numbers. Timestamps are the
+// source's own (`-copyts`), moved so the video starts at TIMESTAMP_BASE_SECONDS: every segment
+// lands at the same instants whichever run makes it. Audio is resampled, padded with silence past
+// its end, and trimmed to whole packets of the plan's AAC grid, after a one-packet pre-roll that
+// the priming packets are dropped with, so segments from different runs join without a gap or
+// an overlap.
 
-import { labelNumber } from "./ladder.mjs";
+import {
+  AUDIO_BITRATE,
+  AUDIO_FRAME,
+  AUDIO_RATE,
+  firstAudioPacket,
+  frameTime,
+  LEAD_IN_SECONDS,
+  segmentCount,
+  segmentFrames,
+  TIMESTAMP_BASE_SECONDS,
+  topRendition,
+} from "./plan.mjs";
+import { imageInput, sourceInput } from "./source.mjs";
 
-/** @typedef {import("./ladder.mjs").Rendition} Rendition */
-/** @typedef {import("./protocol.mjs").Position} Position */
+/** @typedef {import("./plan.mjs").Plan} Plan */
+/** @typedef {import("./plan.mjs").PlannedRendition} PlannedRendition */
+/** @typedef {import("./source.mjs").SourceInput} SourceInput */
+/** @typedef {{ file: string, head: Uint8Array }} WatermarkFile */
 /**
  * @typedef {{
- *   source: string,
- *   videoStream: number,
- *   audioStream: number | null,
- *   frameRate: number | null,
- *   interlaced: boolean,
- *   renditions: Rendition[],
- *   watermark: { path: string, position: Position, opacity: number } | null,
- *   mp4: boolean,
- *   posterTime: number,
- *   outDir: string,
+ *   plan: Plan,
+ *   source: SourceInput,
+ *   watermark: WatermarkFile | null,
  *   threads: number,
- * }} EncodePlan
+ *   features: Features,
+ * }} Common
+ */
+/**
+ * What the ffmpeg at hand can do beyond the basics (binaries.mjs finds out): drop the AAC
+ * encoder's priming packets (the `noise` bitstream filter's `drop` expression, ffmpeg 5 on), and
+ * hold the last picture past the source's end (`tpad`, ffmpeg 4.2 on). Without them the audio of
+ * two runs overlaps by one packet, and a run past the source's last picture is short.
+ * @typedef {{ dropPriming: boolean, holdLastPicture: boolean }} Features
  */
 
-/** Seconds between keyframes: every rendition gets them at the same instants. */
-export const KEYFRAME_SECONDS = 2;
-/** Target HLS segment length; segments cut at the first keyframe after it, so they are 4 s. */
-export const SEGMENT_SECONDS = 4;
-/** Frame rates above this are reduced to it. */
-export const MAX_FRAME_RATE = 60;
-export const AUDIO_BITRATE = 128_000;
 export const WATERMARK_WIDTH = 0.15;
 export const WATERMARK_MARGIN = 0.02;
 
-// Peak video bitrate (kbit/s) per shorter side, for about 30 frames a second; the constant-quality
-// encode stays under it (capped CRF), so a rendition's bandwidth is bounded.
-const MAX_RATES = /** @type {const} */ ([
-  [240, 400],
-  [360, 800],
-  [480, 1400],
-  [720, 2800],
-  [1080, 5000],
-  [1440, 9000],
-  [2160, 16000],
-]);
-
-/** @param {string} resolution */
-export function maxRateKbps(resolution) {
-  const short = labelNumber(resolution);
-  const row = MAX_RATES.find(([side]) => short <= side) ?? MAX_RATES[MAX_RATES.length - 1];
-  return /** @type {readonly [number, number]} */ (row)[1];
-}
-
-/** When the poster frame is taken: 1 s in, or a quarter of a clip shorter than 4 s. @param {number} duration */
-export function posterTime(duration) {
-  return Number.isFinite(duration) && duration > 0 ? Math.min(1, duration / 4) : 0;
+/** A number as ffmpeg reads it: no exponent, at most 6 decimals. @param {number} value */
+export function decimal(value) {
+  return String(Number(value.toFixed(6)));
 }
 
 /**
- * The overlay filter's options that put a watermark `width`×… on a frame `frameWidth` wide, at
- * `position`, 2% of the frame's width from the nearest edges.
- * @param {Position} position
+ * The overlay filter's options that put a watermark on a frame `frameWidth` wide, at `position`,
+ * 2% of the frame's width from the nearest edges.
+ * @param {import("./settings.mjs").Position} position
  * @param {number} frameWidth
  */
 export function overlayPosition(position, frameWidth) {
   const m = Math.round(WATERMARK_MARGIN * frameWidth);
-  const left = `${m}`;
   const right = `main_w-overlay_w-${m}`;
-  const top = `${m}`;
   const bottom = `main_h-overlay_h-${m}`;
   switch (position) {
     case "top-left":
-      return `x=${left}:y=${top}`;
+      return `x=${m}:y=${m}`;
     case "top-right":
-      return `x=${right}:y=${top}`;
+      return `x=${right}:y=${m}`;
     case "bottom-left":
-      return `x=${left}:y=${bottom}`;
+      return `x=${m}:y=${bottom}`;
     case "bottom-right":
       return `x=${right}:y=${bottom}`;
     case "center":
@@ -90,55 +83,96 @@ export function watermarkWidth(frameWidth) {
   return Math.max(1, Math.round(WATERMARK_WIDTH * frameWidth));
 }
 
-/**
- * The filter graph: the source split once per rendition, each scaled (and watermarked); the top
- * rendition split again for the MP4 and the poster. Labels: [v0]…[vN-1] for the HLS variants,
- * [mp4] and [poster].
- * @param {EncodePlan} plan
- */
-export function filterGraph(plan) {
-  const n = plan.renditions.length;
-  const chains = [];
-  // Interlaced pictures become one frame per frame (bwdif, only on frames flagged interlaced).
-  const deinterlace = plan.interlaced ? "bwdif=mode=send_frame:deint=interlaced," : "";
-  const fps = plan.frameRate && plan.frameRate > MAX_FRAME_RATE + 0.5 ? `fps=${MAX_FRAME_RATE},` : "";
-  chains.push(`[0:${plan.videoStream}]${deinterlace}${fps}split=${n}${labels("s", n)}`);
-  if (plan.watermark) {
-    // Opacity scales the image's own alpha, so a transparent PNG stays transparent where it was.
-    chains.push(`[1:v]format=rgba,colorchannelmixer=aa=${decimal(plan.watermark.opacity)},split=${n}${labels("w", n)}`);
-  }
-  plan.renditions.forEach((rendition, i) => {
-    const top = i === n - 1;
-    const outputs = top ? `,split=${plan.mp4 ? 3 : 2}[v${i}]${plan.mp4 ? "[mp4]" : ""}[still]` : `[v${i}]`;
-    // Limited ("tv") range, as players expect of H.264; ffmpeg 7 would otherwise keep a
-    // full-range source's range, or pick full range to suit the poster's JPEG encoder.
-    const scaled = `[s${i}]scale=${rendition.width}:${rendition.height}:out_range=tv,setsar=1`;
-    if (plan.watermark) {
-      const overlay = `overlay=${overlayPosition(plan.watermark.position, rendition.width)}:format=auto`;
-      chains.push(`[w${i}]scale=${watermarkWidth(rendition.width)}:-1[m${i}]`);
-      chains.push(`${scaled}[b${i}]`, `[b${i}][m${i}]${overlay},format=yuv420p${outputs}`);
-    } else {
-      chains.push(`${scaled},format=yuv420p${outputs}`);
-    }
-  });
-  // The poster's clock starts at the first frame, whatever the source's start time. Its own
-  // scale converts to the JPEG's full range there, leaving the renditions' range alone.
-  chains.push(`[still]setpts=PTS-STARTPTS,select=gte(t\\,${decimal(plan.posterTime)}),trim=end_frame=1,scale[poster]`);
-  return chains.join(";");
-}
-
 /** @param {string} prefix @param {number} n */
 function labels(prefix, n) {
   return Array.from({ length: n }, (_, i) => `[${prefix}${i}]`).join("");
 }
 
-/** A number as ffmpeg reads it: no exponent, at most 6 decimals. @param {number} value */
-function decimal(value) {
-  return String(Number(value.toFixed(6)));
+/**
+ * The pictures from `first` on, on the plan's frame grid: [0:v] deinterlaced when it is
+ * interlaced, one picture per grid instant from frame `first` (absolute time, so any run agrees),
+ * the last picture held past the source's end; split `n` ways as [s0]…
+ * @param {Plan} plan @param {Features} features @param {number} first @param {number} n
+ */
+function pictures(plan, features, first, n) {
+  const { num, den } = plan.frameRate;
+  const deinterlace = plan.source.interlaced ? "bwdif=mode=send_frame:deint=interlaced," : "";
+  const start = decimal(plan.source.startTime + frameTime(plan, first));
+  const hold = features.holdLastPicture ? ",tpad=stop=-1:stop_mode=clone" : "";
+  return `[0:${plan.source.videoStream}]${deinterlace}fps=${num}/${den}:start_time=${start}${hold},split=${n}${labels("s", n)}`;
 }
 
-/** @param {number} threads */
-function videoCodec(threads) {
+/**
+ * Each rendition's picture: [s<i>] scaled (limited range, square pixels), watermarked, as [v<i>].
+ * @param {Plan} plan @param {PlannedRendition[]} renditions @param {boolean} watermark
+ * @returns {string[]}
+ */
+function renditionChains(plan, renditions, watermark) {
+  const n = renditions.length;
+  const chains = [];
+  if (watermark && plan.watermark) {
+    // Opacity scales the image's own alpha, so a transparent PNG stays transparent where it was.
+    chains.push(`[1:v]format=rgba,colorchannelmixer=aa=${decimal(plan.watermark.opacity)},split=${n}${labels("w", n)}`);
+  }
+  renditions.forEach((r, i) => {
+    const scaled = `[s${i}]scale=${r.width}:${r.height}:out_range=tv,setsar=1`;
+    if (watermark && plan.watermark) {
+      chains.push(`[w${i}]scale=${watermarkWidth(r.width)}:-1[m${i}]`);
+      const overlay = `overlay=${overlayPosition(plan.watermark.position, r.width)}:format=auto`;
+      chains.push(`${scaled}[b${i}]`, `[b${i}][m${i}]${overlay},format=yuv420p[v${i}]`);
+    } else {
+      chains.push(`${scaled},format=yuv420p[v${i}]`);
+    }
+  });
+  return chains;
+}
+
+/**
+ * Where a run starts reading: a second before its first frame, so the previous keyframe and the
+ * audio pre-roll are there. Relative to the source's start (ffmpeg adds the start time to `-ss`).
+ * @param {number} seconds
+ */
+function seekTo(seconds) {
+  return ["-ss", decimal(Math.max(0, seconds - LEAD_IN_SECONDS)), "-noaccurate_seek"];
+}
+
+/** @param {Common} common */
+function inputs(common) {
+  const { plan, source, watermark } = common;
+  return [
+    "-hide_banner",
+    "-nostdin",
+    "-nostats",
+    "-v",
+    "error",
+    "-y",
+    "-progress",
+    "pipe:1",
+    "-copyts",
+    "-filter_complex_threads",
+    String(common.threads),
+    "-threads",
+    String(common.threads),
+    ...sourceInput(source, plan.source.format),
+    ...(watermark && plan.watermark ? imageInput(watermark.file, watermark.head) : []),
+  ];
+}
+
+/** Output timestamps: the source's own, moved so the video starts at TIMESTAMP_BASE_SECONDS. @param {Plan} plan */
+function timestampOffset(plan) {
+  return ["-output_ts_offset", decimal(TIMESTAMP_BASE_SECONDS - plan.source.startTime)];
+}
+
+/**
+ * H.264 for one rendition: constant quality under the rendition's peak rate, at the plan's level,
+ * keyframes only every `keyframe` frames from the run's first (so at every segment's start), closed
+ * GOPs, and B-frames only at rates where their delay stays under a tenth of a second.
+ * @param {Plan} plan @param {PlannedRendition} r @param {number} threads
+ */
+function videoCodec(plan, r, threads) {
+  const keyframe = plan.framesPerSegment % 2 === 0 ? plan.framesPerSegment / 2 : plan.framesPerSegment;
+  const level = `${Math.floor(r.level / 10)}.${r.level % 10}`;
+  const bFrames = plan.bFrames ? "bframes=3:b-pyramid=normal" : "bframes=0";
   return [
     "-c:v",
     "libx264",
@@ -146,96 +180,168 @@ function videoCodec(threads) {
     "veryfast",
     "-profile:v",
     "high",
+    "-level:v",
+    level,
     "-pix_fmt",
     "yuv420p",
     "-crf",
     "21",
+    "-maxrate:v",
+    `${r.maxrateKbps}k`,
+    "-bufsize:v",
+    `${2 * r.maxrateKbps}k`,
     "-threads",
     String(threads),
-    // Keyframes at the same instants in every rendition (and the MP4), and only there.
     "-force_key_frames",
-    `expr:gte(t,n_forced*${KEYFRAME_SECONDS})`,
+    `expr:eq(mod(n,${keyframe}),0)`,
     "-forced-idr",
     "1",
     "-x264-params",
-    "scenecut=0",
+    `scenecut=0:${bFrames}`,
   ];
 }
 
-const AUDIO_CODEC = ["-c:a", "aac", "-b:a", String(AUDIO_BITRATE), "-ac", "2"];
 // No source metadata (a phone's location, say) reaches an output.
 const NO_METADATA = ["-map_metadata", "-1", "-map_chapters", "-1", "-max_muxing_queue_size", "1024"];
 
 /**
- * The variant folder ffmpeg writes rendition `index` to, under `outDir` (renamed to the
- * rendition's label once ffmpeg succeeds).
- * @param {number} index
+ * The ffmpeg arguments of a segments job: segments `from` (inclusive) to `to` (exclusive) of each
+ * of `renditions`, written as `<outDir>/<resolution>/seg_NNNNN.ts`, each rendition listing its
+ * finished segments in `<outDir>/<resolution>.csv` as ffmpeg closes them.
+ * @param {Common & { from: number, to: number, renditions: PlannedRendition[], outDir: string }} run
+ * @returns {string[]}
  */
-export function numberedVariantDir(index) {
-  return String(index);
+export function segmentArgs(run) {
+  const { plan, renditions } = run;
+  const n = renditions.length;
+  if (n === 0) throw new RangeError("a run needs at least one rendition");
+  const count = segmentCount(plan);
+  if (!(run.from >= 0 && run.to > run.from && run.to <= count))
+    throw new RangeError(`no segments ${run.from}-${run.to}`);
+  const first = segmentFrames(plan, run.from).first;
+  const last = segmentFrames(plan, run.to - 1);
+  const frames = last.first + last.count - first;
+  const chains = [pictures(plan, run.features, first, n), ...renditionChains(plan, renditions, run.watermark !== null)];
+  const audio = plan.audio && plan.source.audioStream !== null;
+  // The run's audio: packets firstAudioPacket(from) up to firstAudioPacket(to), after one packet
+  // of pre-roll (none at the very start), whose priming and pre-roll packets are then dropped.
+  const j0 = firstAudioPacket(plan, run.from);
+  const j1 = firstAudioPacket(plan, run.to);
+  const preRoll = run.features.dropPriming && j0 > 0 ? 1 : 0;
+  if (audio) {
+    const start = decimal(plan.source.startTime + ((j0 - preRoll) * AUDIO_FRAME) / AUDIO_RATE);
+    const end = decimal(plan.source.startTime + (j1 * AUDIO_FRAME) / AUDIO_RATE);
+    chains.push(
+      `[0:${plan.source.audioStream}]aresample=${AUDIO_RATE},apad,atrim=start=${start}:end=${end},asplit=${n}${labels("a", n)}`,
+    );
+  }
+  /** @type {number[]} */
+  const splits = [];
+  for (let frame = plan.framesPerSegment; frame < frames; frame += plan.framesPerSegment) splits.push(frame);
+  // A run of one segment still names a split (at its end, never reached): without one the segment
+  // muxer would cut every 2 s.
+  if (splits.length === 0) splits.push(frames);
+  const args = [...seekTo(frameTime(plan, first)), ...inputs(run), "-filter_complex", chains.join(";")];
+  renditions.forEach((r, i) => {
+    args.push("-map", `[v${i}]`, ...(audio ? ["-map", `[a${i}]`] : []), "-frames:v", String(frames));
+    args.push(...videoCodec(plan, r, run.threads));
+    if (audio) {
+      args.push("-c:a", "aac", "-b:a", String(AUDIO_BITRATE), "-ac", "2");
+      if (run.features.dropPriming) args.push("-bsf:a", `noise=drop=lt(n\\,${preRoll + 1})`);
+    }
+    args.push(
+      ...NO_METADATA,
+      ...timestampOffset(plan),
+      "-f",
+      "segment",
+      "-segment_format",
+      "mpegts",
+      "-segment_frames",
+      splits.join(","),
+      "-segment_start_number",
+      String(run.from),
+      "-segment_list",
+      `${run.outDir}/${r.resolution}.csv`,
+      "-segment_list_type",
+      "csv",
+      `${run.outDir}/${r.resolution}/seg_%05d.ts`,
+    );
+  });
+  return args;
 }
 
 /**
- * ffmpeg's arguments (without the program) for the whole output set: HLS variants in
- * `<outDir>/<n>/index.m3u8` + `seg_00000.ts`…, `<outDir>/video.mp4` when asked, and
- * `<outDir>/poster.jpg`. Progress goes to standard output as key=value lines.
- * @param {EncodePlan} plan
+ * The ffmpeg arguments of a picture of the video at `time` seconds (snapped to the frame grid):
+ * the highest rendition's picture, watermark included, as a JPEG at `width` (default its own).
+ * @param {Common & { time: number, width?: number, file: string }} still
  * @returns {string[]}
  */
-export function ffmpegArgs(plan) {
-  if (plan.renditions.length === 0) throw new RangeError("a plan needs at least one rendition");
-  const threads = String(plan.threads);
-  const audio = plan.audioStream;
-  const args = ["-hide_banner", "-nostdin", "-nostats", "-v", "error", "-y", "-progress", "pipe:1"];
-  args.push("-filter_complex_threads", threads);
-  args.push("-threads", threads, "-i", plan.source);
-  if (plan.watermark) args.push("-i", plan.watermark.path);
-  args.push("-filter_complex", filterGraph(plan));
-
-  // HLS: one variant per rendition, each with its own copy of the audio.
-  plan.renditions.forEach((_, i) => {
-    args.push("-map", `[v${i}]`);
-    if (audio !== null) args.push("-map", `0:${audio}`);
-  });
-  args.push(...videoCodec(plan.threads));
-  plan.renditions.forEach((rendition, i) => {
-    const rate = maxRateKbps(rendition.resolution);
-    args.push(`-maxrate:v:${i}`, `${rate}k`, `-bufsize:v:${i}`, `${2 * rate}k`);
-  });
-  if (audio !== null) args.push(...AUDIO_CODEC);
-  const streamMap = plan.renditions.map((_, i) => (audio === null ? `v:${i}` : `v:${i},a:${i}`)).join(" ");
-  args.push(
-    ...NO_METADATA,
-    "-f",
-    "hls",
-    "-hls_time",
-    String(SEGMENT_SECONDS),
-    "-hls_list_size",
-    "0",
-    "-hls_playlist_type",
-    "vod",
-    "-hls_flags",
-    "independent_segments",
-    "-hls_segment_type",
-    "mpegts",
-    "-hls_segment_filename",
-    `${plan.outDir}/%v/seg_%05d.ts`,
-    "-var_stream_map",
-    streamMap,
-    `${plan.outDir}/%v/index.m3u8`,
+export function stillArgs(still) {
+  const { plan } = still;
+  const top = topRendition(plan);
+  const frame = Math.min(
+    plan.frames - 1,
+    Math.max(0, Math.round((still.time * plan.frameRate.num) / plan.frameRate.den)),
   );
+  const chains = [pictures(plan, still.features, frame, 1), ...renditionChains(plan, [top], still.watermark !== null)];
+  const width = still.width ?? top.width;
+  // The JPEG's full range is converted here, leaving the renditions' own range alone.
+  const resize = width === top.width ? "scale=out_range=pc" : `scale=${width}:-2:out_range=pc`;
+  chains.push(`[v0]${resize},format=yuvj420p[still]`);
+  return [
+    ...seekTo(frameTime(plan, frame)),
+    ...inputs(still),
+    "-filter_complex",
+    chains.join(";"),
+    "-map",
+    "[still]",
+    "-frames:v",
+    "1",
+    "-q:v",
+    "2",
+    "-map_metadata",
+    "-1",
+    "-f",
+    "image2",
+    "-update",
+    "1",
+    still.file,
+  ];
+}
 
-  if (plan.mp4) {
-    const top = /** @type {Rendition} */ (plan.renditions[plan.renditions.length - 1]);
-    const rate = maxRateKbps(top.resolution);
-    args.push("-map", "[mp4]");
-    if (audio !== null) args.push("-map", `0:${audio}`);
-    args.push(...videoCodec(plan.threads), "-maxrate:v", `${rate}k`, "-bufsize:v", `${2 * rate}k`);
-    if (audio !== null) args.push(...AUDIO_CODEC);
-    args.push(...NO_METADATA, "-movflags", "+faststart", "-f", "mp4", `${plan.outDir}/video.mp4`);
-  }
-
-  args.push("-map", "[poster]", "-frames:v", "1", "-q:v", "2", "-map_metadata", "-1");
-  args.push("-f", "image2", "-update", "1", `${plan.outDir}/poster.jpg`);
-  return args;
+/**
+ * The ffmpeg arguments that put the highest rendition's segments, fed on standard input one after
+ * the other (MPEG-TS), into one MP4 on standard output, without encoding anything again: a
+ * fragmented MP4 (the moov first, then a fragment per keyframe), which needs no seeking back and
+ * so streams out in parts of any size.
+ * @returns {string[]}
+ */
+export function mp4Args() {
+  return [
+    "-hide_banner",
+    "-nostdin",
+    "-v",
+    "error",
+    "-protocol_whitelist",
+    "pipe",
+    "-f",
+    "mpegts",
+    "-i",
+    "pipe:0",
+    "-map",
+    "0:v",
+    "-map",
+    "0:a?",
+    "-c",
+    "copy",
+    "-bsf:a",
+    "aac_adtstoasc",
+    "-map_metadata",
+    "-1",
+    "-movflags",
+    "+frag_keyframe+empty_moov+default_base_moof",
+    "-f",
+    "mp4",
+    "pipe:1",
+  ];
 }

@@ -1,10 +1,10 @@
 // @ts-check
 // Which renditions a source gets (contract section 12). Pure: sizes in, sizes out.
 
-/** The resolutions a project may enable, lowest first; the number is the rendition's shorter side. */
-export const RESOLUTIONS = /** @type {const} */ (["240p", "360p", "480p", "720p", "1080p", "1440p", "2160p"]);
+export { RESOLUTIONS } from "./settings.mjs";
 
-/** @typedef {(typeof RESOLUTIONS)[number]} Resolution */
+/** @typedef {import("./settings.mjs").Resolution} Resolution */
+/** @typedef {import("./settings.mjs").Position} Position */
 /** @typedef {{ resolution: string, width: number, height: number }} Rendition */
 
 /** The nearest even integer, at least 2 (H.264 in 4:2:0 needs even dimensions). @param {number} value */

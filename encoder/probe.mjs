@@ -1,15 +1,22 @@
 // @ts-check
-// What a source is, by ffprobe: its duration, display size (pixel aspect and rotation applied),
-// which streams to encode, and whether it is a decodable video at all. `interpretProbe` is the
-// pure part; `probe` runs ffprobe twice (the streams, then the first frames of the video stream).
+// What a source is, by ffprobe reading it through the Worker (source.mjs): its format, duration,
+// display size (pixel aspect and rotation applied), the streams to encode, and whether it is a
+// decodable video at all. `interpretProbe` is the pure part; `probe` runs ffprobe three times:
+// the streams, the first frames of the video stream, and the video's last packets, which tell
+// whether the duration the file declares is backed by pictures.
 
 import { describeExit, runBinary } from "./binaries.mjs";
+import { allowedDemuxer, sourceInput } from "./source.mjs";
 
 /** @typedef {import("./binaries.mjs").Binary} Binary */
+/** @typedef {import("./source.mjs").SourceInput} SourceInput */
 /**
+ * A readable video: what planning needs (plan.mjs `Probe`), with the rotation for the log.
  * @typedef {{
  *   valid: true,
+ *   format: string,
  *   duration: number | null,
+ *   startTime: number,
  *   width: number,
  *   height: number,
  *   videoStream: number,
@@ -17,10 +24,9 @@ import { describeExit, runBinary } from "./binaries.mjs";
  *   frameRate: number | null,
  *   interlaced: boolean,
  *   rotation: number,
- *   format: string,
  * }} VideoSource
  */
-/** @typedef {{ valid: false, reason: string }} InvalidSource */
+/** @typedef {{ valid: false, reason: string, detail?: string }} InvalidSource */
 
 /** ffprobe could not be run to an answer (killed, timed out, not started): worth retrying. */
 export class ProbeFailed extends Error {
@@ -31,14 +37,21 @@ export class ProbeFailed extends Error {
   }
 }
 
-// Demuxers that turn arbitrary bytes or a single picture into a "video" stream: text-art formats
-// that ffprobe picks for random data by extension or by default, and still images.
-const NOT_VIDEO_FORMATS = new Set(["bin", "xbin", "adf", "idf", "tty", "image2", "data"]);
+/** A file declaring this many times the length its pictures reach (and 10 s more) is not believed. */
+const DECLARED_SLACK = 2;
+/** Seconds read back from the declared end to find the last picture. */
+const END_WINDOW_SECONDS = 3;
 
 /** @param {unknown} value */
 function positiveNumber(value) {
   const n = typeof value === "string" ? Number(value) : typeof value === "number" ? value : Number.NaN;
   return Number.isFinite(n) && n > 0 ? n : null;
+}
+
+/** @param {unknown} value */
+function finiteNumber(value) {
+  const n = typeof value === "string" ? Number(value) : typeof value === "number" ? value : Number.NaN;
+  return Number.isFinite(n) ? n : null;
 }
 
 /** "30000/1001" → 29.97…; "0/0" or anything else → null. @param {unknown} value */
@@ -73,7 +86,8 @@ function records(value) {
 
 /**
  * The source described by ffprobe's `-show_format -show_streams` JSON, and the number of frames
- * of its video stream that decoded.
+ * of its video stream that decoded. `duration` is what the file declares (the video stream's own,
+ * else the container's), before `probe` checks it against the pictures.
  * @param {unknown} info
  * @param {number} decodedFrames
  * @returns {VideoSource | InvalidSource}
@@ -84,7 +98,8 @@ export function interpretProbe(info, decodedFrames) {
   );
   const format = root.format ?? {};
   const formatName = typeof format.format_name === "string" ? format.format_name : "";
-  if (!formatName) return { valid: false, reason: "the file is not in a format that can be read" };
+  const demuxer = formatName ? allowedDemuxer(formatName) : null;
+  if (!demuxer) return { valid: false, reason: "the file is not in a video format that can be read" };
   const streams = records(root.streams);
   // Cover art in an audio file is a video stream of one picture, marked attached_pic.
   const isCover = (/** @type {Record<string, unknown>} */ s) =>
@@ -93,9 +108,6 @@ export function interpretProbe(info, decodedFrames) {
   const audio = streams.find((s) => s.codec_type === "audio");
   if (!video) {
     return { valid: false, reason: audio ? "the file has audio but no video" : "the file has no video stream" };
-  }
-  if (NOT_VIDEO_FORMATS.has(formatName) || formatName.endsWith("_pipe")) {
-    return { valid: false, reason: "the file is a still image or not a video" };
   }
   const codedWidth = positiveNumber(video.width);
   const codedHeight = positiveNumber(video.height);
@@ -110,7 +122,9 @@ export function interpretProbe(info, decodedFrames) {
 
   return {
     valid: true,
-    duration: positiveNumber(format.duration) ?? positiveNumber(video.duration),
+    format: demuxer,
+    duration: positiveNumber(video.duration) ?? positiveNumber(format.duration),
+    startTime: finiteNumber(format.start_time) ?? 0,
     width,
     height,
     videoStream: Number(video.index),
@@ -118,46 +132,126 @@ export function interpretProbe(info, decodedFrames) {
     frameRate: ratio(video.avg_frame_rate) ?? ratio(video.r_frame_rate),
     interlaced: ["tt", "bb", "tb", "bt"].includes(String(video.field_order)),
     rotation,
-    format: formatName,
   };
 }
 
 /**
- * @param {Binary} ffprobe
- * @param {string} file
- * @param {{ signal?: AbortSignal, timeoutMs?: number }} [options]
- * @returns {Promise<VideoSource | InvalidSource>}
+ * Where the pictures end, in seconds from the start, from packets ffprobe read (`pts_time`,
+ * `duration_time`); null when none has a time.
+ * @param {Record<string, unknown>[]} packets
+ * @param {number} startTime
  */
-export async function probe(ffprobe, file, options = {}) {
+export function picturesEnd(packets, startTime) {
+  let end = null;
+  for (const packet of packets) {
+    const pts = finiteNumber(packet.pts_time) ?? finiteNumber(packet.dts_time);
+    if (pts === null) continue;
+    const at = pts + (positiveNumber(packet.duration_time) ?? 0) - startTime;
+    end = end === null ? at : Math.max(end, at);
+  }
+  return end;
+}
+
+/**
+ * The duration to encode: what the file declares, checked against where its pictures end. A file
+ * declaring far more than its pictures reach (twice, and 10 s more) is not a video of that length.
+ * @param {number} declared
+ * @param {number | null} pictures
+ * @returns {{ duration: number } | { reason: string }}
+ */
+export function checkedDuration(declared, pictures) {
+  if (pictures === null || pictures <= 0) return { reason: "no picture of the video could be found near its end" };
+  if (declared > DECLARED_SLACK * pictures + 10) {
+    return {
+      reason: `the file declares ${Math.round(declared)} s but its pictures end at ${Math.round(pictures)} s`,
+    };
+  }
+  return { duration: Math.min(declared, pictures) };
+}
+
+/**
+ * @param {Binary} ffprobe
+ * @param {SourceInput} source
+ * @param {{ signal?: AbortSignal, timeoutMs?: number }} [options]
+ * @returns {Promise<(VideoSource & { duration: number }) | InvalidSource>}
+ */
+export async function probe(ffprobe, source, options = {}) {
   const timeoutMs = options.timeoutMs ?? 120_000;
-  /** @param {string[]} args */
-  const run = async (args) => {
-    const result = await runBinary(ffprobe, ["-v", "error", "-print_format", "json", ...args, file], {
-      signal: options.signal,
-      timeoutMs,
-      keep: 4_000_000,
-    });
+  /** @param {string | null} format @param {string[]} args */
+  const run = async (format, args) => {
+    const result = await runBinary(
+      ffprobe,
+      ["-v", "error", "-print_format", "json", ...args, ...sourceInput(source, format)],
+      { signal: options.signal, timeoutMs, keep: 4_000_000 },
+    );
     if (result.signal) throw new ProbeFailed(`ffprobe ${describeExit(result)}`);
     return result;
   };
-  const streams = await run(["-show_format", "-show_streams"]);
-  // ffprobe exits non-zero when it cannot read the file as any format it knows.
-  if (streams.code !== 0) return { valid: false, reason: "the file is not in a format that can be read" };
+  const streams = await run(null, ["-show_format", "-show_streams"]);
+  // ffprobe exits non-zero when it cannot read the file as any allowed format.
+  if (streams.code !== 0) {
+    if (/Connection refused|Server returned 5|timed out|Input\/output error/i.test(streams.stderr)) {
+      throw new ProbeFailed(`ffprobe could not read the source: ${streams.stderr.slice(0, 300)}`);
+    }
+    return {
+      valid: false,
+      reason: "the file is not in a video format that can be read",
+      detail: streams.stderr.trim().split("\n").slice(-2).join(" | "),
+    };
+  }
   const info = parseJson(streams.stdout);
   const first = interpretProbe(info, 1);
   if (!first.valid) return first;
+  const video = ["-select_streams", String(first.videoStream)];
   // Decode the first packets of the chosen video stream: a header alone is not a video.
-  const frames = await run([
-    "-select_streams",
-    String(first.videoStream),
-    "-read_intervals",
-    "%+#16",
-    "-show_entries",
-    "frame=width,height",
-  ]);
-  const decoded =
-    frames.code === 0 ? records(/** @type {{ frames?: unknown }} */ (parseJson(frames.stdout)).frames) : [];
-  return interpretProbe(info, decoded.length);
+  const frames = await run(first.format, [...video, "-read_intervals", "%+#16", "-show_entries", "frame=width"]);
+  const decoded = frames.code === 0 ? records(parseJson(frames.stdout).frames) : [];
+  const checked = interpretProbe(info, decoded.length);
+  if (!checked.valid) return checked;
+
+  /** @param {string[]} interval */
+  const picturesUntil = async (interval) => {
+    const read = await run(checked.format, [
+      ...video,
+      ...interval,
+      "-show_entries",
+      "packet=pts_time,dts_time,duration_time",
+      "-of",
+      "csv=p=0",
+    ]);
+    return read.code === 0 ? picturesEnd(csvPackets(read.stdout), checked.startTime) : null;
+  };
+  let declared = checked.duration;
+  /** @type {number | null} */
+  let pictures;
+  if (declared !== null) {
+    // The packets from a little before the declared end to a little after it.
+    const from = checked.startTime + Math.max(0, declared - END_WINDOW_SECONDS);
+    // (An absolute end: a relative one counts from wherever the seek landed, a keyframe before.)
+    const to = checked.startTime + declared + END_WINDOW_SECONDS;
+    pictures = await picturesUntil(["-read_intervals", `${from}%${to}`]);
+  } else {
+    // No duration declared (a browser's MediaRecorder file, say): read every packet's time once.
+    pictures = await picturesUntil([]);
+    declared = pictures;
+  }
+  if (declared === null) return { valid: false, reason: "the video's duration cannot be read" };
+  const duration = checkedDuration(declared, pictures);
+  if ("reason" in duration) return { valid: false, reason: duration.reason };
+  return { ...checked, duration: duration.duration };
+}
+
+/**
+ * Packets from ffprobe's `-of csv=p=0` lines of pts_time,dts_time,duration_time (the output's end
+ * is enough: the last pictures are there).
+ * @param {string} text
+ */
+export function csvPackets(text) {
+  return text
+    .split("\n")
+    .map((line) => line.trim().split(","))
+    .filter((fields) => fields.length >= 3)
+    .map(([pts, dts, duration]) => ({ pts_time: pts, dts_time: dts, duration_time: duration }));
 }
 
 /** @param {string} text @returns {Record<string, unknown>} */

@@ -1,41 +1,38 @@
 // @ts-check
-// The messages between the Worker and the encoder (PROTOCOL.md), validated by hand: every field
-// checked, unknown fields refused, `version` required. The Worker validates the same shapes with
-// its own schemas; the encoder validates what it receives and, before sending, what it sends.
+// The messages between the Worker and the encoder (PROTOCOL.md, version 2), validated by hand:
+// every field checked, unknown fields refused, `version` required. Both sides use this module:
+// the Worker checks every job it sends and every message it receives with it, the encoder every
+// job it receives and every message it sends. (Plain JavaScript with no dependencies, so the
+// container image needs only Debian's Node.js.)
 
-import { RESOLUTIONS } from "./ladder.mjs";
+import { MAX_DURATION_SECONDS, MAX_SIDE } from "./plan.mjs";
+import { POSITIONS, RESOLUTIONS } from "./settings.mjs";
 
-export const PROTOCOL_VERSION = /** @type {const} */ (1);
-export const POSITIONS = /** @type {const} */ (["top-left", "top-right", "bottom-left", "bottom-right", "center"]);
-export const STAGES = /** @type {const} */ (["downloading", "probing", "encoding", "uploading"]);
+export const PROTOCOL_VERSION = /** @type {const} */ (2);
+export const JOB_KINDS = /** @type {const} */ (["probe", "segments", "still", "mp4"]);
+export const PRIORITIES = /** @type {const} */ (["interactive", "background"]);
 export const FAILURE_CODES = /** @type {const} */ (["invalid_source", "encoding_failed"]);
+export { POSITIONS, RESOLUTIONS };
 
-/** @typedef {(typeof POSITIONS)[number]} Position */
-/** @typedef {(typeof STAGES)[number]} Stage */
+/** @typedef {(typeof JOB_KINDS)[number]} JobKind */
+/** @typedef {(typeof PRIORITIES)[number]} Priority */
 /** @typedef {(typeof FAILURE_CODES)[number]} FailureCode */
-/** @typedef {import("./ladder.mjs").Resolution} Resolution */
-/** @typedef {import("./ladder.mjs").Rendition} Rendition */
-/** @typedef {{ position: Position, opacity: number }} Watermark */
+/** @typedef {import("./plan.mjs").Plan} Plan */
+/** @typedef {import("./plan.mjs").Probe} Probe */
+/** @typedef {{ baseUrl: string, token: string }} Callback */
+/** @typedef {{ version: 2, jobId: string, priority: Priority, callback: Callback }} JobBase */
+/** @typedef {JobBase & { kind: "probe" }} ProbeJob */
+/** @typedef {JobBase & { kind: "segments", plan: Plan, from: number, to: number, renditions: string[] }} SegmentsJob */
+/** @typedef {JobBase & { kind: "still", plan: Plan, time: number, width: number | null }} StillJob */
+/** @typedef {JobBase & { kind: "mp4", plan: Plan, partSize: number }} Mp4Job */
+/** @typedef {ProbeJob | SegmentsJob | StillJob | Mp4Job} Job */
+/** @typedef {{ version: 2, jobId: string, progress: number }} Heartbeat */
+/** @typedef {{ partNumber: number, etag: string }} Part */
 /**
- * @typedef {{
- *   version: 1,
- *   jobId: string,
- *   attempt: number,
- *   callback: { baseUrl: string, token: string },
- *   settings: { enabledResolutions: Resolution[], mp4: boolean, watermark: Watermark | null },
- * }} Job
+ * @typedef {{ version: 2, jobId: string, status: "done", probe?: Probe, mp4?: { parts: Part[], bytes: number } }} DoneResult
  */
-/** @typedef {{ version: 1, jobId: string, attempt: number, stage: Stage, progress: number }} Heartbeat */
-/**
- * @typedef {{
- *   version: 1, jobId: string, attempt: number, status: "ready",
- *   duration: number, width: number, height: number, hasAudio: boolean,
- *   renditions: Rendition[], files: string[], mp4: boolean, poster: string,
- *   peakMemoryBytes: number | null,
- * }} ReadyResult
- */
-/** @typedef {{ version: 1, jobId: string, attempt: number, status: "failed", code: FailureCode, message: string }} FailedResult */
-/** @typedef {ReadyResult | FailedResult} Result */
+/** @typedef {{ version: 2, jobId: string, status: "failed", code: FailureCode, message: string }} FailedResult */
+/** @typedef {DoneResult | FailedResult} Result */
 
 /** A message that does not match its shape; `path` names the field at fault. */
 export class ProtocolError extends Error {
@@ -49,11 +46,13 @@ export class ProtocolError extends Error {
 
 const JOB_ID = /^[A-Za-z0-9_-]{1,64}$/;
 const TOKEN = /^[\x21-\x7e]{16,512}$/;
-// A file the encoder uploads: up to 4 levels of names made of letters, digits, `.`, `_` and `-`,
-// none starting with `.` (so never `..`).
-const FILE_PATH = /^(?:[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}\/){0,3}[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}$/;
+const RESOLUTION = /^[1-9][0-9]{0,4}p$/;
 export const MAX_MESSAGE_BYTES = 64 * 1024;
-const MAX_FILES = 100_000;
+/** No request between the encoder and the Worker carries more than this (contract section 15). */
+export const MAX_REQUEST_BYTES = 50 * 1024 * 1024;
+/** R2's smallest part but the last. */
+export const MIN_PART_BYTES = 5 * 1024 * 1024;
+const MAX_SEGMENTS = 100_000;
 
 /**
  * The object at `path` with exactly the keys of `shape` (each checked by its function), none other.
@@ -85,7 +84,7 @@ function join(path, key) {
   return path ? `${path}.${key}` : key;
 }
 
-/** @param {unknown} value @param {string} path @returns {1} */
+/** @param {unknown} value @param {string} path @returns {2} */
 function version(value, path) {
   if (value !== PROTOCOL_VERSION) throw new ProtocolError(path, `must be ${PROTOCOL_VERSION}`);
   return PROTOCOL_VERSION;
@@ -136,6 +135,15 @@ function number(min, max) {
   };
 }
 
+/**
+ * @template T
+ * @param {(value: unknown, path: string) => T} check
+ */
+function nullable(check) {
+  /** @param {unknown} value @param {string} path @returns {T | null} */
+  return (value, path) => (value === null ? null : check(value, path));
+}
+
 /** @param {number} min @param {number} max */
 function text(min, max) {
   /** @param {unknown} value @param {string} path @returns {string} */
@@ -157,20 +165,20 @@ function boolean(value, path) {
 
 /**
  * @template T
- * @param {unknown} value
- * @param {string} path
  * @param {(item: unknown, path: string) => T} check
  * @param {{ min: number, max: number, unique?: boolean }} size
- * @returns {T[]}
  */
-function array(value, path, check, size) {
-  if (!Array.isArray(value)) throw new ProtocolError(path, "must be an array");
-  if (value.length < size.min || value.length > size.max) {
-    throw new ProtocolError(path, `must have ${size.min} to ${size.max} items`);
-  }
-  const items = value.map((item, index) => check(item, join(path, String(index))));
-  if (size.unique && new Set(items).size !== items.length) throw new ProtocolError(path, "must not repeat an item");
-  return items;
+function array(check, size) {
+  /** @param {unknown} value @param {string} path @returns {T[]} */
+  return (value, path) => {
+    if (!Array.isArray(value)) throw new ProtocolError(path, "must be an array");
+    if (value.length < size.min || value.length > size.max) {
+      throw new ProtocolError(path, `must have ${size.min} to ${size.max} items`);
+    }
+    const items = value.map((item, index) => check(item, join(path, String(index))));
+    if (size.unique && new Set(items).size !== items.length) throw new ProtocolError(path, "must not repeat an item");
+    return items;
+  };
 }
 
 /** @param {unknown} value @param {string} path @returns {string} */
@@ -191,28 +199,114 @@ function baseUrl(value, path) {
 }
 
 const jobId = matching(JOB_ID, "1 to 64 letters, digits, '_' or '-'");
-const attempt = integer(1, 1000);
+const side = integer(2, MAX_SIDE);
+const seconds = number(0, MAX_DURATION_SECONDS);
+
+/** @param {unknown} value @param {string} path @returns {import("./plan.mjs").PlannedRendition} */
+function plannedRendition(value, path) {
+  return object(value, path, {
+    resolution: matching(RESOLUTION, "a label such as 720p"),
+    width: side,
+    height: side,
+    maxrateKbps: integer(1, 1_000_000),
+    level: integer(10, 62),
+    bandwidth: integer(1, 2_000_000_000),
+    codecs: matching(/^avc1\.6400[0-9a-f]{2}(,mp4a\.40\.2)?$/, "an H.264 High CODECS value"),
+  });
+}
 
 /**
- * A job as the Worker posts it to `POST /v1/jobs`; throws ProtocolError when it is not one.
+ * An encoding plan (plan.mjs) as a job carries it. The Worker made it; the encoder checks its
+ * shape and bounds before it turns it into ffmpeg arguments.
+ * @param {unknown} value @param {string} path @returns {Plan}
+ */
+export function parsePlan(value, path = "plan") {
+  const plan = object(value, path, {
+    version: (v, p) => {
+      if (v !== 1) throw new ProtocolError(p, "must be 1");
+      return /** @type {1} */ (1);
+    },
+    source: (v, p) =>
+      object(v, p, {
+        format: matching(/^[a-z0-9_]{1,32}$/, "a demuxer name"),
+        startTime: number(-1e9, 1e9),
+        videoStream: integer(0, 1000),
+        audioStream: nullable(integer(0, 1000)),
+        interlaced: boolean,
+      }),
+    width: integer(1, 65535),
+    height: integer(1, 65535),
+    duration: seconds,
+    frameRate: (v, p) => object(v, p, { num: integer(1, 240_000), den: integer(1, 1001) }),
+    framesPerSegment: integer(1, 1000),
+    frames: integer(1, MAX_DURATION_SECONDS * 60 + 1),
+    bFrames: boolean,
+    renditions: array(plannedRendition, { min: 1, max: RESOLUTIONS.length }),
+    audio: boolean,
+    mp4: boolean,
+    watermark: nullable((v, p) => object(v, p, { position: oneOf(POSITIONS), opacity: number(0, 1) })),
+    posterTime: seconds,
+  });
+  if (Math.ceil(plan.frames / plan.framesPerSegment) > MAX_SEGMENTS) throw new ProtocolError(path, "too many segments");
+  return plan;
+}
+
+/**
+ * A job as the Worker posts it to `POST /v2/jobs`; throws ProtocolError when it is not one.
  * @param {unknown} value
  * @returns {Job}
  */
 export function parseJob(value) {
-  return object(value, "", {
+  const kind = typeof value === "object" && value !== null ? /** @type {{ kind?: unknown }} */ (value).kind : null;
+  const base = {
     version,
     jobId,
-    attempt,
-    callback: (v, p) =>
+    kind: oneOf(JOB_KINDS),
+    priority: oneOf(PRIORITIES),
+    callback: (/** @type {unknown} */ v, /** @type {string} */ p) =>
       object(v, p, { baseUrl, token: matching(TOKEN, "16 to 512 printable ASCII characters without spaces") }),
-    settings: (v, p) =>
-      object(v, p, {
-        enabledResolutions: (list, at) => array(list, at, oneOf(RESOLUTIONS), { min: 1, max: 7, unique: true }),
-        mp4: boolean,
-        watermark: (w, at) =>
-          w === null ? null : object(w, at, { position: oneOf(POSITIONS), opacity: number(0, 1) }),
-      }),
-  });
+  };
+  switch (kind) {
+    case "probe":
+      return /** @type {ProbeJob} */ (object(value, "", base));
+    case "segments": {
+      const job = /** @type {SegmentsJob} */ (
+        object(value, "", {
+          ...base,
+          plan: parsePlan,
+          from: integer(0, MAX_SEGMENTS),
+          to: integer(1, MAX_SEGMENTS),
+          renditions: array(matching(RESOLUTION, "a label such as 720p"), {
+            min: 1,
+            max: RESOLUTIONS.length,
+            unique: true,
+          }),
+        })
+      );
+      if (job.to <= job.from || job.to > Math.ceil(job.plan.frames / job.plan.framesPerSegment)) {
+        throw new ProtocolError("to", "must be after from and within the plan's segments");
+      }
+      for (const [i, label] of job.renditions.entries()) {
+        if (!job.plan.renditions.some((r) => r.resolution === label)) {
+          throw new ProtocolError(`renditions.${i}`, "must be one of the plan's renditions");
+        }
+      }
+      return job;
+    }
+    case "still": {
+      const job = /** @type {StillJob} */ (
+        object(value, "", { ...base, plan: parsePlan, time: seconds, width: nullable(integer(16, MAX_SIDE)) })
+      );
+      if (job.time > job.plan.duration) throw new ProtocolError("time", "must be within the video");
+      return job;
+    }
+    case "mp4":
+      return /** @type {Mp4Job} */ (
+        object(value, "", { ...base, plan: parsePlan, partSize: integer(MIN_PART_BYTES, MAX_REQUEST_BYTES) })
+      );
+    default:
+      throw new ProtocolError("kind", `must be one of ${JOB_KINDS.join(", ")}`);
+  }
 }
 
 /**
@@ -220,15 +314,21 @@ export function parseJob(value) {
  * @returns {Heartbeat}
  */
 export function parseHeartbeat(value) {
-  return object(value, "", { version, jobId, attempt, stage: oneOf(STAGES), progress: number(0, 1) });
+  return object(value, "", { version, jobId, progress: number(0, 1) });
 }
 
-/** @param {unknown} value @param {string} path @returns {Rendition} */
-function rendition(value, path) {
+/** @param {unknown} value @param {string} path @returns {Probe} */
+function probeFacts(value, path) {
   return object(value, path, {
-    resolution: matching(/^[1-9][0-9]{0,4}p$/, "a label such as 720p"),
-    width: integer(2, 16384),
-    height: integer(2, 16384),
+    format: matching(/^[a-z0-9_]{1,32}$/, "a demuxer name"),
+    duration: number(0, 366 * 24 * 3600),
+    startTime: number(-1e9, 1e9),
+    width: integer(1, 65535),
+    height: integer(1, 65535),
+    frameRate: nullable(number(0, 1_000_000)),
+    videoStream: integer(0, 1000),
+    audioStream: nullable(integer(0, 1000)),
+    interlaced: boolean,
   });
 }
 
@@ -238,57 +338,42 @@ function rendition(value, path) {
  * @returns {Result}
  */
 export function parseResult(value) {
-  const status =
-    typeof value === "object" && value !== null ? /** @type {{ status?: unknown }} */ (value).status : null;
-  if (status === "failed") {
+  const record = typeof value === "object" && value !== null ? /** @type {Record<string, unknown>} */ (value) : {};
+  if (record.status === "failed") {
     return object(value, "", {
       version,
       jobId,
-      attempt,
       status: oneOf(/** @type {const} */ (["failed"])),
       code: oneOf(FAILURE_CODES),
       message: text(1, 500),
     });
   }
-  if (status !== "ready") throw new ProtocolError("status", "must be ready or failed");
-  const result = object(value, "", {
-    version,
-    jobId,
-    attempt,
-    status: oneOf(/** @type {const} */ (["ready"])),
-    duration: number(0, 7 * 24 * 3600),
-    width: integer(1, 65535),
-    height: integer(1, 65535),
-    hasAudio: boolean,
-    renditions: (v, p) => array(v, p, rendition, { min: 1, max: 7 }),
-    files: (v, p) => array(v, p, matching(FILE_PATH, "a relative file path"), { min: 1, max: MAX_FILES, unique: true }),
-    mp4: boolean,
-    poster: matching(FILE_PATH, "a relative file path"),
-    peakMemoryBytes: (v, p) => (v === null ? null : integer(0, Number.MAX_SAFE_INTEGER)(v, p)),
-  });
-  for (const required of ["master.m3u8", result.poster, ...(result.mp4 ? ["video.mp4"] : [])]) {
-    if (!result.files.includes(required)) throw new ProtocolError("files", `must include ${required}`);
+  if (record.status !== "done") throw new ProtocolError("status", "must be done or failed");
+  const shape = { version, jobId, status: oneOf(/** @type {const} */ (["done"])) };
+  if ("probe" in record) return object(value, "", { ...shape, probe: probeFacts });
+  if ("mp4" in record) {
+    return object(value, "", {
+      ...shape,
+      mp4: (v, p) =>
+        object(v, p, {
+          parts: array((part, at) => object(part, at, { partNumber: integer(1, 10_000), etag: text(1, 200) }), {
+            min: 1,
+            max: 10_000,
+          }),
+          bytes: integer(1, Number.MAX_SAFE_INTEGER),
+        }),
+    });
   }
-  return result;
+  return object(value, "", shape);
 }
 
-/** @param {string} path a file path the encoder uploads, relative to `${baseUrl}/outputs/` */
-export function isOutputPath(path) {
-  return FILE_PATH.test(path);
+/** The name of segment `index` of a rendition, as its variant playlist lists it. @param {number} index */
+export function segmentName(index) {
+  return `seg_${String(index).padStart(5, "0")}.ts`;
 }
 
-/** Content-Type of each kind of output file, by extension. */
-export const CONTENT_TYPES = /** @type {const} */ ({
-  ".m3u8": "application/vnd.apple.mpegurl",
-  ".ts": "video/mp2t",
-  ".mp4": "video/mp4",
-  ".jpg": "image/jpeg",
-});
-
-/** @param {string} path */
-export function contentType(path) {
-  const extension = path.slice(path.lastIndexOf("."));
-  const type = /** @type {Record<string, string>} */ (CONTENT_TYPES)[extension];
-  if (!type) throw new RangeError(`no content type for ${path}`);
-  return type;
+/** The segment index a name such as `seg_00012.ts` stands for, or null. @param {string} name */
+export function segmentIndex(name) {
+  const match = /^seg_([0-9]{5,6})\.ts$/.exec(name);
+  return match ? Number(match[1]) : null;
 }

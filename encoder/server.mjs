@@ -1,7 +1,10 @@
 // @ts-check
-// The encoder's HTTP service (PROTOCOL.md): job intake, status, cancel, health. One job at a time;
-// a second one is refused with 503 so the Worker places it elsewhere or later.
-// Run: `node encoder/server.mjs` (ENCODER_PORT, default 8788).
+// The encoder's HTTP service (PROTOCOL.md): job intake, status, cancel, health. It runs up to
+// ENCODER_INTERACTIVE_JOBS interactive jobs (probes, a viewer's on-demand segments, stills) and up
+// to ENCODER_BACKGROUND_JOBS background ones (segment runs, MP4s) at once; past that a job is
+// refused with 503, for the Worker's scheduler to place it later. Every /v2 request carries the
+// ENCODER_TOKEN the encoder was started with.
+// Run: `ENCODER_TOKEN=… node encoder/server.mjs` (ENCODER_PORT, default 8788).
 
 import { createHash, timingSafeEqual } from "node:crypto";
 import { createServer } from "node:http";
@@ -9,14 +12,15 @@ import { availableParallelism, tmpdir } from "node:os";
 import { pathToFileURL } from "node:url";
 import { describeBinaries, resolveBinaries } from "./binaries.mjs";
 import { RunningJob } from "./job.mjs";
-import { MAX_MESSAGE_BYTES, PROTOCOL_VERSION, ProtocolError, parseJob } from "./protocol.mjs";
+import { MAX_MESSAGE_BYTES, PRIORITIES, PROTOCOL_VERSION, ProtocolError, parseJob } from "./protocol.mjs";
 
 /** @typedef {import("./job.mjs").JobDeps} JobDeps */
+/** @typedef {import("./protocol.mjs").Priority} Priority */
 /** @typedef {import("node:http").IncomingMessage} IncomingMessage */
 /** @typedef {import("node:http").ServerResponse} ServerResponse */
-/** @typedef {JobDeps & { token: string | null }} ServerDeps */
+/** @typedef {JobDeps & { token: string, capacity: Record<Priority, number> }} ServerDeps */
 
-const RETRY_AFTER_SECONDS = 30;
+const RETRY_AFTER_SECONDS = 2;
 
 /** @param {ServerResponse} res @param {number} status @param {unknown} [body] */
 function send(res, status, body) {
@@ -54,9 +58,13 @@ async function readBody(req, limit) {
  * @param {ServerDeps} deps
  */
 export function createEncoderServer(deps) {
-  /** @type {RunningJob | null} */
-  let current = null;
+  if (!deps.token) throw new Error("the encoder needs a token (ENCODER_TOKEN): its job API accepts no call without it");
+  /** @type {Map<string, RunningJob>} */
+  const jobs = new Map();
   let closing = false;
+
+  /** @param {Priority} priority */
+  const running = (priority) => [...jobs.values()].filter((job) => job.job.priority === priority).length;
 
   /** @param {IncomingMessage} req @param {ServerResponse} res */
   const postJob = async (req, res) => {
@@ -87,32 +95,33 @@ export function createEncoderServer(deps) {
       error(res, 400, "invalid_job", e.message, { path: e.path });
       return;
     }
-    if (current && current.id === job.jobId) {
-      error(res, 409, "job_running", "this encoder is already running that job", {
-        jobId: current.id,
-        attempt: current.job.attempt,
-      });
+    if (jobs.has(job.jobId)) {
+      error(res, 409, "job_running", "this encoder is already running that job", { jobId: job.jobId });
       return;
     }
-    if (current || closing) {
+    if (closing || running(job.priority) >= deps.capacity[job.priority]) {
       res.setHeader("retry-after", String(RETRY_AFTER_SECONDS));
-      error(res, 503, "busy", closing ? "this encoder is shutting down" : "this encoder is running another job");
+      error(
+        res,
+        503,
+        "busy",
+        closing ? "this encoder is shutting down" : `this encoder runs all the ${job.priority} jobs it can`,
+      );
       return;
     }
-    const running = new RunningJob(job, deps);
-    current = running;
-    running.done.finally(() => {
-      if (current === running) current = null;
+    const started = new RunningJob(job, deps);
+    jobs.set(job.jobId, started);
+    started.done.finally(() => {
+      if (jobs.get(job.jobId) === started) jobs.delete(job.jobId);
     });
-    send(res, 202, { version: PROTOCOL_VERSION, jobId: job.jobId, attempt: job.attempt, status: "accepted" });
+    send(res, 202, { version: PROTOCOL_VERSION, jobId: job.jobId, status: "accepted" });
   };
 
   /** @param {RunningJob} job */
   const status = (job) => ({
     version: PROTOCOL_VERSION,
     jobId: job.id,
-    attempt: job.job.attempt,
-    stage: job.stage,
+    kind: job.job.kind,
     progress: Number(job.progress.toFixed(4)),
   });
 
@@ -125,41 +134,38 @@ export function createEncoderServer(deps) {
       send(res, 200, {
         status: closing ? "closing" : "ok",
         protocol: PROTOCOL_VERSION,
-        busy: current !== null,
+        running: Object.fromEntries(PRIORITIES.map((p) => [p, running(p)])),
+        capacity: deps.capacity,
         ffmpeg: deps.binaries.ffmpeg.version,
         ffprobe: deps.binaries.ffprobe.version,
       });
       return;
     }
-    if (url.pathname === "/v1/jobs" || url.pathname.startsWith("/v1/jobs/")) {
-      if (deps.token !== null && !sameSecret(req.headers.authorization ?? "", `Bearer ${deps.token}`)) {
-        error(res, 401, "unauthorized", "a valid bearer token is required");
-        return;
-      }
+    if (!url.pathname.startsWith("/v2/")) return error(res, 404, "not_found", "no such route");
+    if (!sameSecret(req.headers.authorization ?? "", `Bearer ${deps.token}`)) {
+      error(res, 401, "unauthorized", "a valid bearer token is required");
+      return;
     }
-    if (url.pathname === "/v1/jobs") {
+    if (url.pathname === "/v2/jobs") {
       if (method !== "POST") return methodNotAllowed(res, "POST");
       await postJob(req, res);
       return;
     }
-    const match = /^\/v1\/jobs\/([^/]+)$/.exec(url.pathname);
-    if (match) {
-      const jobId = /** @type {string} */ (match[1]);
-      const job = current && current.id === jobId ? current : null;
-      if (method === "GET") {
-        if (!job) return error(res, 404, "not_found", "this encoder is not running that job");
-        send(res, 200, status(job));
-        return;
-      }
-      if (method === "DELETE") {
-        if (!job) return error(res, 404, "not_found", "this encoder is not running that job");
-        await job.cancel("cancelled by DELETE");
-        send(res, 204);
-        return;
-      }
-      return methodNotAllowed(res, "GET, DELETE");
+    const match = /^\/v2\/jobs\/([^/]+)$/.exec(url.pathname);
+    if (!match) return error(res, 404, "not_found", "no such route");
+    const job = jobs.get(/** @type {string} */ (match[1]));
+    if (method === "GET") {
+      if (!job) return error(res, 404, "not_found", "this encoder is not running that job");
+      send(res, 200, status(job));
+      return;
     }
-    error(res, 404, "not_found", "no such route");
+    if (method === "DELETE") {
+      if (!job) return error(res, 404, "not_found", "this encoder is not running that job");
+      await job.cancel("cancelled by DELETE");
+      send(res, 204);
+      return;
+    }
+    return methodNotAllowed(res, "GET, DELETE");
   };
 
   const server = createServer((req, res) => {
@@ -172,16 +178,14 @@ export function createEncoderServer(deps) {
 
   return {
     server,
-    get current() {
-      return current;
-    },
+    jobs,
     /**
-     * Stops taking jobs and interrupts the running one, which is reported `encoding_failed` so the
-     * Worker retries it without waiting for the heartbeat timeout.
+     * Stops taking jobs and interrupts the running ones, which are reported `encoding_failed` so
+     * the Worker runs them again without waiting for their silence.
      */
     async shutdown() {
       closing = true;
-      await current?.interrupt("the encoder is shutting down");
+      await Promise.all([...jobs.values()].map((job) => job.interrupt("the encoder is shutting down")));
       await new Promise((resolve) => {
         server.close(resolve);
         server.closeIdleConnections();
@@ -225,6 +229,7 @@ async function main() {
   const env = process.env;
   const port = intEnv(env, "ENCODER_PORT", 8788, 0);
   const host = env.ENCODER_HOST || "127.0.0.1";
+  const cores = availableParallelism();
   const binaries = await resolveBinaries(env);
   log(`using ${describeBinaries(binaries)}`);
   const encoder = createEncoderServer({
@@ -232,10 +237,13 @@ async function main() {
     tempRoot: env.ENCODER_TMPDIR || tmpdir(),
     // Decoder, filter and each x264 encoder get this many threads: enough for the machine, and a
     // bound on the frames in flight (an 8K source's frames are 50 MB each).
-    threads: intEnv(env, "ENCODER_THREADS", Math.min(availableParallelism(), 4), 1),
+    threads: intEnv(env, "ENCODER_THREADS", Math.min(cores, 4), 1),
     heartbeatMs: intEnv(env, "ENCODER_HEARTBEAT_MS", 5_000, 50),
-    uploadConcurrency: 4,
-    token: env.ENCODER_TOKEN || null,
+    capacity: {
+      interactive: intEnv(env, "ENCODER_INTERACTIVE_JOBS", cores, 1),
+      background: intEnv(env, "ENCODER_BACKGROUND_JOBS", cores, 1),
+    },
+    token: env.ENCODER_TOKEN ?? "",
     log,
   });
   encoder.server.listen(port, host, () => {

@@ -3,7 +3,9 @@
 // binding (D1, R2, Durable Objects, Queues) embedded, and runs the encoder (encoder/) beside it as a
 // plain process, restarted if it dies. Defaults to http://127.0.0.1:8787.
 import { spawn, spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { appendFileSync, copyFileSync, existsSync, readFileSync } from "node:fs";
+import { availableParallelism } from "node:os";
 import { freePort } from "./free-port.mjs";
 
 const args = process.argv.slice(2);
@@ -50,14 +52,25 @@ function encoderPort() {
 
 // The encoder: the same program the production container runs, reached through ENCODER_URL and
 // calling back to this server. If it dies (a crash, a kill), it is started again on the same port;
-// the Worker takes over the attempt it was running.
+// the Worker's coordinators take over the jobs it was running. Its job API wants a token: a new
+// one each run, given to both. It runs as many background and interactive jobs at once as the
+// machine has cores, and the Worker's pool hands out that many slots of each.
 const encoderAt = await encoderPort();
+const encoderToken = process.env.ENCODER_TOKEN || randomBytes(32).toString("base64url");
+const slots = String(Math.max(1, Number(process.env.ENCODER_JOBS) || availableParallelism()));
 let stopping = false;
 let encoder;
 function startEncoder() {
   encoder = spawn(process.execPath, ["encoder/server.mjs"], {
     stdio: "inherit",
-    env: { ...process.env, ENCODER_PORT: String(encoderAt), ENCODER_HOST: "127.0.0.1" },
+    env: {
+      ...process.env,
+      ENCODER_PORT: String(encoderAt),
+      ENCODER_HOST: "127.0.0.1",
+      ENCODER_TOKEN: encoderToken,
+      ENCODER_BACKGROUND_JOBS: slots,
+      ENCODER_INTERACTIVE_JOBS: slots,
+    },
   });
   console.log(`[dev] encoder pid ${encoder.pid} on http://127.0.0.1:${encoderAt}`);
   encoder.on("exit", (code, signal) => {
@@ -71,7 +84,14 @@ startEncoder();
 const defaults = [];
 if (!option("--ip")) defaults.push("--ip", "127.0.0.1");
 if (!option("--port")) defaults.push("--port", "8787");
-const encoderVars = ["--var", `ENCODER_URL:http://127.0.0.1:${encoderAt}`, "--var", `ENCODER_CALLBACK_URL:${origin}`];
+const encoderVars = [
+  ["ENCODER_URL", `http://127.0.0.1:${encoderAt}`],
+  ["ENCODER_CALLBACK_URL", origin],
+  ["ENCODER_TOKEN", encoderToken],
+  ["ENCODER_SLOTS", slots],
+  ["ENCODER_INTERACTIVE_SLOTS", slots],
+  ["ENCODER_VIDEO_SLOTS", slots],
+].flatMap(([name, value]) => ["--var", `${name}:${value}`]);
 const dev = spawn("wrangler", ["dev", ...defaults, ...encoderVars, ...args], {
   stdio: "inherit",
   env: { WRANGLER_SEND_METRICS: "false", ...process.env },

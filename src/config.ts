@@ -12,6 +12,9 @@ const EnvSchema = z.object({
   ENCODER_URL: z.string().optional(),
   ENCODER_TOKEN: z.string().optional(),
   ENCODER_CALLBACK_URL: z.string().optional(),
+  ENCODER_SLOTS: z.string().optional(),
+  ENCODER_INTERACTIVE_SLOTS: z.string().optional(),
+  ENCODER_VIDEO_SLOTS: z.string().optional(),
 });
 
 export type Config = {
@@ -32,8 +35,10 @@ export type Config = {
    * null for the Cloudflare Container binding `ENCODER` (production).
    */
   encoderUrl: string | null;
-  /** The bearer token the encoder at `encoderUrl` wants, if it wants one. */
-  encoderToken: string | null;
+  /** The bearer token every encoder wants on its job API (a secret; `npm run dev` makes one). */
+  encoderToken: string;
+  /** The encoder slots the pool hands out, and the background ones one video may hold. */
+  encoderPool: { interactive: number; background: number; perVideo: number };
   /** The origin the encoder calls back: ENCODER_CALLBACK_URL, else PUBLIC_BASE_URL; null when neither is set. */
   callbackOrigin: string | null;
 };
@@ -78,7 +83,12 @@ function parseConfig(env: Env): Config {
     cursorSecret,
     playbackSecret,
     encoderUrl,
-    encoderToken: vars.ENCODER_TOKEN?.trim() || null,
+    encoderToken: requiredSecret("ENCODER_TOKEN", vars.ENCODER_TOKEN),
+    encoderPool: {
+      background: slotCount("ENCODER_SLOTS", vars.ENCODER_SLOTS),
+      interactive: slotCount("ENCODER_INTERACTIVE_SLOTS", vars.ENCODER_INTERACTIVE_SLOTS),
+      perVideo: slotCount("ENCODER_VIDEO_SLOTS", vars.ENCODER_VIDEO_SLOTS),
+    },
     callbackOrigin: callback ? originOf("ENCODER_CALLBACK_URL", callback) : publicBaseUrl,
   };
 }
@@ -90,6 +100,16 @@ function requiredSecret(name: string, value: string | undefined): string {
     throw new ConfigError(`${name} must be set, at least ${MIN_SECRET_LENGTH} characters`);
   }
   return secret;
+}
+
+/** A number of encoder slots: a whole number from 1 to 1000 (an unset one is 1). */
+function slotCount(name: string, value: string | undefined): number {
+  if (value === undefined || value.trim() === "") return 1;
+  const count = Number(value);
+  if (!Number.isInteger(count) || count < 1 || count > 1000) {
+    throw new ConfigError(`${name} must be a whole number from 1 to 1000`);
+  }
+  return count;
 }
 
 function originOf(name: string, value: string): string {

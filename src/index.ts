@@ -1,9 +1,7 @@
 import { createApp } from "./app";
-import { readConfig } from "./config";
 import { projectDatabase } from "./lib/databases";
 import { logError } from "./lib/log";
-import { pipelineDeps } from "./pipeline/deps";
-import { encoderOf } from "./pipeline/encoder";
+import { coordinatorOf } from "./pipeline/coordinator-stub";
 import { consumeDeadEncodes, consumeEncodes, ENCODE_DEAD_LETTERS, ENCODE_QUEUE } from "./pipeline/queue";
 import { consumeProjectDeletions, PROJECT_DELETION_QUEUE } from "./projects/deletions";
 import { SCHEDULED_TASKS } from "./scheduled";
@@ -18,6 +16,8 @@ import {
 import { lanesOf } from "./webhooks/lane";
 
 export { EncoderContainer } from "./pipeline/container";
+export { VideoEncoding } from "./pipeline/coordinator";
+export { EncoderPool } from "./pipeline/pool";
 export { RateLimiter } from "./rate-limit/limiter";
 export { TusUpload } from "./uploads/upload-object";
 export { DeliveryLane } from "./webhooks/lane";
@@ -32,17 +32,16 @@ const CONSUMERS: Record<string, (batch: MessageBatch<unknown>, env: Env) => Prom
   [DELETION_QUEUE]: (batch, env) =>
     consumeDeletions(batch, (projectId) => {
       const db = projectDatabase(env, projectId);
-      const encoder = encoderOf(env, readConfig(env));
       return {
         db,
         media: env.MEDIA,
         uploads: env.TUS_UPLOADS,
         publish: publishNow(env, db),
-        cancelEncoding: (id) => encoder.cancel(id),
+        cancelEncoding: (id) => coordinatorOf(env, id).cancel(),
       };
     }),
   [DELETION_DEAD_LETTERS]: (batch) => consumeDeadDeletions(batch),
-  [ENCODE_QUEUE]: (batch, env) => consumeEncodes(batch, pipelineDeps(env, readConfig(env))),
+  [ENCODE_QUEUE]: (batch, env) => consumeEncodes(batch, env),
   [ENCODE_DEAD_LETTERS]: (batch) => consumeDeadEncodes(batch),
   [PROJECT_DELETION_QUEUE]: (batch, env) =>
     consumeProjectDeletions(batch, {
@@ -50,6 +49,7 @@ const CONSUMERS: Record<string, (batch: MessageBatch<unknown>, env: Env) => Prom
       media: env.MEDIA,
       uploads: env.TUS_UPLOADS,
       queue: env.PROJECT_DELETION_QUEUE,
+      cancelEncoding: (id) => coordinatorOf(env, id).cancel(),
     }),
 };
 

@@ -1,8 +1,7 @@
 import { deleteExpiredSessions } from "./auth/session-queries";
-import { readConfig } from "./config";
 import { sweepUnpublished } from "./events/publish";
 import { deleteExpiredKeys } from "./idempotency/middleware";
-import { pipelineDeps } from "./pipeline/deps";
+import { coordinatorOf } from "./pipeline/coordinator-stub";
 import { sweepEncodings } from "./pipeline/sweeper";
 import { sweepDeletedProjects } from "./projects/deletions";
 import { publisherOf } from "./subscribers";
@@ -19,11 +18,17 @@ export const SCHEDULED_TASKS: Record<string, (env: Env) => Promise<unknown>> = {
     sweepDeletedVideos({ db: env.DB, media: env.MEDIA, uploads: env.TUS_UPLOADS }),
   "expired uploads": (env) => sweepExpiredUploads({ db: env.DB, media: env.MEDIA }),
   "expired test videos": (env) => sweepExpiredTestVideos({ db: env.DB, deletions: env.DELETION_QUEUE }),
-  "deleted projects' purge": (env) => sweepDeletedProjects({ db: env.DB, media: env.MEDIA, uploads: env.TUS_UPLOADS }),
+  "deleted projects' purge": (env) =>
+    sweepDeletedProjects({
+      db: env.DB,
+      media: env.MEDIA,
+      uploads: env.TUS_UPLOADS,
+      cancelEncoding: (id) => coordinatorOf(env, id).cancel(),
+    }),
   "expired sessions": (env) => deleteExpiredSessions(env.DB),
   "unpublished events": (env) => sweepUnpublished(publisherOf(env)),
   "lost delivery messages": (env) => sendLostAttempts({ db: env.DB, queue: env.WEBHOOK_QUEUE }),
   "delivery retention": (env) => deleteExpiredDeliveries(env.DB),
   "expired idempotency keys": (env) => deleteExpiredKeys(env.DB),
-  "silent or lost encodings": (env) => sweepEncodings(pipelineDeps(env, readConfig(env))),
+  "silent or lost encodings": (env) => sweepEncodings(env),
 };

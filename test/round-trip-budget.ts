@@ -1,6 +1,6 @@
 /**
  * The round trips each route makes on its success path, by kind: D1 queries and batches, Durable
- * Object calls (the rate limiter), R2 operations and queue sends. Each is a trip that a caller far
+ * Object calls (the rate limiter, tus uploads, encoding coordinators), R2 operations and queue sends. Each is a trip that a caller far
  * from the primary (D1) or the object (DO) pays for. `test/http/round-trips.test.ts` runs every
  * route through counting bindings and fails when one differs from this table; `npm run bench`
  * prints it beside the latencies. Work after the response (an API key's lastUsedAt, at most once a
@@ -65,18 +65,22 @@ export const ROUND_TRIP_BUDGET = {
   },
   // The D1 read (is the project deleted?) runs beside the R2 read, not before it.
   "GET /thumbnails/{projectId}/{videoId}/{file}": { d1: 1, do: 0, r2: 1, queue: 0 },
-  // Playback, the hot path: one D1 read (the video: live, visibility, ready, which outputs), then
-  // one R2 read of the file; a token is verified in the isolate, with no trip.
-  "GET /play/{id}/master.m3u8": { d1: 1, do: 0, r2: 1, queue: 0 },
-  "GET /play/{id}/{rendition}/index.m3u8": { d1: 1, do: 0, r2: 1, queue: 0 },
+  // Playback, the hot path: one D1 read (the video: live, visibility, playable, its plan); the
+  // playlists are made from the plan with no other trip, a file is one R2 read; a token is verified
+  // in the isolate, with no trip. A segment not made yet (the video still processing) adds its R2
+  // miss, one call to the video's coordinator (which waits for it) and the R2 read that serves it.
+  "GET /play/{id}/master.m3u8": { d1: 1, do: 0, r2: 0, queue: 0 },
+  "GET /play/{id}/{rendition}/index.m3u8": { d1: 1, do: 0, r2: 0, queue: 0 },
   "GET /play/{id}/{rendition}/{segment}": { d1: 1, do: 0, r2: 1, queue: 0 },
+  "GET /play/{id}/{rendition}/{segment} on demand": { d1: 1, do: 1, r2: 2, queue: 0 },
   "GET /play/{id}/video.mp4 range": { d1: 1, do: 0, r2: 1, queue: 0 },
-  "GET /play/{token}/master.m3u8": { d1: 1, do: 0, r2: 1, queue: 0 },
+  "GET /play/{token}/master.m3u8": { d1: 1, do: 0, r2: 0, queue: 0 },
   "GET /embed/{id}": { d1: 1, do: 0, r2: 0, queue: 0 },
-  // The encoder's calls back (internal): each checks that its attempt is still the running one.
-  "GET /internal/encoding/{id}/{attempt}/source": { d1: 1, do: 0, r2: 1, queue: 0 },
-  "PUT /internal/encoding/{id}/{attempt}/outputs/{path}": { d1: 2, do: 0, r2: 1, queue: 0 },
-  "POST /internal/encoding/{id}/{attempt}/heartbeat": { d1: 1, do: 0, r2: 0, queue: 0 },
+  // The encoder's calls back (internal): each asks the video's coordinator whether its job still
+  // runs (and what to do), in one call; a source read by range first learns the object's size.
+  "GET /internal/encoding/{id}/{job}/source range": { d1: 0, do: 1, r2: 2, queue: 0 },
+  "PUT /internal/encoding/{id}/{job}/segments/{rendition}/{segment}": { d1: 0, do: 2, r2: 1, queue: 0 },
+  "POST /internal/encoding/{id}/{job}/heartbeat": { d1: 0, do: 1, r2: 0, queue: 0 },
 } as const satisfies Record<string, { d1: number; do: number; r2: number; queue: number }>;
 
 export type BudgetedRoute = keyof typeof ROUND_TRIP_BUDGET;

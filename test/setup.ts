@@ -1,8 +1,7 @@
 import { applyD1Migrations } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeEach, vi } from "vitest";
-import { readConfig } from "../src/config";
-import { encoderOf } from "../src/pipeline/encoder";
+import { coordinatorOf } from "../src/pipeline/coordinator-stub";
 import { publishNow } from "../src/subscribers";
 import { type DeletionMessage, finishDeletion } from "../src/videos/deletion-queue";
 import { sentMessage } from "./support/queues";
@@ -21,7 +20,7 @@ beforeEach(() => {
         media: env.MEDIA,
         uploads: env.TUS_UPLOADS,
         publish: publishNow(env),
-        cancelEncoding: (id) => encoderOf(env, readConfig(env)).cancel(id),
+        cancelEncoding: (id) => coordinatorOf(env, id).cancel(),
       },
       body as DeletionMessage,
     );

@@ -7,7 +7,18 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { describeBinaries, resolveBinaries } from "../binaries.mjs";
-import { STAGES } from "../protocol.mjs";
+import {
+  AUDIO_FRAME,
+  AUDIO_RATE,
+  firstAudioPacket,
+  frameTime,
+  planEncoding,
+  segmentCount,
+  segmentFrames,
+  segmentSeconds,
+  TIMESTAMP_BASE_SECONDS,
+} from "../plan.mjs";
+import { MAX_REQUEST_BYTES, segmentName } from "../protocol.mjs";
 import { startEncoder } from "./encoder-process.mjs";
 import { startFakeWorker, TOKEN } from "./fake-worker.mjs";
 import { averageColour, ffprobeJson, makeSources } from "./media.mjs";
@@ -15,9 +26,10 @@ import { averageColour, ffprobeJson, makeSources } from "./media.mjs";
 /** @typedef {import("./fake-worker.mjs").FakeWorker} FakeWorker */
 /** @typedef {import("./fake-worker.mjs").FakeJob} FakeJob */
 /** @typedef {import("./encoder-process.mjs").EncoderProcess} EncoderProcess */
-/** @typedef {import("../protocol.mjs").Job["settings"]} Settings */
-/** @typedef {import("../protocol.mjs").ReadyResult} ReadyResult */
+/** @typedef {import("../plan.mjs").Plan} Plan */
+/** @typedef {import("../plan.mjs").PlanSettings} PlanSettings */
 
+const ENCODER_TOKEN = "encoder-test-token-0123456789abcdef";
 const binaries = await resolveBinaries().catch((error) => {
   console.warn(`encoder integration tests skipped: no ffmpeg/ffprobe could be found (${error.message})`);
   return null;
@@ -39,7 +51,12 @@ describe.skipIf(!binaries)("encoder service with a fake Worker", () => {
     await mkdir(scratch);
     sources = await makeSources(bin, scratch);
     fake = await startFakeWorker(join(dir, "received"));
-    encoder = await startEncoder({ ENCODER_TMPDIR: join(dir, "tmp") });
+    encoder = await startEncoder({
+      ENCODER_TMPDIR: join(dir, "tmp"),
+      ENCODER_TOKEN,
+      ENCODER_INTERACTIVE_JOBS: "2",
+      ENCODER_BACKGROUND_JOBS: "1",
+    });
   });
 
   afterAll(async () => {
@@ -48,425 +65,407 @@ describe.skipIf(!binaries)("encoder service with a fake Worker", () => {
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
-  /** @param {Partial<Settings>} [settings] @returns {Settings} */
-  const settingsOf = (settings = {}) => ({ enabledResolutions: ["360p"], mp4: false, watermark: null, ...settings });
-
   /**
    * Registers a job with the fake Worker and posts it to the encoder.
    * @param {Buffer} source
-   * @param {Partial<Settings>} [settings]
+   * @param {Record<string, unknown>} job the job's kind and its fields
    * @param {Partial<FakeJob>} [init]
+   * @param {EncoderProcess} [to]
    */
-  async function post(source, settings, init = {}) {
+  async function post(source, job, init = {}, to = encoder) {
     const jobId = `job-${++jobCount}`;
-    const { job, callback } = fake.addJob(jobId, { source, watermark: sources.watermark, ...init });
-    const response = await fetch(`${encoder.origin}/v1/jobs`, {
+    const { job: fakeJob, callback } = fake.addJob(jobId, { source, watermark: sources.watermark, ...init });
+    const response = await fetch(`${to.origin}/v2/jobs`, {
       method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ version: 1, jobId, attempt: 1, callback, settings: settingsOf(settings) }),
+      headers: { "content-type": "application/json", authorization: `Bearer ${ENCODER_TOKEN}` },
+      body: JSON.stringify({ version: 2, jobId, priority: "interactive", callback, ...job }),
     });
-    return { jobId, job, response };
+    return { jobId, job: fakeJob, response };
   }
 
   /**
-   * Posts a job and waits for its result.
-   * @param {Buffer} source
-   * @param {Partial<Settings>} [settings]
+   * Posts a job and waits for its result and for the encoder to be idle again.
+   * @param {Buffer} source @param {Record<string, unknown>} job @param {Partial<FakeJob>} [init]
    */
-  async function encode(source, settings) {
-    return finished(await post(source, settings));
-  }
-
-  /**
-   * Waits for a posted job's result and for the encoder to be idle again.
-   * @param {Awaited<ReturnType<typeof post>>} posted
-   */
-  async function finished(posted) {
+  async function run(source, job, init) {
+    const posted = await post(source, job, init);
     expect(posted.response.status).toBe(202);
     const result = await posted.job.resultReceived;
     await waitUntilIdle();
-    return { ...posted, result, out: join(dir, "received", posted.jobId) };
+    return { ...posted, result };
   }
 
-  /** The encoder has no job and has left nothing in its temporary folder. */
+  /** The encoder runs no job and has left nothing in its temporary folder. */
   async function waitUntilIdle() {
     for (let i = 0; i < 100; i++) {
-      const health = /** @type {{ busy: boolean }} */ (await (await fetch(`${encoder.origin}/healthz`)).json());
-      if (!health.busy && (await readdir(join(dir, "tmp"))).length === 0) return;
+      const health = /** @type {{ running: Record<string, number> }} */ (
+        await (await fetch(`${encoder.origin}/healthz`)).json()
+      );
+      const busy = Object.values(health.running).some((n) => n > 0);
+      if (!busy && (await readdir(join(dir, "tmp"))).length === 0) return;
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
     throw new Error("the encoder stayed busy");
   }
 
-  /** @param {import("../protocol.mjs").Result} result @returns {ReadyResult} */
-  function ready(result) {
-    if (result.status !== "ready") throw new Error(`not ready: ${JSON.stringify(result)}`);
-    return result;
+  /** The plan of `source` under `settings`, from the encoder's own probe. @param {Buffer} source @param {PlanSettings} settings */
+  async function planOf(source, settings) {
+    const { result } = await run(source, { kind: "probe" });
+    if (result.status !== "done" || !result.probe) throw new Error(`probe: ${JSON.stringify(result)}`);
+    return planEncoding(result.probe, settings);
   }
 
   /**
-   * Every callback of a finished job: each file uploaded once with its type, heartbeats in order,
-   * and the result last.
-   * @param {string} jobId
-   * @param {FakeJob} job
-   * @param {ReadyResult} result
+   * Runs segments `from`..`to` of `plan` into `video`'s folder of the fake Worker.
+   * @param {Buffer} source @param {Plan} plan @param {number} from @param {number} to @param {string} video @param {Partial<FakeJob>} [init]
    */
-  function expectWellBehaved(jobId, job, result) {
-    expect(fake.problems).toEqual([]);
-    expect(job.results).toHaveLength(1);
-    const uploaded = job.uploads.map((u) => u.path).sort();
-    expect(uploaded).toEqual([...result.files].sort());
-    const types = { m3u8: "application/vnd.apple.mpegurl", ts: "video/mp2t", mp4: "video/mp4", jpg: "image/jpeg" };
-    for (const upload of job.uploads) {
-      expect(upload.contentType).toBe(types[/** @type {keyof typeof types} */ (upload.path.split(".").pop())]);
-    }
-    const mine = fake.calls.filter((call) => call.path.startsWith(`/jobs/${jobId}/`));
-    expect(mine.at(-1)?.path).toBe(`/jobs/${jobId}/result`);
-    expect(job.heartbeats.length).toBeGreaterThan(0);
-    const progress = job.heartbeats.map((h) => h.progress);
-    expect(progress).toEqual([...progress].sort((a, b) => a - b));
-    for (const h of job.heartbeats) expect(STAGES).toContain(h.stage);
+  async function segments(source, plan, from, to, video, init = {}) {
+    const renditions = plan.renditions.map((r) => r.resolution);
+    return run(source, { kind: "segments", priority: "background", plan, from, to, renditions }, { video, ...init });
   }
 
-  it("answers /healthz and logs the binaries it uses", async () => {
-    const response = await fetch(`${encoder.origin}/healthz`);
-    expect(response.status).toBe(200);
-    expect(await response.json()).toMatchObject({ status: "ok", protocol: 1, busy: false });
+  /** First timestamps, per stream type, of a stored segment; and its audio packets. @param {string} file */
+  async function timestamps(file) {
+    const { packets = [] } =
+      /** @type {{ packets?: { codec_type?: string, pts_time?: string, duration_time?: string, stream_index?: number }[] }} */ (
+        await ffprobeJson(bin.ffprobe, file, [
+          "-show_entries",
+          "packet=stream_index,pts_time,duration_time",
+          "-show_streams",
+        ])
+      );
+    const { streams } = await ffprobeJson(bin.ffprobe, file);
+    const typeOf = (/** @type {number | undefined} */ index) => streams.find((s) => s.index === index)?.codec_type;
+    const video = packets.filter((p) => typeOf(p.stream_index) === "video").map((p) => Number(p.pts_time));
+    const audio = packets.filter((p) => typeOf(p.stream_index) === "audio").map((p) => Number(p.pts_time));
+    return { video: Math.min(...video), audio, frames: video.length };
+  }
+
+  it("answers /healthz without a token, refuses its job API without one, and logs the binaries it uses", async () => {
+    const health = await fetch(`${encoder.origin}/healthz`);
+    expect(await health.json()).toMatchObject({
+      status: "ok",
+      protocol: 2,
+      capacity: { interactive: 2, background: 1 },
+    });
+    for (const authorization of [undefined, "Bearer wrong"]) {
+      const response = await fetch(`${encoder.origin}/v2/jobs`, {
+        method: "POST",
+        headers: { "content-type": "application/json", ...(authorization ? { authorization } : {}) },
+        body: "{}",
+      });
+      expect(response.status).toBe(401);
+    }
+    expect((await fetch(`${encoder.origin}/v2/jobs/x`, { method: "DELETE" })).status).toBe(401);
     expect(encoder.lines.find((line) => line.startsWith("[encoder] using"))).toBe(
       `[encoder] using ${describeBinaries(bin)}`,
     );
   });
 
-  it("encodes a 16:9 source with audio: HLS ladder, MP4, poster and watermark", async () => {
-    const { jobId, job, result, out } = await encode(sources.landscape, {
-      enabledResolutions: ["240p", "360p", "720p"],
-      mp4: true,
-      watermark: { position: "bottom-right", opacity: 0.8 },
-    });
-    const r = ready(result);
-    expect(r).toMatchObject({
-      version: 1,
-      jobId,
-      attempt: 1,
-      status: "ready",
-      width: 640,
-      height: 360,
-      hasAudio: true,
-      mp4: true,
-      poster: "poster.jpg",
-      renditions: [
-        { resolution: "240p", width: 426, height: 240 },
-        { resolution: "360p", width: 640, height: 360 },
-      ],
-    });
-    expect(r.duration).toBeCloseTo(3, 1);
-    expect(r.peakMemoryBytes).toBeGreaterThan(10 * 1024 * 1024);
-    expect(r.files).toEqual(
-      expect.arrayContaining([
-        "master.m3u8",
-        "240p/index.m3u8",
-        "360p/index.m3u8",
-        "240p/seg_00000.ts",
-        "360p/seg_00000.ts",
-        "video.mp4",
-        "poster.jpg",
-      ]),
-    );
-    expectWellBehaved(jobId, job, r);
-
-    const master = await readFile(join(out, "master.m3u8"), "utf8");
-    const lines = master.trim().split("\n");
-    expect(lines[0]).toBe("#EXTM3U");
-    const variants = lines.filter((line) => line.startsWith("#EXT-X-STREAM-INF:"));
-    expect(variants).toHaveLength(2);
-    expect(variants[0]).toMatch(
-      /^#EXT-X-STREAM-INF:BANDWIDTH=\d+,.*RESOLUTION=426x240,CODECS="avc1\.64[0-9a-f]{4},mp4a\.40\.2"$/,
-    );
-    expect(variants[1]).toMatch(/RESOLUTION=640x360,CODECS="avc1\.64[0-9a-f]{4},mp4a\.40\.2"$/);
-    expect(lines.filter((line) => !line.startsWith("#"))).toEqual(["240p/index.m3u8", "360p/index.m3u8"]);
-
-    for (const rendition of r.renditions) {
-      const playlist = await readFile(join(out, rendition.resolution, "index.m3u8"), "utf8");
-      expect(playlist).toContain("#EXT-X-PLAYLIST-TYPE:VOD");
-      expect(playlist.trim().endsWith("#EXT-X-ENDLIST")).toBe(true);
-      const segments = playlist.split("\n").filter((line) => line && !line.startsWith("#"));
-      for (const segment of segments) {
-        expect(segment).toMatch(/^seg_\d{5}\.ts$/);
-        expect(r.files).toContain(`${rendition.resolution}/${segment}`);
-      }
-      const { streams } = await ffprobeJson(bin.ffprobe, join(out, rendition.resolution, "seg_00000.ts"));
-      const video = streams.find((s) => s.codec_type === "video");
-      expect(video).toMatchObject({ codec_name: "h264", width: rendition.width, height: rendition.height });
-      // 4:2:0 in limited range (yuvj420p would be full range).
-      expect(video?.pix_fmt).toBe("yuv420p");
-      expect(streams.filter((s) => s.codec_type === "audio").map((s) => s.codec_name)).toEqual(["aac"]);
-    }
-
-    // Keyframes at the same instants in every rendition.
-    /** @param {string} resolution */
-    const keyframes = async (resolution) => {
-      const file = join(out, resolution, "seg_00000.ts");
-      const { packets = [] } = await ffprobeJson(bin.ffprobe, file, [
-        ...["-select_streams", "v:0", "-show_entries", "packet=pts_time,flags"],
-      ]);
-      return packets.filter((p) => p.flags?.startsWith("K")).map((p) => Number(p.pts_time).toFixed(2));
-    };
-    const low = await keyframes("240p");
-    expect(low.length).toBeGreaterThanOrEqual(2);
-    expect(await keyframes("360p")).toEqual(low);
-
-    const mp4 = await readFile(join(out, "video.mp4"));
-    expect(mp4.indexOf("moov")).toBeLessThan(mp4.indexOf("mdat"));
-    const { streams: mp4Streams } = await ffprobeJson(bin.ffprobe, join(out, "video.mp4"));
-    expect(mp4Streams.map((s) => [s.codec_name, s.width ?? null, s.height ?? null])).toEqual([
-      ["h264", 640, 360],
-      ["aac", null, null],
-    ]);
-
-    const poster = await readFile(join(out, "poster.jpg"));
-    expect([...poster.subarray(0, 3)]).toEqual([0xff, 0xd8, 0xff]);
-    const { streams: posterStreams } = await ffprobeJson(bin.ffprobe, join(out, "poster.jpg"));
-    expect(posterStreams[0]).toMatchObject({ codec_name: "mjpeg", width: 640, height: 360 });
-
-    // The red watermark: 96×48 (15% of 640), 13 px (2%) from the bottom and right edges, at 0.8.
-    const [red, green, blue] = await averageColour(
-      bin.ffmpeg,
-      join(out, "poster.jpg"),
-      { x: 640 - 13 - 96 + 8, y: 360 - 13 - 48 + 8, w: 80, h: 32 },
-      join(scratch, "pixel.ppm"),
-    );
-    expect(red).toBeGreaterThan(190);
-    expect(green).toBeLessThan(70);
-    expect(blue).toBeLessThan(70);
+  it("will not start without a token", async () => {
+    await expect(startEncoder({ ENCODER_TOKEN: "" })).rejects.toThrow(/ENCODER_TOKEN/);
   });
 
-  it("encodes a 9:16 full-range source without MP4 or watermark: renditions labelled by width, limited range", async () => {
-    const { jobId, job, result, out } = await encode(sources.portrait, {
-      enabledResolutions: ["240p", "360p", "1080p"],
+  it("probes a source through the Worker by byte ranges, never fetching it whole", async () => {
+    const { jobId, result } = await run(sources.landscape, { kind: "probe" });
+    expect(result).toMatchObject({
+      status: "done",
+      probe: { format: "mov", width: 640, height: 360, videoStream: 0, audioStream: 1, interlaced: false },
     });
-    const r = ready(result);
-    expect(r).toMatchObject({ width: 360, height: 640, mp4: false, hasAudio: true });
-    expect(r.renditions).toEqual([
-      { resolution: "240p", width: 240, height: 426 },
-      { resolution: "360p", width: 360, height: 640 },
-    ]);
-    expect(r.files).not.toContain("video.mp4");
-    expectWellBehaved(jobId, job, r);
-    expect(await readFile(join(out, "master.m3u8"), "utf8")).toContain("RESOLUTION=240x426");
-    const { streams: segment } = await ffprobeJson(bin.ffprobe, join(out, "360p/seg_00000.ts"));
-    expect(segment[0]).toMatchObject({ codec_name: "h264", width: 360, height: 640, pix_fmt: "yuv420p" });
-    const { streams } = await ffprobeJson(bin.ffprobe, join(out, "poster.jpg"));
-    expect(streams[0]).toMatchObject({ width: 360, height: 640 });
-  });
-
-  it("gives a silent source no audio stream anywhere (and draws a WebP watermark top-left)", async () => {
-    const { jobId, job, result, out } = await post(
-      sources.silent,
-      {
-        enabledResolutions: ["240p"],
-        mp4: true,
-        watermark: { position: "top-left", opacity: 1 },
-      },
-      { watermark: sources.watermarkWebp },
-    ).then(finished);
-    const r = ready(result);
-    expect(r.hasAudio).toBe(false);
-    expect(r.renditions).toEqual([{ resolution: "180p", width: 320, height: 180 }]);
-    expectWellBehaved(jobId, job, r);
-    const master = await readFile(join(out, "master.m3u8"), "utf8");
-    expect(master).toMatch(/CODECS="avc1\.64[0-9a-f]{4}"\n/);
-    for (const file of ["180p/seg_00000.ts", "video.mp4"]) {
-      const { streams } = await ffprobeJson(bin.ffprobe, join(out, file));
-      expect(streams.map((s) => s.codec_type)).toEqual(["video"]);
-    }
-    // The blue watermark: 48×24 (15% of 320), 6 px (2%) from the top and left edges.
-    const colour = await averageColour(
-      bin.ffmpeg,
-      join(out, "poster.jpg"),
-      { x: 10, y: 10, w: 40, h: 16 },
-      join(scratch, "p.ppm"),
-    );
-    expect(colour[2]).toBeGreaterThan(200);
-    expect(Math.max(/** @type {number} */ (colour[0]), /** @type {number} */ (colour[1]))).toBeLessThan(60);
-  });
-
-  it("applies rotation metadata: a 320×180 stream rotated 90° is a 180×320 video", async () => {
-    const { jobId, job, result, out } = await encode(sources.rotated, { enabledResolutions: ["360p"] });
-    const r = ready(result);
-    expect(r).toMatchObject({ width: 180, height: 320 });
-    expect(r.renditions).toEqual([{ resolution: "180p", width: 180, height: 320 }]);
-    expectWellBehaved(jobId, job, r);
-    const { streams } = await ffprobeJson(bin.ffprobe, join(out, "180p/seg_00000.ts"));
-    expect(streams[0]).toMatchObject({ codec_name: "h264", width: 180, height: 320 });
+    expect(result.status === "done" && result.probe?.duration).toBeCloseTo(3, 1);
+    const reads = fake.calls.filter((call) => call.path === `/jobs/${jobId}/source`);
+    expect(reads.length).toBeGreaterThan(1);
+    expect(reads.every((call) => call.status === 206)).toBe(true);
   });
 
   it.each(
     /** @type {const} */ ([
-      ["zero bytes", "zero"],
-      ["random bytes", "random"],
-      ["audio only", "audioOnly"],
-      ["an MP4 cut before its header", "truncated"],
-      ["an MP4 cut after its header, before any frame", "headerOnly"],
+      ["zero bytes", "zero", /format/],
+      ["random bytes", "random", /format/],
+      ["audio only", "audioOnly", /audio but no video/],
+      ["an MP4 cut before its header", "truncated", /format/],
+      ["an MP4 cut after its header, before any frame", "headerOnly", /decoded|format/],
+      ["an HLS playlist naming a local file, followed by an MPEG-TS", "polyglot", /format/],
+      ["a 40 ms Matroska file declaring 10 hours", "declaresTenHours", /declares 36000 s/],
     ]),
-  )("reports invalid_source for %s, uploading nothing", async (_, name) => {
-    const { job, result } = await encode(sources[name], { mp4: true });
+  )("reports invalid_source for %s", async (_, name, reason) => {
+    const { result, job } = await run(sources[name], { kind: "probe" });
     expect(result).toMatchObject({ status: "failed", code: "invalid_source" });
     expect(result.status === "failed" && result.message).toMatch(/^The source is not a decodable video: .+\.$/);
-    expect(job.uploads).toEqual([]);
-    expect(fake.problems).toEqual([]);
+    expect(result.status === "failed" && result.message).toMatch(reason);
+    expect(job.stored).toEqual([]);
   });
 
-  it("reports encoding_failed when the Worker refuses an output, and sends nothing after the result", async () => {
-    const { jobId, job, response } = await post(
-      sources.silent,
-      {},
-      { onUpload: (path) => (path === "master.m3u8" ? 400 : undefined) },
+  it("probes two frames at 1 fps, and a 100:1 pixel aspect as 32000×240 (which the plan refuses)", async () => {
+    const two = await run(sources.twoFrames, { kind: "probe" });
+    expect(two.result).toMatchObject({ status: "done", probe: { width: 320, height: 240, frameRate: 1 } });
+    expect(two.result.status === "done" && two.result.probe?.duration).toBeCloseTo(2, 1);
+    const wide = await run(sources.wide, { kind: "probe" });
+    expect(wide.result).toMatchObject({ status: "done", probe: { width: 32000, height: 240 } });
+  });
+
+  it("makes segments of a run at the plan's size and range, H.264 and AAC, each sent as it is made", async () => {
+    const plan = await planOf(sources.landscape, {
+      enabledResolutions: ["240p", "360p"],
+      mp4: false,
+      watermark: { position: "bottom-right", opacity: 0.8 },
+    });
+    expect(segmentCount(plan)).toBe(1);
+    const { job, result } = await segments(sources.landscape, plan, 0, 1, "landscape");
+    expect(result).toEqual({ version: 2, jobId: expect.any(String), status: "done" });
+    expect(job.stored.sort()).toEqual(["segments/240p/seg_00000.ts", "segments/360p/seg_00000.ts"]);
+    expect(fake.problems).toEqual([]);
+    for (const r of plan.renditions) {
+      const file = fake.file("landscape", `segments/${r.resolution}/seg_00000.ts`);
+      const { streams } = await ffprobeJson(bin.ffprobe, file);
+      expect(streams.map((s) => [s.codec_type, s.codec_name])).toEqual([
+        ["video", "h264"],
+        ["audio", "aac"],
+      ]);
+      expect(streams[0]).toMatchObject({ width: r.width, height: r.height, pix_fmt: "yuv420p" });
+      const { video, frames } = await timestamps(file);
+      expect(frames).toBe(plan.frames);
+      expect(video).toBeCloseTo(TIMESTAMP_BASE_SECONDS + 1.4, 2);
+    }
+    // The red watermark on the 360p rendition: 96×48 (15% of 640), 13 px (2%) from the bottom right.
+    const frame = join(scratch, "frame.png");
+    const [red, green, blue] = await averageColour(
+      bin.ffmpeg,
+      fake.file("landscape", "segments/360p/seg_00000.ts"),
+      { x: 640 - 13 - 96 + 8, y: 360 - 13 - 48 + 8, w: 80, h: 32 },
+      frame.replace(".png", ".ppm"),
     );
-    expect(response.status).toBe(202);
-    const result = await job.resultReceived;
-    await waitUntilIdle();
-    expect(result).toMatchObject({
+    expect(red).toBeGreaterThan(180);
+    expect(Math.max(/** @type {number} */ (green), /** @type {number} */ (blue))).toBeLessThan(80);
+  });
+
+  it("lands a segment on the same frames and timestamps whichever run makes it, and audio joins without gap or overlap", async () => {
+    const plan = await planOf(sources.long, { enabledResolutions: ["240p"], mp4: false, watermark: null });
+    const count = segmentCount(plan);
+    expect(count).toBe(3);
+    // One run over everything, and each segment alone.
+    await segments(sources.long, plan, 0, count, "whole");
+    for (let i = 0; i < count; i++) await segments(sources.long, plan, i, i + 1, "alone");
+    const audioStep = AUDIO_FRAME / AUDIO_RATE;
+    let listed = 0;
+    let previousAudioEnd = null;
+    for (let i = 0; i < count; i++) {
+      const whole = await timestamps(fake.file("whole", `segments/240p/${segmentName(i)}`));
+      const alone = await timestamps(fake.file("alone", `segments/240p/${segmentName(i)}`));
+      expect(alone.video).toBeCloseTo(whole.video, 3);
+      expect(alone.frames).toBe(whole.frames);
+      expect(alone.frames).toBe(segmentFrames(plan, i).count);
+      // Its first picture is where the durations listed before it end (contract section 15).
+      expect(alone.video - (TIMESTAMP_BASE_SECONDS + 1.4)).toBeCloseTo(listed, 1);
+      expect(alone.video - frameTime(plan, segmentFrames(plan, i).first)).toBeCloseTo(TIMESTAMP_BASE_SECONDS + 1.4, 3);
+      listed += segmentSeconds(plan, i);
+      if (bin.features.dropPriming) {
+        // Audio packets on one grid: the first of segment i is packet firstAudioPacket(i), and the
+        // segments before end exactly where it starts.
+        const first = /** @type {number} */ (alone.audio[0]);
+        expect((first - TIMESTAMP_BASE_SECONDS - 1.4) / audioStep).toBeCloseTo(firstAudioPacket(plan, i), 3);
+        if (previousAudioEnd !== null) expect(first).toBeCloseTo(previousAudioEnd, 4);
+        expect(whole.audio[0]).toBeCloseTo(first, 4);
+      }
+      previousAudioEnd = /** @type {number} */ (alone.audio.at(-1)) + audioStep;
+      expect(Math.abs(/** @type {number} */ (alone.audio[0]) - alone.video)).toBeLessThan(0.25);
+    }
+  });
+
+  it("makes a poster at the highest rendition's size, in full range, and an MP4 in parts from the segments", async () => {
+    const plan = await planOf(sources.long, { enabledResolutions: ["240p", "360p"], mp4: true, watermark: null });
+    await segments(sources.long, plan, 0, segmentCount(plan), "mp4");
+    const still = await run(
+      sources.long,
+      { kind: "still", plan, time: plan.posterTime, width: null },
+      { video: "mp4" },
+    );
+    expect(still.result).toMatchObject({ status: "done" });
+    const poster = fake.file("mp4", `still-${still.jobId}.jpg`);
+    const { streams: posterStreams } = await ffprobeJson(bin.ffprobe, poster);
+    expect(posterStreams[0]).toMatchObject({ codec_name: "mjpeg", width: 640, height: 360 });
+
+    const partSize = 5 * 1024 * 1024;
+    const mp4 = await run(sources.long, { kind: "mp4", priority: "background", plan, partSize }, { video: "mp4" });
+    expect(mp4.result).toMatchObject({ status: "done", mp4: { parts: [{ partNumber: 1, etag: expect.any(String) }] } });
+    const parts = mp4.result.status === "done" ? (mp4.result.mp4?.parts ?? []) : [];
+    const bytes = Buffer.concat(
+      await Promise.all(parts.map((part) => readFile(fake.file("mp4", `mp4/parts/${part.partNumber}`)))),
+    );
+    expect(bytes.length).toBe(mp4.result.status === "done" ? mp4.result.mp4?.bytes : -1);
+    const assembled = join(scratch, "assembled.mp4");
+    await import("node:fs/promises").then(({ writeFile }) => writeFile(assembled, bytes));
+    expect(bytes.indexOf("moov")).toBeLessThan(bytes.indexOf("mdat"));
+    const { streams } = await ffprobeJson(bin.ffprobe, assembled);
+    expect(streams.map((s) => [s.codec_name, s.width ?? null])).toEqual([
+      ["h264", 640],
+      ["aac", null],
+    ]);
+    const format = /** @type {{ format: { duration: string } }} */ (
+      /** @type {unknown} */ (await ffprobeJson(bin.ffprobe, assembled, ["-show_format"]))
+    );
+    expect(Number(format.format.duration)).toBeCloseTo(plan.duration, 0);
+    expect(Math.max(...fake.calls.map((call) => call.bytes))).toBeLessThanOrEqual(MAX_REQUEST_BYTES);
+  });
+
+  it("labels a 9:16 full-range source's renditions by width, in limited range", async () => {
+    const plan = await planOf(sources.portrait, {
+      enabledResolutions: ["240p", "360p", "1080p"],
+      mp4: false,
+      watermark: null,
+    });
+    expect(plan.renditions.map((r) => [r.resolution, r.width, r.height])).toEqual([
+      ["240p", 240, 426],
+      ["360p", 360, 640],
+    ]);
+    await segments(sources.portrait, plan, 0, 1, "portrait");
+    const { streams } = await ffprobeJson(bin.ffprobe, fake.file("portrait", "segments/360p/seg_00000.ts"));
+    expect(streams[0]).toMatchObject({ codec_name: "h264", width: 360, height: 640, pix_fmt: "yuv420p" });
+  });
+
+  it("gives a silent source no audio stream, and draws a WebP watermark top-left", async () => {
+    const plan = await planOf(sources.silent, {
+      enabledResolutions: ["240p"],
+      mp4: false,
+      watermark: { position: "top-left", opacity: 1 },
+    });
+    expect(plan.audio).toBe(false);
+    expect(plan.renditions.map((r) => r.codecs)).toEqual([expect.stringMatching(/^avc1\.6400[0-9a-f]{2}$/)]);
+    await segments(sources.silent, plan, 0, 1, "silent", { watermark: sources.watermarkWebp });
+    const file = fake.file("silent", "segments/180p/seg_00000.ts");
+    const { streams } = await ffprobeJson(bin.ffprobe, file);
+    expect(streams.map((s) => s.codec_type)).toEqual(["video"]);
+    // The blue watermark: 48×24 (15% of 320), 6 px (2%) from the top and left edges.
+    const colour = await averageColour(bin.ffmpeg, file, { x: 10, y: 10, w: 40, h: 16 }, join(scratch, "p.ppm"));
+    expect(colour[2]).toBeGreaterThan(180);
+    expect(Math.max(/** @type {number} */ (colour[0]), /** @type {number} */ (colour[1]))).toBeLessThan(80);
+  });
+
+  it("applies rotation metadata, and encodes two frames at 1 fps", async () => {
+    const rotated = await planOf(sources.rotated, { enabledResolutions: ["360p"], mp4: false, watermark: null });
+    expect([rotated.width, rotated.height]).toEqual([180, 320]);
+    await segments(sources.rotated, rotated, 0, 1, "rotated");
+    const { streams } = await ffprobeJson(bin.ffprobe, fake.file("rotated", "segments/180p/seg_00000.ts"));
+    expect(streams[0]).toMatchObject({ width: 180, height: 320 });
+
+    const two = await planOf(sources.twoFrames, { enabledResolutions: ["240p"], mp4: false, watermark: null });
+    const { result } = await segments(sources.twoFrames, two, 0, 1, "two");
+    expect(result).toMatchObject({ status: "done" });
+    const { frames } = await timestamps(fake.file("two", "segments/240p/seg_00000.ts"));
+    expect(frames).toBe(2);
+  });
+
+  it("reports encoding_failed when a segment is refused, and retries one answered 503", async () => {
+    const plan = await planOf(sources.silent, { enabledResolutions: ["240p"], mp4: false, watermark: null });
+    const refused = await segments(sources.silent, plan, 0, 1, "refused", { onStore: () => 400 });
+    expect(refused.result).toMatchObject({
       status: "failed",
       code: "encoding_failed",
       message: "The video could not be encoded.",
     });
-    const mine = fake.calls.filter((call) => call.path.startsWith(`/jobs/${jobId}/`));
-    expect(mine.at(-1)?.path).toBe(`/jobs/${jobId}/result`);
-  });
-
-  it("retries an upload the Worker answered with 503", async () => {
-    let refused = 0;
-    const onUpload = (/** @type {string} */ path) => (path === "master.m3u8" && refused++ === 0 ? 503 : undefined);
-    const { jobId, job, result } = await finished(await post(sources.silent, {}, { onUpload }));
-    expectWellBehaved(jobId, job, ready(result));
-    const masterPuts = fake.calls.filter((call) => call.path === `/jobs/${jobId}/outputs/master.m3u8`);
-    expect(masterPuts.map((call) => call.status)).toEqual([503, 201]);
+    const mine = fake.calls.filter((call) => call.path.startsWith(`/jobs/${refused.jobId}/`));
+    expect(mine.at(-1)?.path).toBe(`/jobs/${refused.jobId}/result`);
+    // A 503 is retried.
+    let answered = 0;
+    const retried = await segments(sources.silent, plan, 0, 1, "retried", {
+      onStore: () => (answered++ === 0 ? 503 : undefined),
+    });
+    expect(retried.result).toMatchObject({ status: "done" });
+    const puts = fake.calls.filter((call) => call.path === `/jobs/${retried.jobId}/segments/180p/seg_00000.ts`);
+    expect(puts.map((call) => call.status)).toEqual([503, 204]);
   });
 
   it("stops without a word when the Worker answers a heartbeat with 410", async () => {
-    const { jobId, job, response } = await post(sources.landscape, {}, { onHeartbeat: () => 410 });
+    const plan = await planOf(sources.long, { enabledResolutions: ["360p"], mp4: false, watermark: null });
+    const { jobId, job, response } = await post(
+      sources.long,
+      { kind: "segments", plan, from: 0, to: 3, renditions: ["360p"] },
+      { onHeartbeat: () => 410 },
+    );
     expect(response.status).toBe(202);
     await waitUntilIdle();
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(job.results).toEqual([]);
-    expect(job.uploads).toEqual([]);
-    expect(encoder.lines.some((line) => line.includes(`job ${jobId}#1 cancelled`))).toBe(true);
-  });
-
-  it("with ENCODER_TOKEN, refuses /v1 requests without it (but not /healthz)", async () => {
-    const guarded = await startEncoder({ ENCODER_TMPDIR: join(dir, "tmp"), ENCODER_TOKEN: "encoder-secret" });
-    try {
-      const send = (/** @type {Record<string, string>} */ headers) =>
-        fetch(`${guarded.origin}/v1/jobs`, {
-          method: "POST",
-          headers: { "content-type": "application/json", ...headers },
-          body: "{}",
-        });
-      expect((await send({})).status).toBe(401);
-      expect((await send({ authorization: "Bearer wrong" })).status).toBe(401);
-      expect((await fetch(`${guarded.origin}/v1/jobs/x`, { method: "DELETE" })).status).toBe(401);
-      expect((await fetch(`${guarded.origin}/v1/jobs/x`)).status).toBe(401);
-      expect((await send({ authorization: "Bearer encoder-secret" })).status).toBe(400);
-      expect((await fetch(`${guarded.origin}/healthz`)).status).toBe(200);
-    } finally {
-      await guarded.stop();
-    }
+    expect(encoder.lines.some((line) => line.includes(`job ${jobId} (segments) cancelled`))).toBe(true);
   });
 
   it("refuses a malformed job with 400, naming the field", async () => {
-    const response = await fetch(`${encoder.origin}/v1/jobs`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({
-        version: 1,
+    const post400 = (/** @type {string} */ body, type = "application/json") =>
+      fetch(`${encoder.origin}/v2/jobs`, {
+        method: "POST",
+        headers: { "content-type": type, authorization: `Bearer ${ENCODER_TOKEN}` },
+        body,
+      });
+    const response = await post400(
+      JSON.stringify({
+        version: 2,
         jobId: "bad",
-        attempt: 1,
+        kind: "probe",
+        priority: "soon",
         callback: { baseUrl: fake.origin, token: TOKEN },
-        settings: { ...settingsOf(), enabledResolutions: ["4k"] },
       }),
-    });
+    );
     expect(response.status).toBe(400);
     expect(await response.json()).toEqual({
-      error: {
-        code: "invalid_job",
-        message: expect.stringContaining("settings.enabledResolutions.0"),
-        path: "settings.enabledResolutions.0",
-      },
+      error: { code: "invalid_job", message: expect.stringContaining("priority"), path: "priority" },
     });
-    const notJson = await fetch(`${encoder.origin}/v1/jobs`, {
-      method: "POST",
-      body: "{",
-      headers: { "content-type": "application/json" },
-    });
-    expect(notJson.status).toBe(400);
-    const wrongType = await fetch(`${encoder.origin}/v1/jobs`, {
-      method: "POST",
-      body: "{}",
-      headers: { "content-type": "text/plain" },
-    });
-    expect(wrongType.status).toBe(415);
-    expect((await fetch(`${encoder.origin}/v1/jobs`)).status).toBe(405);
-    expect((await fetch(`${encoder.origin}/v1/nothing`)).status).toBe(404);
+    expect((await post400("{")).status).toBe(400);
+    expect((await post400("{}", "text/plain")).status).toBe(415);
   });
 
-  it("runs one job at a time (409 for the same job, 503 for another) and cancels: ffmpeg killed, nothing sent", async () => {
-    const { jobId, job, response } = await post(sources.long, { enabledResolutions: ["240p", "360p"], mp4: true });
+  it("runs as many jobs of a priority as it may (409 for a job it runs, 503 past its room) and cancels: ffmpeg killed, nothing sent", async () => {
+    const plan = await planOf(sources.long, { enabledResolutions: ["240p", "360p"], mp4: false, watermark: null });
+    const background = { kind: "segments", priority: "background", plan, from: 0, to: 3, renditions: ["240p", "360p"] };
+    const { jobId, job, response } = await post(sources.long, background);
     expect(response.status).toBe(202);
-    // Wait until ffmpeg runs.
-    for (let i = 0; i < 200 && !job.heartbeats.some((h) => h.stage === "encoding"); i++) {
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
+    for (let i = 0; i < 200 && encoder.children().length === 0; i++) await new Promise((r) => setTimeout(r, 25));
     expect(encoder.children().length).toBeGreaterThan(0);
-
-    const again = await post(sources.long);
-    expect(again.response.status).toBe(503);
-    expect(again.response.headers.get("retry-after")).toBe("30");
-    const same = await fetch(`${encoder.origin}/v1/jobs`, {
+    const another = await post(sources.long, background);
+    expect(another.response.status).toBe(503);
+    expect(another.response.headers.get("retry-after")).toBe("2");
+    const same = await fetch(`${encoder.origin}/v2/jobs`, {
       method: "POST",
-      headers: { "content-type": "application/json" },
+      headers: { "content-type": "application/json", authorization: `Bearer ${ENCODER_TOKEN}` },
       body: JSON.stringify({
-        version: 1,
+        version: 2,
         jobId,
-        attempt: 2,
         callback: { baseUrl: `${fake.origin}/jobs/${jobId}`, token: TOKEN },
-        settings: settingsOf(),
+        ...background,
       }),
     });
     expect(same.status).toBe(409);
-    expect(await same.json()).toMatchObject({ error: { code: "job_running", jobId, attempt: 1 } });
-    const status = await fetch(`${encoder.origin}/v1/jobs/${jobId}`);
-    expect(await status.json()).toMatchObject({ version: 1, jobId, attempt: 1, stage: "encoding" });
-
-    const cancelled = await fetch(`${encoder.origin}/v1/jobs/${jobId}`, { method: "DELETE" });
+    const status = await fetch(`${encoder.origin}/v2/jobs/${jobId}`, {
+      headers: { authorization: `Bearer ${ENCODER_TOKEN}` },
+    });
+    expect(await status.json()).toMatchObject({ version: 2, jobId, kind: "segments" });
+    const cancelled = await fetch(`${encoder.origin}/v2/jobs/${jobId}`, {
+      method: "DELETE",
+      headers: { authorization: `Bearer ${ENCODER_TOKEN}` },
+    });
     expect(cancelled.status).toBe(204);
     expect(encoder.children()).toEqual([]);
-    expect((await fetch(`${encoder.origin}/v1/jobs/${jobId}`)).status).toBe(404);
-    expect((await fetch(`${encoder.origin}/v1/jobs/${jobId}`, { method: "DELETE" })).status).toBe(404);
     await waitUntilIdle();
     const heartbeats = job.heartbeats.length;
     await new Promise((resolve) => setTimeout(resolve, 600));
     expect(job.heartbeats.length).toBe(heartbeats);
-    expect(job.uploads).toEqual([]);
     expect(job.results).toEqual([]);
   });
-  it("on SIGTERM interrupts its job, reports it encoding_failed so the Worker retries, and exits", async () => {
-    const second = await startEncoder({ ENCODER_TMPDIR: join(dir, "tmp") });
+
+  it("on SIGTERM interrupts its jobs, reports them encoding_failed so the Worker runs them again, and exits", async () => {
+    const second = await startEncoder({ ENCODER_TMPDIR: join(dir, "tmp"), ENCODER_TOKEN });
     try {
-      const jobId = `job-${++jobCount}`;
-      const { job, callback } = fake.addJob(jobId, { source: sources.long });
-      const response = await fetch(`${second.origin}/v1/jobs`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ version: 1, jobId, attempt: 3, callback, settings: settingsOf() }),
-      });
+      const plan = await planOf(sources.long, { enabledResolutions: ["360p"], mp4: false, watermark: null });
+      const { job, response } = await post(
+        sources.long,
+        { kind: "segments", plan, from: 0, to: 3, renditions: ["360p"] },
+        {},
+        second,
+      );
       expect(response.status).toBe(202);
-      for (let i = 0; i < 200 && !job.heartbeats.some((h) => h.stage === "encoding"); i++) {
-        await new Promise((resolve) => setTimeout(resolve, 25));
-      }
+      for (let i = 0; i < 200 && second.children().length === 0; i++) await new Promise((r) => setTimeout(r, 25));
       process.kill(second.pid, "SIGTERM");
-      expect(await job.resultReceived).toMatchObject({ status: "failed", code: "encoding_failed", attempt: 3 });
+      expect(await job.resultReceived).toMatchObject({ status: "failed", code: "encoding_failed" });
       expect(await second.exited).toEqual({ code: 0, signal: null });
-      expect(job.uploads).toEqual([]);
       expect(await readdir(join(dir, "tmp"))).toEqual([]);
     } finally {
       await second.stop();

@@ -1,29 +1,32 @@
 // @ts-check
-// A stand-in for the Worker's side of the protocol: serves a source and a watermark under
-// /jobs/<jobId>/, records every call, validates heartbeats and results with the protocol's own
-// parsers, and keeps uploaded outputs on disk so tests can ffprobe them.
+// A stand-in for the Worker's side of the protocol (PROTOCOL.md, version 2): serves a source (with
+// byte ranges, as the Worker serves it from R2) and a watermark under /jobs/<jobId>/, keeps the
+// segments, stills and MP4 parts it is sent on disk under <root>/<video>/ (the first segment stored
+// under a name stays, as in the Worker), records every call with the size of its body, and
+// validates heartbeats and results with the protocol's own parsers.
 
-import { mkdir, writeFile } from "node:fs/promises";
+import { createHash } from "node:crypto";
+import { existsSync } from "node:fs";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { createServer } from "node:http";
 import { dirname, join } from "node:path";
 import { parseHeartbeat, parseResult } from "../protocol.mjs";
 
 /** @typedef {import("../protocol.mjs").Heartbeat} Heartbeat */
 /** @typedef {import("../protocol.mjs").Result} Result */
-/** @typedef {{ method: string, path: string, status: number, at: number }} Call */
-/** @typedef {{ path: string, contentType: string, bytes: number }} Upload */
+/** @typedef {{ method: string, path: string, status: number, bytes: number, at: number }} Call */
 /**
  * @typedef {{
+ *   video: string,
  *   source: Buffer,
  *   watermark: Buffer | null,
  *   token: string,
  *   heartbeats: Heartbeat[],
- *   uploads: Upload[],
+ *   stored: string[],
  *   results: Result[],
  *   resultReceived: Promise<Result>,
- *   firstUpload: Promise<void>,
  *   onHeartbeat?: (heartbeat: Heartbeat) => number | undefined,
- *   onUpload?: (path: string) => number | undefined,
+ *   onStore?: (path: string) => number | undefined,
  *   sourceStatus?: number,
  * }} FakeJob
  */
@@ -38,74 +41,109 @@ async function body(req) {
 }
 
 /**
- * @param {string} outputRoot where uploads are written, as <root>/<jobId>/<path>
+ * The byte range a Range header asks of `size` bytes, or null for the whole.
+ * @param {string | undefined} header @param {number} size
  */
-export async function startFakeWorker(outputRoot) {
+function range(header, size) {
+  const match = /^bytes=(\d*)-(\d*)$/.exec(header ?? "");
+  if (!match) return null;
+  const [, first = "", last = ""] = match;
+  if (first === "") return { start: Math.max(0, size - Number(last)), end: size - 1 };
+  return { start: Number(first), end: last === "" ? size - 1 : Math.min(size - 1, Number(last)) };
+}
+
+/**
+ * @param {string} root where stored files go, as <root>/<video>/<path>
+ */
+export async function startFakeWorker(root) {
   /** @type {Map<string, FakeJob>} */
   const jobs = new Map();
   /** @type {Call[]} */
   const calls = [];
   /** @type {string[]} */
   const problems = [];
+  /** @type {Map<string, (result: Result) => void>} */
+  const resolveResult = new Map();
 
   const server = createServer(async (req, res) => {
     const url = new URL(req.url ?? "/", "http://fake");
-    const match = /^\/jobs\/([^/]+)\/(source|watermark|heartbeat|result|outputs\/(.+))$/.exec(url.pathname);
+    const match = /^\/jobs\/([^/]+)\/(.+)$/.exec(url.pathname);
     const job = match ? jobs.get(/** @type {string} */ (match[1])) : undefined;
-    /** @param {number} status @param {string} [text] */
-    const answer = (status, text) => {
-      calls.push({ method: req.method ?? "", path: url.pathname, status, at: Date.now() });
-      res.writeHead(status, { "content-type": "text/plain" }).end(text);
+    let bytes = 0;
+    /** @param {number} status @param {string | Buffer} [text] @param {Record<string, string | number>} [headers] */
+    const answer = (status, text, headers = {}) => {
+      calls.push({ method: req.method ?? "", path: url.pathname, status, bytes, at: Date.now() });
+      res.writeHead(status, { "content-type": "text/plain", ...headers }).end(text);
     };
     if (!match || !job) return answer(404, "no such job");
     if (req.headers.authorization !== `Bearer ${job.token}`) return answer(401, "bad token");
     const jobId = /** @type {string} */ (match[1]);
     const what = /** @type {string} */ (match[2]);
+    const videoDir = join(root, job.video);
     try {
       if (what === "source" || what === "watermark") {
         if (req.method !== "GET") return answer(405);
         const data = what === "source" ? job.source : job.watermark;
         if (!data) return answer(404, "no watermark");
         if (what === "source" && job.sourceStatus) return answer(job.sourceStatus, "refused");
-        calls.push({ method: "GET", path: url.pathname, status: 200, at: Date.now() });
-        res.writeHead(200, { "content-type": "application/octet-stream", "content-length": data.length }).end(data);
-        return;
+        const wanted = range(req.headers.range, data.length);
+        if (wanted && wanted.start >= data.length)
+          return answer(416, "", { "content-range": `bytes */${data.length}` });
+        const slice = wanted ? data.subarray(wanted.start, wanted.end + 1) : data;
+        const headers = {
+          "content-type": "application/octet-stream",
+          "content-length": slice.length,
+          "accept-ranges": "bytes",
+        };
+        if (wanted) Object.assign(headers, { "content-range": `bytes ${wanted.start}-${wanted.end}/${data.length}` });
+        return answer(wanted ? 206 : 200, slice, headers);
       }
       if (what === "heartbeat") {
-        const heartbeat = parseHeartbeat(JSON.parse((await body(req)).toString("utf8")));
+        const text = await body(req);
+        bytes = text.length;
+        const heartbeat = parseHeartbeat(JSON.parse(text.toString("utf8")));
         job.heartbeats.push(heartbeat);
         return answer(job.onHeartbeat?.(heartbeat) ?? 204);
       }
       if (what === "result") {
-        const result = parseResult(JSON.parse((await body(req)).toString("utf8")));
+        const text = await body(req);
+        bytes = text.length;
+        const result = parseResult(JSON.parse(text.toString("utf8")));
         job.results.push(result);
         answer(204);
         resolveResult.get(jobId)?.(result);
         return;
       }
-      const path = /** @type {string} */ (match[3]);
+      const stored = /^(segments\/[0-9]+p\/seg_[0-9]+\.ts|still|mp4\/parts\/[0-9]+)$/.exec(what)?.[1];
+      if (!stored) return answer(404, "no such callback");
+      const file = join(videoDir, stored === "still" ? `still-${jobId}.jpg` : stored);
+      if (req.method === "GET" && stored.startsWith("segments/")) {
+        if (!existsSync(file)) return answer(404, "no such segment");
+        const data = await readFile(file);
+        return answer(200, data, { "content-type": "video/mp2t", "content-length": data.length });
+      }
       if (req.method !== "PUT") return answer(405);
       const length = Number(req.headers["content-length"]);
       const data = await body(req);
-      if (data.length !== length) problems.push(`${path}: content-length ${length}, received ${data.length}`);
-      const status = job.onUpload?.(path);
+      bytes = data.length;
+      if (data.length !== length) problems.push(`${stored}: content-length ${length}, received ${data.length}`);
+      const status = job.onStore?.(stored);
       if (status) return answer(status);
-      const file = join(outputRoot, jobId, path);
+      job.stored.push(stored);
+      if (stored.startsWith("segments/") && existsSync(file)) return answer(204);
       await mkdir(dirname(file), { recursive: true });
       await writeFile(file, data);
-      job.uploads.push({ path, contentType: String(req.headers["content-type"]), bytes: data.length });
-      resolveUpload.get(jobId)?.();
-      return answer(201);
+      if (stored.startsWith("mp4/")) {
+        const etag = createHash("md5").update(data).digest("hex");
+        return answer(200, JSON.stringify({ etag }), { "content-type": "application/json" });
+      }
+      return answer(204);
     } catch (error) {
       problems.push(`${url.pathname}: ${error instanceof Error ? error.message : String(error)}`);
       return answer(400, "invalid message");
     }
   });
 
-  /** @type {Map<string, (result: Result) => void>} */
-  const resolveResult = new Map();
-  /** @type {Map<string, () => void>} */
-  const resolveUpload = new Map();
   await new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(undefined)));
   const address = server.address();
   if (!address || typeof address !== "object") throw new Error("no address");
@@ -113,36 +151,36 @@ export async function startFakeWorker(outputRoot) {
 
   return {
     origin,
+    root,
     calls,
     problems,
     /**
-     * Registers a job the encoder will call back about.
+     * Registers a job the encoder will call back about; files it stores go under <root>/<video>/.
      * @param {string} jobId
      * @param {Partial<FakeJob> & { source: Buffer }} init
      */
     addJob(jobId, init) {
       /** @type {(result: Result) => void} */
       let onResult = () => {};
-      /** @type {() => void} */
-      let onUpload = () => {};
       const job = /** @type {FakeJob} */ ({
+        video: jobId,
         watermark: null,
         token: TOKEN,
         heartbeats: [],
-        uploads: [],
+        stored: [],
         results: [],
         ...init,
         resultReceived: new Promise((resolve) => {
           onResult = resolve;
         }),
-        firstUpload: new Promise((resolve) => {
-          onUpload = resolve;
-        }),
       });
       resolveResult.set(jobId, onResult);
-      resolveUpload.set(jobId, onUpload);
       jobs.set(jobId, job);
       return { job, callback: { baseUrl: `${origin}/jobs/${jobId}`, token: job.token } };
+    },
+    /** Where a stored file of `video` is. @param {string} video @param {string} path */
+    file(video, path) {
+      return join(root, video, path);
     },
     close() {
       return new Promise((resolve) => {

@@ -1,196 +1,160 @@
 // @ts-check
 import { describe, expect, it } from "vitest";
-import { ffmpegArgs, filterGraph, maxRateKbps, overlayPosition, posterTime, watermarkWidth } from "../ffmpeg-args.mjs";
+import { mp4Args, overlayPosition, segmentArgs, stillArgs, watermarkWidth } from "../ffmpeg-args.mjs";
+import { planEncoding } from "../plan.mjs";
+import { ALLOWED_FORMATS, allowedDemuxer, imageInput, sourceInput } from "../source.mjs";
 
-/** @typedef {import("../ffmpeg-args.mjs").EncodePlan} EncodePlan */
-
-/** @param {Partial<EncodePlan>} [overrides] @returns {EncodePlan} */
-function plan(overrides = {}) {
-  return {
-    source: "/tmp/job/source",
+const source = { url: "http://api.test/internal/encoding/V/J/source", token: "t".repeat(32) };
+const plan = planEncoding(
+  {
+    format: "mpegts",
+    duration: 40,
+    startTime: 1.4,
+    width: 1280,
+    height: 720,
+    frameRate: 30000 / 1001,
     videoStream: 0,
     audioStream: 1,
-    frameRate: 30,
     interlaced: false,
-    renditions: [
-      { resolution: "360p", width: 640, height: 360 },
-      { resolution: "720p", width: 1280, height: 720 },
-    ],
-    watermark: null,
-    mp4: false,
-    posterTime: 1,
-    outDir: "/tmp/job/out",
-    threads: 2,
-    ...overrides,
-  };
-}
+  },
+  { enabledResolutions: ["360p", "720p"], mp4: true, watermark: { position: "bottom-right", opacity: 0.5 } },
+);
+const features = { dropPriming: true, holdLastPicture: true };
+const png = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0, 0, 0, 0, 0]);
+/** @param {string[]} args @param {string} name */
+const after = (args, name) => args[args.indexOf(name) + 1];
 
-/** The value after each occurrence of `flag`. @param {string[]} args @param {string} flag */
-function values(args, flag) {
-  return args.flatMap((arg, i) => (arg === flag ? [/** @type {string} */ (args[i + 1])] : []));
-}
-
-/** @param {string[]} args @param {string} flag */
-function value(args, flag) {
-  const found = values(args, flag);
-  expect(found, flag).toHaveLength(1);
-  return /** @type {string} */ (found[0]);
-}
-
-describe("filterGraph", () => {
-  it("splits the source once per rendition and scales each to its size with square pixels", () => {
-    const graph = filterGraph(plan());
-    expect(graph).toContain("[0:0]split=2[s0][s1]");
-    expect(graph).toContain("[s0]scale=640:360:out_range=tv,setsar=1,format=yuv420p[v0]");
-    expect(graph).toContain("[s1]scale=1280:720:out_range=tv,setsar=1,format=yuv420p,split=2[v1][still]");
-    expect(graph).not.toContain("overlay");
-    expect(graph).not.toContain("fps=");
+describe("how a source is opened", () => {
+  it("only over the network protocols, only by allowed demuxers, pinned once known, with the job's token", () => {
+    const args = sourceInput(source, "mpegts");
+    expect(after(args, "-protocol_whitelist")).toBe("http,https,tcp,tls");
+    expect(after(args, "-format_whitelist")).toBe(ALLOWED_FORMATS.join(","));
+    expect(after(args, "-f")).toBe("mpegts");
+    expect(after(args, "-headers")).toBe(`Authorization: Bearer ${source.token}\r\n`);
+    expect(args.at(-1)).toBe(source.url);
+    expect(sourceInput(source, null)).not.toContain("-f");
   });
 
-  it("gives the top rendition to the MP4 and the poster", () => {
-    expect(filterGraph(plan({ mp4: true }))).toContain("format=yuv420p,split=3[v1][mp4][still]");
-    expect(filterGraph(plan())).toContain(
-      "[still]setpts=PTS-STARTPTS,select=gte(t\\,1),trim=end_frame=1,scale[poster]",
-    );
-    expect(filterGraph(plan({ posterTime: 0.75 }))).toContain("select=gte(t\\,0.75)");
-  });
-
-  it("reads the chosen video stream and caps the frame rate at 60", () => {
-    expect(filterGraph(plan({ videoStream: 2 }))).toMatch(/^\[0:2\]split=2/);
-    expect(filterGraph(plan({ frameRate: 120 }))).toMatch(/^\[0:0\]fps=60,split=2/);
-    expect(filterGraph(plan({ frameRate: 59.94 }))).not.toContain("fps=");
-    expect(filterGraph(plan({ interlaced: true, frameRate: 120 }))).toMatch(
-      /^\[0:0\]bwdif=mode=send_frame:deint=interlaced,fps=60,split=2/,
-    );
-    expect(filterGraph(plan())).not.toContain("bwdif");
-  });
-
-  it("draws the watermark on every rendition at 15% of its width, at the opacity given", () => {
-    const graph = filterGraph(
-      plan({ watermark: { path: "/tmp/job/watermark", position: "top-right", opacity: 0.35 } }),
-    );
-    expect(graph).toContain("[1:v]format=rgba,colorchannelmixer=aa=0.35,split=2[w0][w1]");
-    expect(graph).toContain("[w0]scale=96:-1[m0]");
-    expect(graph).toContain("[w1]scale=192:-1[m1]");
-    expect(graph).toContain("[b0][m0]overlay=x=main_w-overlay_w-13:y=13:format=auto,format=yuv420p[v0]");
-    expect(graph).toContain("[b1][m1]overlay=x=main_w-overlay_w-26:y=26:format=auto,format=yuv420p,split=2[v1][still]");
-  });
-
-  it("places the watermark 2% of the width from the nearest edges, or centred", () => {
-    expect(overlayPosition("top-left", 1280)).toBe("x=26:y=26");
-    expect(overlayPosition("top-right", 1280)).toBe("x=main_w-overlay_w-26:y=26");
-    expect(overlayPosition("bottom-left", 1280)).toBe("x=26:y=main_h-overlay_h-26");
-    expect(overlayPosition("bottom-right", 1280)).toBe("x=main_w-overlay_w-26:y=main_h-overlay_h-26");
-    expect(overlayPosition("center", 1280)).toBe("x=(main_w-overlay_w)/2:y=(main_h-overlay_h)/2");
-    // A portrait frame: the margin follows its width, not its height.
-    expect(overlayPosition("bottom-right", 360)).toBe("x=main_w-overlay_w-7:y=main_h-overlay_h-7");
-    expect(watermarkWidth(1920)).toBe(288);
-    expect(watermarkWidth(360)).toBe(54);
-    expect(watermarkWidth(4)).toBe(1);
-  });
-
-  it("writes opacities as plain decimals", () => {
-    for (const [opacity, text] of /** @type {const} */ ([
-      [0, "0"],
-      [1, "1"],
-      [0.0000001, "0"],
-      [1 / 3, "0.333333"],
-    ])) {
-      const graph = filterGraph(plan({ watermark: { path: "w", position: "center", opacity } }));
-      expect(graph).toContain(`colorchannelmixer=aa=${text},`);
-    }
-  });
-});
-
-describe("ffmpegArgs", () => {
-  it("makes HLS variants with audio in each, numbered folders, VOD playlists and aligned keyframes", () => {
-    const args = ffmpegArgs(plan());
-    expect(values(args, "-i")).toEqual(["/tmp/job/source"]);
-    expect(values(args, "-map")).toEqual(["[v0]", "0:1", "[v1]", "0:1", "[poster]"]);
-    expect(value(args, "-var_stream_map")).toBe("v:0,a:0 v:1,a:1");
-    expect(value(args, "-hls_playlist_type")).toBe("vod");
-    expect(value(args, "-hls_time")).toBe("4");
-    expect(value(args, "-hls_segment_filename")).toBe("/tmp/job/out/%v/seg_%05d.ts");
-    expect(args).toContain("/tmp/job/out/%v/index.m3u8");
-    expect(value(args, "-force_key_frames")).toBe("expr:gte(t,n_forced*2)");
-    expect(value(args, "-x264-params")).toBe("scenecut=0");
-    expect(value(args, "-c:v")).toBe("libx264");
-    expect(value(args, "-pix_fmt")).toBe("yuv420p");
-    expect(value(args, "-c:a")).toBe("aac");
-    expect(value(args, "-maxrate:v:0")).toBe("800k");
-    expect(value(args, "-maxrate:v:1")).toBe("2800k");
-    expect(args).not.toContain("/tmp/job/out/video.mp4");
-  });
-
-  it("leaves audio out entirely for a silent source", () => {
-    const args = ffmpegArgs(plan({ audioStream: null }));
-    expect(values(args, "-map")).toEqual(["[v0]", "[v1]", "[poster]"]);
-    expect(value(args, "-var_stream_map")).toBe("v:0 v:1");
-    expect(args).not.toContain("-c:a");
-  });
-
-  it("adds the MP4 of the top rendition, fast-started, with its own audio, when asked", () => {
-    const args = ffmpegArgs(plan({ mp4: true }));
-    expect(values(args, "-map")).toEqual(["[v0]", "0:1", "[v1]", "0:1", "[mp4]", "0:1", "[poster]"]);
-    expect(value(args, "-movflags")).toBe("+faststart");
-    expect(args[args.indexOf("/tmp/job/out/video.mp4") - 1]).toBe("mp4");
-    expect(values(args, "-force_key_frames")).toHaveLength(2);
-    expect(value(args, "-maxrate:v")).toBe("2800k");
-    const silent = ffmpegArgs(plan({ mp4: true, audioStream: null }));
-    expect(values(silent, "-map")).toEqual(["[v0]", "[v1]", "[mp4]", "[poster]"]);
-  });
-
-  it("takes the watermark image as the second input", () => {
-    const args = ffmpegArgs(plan({ watermark: { path: "/tmp/job/watermark", position: "center", opacity: 1 } }));
-    expect(values(args, "-i")).toEqual(["/tmp/job/source", "/tmp/job/watermark"]);
-  });
-
-  it("writes one poster frame as a JPEG", () => {
-    const args = ffmpegArgs(plan());
-    expect(args.slice(-13)).toEqual([
-      "-map",
-      "[poster]",
-      "-frames:v",
-      "1",
-      "-q:v",
-      "2",
-      "-map_metadata",
-      "-1",
-      "-f",
+  it("allows no playlist, concat, image or subtitle demuxer", () => {
+    for (const name of [
+      "hls",
+      "applehttp",
+      "dash",
+      "concat",
       "image2",
-      "-update",
-      "1",
-      "/tmp/job/out/poster.jpg",
-    ]);
+      "png_pipe",
+      "webvtt",
+      "srt",
+      "ass",
+      "tee",
+      "data",
+    ]) {
+      expect(ALLOWED_FORMATS).not.toContain(name);
+      expect(allowedDemuxer(name)).toBeNull();
+    }
+    expect(allowedDemuxer("mov,mp4,m4a,3gp,3g2,mj2")).toBe("mov");
+    expect(allowedDemuxer("matroska,webm")).toBe("matroska");
   });
 
-  it("bounds threads, reports progress on standard output and drops source metadata", () => {
-    const args = ffmpegArgs(plan({ threads: 3 }));
-    expect(value(args, "-filter_complex_threads")).toBe("3");
-    expect(values(args, "-threads")).toEqual(["3", "3"]);
-    expect(value(args, "-progress")).toBe("pipe:1");
-    expect(values(args, "-map_metadata")).toEqual(["-1", "-1"]);
-  });
-
-  it("refuses a plan without renditions", () => {
-    expect(() => ffmpegArgs(plan({ renditions: [] }))).toThrow(RangeError);
+  it("reads the watermark as the image it is, from that one local file", () => {
+    expect(imageInput("/tmp/w", png)).toEqual(["-protocol_whitelist", "file", "-f", "png_pipe", "-i", "/tmp/w"]);
+    const webp = new TextEncoder().encode("RIFF\0\0\0\0WEBPVP8L");
+    expect(after(imageInput("/tmp/w", webp), "-f")).toBe("webp_pipe");
+    expect(() => imageInput("/tmp/w", new TextEncoder().encode("#EXTM3U\nfile:///etc"))).toThrow();
   });
 });
 
-describe("posterTime and maxRateKbps", () => {
-  it("takes the poster 1 s in, or at a quarter of a shorter clip", () => {
-    expect(posterTime(60)).toBe(1);
-    expect(posterTime(4)).toBe(1);
-    expect(posterTime(3)).toBe(0.75);
-    expect(posterTime(0)).toBe(0);
-    expect(posterTime(Number.NaN)).toBe(0);
+describe("a run's arguments", () => {
+  const run = (from = 2, to = 4) =>
+    segmentArgs({
+      plan,
+      source,
+      watermark: { file: "/tmp/w", head: png },
+      threads: 2,
+      features,
+      from,
+      to,
+      renditions: plan.renditions,
+      outDir: "/out",
+    });
+
+  it("read from a second before the run's first frame, keeping the source's own timestamps", () => {
+    const args = run();
+    // Segment 2 starts at frame 240 of 30000/1001 fps: 8.008 s.
+    expect(after(args, "-ss")).toBe("7.008");
+    expect(args).toContain("-noaccurate_seek");
+    expect(args).toContain("-copyts");
+    const graph = after(args, "-filter_complex") ?? "";
+    // The frame grid from the run's first frame in the source's own time (its start is 1.4 s).
+    expect(graph).toContain("fps=30000/1001:start_time=9.408");
+    expect(graph).toContain("tpad=stop=-1:stop_mode=clone");
+    expect(graph).toContain("overlay=x=main_w-overlay_w-13:y=main_h-overlay_h-13");
+    expect(after(args, "-output_ts_offset")).toBe(String(10 - 1.4));
   });
 
-  it("caps each rendition's bitrate by its shorter side; an own-size label takes the next row up", () => {
-    expect(maxRateKbps("240p")).toBe(400);
-    expect(maxRateKbps("1080p")).toBe(5000);
-    expect(maxRateKbps("113p")).toBe(400);
-    expect(maxRateKbps("481p")).toBe(2800);
-    expect(maxRateKbps("2160p")).toBe(16000);
+  it("cut each rendition at exact frame numbers, numbered from the run's first segment", () => {
+    const args = run(2, 4);
+    expect(args.filter((arg) => arg === "-segment_frames").length).toBe(2);
+    expect(after(args, "-segment_frames")).toBe("120");
+    expect(after(args, "-segment_start_number")).toBe("2");
+    expect(args).toContain("/out/720p/seg_%05d.ts");
+    expect(after(args, "-frames:v")).toBe("240");
+    expect(after(args, "-force_key_frames")).toBe("expr:eq(mod(n,60),0)");
+    expect(after(args, "-level:v")).toBe("3.0");
+  });
+
+  it("drop the AAC encoder's priming and pre-roll packets, or nothing on an ffmpeg that cannot", () => {
+    expect(after(run(), "-bsf:a")).toBe("noise=drop=lt(n\\,2)");
+    expect(after(run(0, 1), "-bsf:a")).toBe("noise=drop=lt(n\\,1)");
+    const old = segmentArgs({
+      plan,
+      source,
+      watermark: null,
+      threads: 2,
+      features: { dropPriming: false, holdLastPicture: false },
+      from: 1,
+      to: 2,
+      renditions: plan.renditions,
+      outDir: "/out",
+    });
+    expect(old).not.toContain("-bsf:a");
+    expect(after(old, "-filter_complex")).not.toContain("tpad");
+  });
+
+  it("refuse a range outside the plan", () => {
+    expect(() => run(3, 3)).toThrow(RangeError);
+    expect(() => run(0, 99)).toThrow(RangeError);
+  });
+});
+
+describe("stills and the MP4", () => {
+  it("a still is one frame of the highest rendition, in full range, at the width asked", () => {
+    const args = stillArgs({
+      plan,
+      source,
+      watermark: null,
+      threads: 1,
+      features,
+      time: 1,
+      width: 320,
+      file: "/out/s.jpg",
+    });
+    expect(after(args, "-frames:v")).toBe("1");
+    expect(after(args, "-filter_complex")).toContain("scale=320:-2:out_range=pc,format=yuvj420p");
+    expect(args.at(-1)).toBe("/out/s.jpg");
+  });
+
+  it("the MP4 copies the segments into a fragmented MP4 that streams out", () => {
+    const args = mp4Args();
+    expect(after(args, "-c")).toBe("copy");
+    expect(after(args, "-movflags")).toBe("+frag_keyframe+empty_moov+default_base_moof");
+    expect(after(args, "-protocol_whitelist")).toBe("pipe");
+    expect(args.at(-1)).toBe("pipe:1");
+  });
+
+  it("places a watermark 2% from the edges at 15% of the width", () => {
+    expect(watermarkWidth(1280)).toBe(192);
+    expect(overlayPosition("top-left", 1000)).toBe("x=20:y=20");
+    expect(overlayPosition("center", 1000)).toBe("x=(main_w-overlay_w)/2:y=(main_h-overlay_h)/2");
   });
 });

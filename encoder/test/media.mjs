@@ -17,40 +17,57 @@ import { runBinary } from "../binaries.mjs";
 /**
  * @param {Binary} ffmpeg
  * @param {string[]} args
+ * @param {number} [timeoutMs]
  */
-async function ffmpegOk(ffmpeg, args) {
-  const run = await runBinary(ffmpeg, ["-hide_banner", "-nostdin", "-v", "error", "-y", ...args], {
-    timeoutMs: 60_000,
-  });
+async function ffmpegOk(ffmpeg, args, timeoutMs = 60_000) {
+  const run = await runBinary(ffmpeg, ["-hide_banner", "-nostdin", "-v", "error", "-y", ...args], { timeoutMs });
   if (run.code !== 0) throw new Error(`ffmpeg ${args.join(" ")} failed: ${run.stderr}`);
 }
 
 /**
- * A test pattern clip (with a sine tone unless `audio` is false), H.264/AAC in MP4.
+ * @typedef {{ width: number, height: number, seconds: number, audio?: boolean, rate?: number, faststart?: boolean, fullRange?: boolean, extra?: string[] }} Clip
+ */
+
+/**
+ * A test pattern clip (with a sine tone unless `audio` is false), H.264/AAC in MP4, read back.
  * @param {Binary} ffmpeg
  * @param {string} file
- * @param {{ width: number, height: number, seconds: number, audio?: boolean, rate?: number, faststart?: boolean, fullRange?: boolean, extra?: string[] }} clip
+ * @param {Clip} clip
  */
 export async function makeClip(ffmpeg, file, clip) {
+  await writeClip(ffmpeg, file, clip);
+  return readFile(file);
+}
+
+/**
+ * A test pattern clip written to `file` (a long one takes a while: ffmpeg gets a minute per 10 min).
+ * @param {Binary} ffmpeg
+ * @param {string} file
+ * @param {Clip} clip
+ */
+export async function writeClip(ffmpeg, file, clip) {
   const video = ["-f", "lavfi", "-i", `testsrc2=s=${clip.width}x${clip.height}:r=${clip.rate ?? 25}:d=${clip.seconds}`];
   const audio = clip.audio === false ? [] : ["-f", "lavfi", "-i", `sine=f=440:d=${clip.seconds}`];
-  await ffmpegOk(ffmpeg, [
-    ...video,
-    ...audio,
-    "-c:v",
-    "libx264",
-    "-preset",
-    "ultrafast",
-    "-pix_fmt",
-    clip.fullRange ? "yuvj420p" : "yuv420p",
-    ...(clip.audio === false ? [] : ["-c:a", "aac"]),
-    ...(clip.faststart ? ["-movflags", "+faststart"] : []),
-    ...(clip.extra ?? []),
-    "-f",
-    "mp4",
-    file,
-  ]);
-  return readFile(file);
+  await ffmpegOk(
+    ffmpeg,
+    [
+      ...video,
+      ...audio,
+      "-c:v",
+      "libx264",
+      "-preset",
+      "ultrafast",
+      "-pix_fmt",
+      clip.fullRange ? "yuvj420p" : "yuv420p",
+      ...(clip.audio === false ? [] : ["-c:a", "aac"]),
+      ...(clip.faststart ? ["-movflags", "+faststart"] : []),
+      ...(clip.extra ?? []),
+      "-f",
+      "mp4",
+      file,
+    ],
+    Math.max(60_000, clip.seconds * 100),
+  );
 }
 
 /**
@@ -122,7 +139,7 @@ export async function makeSources(binaries, dir) {
   });
   const silent = await makeClip(ffmpeg, join(dir, "silent.mp4"), { width: 320, height: 180, seconds: 2, audio: false });
   const rotated = await makeRotated(binaries, scratchClip(ffmpeg, dir), join(dir, "rotated.mp4"));
-  const long = await makeClip(ffmpeg, join(dir, "long.mp4"), { width: 640, height: 360, seconds: 12, audio: false });
+  const long = await makeClip(ffmpeg, join(dir, "long.mp4"), { width: 640, height: 360, seconds: 12 });
   const audioOnly = join(dir, "audio.m4a");
   await ffmpegOk(ffmpeg, ["-f", "lavfi", "-i", "sine=d=2", "-c:a", "aac", "-f", "mp4", audioOnly]);
   // A fast-start MP4 cut just after its header: the streams are described, no frame is there.
@@ -135,6 +152,7 @@ export async function makeSources(binaries, dir) {
   });
   const headerOnly = whole.subarray(0, whole.indexOf("mdat") + 24);
   return {
+    ...(await makeHostileSources(binaries, dir)),
     landscape,
     portrait,
     silent,
@@ -149,6 +167,69 @@ export async function makeSources(binaries, dir) {
     watermark: await makeWatermark(ffmpeg, join(dir, "watermark.png"), "red"),
     watermarkWebp: await makeWatermark(ffmpeg, join(dir, "watermark.webp"), "blue"),
   };
+}
+
+/**
+ * Sources made to trip an encoder (contract section 12, "Hostile sources"), and the odd but
+ * decodable ones it must encode.
+ * @param {Binaries} binaries
+ * @param {string} dir
+ */
+export async function makeHostileSources(binaries, dir) {
+  const { ffmpeg } = binaries;
+  // A local MPEG-TS of a single colour, which a playlist will name.
+  const secret = join(dir, "secret.ts");
+  await ffmpegOk(ffmpeg, [
+    "-f",
+    "lavfi",
+    "-i",
+    "color=c=green:s=320x240:d=2",
+    "-c:v",
+    "libx264",
+    "-f",
+    "mpegts",
+    secret,
+  ]);
+  const decoy = join(dir, "decoy.ts");
+  await ffmpegOk(ffmpeg, ["-f", "lavfi", "-i", "testsrc2=s=320x240:d=2", "-c:v", "libx264", "-f", "mpegts", decoy]);
+  // An HLS playlist naming the local file, followed by a valid MPEG-TS: one reading takes it for a
+  // transport stream, another for a playlist.
+  const playlist = `#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:10,\nfile://${secret}\n#EXT-X-ENDLIST\n`;
+  const polyglot = Buffer.concat([Buffer.from(playlist), await readFile(decoy)]);
+  // A Matroska file of one 40 ms frame whose header declares 10 hours.
+  const tiny = join(dir, "tiny.mkv");
+  await ffmpegOk(ffmpeg, [
+    "-f",
+    "lavfi",
+    "-i",
+    "testsrc2=s=160x120:r=25:d=0.04",
+    "-c:v",
+    "libx264",
+    "-f",
+    "matroska",
+    tiny,
+  ]);
+  const declaresTenHours = Buffer.from(await readFile(tiny));
+  const element = declaresTenHours.indexOf(Buffer.from([0x44, 0x89, 0x88]));
+  if (element < 0) throw new Error("no 8-byte Duration element in the Matroska file");
+  declaresTenHours.writeDoubleBE(10 * 3600 * 1000, element + 3);
+  // Two frames at 1 fps.
+  const twoFrames = await makeClip(ffmpeg, join(dir, "two-frames.mp4"), {
+    width: 320,
+    height: 240,
+    seconds: 2,
+    rate: 1,
+    audio: false,
+  });
+  // A pixel aspect ratio of 100:1: 320×240 coded, 32000×240 displayed.
+  const wide = await makeClip(ffmpeg, join(dir, "wide.mp4"), {
+    width: 320,
+    height: 240,
+    seconds: 1,
+    audio: false,
+    extra: ["-vf", "setsar=100/1"],
+  });
+  return { polyglot, declaresTenHours, twoFrames, wide };
 }
 
 /** Bytes that look random but are the same every run (a xorshift generator). @param {number} length */

@@ -1,10 +1,10 @@
 import { z } from "@hono/zod-openapi";
+import { POSITIONS, RESOLUTIONS } from "../../encoder/settings.mjs";
 import { TimestampSchema } from "../http/schemas";
 
-// The one place the allowed values and defaults live: validation, the merge, the OpenAPI
-// document and new projects all read them from here.
-export const RESOLUTIONS = ["240p", "360p", "480p", "720p", "1080p", "1440p", "2160p"] as const;
-export const POSITIONS = ["top-left", "top-right", "bottom-left", "bottom-right", "center"] as const;
+// The allowed values live with the encoder, which validates jobs with them (encoder/settings.mjs);
+// the defaults live here: validation, the merge, the OpenAPI document and new projects read both.
+export { POSITIONS, RESOLUTIONS };
 export const CODECS = ["h264"] as const;
 
 export type Resolution = (typeof RESOLUTIONS)[number];

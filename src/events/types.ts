@@ -7,7 +7,7 @@ import { TimestampSchema, UlidSchema } from "../http/schemas";
  * to the subscribers (webhook delivery among them). One schema per type: it builds the payload,
  * documents the OpenAPI `webhooks` entry and is what tests parse.
  */
-export const EVENT_TYPES = ["video.deleted", "video.ready", "video.errored"] as const;
+export const EVENT_TYPES = ["video.deleted", "video.playable", "video.ready", "video.errored"] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
 /** The one description of a video.deleted event: it builds the event, documents it, and tests read it. */

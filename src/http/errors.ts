@@ -52,9 +52,9 @@ export const ERRORS = {
     headers: ["Retry-After"],
   },
   quota_exceeded: { status: 409, message: "The project already holds as many of these as it may." },
-  encoding_attempt_void: {
+  encoding_job_void: {
     status: 410,
-    message: "This encoding attempt is over (the video was deleted, or the attempt was taken over): stop.",
+    message: "This encoding job is over (the video was deleted, or the job was taken over): stop.",
   },
   precondition_failed: { status: 412, message: "The resource changed since the given ETag." },
   payload_too_large: { status: 413, message: "The request body is too large." },
@@ -65,6 +65,11 @@ export const ERRORS = {
     message: "This Idempotency-Key was used with another body; use a new key for a new request.",
   },
   rate_limited: { status: 429, message: "Too many requests; retry later.", headers: ["Retry-After"] },
+  segment_not_ready: {
+    status: 503,
+    message: "This segment is still being encoded; retry in a moment.",
+    headers: ["Retry-After"],
+  },
   internal_error: { status: 500, message: "Something went wrong on our side." },
 } as const satisfies Record<
   string,

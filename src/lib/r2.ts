@@ -25,3 +25,59 @@ export async function deleteAll(media: R2Bucket, prefix: string): Promise<number
     if (!step.more) return removed;
   }
 }
+
+/** Bytes one read of a large object asks R2 for (see `rangeBody`). */
+export const READ_CHUNK_BYTES = 8 * 1024 * 1024;
+
+/**
+ * The body of bytes `offset` to `end` (exclusive) of object `key`, whose first bytes `first`
+ * already holds (a read from `offset`), read from R2 in bounded reads of READ_CHUNK_BYTES, each
+ * made only when the reader wants more and none once it goes away. A reader that opens an
+ * open-ended range and leaves after a few bytes (ffmpeg seeking in a source, a player in an MP4)
+ * so costs one bounded read. Measured under `wrangler dev`: one open-ended read of a 570 MB
+ * multipart object, left after 100 KB, kept the runtime reading for 1.9 s (0.01 s for an object
+ * put whole), while a bounded 1 MB read of it took 11 ms.
+ */
+export function rangeBody(
+  media: R2Bucket,
+  key: string,
+  first: ReadableStream<Uint8Array>,
+  offset: number,
+  end: number,
+): ReadableStream<Uint8Array> {
+  let position = offset;
+  let reader: ReadableStreamDefaultReader<Uint8Array> | null = first.getReader();
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        for (;;) {
+          if (!reader) {
+            if (position >= end) {
+              controller.close();
+              return;
+            }
+            const length = Math.min(READ_CHUNK_BYTES, end - position);
+            const next = await media.get(key, { range: { offset: position, length } });
+            if (!next) {
+              controller.error(new Error(`${key} went away while it was read`));
+              return;
+            }
+            reader = next.body.getReader();
+          }
+          const { done, value } = await reader.read();
+          if (done) {
+            reader = null;
+            continue;
+          }
+          position += value.byteLength;
+          controller.enqueue(value);
+          return;
+        }
+      },
+      async cancel(reason) {
+        await reader?.cancel(reason);
+      },
+    },
+    { highWaterMark: 0 },
+  );
+}

@@ -20,8 +20,8 @@ export function posterKey(projectId: string, videoId: string): string {
 }
 
 /**
- * Everything one encoding attempt wrote: its outputs are served from here once the video is
- * ready, so an attempt that is taken over never mixes its files with the next one's.
+ * Everything one encoding attempt wrote, for videos encoded before segments were made one by one:
+ * their outputs are still served from here (`videos.output_attempt`).
  */
 export function encodePrefix(projectId: string, videoId: string, attempt: number): string {
   return `${videoPrefix(projectId, videoId)}encodes/${attempt}/`;
@@ -30,6 +30,16 @@ export function encodePrefix(projectId: string, videoId: string, attempt: number
 /** One output file of an attempt (`path` as the encoder names it: `master.m3u8`, `720p/seg_00001.ts`…). */
 export function encodeOutputKey(projectId: string, videoId: string, attempt: number, path: string): string {
   return `${encodePrefix(projectId, videoId, attempt)}${path}`;
+}
+
+/** One HLS segment of a rendition (`seg_NNNNN.ts`): stored once, when it is first made, then never changed. */
+export function segmentKey(projectId: string, videoId: string, resolution: string, name: string): string {
+  return `${videoPrefix(projectId, videoId)}hls/${resolution}/${name}`;
+}
+
+/** The MP4 of the highest rendition, put together from its segments (an R2 multipart upload). */
+export function mp4Key(projectId: string, videoId: string): string {
+  return `${videoPrefix(projectId, videoId)}video.mp4`;
 }
 
 /** The video's own copy of the watermark image its encoding settings named. */

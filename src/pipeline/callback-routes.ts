@@ -1,139 +1,202 @@
 import { type Context, Hono } from "hono";
-import { isOutputPath, MAX_MESSAGE_BYTES, parseHeartbeat, parseResult } from "../../encoder/protocol.mjs";
+import {
+  MAX_MESSAGE_BYTES,
+  MAX_REQUEST_BYTES,
+  ProtocolError,
+  parseHeartbeat,
+  parseResult,
+  segmentIndex,
+} from "../../encoder/protocol.mjs";
 import type { AppEnv } from "../http/context";
 import { bearerToken } from "../http/credentials";
 import { ApiError } from "../http/errors";
 import { logError } from "../lib/log";
-import { encodeOutputKey, watermarkCopyKey } from "../lib/storage-keys";
+import { READ_CHUNK_BYTES, rangeBody } from "../lib/r2";
+import { segmentKey, sourceKey, watermarkCopyKey } from "../lib/storage-keys";
 import { parseUlid } from "../lib/ulid";
-import type { VideoRow } from "../videos/model";
-import { CALLBACK_PATH, endWith, isCallbackToken, settingsOf } from "./attempts";
-import { pipelineDeps } from "./deps";
-import { recordHeartbeat, runningAttempt } from "./queries";
+import { CALLBACK_PATH, encodingContext, isCallbackToken } from "./context";
+import { coordinatorOf } from "./coordinator-stub";
+
+/** A result lists at most 10,000 MP4 parts, so it may be larger than the protocol's other messages. */
+const MAX_RESULT_BYTES = 1024 * 1024;
+const JOB_ID = /^[A-Za-z0-9_-]{1,64}$/;
+const RESOLUTION = /^[1-9][0-9]{0,4}p$/;
+
+type JobEnv = AppEnv & { Variables: { job: { videoId: string; jobId: string } } };
+const PATH = `${CALLBACK_PATH}/:videoId/:jobId`;
 
 /**
- * A result lists every file the attempt stored (up to 100,000 paths: hours of video at every
- * resolution), so it may be larger than the protocol's other messages (MAX_MESSAGE_BYTES).
+ * The encoder's side of a job (encoder/PROTOCOL.md, "Encoder → Worker"): it reads the source (by
+ * range) and the watermark, stores segments, stills and MP4 parts, reports progress and the result,
+ * all through these routes, so it needs no storage credentials. Each call carries the job's own
+ * token, and the video's coordinator says whether the job still runs; a call about a job that is
+ * over (video deleted, job taken over or ended) answers `410`, which stops the encoder. Not part
+ * of the public API (absent from the OpenAPI document).
  */
-const MAX_RESULT_BYTES = 4 * 1024 * 1024;
-
-type AttemptEnv = AppEnv & { Variables: { attempt: { videoId: string; number: number } } };
-
-/**
- * The encoder's side of an attempt (encoder/PROTOCOL.md, "Encoder → Worker"): it reads the source
- * and the watermark, stores its outputs, reports progress and the result, all through these
- * routes, so it needs no storage credentials. Each call carries the attempt's own token; a call
- * about an attempt that is over (video deleted, attempt taken over or ended) answers `410`, which
- * stops the encoder. Not part of the public API (absent from the OpenAPI document).
- */
-export const callbackRoutes = new Hono<AttemptEnv>()
-  .use(`${CALLBACK_PATH}/:videoId/:attempt/*`, async (c, next) => {
+export const callbackRoutes = new Hono<JobEnv>()
+  .use(`${PATH}/*`, async (c, next) => {
     const videoId = parseUlid(c.req.param("videoId"));
-    const number = Number(c.req.param("attempt"));
+    const jobId = c.req.param("jobId");
     const token = bearerToken(c.req.header("authorization"));
-    if (
-      !videoId ||
-      !Number.isInteger(number) ||
-      number < 1 ||
-      !token ||
-      !(await isCallbackToken(c.var.config.playbackSecret, videoId, number, token))
-    ) {
+    if (!videoId || !JOB_ID.test(jobId) || !token || !(await isCallbackToken(c.var.config, videoId, jobId, token))) {
       throw new ApiError("unauthorized");
     }
-    c.set("attempt", { videoId, number });
+    c.set("job", { videoId, jobId });
     await next();
   })
-  .get(`${CALLBACK_PATH}/:videoId/:attempt/source`, async (c) => {
-    const row = await running(c);
-    return objectResponse(await c.env.MEDIA.get(row.source_key));
+  .get(`${PATH}/source`, async (c) => {
+    const { video } = await running(c);
+    return objectResponse(c.env.MEDIA, sourceKey(video.projectId, video.videoId), c.req.raw);
   })
-  .get(`${CALLBACK_PATH}/:videoId/:attempt/watermark`, async (c) => {
-    const row = await running(c);
-    const key = settingsOf(row).watermark?.imageKey;
-    if (!key) throw new ApiError("not_found");
-    // The video's own copy of the image its settings named (kept when the first attempt started),
-    // or the image itself where no copy could be kept.
-    const object = (await c.env.MEDIA.get(watermarkCopyKey(row.project_id, row.id))) ?? (await c.env.MEDIA.get(key));
-    return objectResponse(object);
+  .get(`${PATH}/watermark`, async (c) => {
+    const { video, watermarkKey } = await running(c);
+    if (!watermarkKey) throw new ApiError("not_found");
+    // The video's own copy of the image its settings named (kept when its encoding started), or the
+    // image itself where no copy could be kept.
+    const copy = watermarkCopyKey(video.projectId, video.videoId);
+    const key = (await c.env.MEDIA.head(copy)) ? copy : watermarkKey;
+    return objectResponse(c.env.MEDIA, key, c.req.raw);
   })
-  .put(`${CALLBACK_PATH}/:videoId/:attempt/outputs/*`, async (c) => {
-    const row = await running(c);
-    const prefix = `${CALLBACK_PATH}/${c.req.param("videoId")}/${c.req.param("attempt")}/outputs/`;
-    const path = new URL(c.req.url).pathname.slice(prefix.length);
-    const type = c.req.header("content-type");
-    const length = Number(c.req.header("content-length") ?? Number.NaN);
-    // Paths are plain names (no escapes), and R2 stores a stream of a known length only.
-    if (!isOutputPath(path) || !type || !Number.isSafeInteger(length) || !c.req.raw.body) {
-      throw new ApiError("invalid_body", {
-        message: "An output needs a valid path, a Content-Type and a Content-Length.",
-      });
+  .get(`${PATH}/segments/:resolution/:name`, async (c) => {
+    const { video } = await running(c);
+    const { resolution, name } = segmentParams(c);
+    return objectResponse(c.env.MEDIA, segmentKey(video.projectId, video.videoId, resolution, name), c.req.raw);
+  })
+  .put(`${PATH}/segments/:resolution/:name`, async (c) => {
+    const { videoId, jobId } = c.var.job;
+    const { resolution, index } = segmentParams(c);
+    const body = boundedBody(c);
+    const coordinator = coordinatorOf(c.env, videoId);
+    const { verdict, key } = await coordinator.reserveSegment(jobId, resolution, index);
+    if (verdict === "void") throw new ApiError("encoding_job_void");
+    if (verdict === "skip") {
+      // Stored already (another job made it first): its bytes stay as they were served.
+      await body.cancel();
+      return c.body(null, 204);
     }
-    const key = encodeOutputKey(row.project_id, row.id, row.encode_attempt, path);
-    await c.env.MEDIA.put(key, c.req.raw.body, { httpMetadata: { contentType: type } });
-    // A delete or a takeover that landed while the file was on its way: it is never served, so it
-    // goes now (the delete's own clean-up may have listed the prefix before it arrived).
-    if (!(await runningAttempt(c.var.db, row.id, row.encode_attempt))) {
+    try {
+      await c.env.MEDIA.put(key, body, { httpMetadata: { contentType: "video/mp2t" } });
+    } catch (error) {
+      await coordinator.segmentAbandoned(jobId, resolution, index);
+      throw error;
+    }
+    // A delete that landed while the segment was on its way: it is never served, so it goes now
+    // (the delete's own clean-up may have listed the prefix before it arrived).
+    if ((await coordinator.segmentStored(jobId, resolution, index)) === "void") {
       await c.env.MEDIA.delete(key);
-      throw new ApiError("encoding_attempt_void");
+      throw new ApiError("encoding_job_void");
     }
     return c.body(null, 204);
   })
-  .post(`${CALLBACK_PATH}/:videoId/:attempt/heartbeat`, async (c) => {
-    const { videoId, number } = c.var.attempt;
+  .put(`${PATH}/still`, async (c) => {
+    const { videoId, jobId } = c.var.job;
+    const body = boundedBody(c);
+    const key = await coordinatorOf(c.env, videoId).stillTarget(jobId);
+    if (!key) throw new ApiError("encoding_job_void");
+    await c.env.MEDIA.put(key, body, { httpMetadata: { contentType: "image/jpeg" } });
+    return c.body(null, 204);
+  })
+  .put(`${PATH}/mp4/parts/:part`, async (c) => {
+    const { videoId, jobId } = c.var.job;
+    const part = Number(c.req.param("part"));
+    if (!Number.isInteger(part) || part < 1 || part > 10_000) throw new ApiError("not_found");
+    const body = boundedBody(c);
+    const upload = await coordinatorOf(c.env, videoId).mp4Upload(jobId);
+    if (!upload) throw new ApiError("encoding_job_void");
+    const uploaded = await c.env.MEDIA.resumeMultipartUpload(upload.key, upload.uploadId).uploadPart(part, body);
+    return c.json({ etag: uploaded.etag });
+  })
+  .post(`${PATH}/heartbeat`, async (c) => {
+    const { videoId, jobId } = c.var.job;
     const heartbeat = await message(c, parseHeartbeat, MAX_MESSAGE_BYTES);
-    if (heartbeat.jobId !== videoId || heartbeat.attempt !== number) throw new ApiError("invalid_body");
-    if (!(await recordHeartbeat(c.var.db, videoId, number, Date.now()))) throw new ApiError("encoding_attempt_void");
-    const { encoder } = pipelineDeps(c.env, c.var.config, c.var.db);
+    if (heartbeat.jobId !== jobId) throw new ApiError("invalid_body");
+    const slot = await coordinatorOf(c.env, videoId).heartbeat(jobId);
+    if (slot === null) throw new ApiError("encoding_job_void");
+    const { encoder } = encodingContext(c.env);
     c.executionCtx.waitUntil(
-      encoder.keepAlive(videoId).catch((error) => logError("encoding: keep alive", error, { videoId })),
+      encoder.keepAlive(slot).catch((error) => logError("encoding: keep alive", error, { videoId, slot })),
     );
     return c.body(null, 204);
   })
-  .post(`${CALLBACK_PATH}/:videoId/:attempt/result`, async (c) => {
-    const row = await running(c);
+  .post(`${PATH}/result`, async (c) => {
+    const { videoId, jobId } = c.var.job;
     const result = await message(c, parseResult, MAX_RESULT_BYTES);
-    if (result.jobId !== row.id || result.attempt !== row.encode_attempt) throw new ApiError("invalid_body");
-    const deps = pipelineDeps(c.env, c.var.config, c.var.db);
-    const ended =
-      result.status === "ready"
-        ? await endWith(deps, row, {
-            status: "ready",
-            outcome: {
-              status: "ready",
-              duration: result.duration,
-              width: result.width,
-              height: result.height,
-              renditions: result.renditions,
-              mp4: result.mp4,
-            },
-          })
-        : await endWith(deps, row, { status: "failed", code: result.code, message: result.message });
-    if (!ended) throw new ApiError("encoding_attempt_void");
+    if (result.jobId !== jobId) throw new ApiError("invalid_body");
+    if (!(await coordinatorOf(c.env, videoId).jobResult(jobId, result))) throw new ApiError("encoding_job_void");
     return c.body(null, 204);
   });
 
-/** The video, while the path's attempt is the one running it; else the attempt is void. */
-async function running(c: Context<AttemptEnv>): Promise<VideoRow> {
-  const { videoId, number } = c.var.attempt;
-  const row = await runningAttempt(c.var.db, videoId, number);
-  if (!row) throw new ApiError("encoding_attempt_void");
-  return row;
+/** The job, while its coordinator still runs it; else it is void. */
+async function running(c: Context<JobEnv>) {
+  const { videoId, jobId } = c.var.job;
+  const job = await coordinatorOf(c.env, videoId).job(jobId);
+  if (!job) throw new ApiError("encoding_job_void");
+  return job;
 }
 
-function objectResponse(object: R2ObjectBody | null): Response {
-  if (!object) throw new ApiError("not_found");
-  const headers = new Headers({ "content-length": String(object.size) });
-  object.writeHttpMetadata(headers);
-  return new Response(object.body, { headers });
+function segmentParams(c: Context<JobEnv>) {
+  const resolution = c.req.param("resolution") ?? "";
+  const name = c.req.param("name") ?? "";
+  const index = segmentIndex(name);
+  if (!RESOLUTION.test(resolution) || index === null) throw new ApiError("not_found");
+  return { resolution, name, index };
+}
+
+/**
+ * The request's body, which must say its length (R2 stores only a stream of known length) and be
+ * at most MAX_REQUEST_BYTES.
+ */
+function boundedBody(c: Context<JobEnv>): ReadableStream {
+  const length = Number(c.req.header("content-length") ?? Number.NaN);
+  if (!Number.isSafeInteger(length) || !c.req.raw.body) {
+    throw new ApiError("invalid_body", { message: "An upload needs a body with a Content-Length." });
+  }
+  if (length > MAX_REQUEST_BYTES) throw new ApiError("payload_too_large");
+  return c.req.raw.body;
+}
+
+/**
+ * An R2 object as the encoder reads it: whole, or the one byte range its `Range` header asks for
+ * (ffmpeg reads the source by ranges as it seeks).
+ */
+async function objectResponse(media: R2Bucket, key: string, request: Request): Promise<Response> {
+  const match = /^bytes=(\d*)-(\d*)$/.exec(request.headers.get("range")?.trim() ?? "");
+  const [, from = "", to = ""] = match ?? [];
+  // An open-ended or long range is read in bounded pieces (lib/r2.ts `rangeBody`).
+  const head = match && from !== "" ? await media.head(key) : null;
+  if (match && from !== "" && !head) throw new ApiError("not_found");
+  const size = head?.size ?? 0;
+  const offset = Number(from);
+  if (head && offset >= size) {
+    return new Response(null, { status: 416, headers: { "content-range": `bytes */${size}` } });
+  }
+  if (!head) {
+    const whole = await media.get(key);
+    if (!whole) throw new ApiError("not_found");
+    const headers = new Headers({ "accept-ranges": "bytes", "content-length": String(whole.size) });
+    whole.writeHttpMetadata(headers);
+    return new Response(whole.body, { headers });
+  }
+  const end = to === "" ? size : Math.min(size, Number(to) + 1);
+  const first = await media.get(key, { range: { offset, length: Math.min(READ_CHUNK_BYTES, end - offset) } });
+  if (!first) throw new ApiError("not_found");
+  const headers = new Headers({
+    "accept-ranges": "bytes",
+    "content-length": String(end - offset),
+    "content-range": `bytes ${offset}-${end - 1}/${size}`,
+  });
+  first.writeHttpMetadata(headers);
+  return new Response(rangeBody(media, key, first.body, offset, end), { status: 206, headers });
 }
 
 /** A protocol message: JSON of at most `maxBytes` that `parse` accepts, else `400 invalid_body`. */
-async function message<T>(c: Context<AttemptEnv>, parse: (value: unknown) => T, maxBytes: number): Promise<T> {
+async function message<T>(c: Context<JobEnv>, parse: (value: unknown) => T, maxBytes: number): Promise<T> {
   const text = await c.req.text();
   if (new TextEncoder().encode(text).byteLength > maxBytes) throw new ApiError("payload_too_large");
   try {
     return parse(JSON.parse(text));
   } catch (error) {
-    throw new ApiError("invalid_body", { message: `Not a protocol message: ${String(error).slice(0, 200)}` });
+    const at = error instanceof ProtocolError ? ` (${error.path || "message"})` : "";
+    throw new ApiError("invalid_body", { message: `The body is not a protocol message${at}.` });
   }
 }

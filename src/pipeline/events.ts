@@ -6,38 +6,66 @@ import type { Video } from "../videos/model";
 import { VideoSchema } from "../videos/schemas";
 
 /**
- * The events of encoding (contract sections 10 and 12): `data` is the video object as
+ * The events of encoding (contract sections 10, 12 and 15): `data` is the video object as
  * `GET /v1/videos/{id}` shows it at that moment. Each schema builds its payload and documents it.
  */
-function outcomeSchema<T extends "video.ready" | "video.errored">(type: T, name: string, when: string) {
+function encodingSchema<T extends "video.playable" | "video.ready" | "video.errored">(
+  type: T,
+  name: string,
+  when: string,
+) {
   return z
     .strictObject({
       type: z.literal(type),
-      timestamp: TimestampSchema.openapi({ description: "When the video became ready or errored" }),
+      timestamp: TimestampSchema.openapi({ description: "When the video became so" }),
       data: VideoSchema,
     })
-    .openapi(name, { description: `Sent when a video becomes ${when}` });
+    .openapi(name, { description: `Sent when a video ${when}` });
 }
 
-export const VideoReadyEventSchema = outcomeSchema("video.ready", "VideoReadyEvent", "ready to play");
-export const VideoErroredEventSchema = outcomeSchema(
+export const VideoPlayableEventSchema = encodingSchema(
+  "video.playable",
+  "VideoPlayableEvent",
+  "becomes playable, still processing: `playback.hls` plays it and seeks anywhere (`playback.mp4` follows when it is ready)",
+);
+export const VideoReadyEventSchema = encodingSchema(
+  "video.ready",
+  "VideoReadyEvent",
+  "becomes ready: every rendition and the MP4 are stored",
+);
+export const VideoErroredEventSchema = encodingSchema(
   "video.errored",
   "VideoErroredEvent",
-  "errored: its encoding failed for good (see `data.error`)",
+  "becomes errored: its encoding failed for good (see `data.error`)",
 );
 
-export type VideoOutcomeEvent = z.infer<typeof VideoReadyEventSchema> | z.infer<typeof VideoErroredEventSchema>;
+export type VideoEncodingEvent =
+  | z.infer<typeof VideoPlayableEventSchema>
+  | z.infer<typeof VideoReadyEventSchema>
+  | z.infer<typeof VideoErroredEventSchema>;
 
-/** The event of a video that has just become ready or errored. */
-export function outcomeEvent(video: Video): VideoOutcomeEvent {
-  if (video.status === "ready") {
-    return VideoReadyEventSchema.parse({ type: "video.ready", timestamp: video.updatedAt, data: video });
+/** The event of a video that has just become playable (still processing), ready or errored. */
+export function encodingEvent(video: Video): VideoEncodingEvent {
+  const payload = { timestamp: video.updatedAt, data: video };
+  switch (video.status) {
+    case "ready":
+      return VideoReadyEventSchema.parse({ type: "video.ready", ...payload });
+    case "errored":
+      return VideoErroredEventSchema.parse({ type: "video.errored", ...payload });
+    default:
+      return VideoPlayableEventSchema.parse({ type: "video.playable", ...payload });
   }
-  return VideoErroredEventSchema.parse({ type: "video.errored", timestamp: video.updatedAt, data: video });
 }
 
 export function registerEncodingWebhookDocs(registry: OpenAPIRegistry) {
-  registerWebhookDoc(registry, "video.ready", VideoReadyEventSchema, "A video is ready to play", "videoReadyWebhook");
+  registerWebhookDoc(
+    registry,
+    "video.playable",
+    VideoPlayableEventSchema,
+    "A video can be played",
+    "videoPlayableWebhook",
+  );
+  registerWebhookDoc(registry, "video.ready", VideoReadyEventSchema, "A video is ready", "videoReadyWebhook");
   registerWebhookDoc(
     registry,
     "video.errored",

@@ -2,109 +2,71 @@ import { recordEventsStatement } from "../events/outbox-queries";
 import type { Db } from "../lib/db";
 import { isoTime } from "../lib/time";
 import type { Rendition, VideoRow } from "../videos/model";
-import type { VideoOutcomeEvent } from "./events";
+import type { VideoEncodingEvent } from "./events";
 
 /** A live video of a live project, as one condition on `videos`. */
 const LIVE = "deleted_at IS NULL AND project_id IN (SELECT id FROM projects WHERE deleted_at IS NULL)";
 
 /**
- * Starts attempt `encode_attempt + 1` of an uploaded video: `processing`, heard from now, with the
- * project's settings kept from the first attempt (`settings` is used only when none are kept yet).
- * Null when the video is not uploaded (already started, deleted, or out of attempts).
+ * Starts the encoding of an uploaded video: `processing`, heard from now, with the project's
+ * settings kept (`settings` is used only when none are kept yet). Null when the video is not
+ * `uploaded` (started already, deleted).
  */
-export function claimAttempt(
-  db: Db,
-  videoId: string,
-  settings: string,
-  maxAttempts: number,
-  now: number,
-): Promise<VideoRow | null> {
+export function claimEncoding(db: Db, videoId: string, settings: string, now: number): Promise<VideoRow | null> {
   return db
     .prepare(
-      `UPDATE videos SET status = 'processing', encode_attempt = encode_attempt + 1,
-         encode_heartbeat_at = ?1, updated_at = ?1, encode_settings = COALESCE(encode_settings, ?2)
-       WHERE id = ?3 AND status = 'uploaded' AND encode_attempt < ?4 AND ${LIVE}
+      `UPDATE videos SET status = 'processing', encode_heartbeat_at = ?1, updated_at = ?1,
+         encode_settings = COALESCE(encode_settings, ?2)
+       WHERE id = ?3 AND status = 'uploaded' AND ${LIVE}
        RETURNING *`,
     )
-    .bind(isoTime(now), settings, videoId, maxAttempts)
+    .bind(isoTime(now), settings, videoId)
     .first<VideoRow>();
 }
 
-/** Gives back an attempt that never reached an encoder (all were busy): the video is uploaded again. */
-export async function unclaimAttempt(db: Db, videoId: string, attempt: number, now: number): Promise<void> {
+/** The live video whatever its state (null once it is deleted or gone). */
+export function liveVideo(db: Db, videoId: string): Promise<VideoRow | null> {
+  return db.prepare(`SELECT * FROM videos WHERE id = ? AND ${LIVE}`).bind(videoId).first<VideoRow>();
+}
+
+/** Records that the video's encoding is alive (the sweep resumes one that is not heard from). */
+export async function recordHeartbeat(db: Db, videoId: string, now: number): Promise<void> {
   await db
-    .prepare(
-      `UPDATE videos SET status = 'uploaded', encode_attempt = encode_attempt - 1, encode_heartbeat_at = NULL,
-         updated_at = ?1
-       WHERE id = ?2 AND status = 'processing' AND encode_attempt = ?3`,
-    )
-    .bind(isoTime(now), videoId, attempt)
+    .prepare(`UPDATE videos SET encode_heartbeat_at = ?1 WHERE id = ?2 AND status = 'processing' AND ${LIVE}`)
+    .bind(isoTime(now), videoId)
     .run();
 }
 
-/** The video while this attempt is the one running it; null once the attempt is void. */
-export function runningAttempt(db: Db, videoId: string, attempt: number): Promise<VideoRow | null> {
-  return db
-    .prepare(`SELECT * FROM videos WHERE id = ?1 AND status = 'processing' AND encode_attempt = ?2 AND ${LIVE}`)
-    .bind(videoId, attempt)
-    .first<VideoRow>();
-}
-
-/** Records that the attempt's encoder is alive; false once the attempt is void. */
-export async function recordHeartbeat(db: Db, videoId: string, attempt: number, now: number): Promise<boolean> {
-  const row = await db
-    .prepare(
-      `UPDATE videos SET encode_heartbeat_at = ?1
-       WHERE id = ?2 AND status = 'processing' AND encode_attempt = ?3 AND ${LIVE}
-       RETURNING id`,
-    )
-    .bind(isoTime(now), videoId, attempt)
-    .first();
-  return row !== null;
-}
-
-/** What an attempt ends with: ready with its outputs, errored, or back to `uploaded` for another attempt. */
-export type Outcome =
-  | {
-      status: "ready";
-      duration: number;
-      width: number;
-      height: number;
-      renditions: Rendition[];
-      mp4: boolean;
-    }
-  | { status: "errored"; code: "invalid_source" | "encoding_failed"; message: string }
-  | { status: "uploaded" };
+/** What an encoding ends with, or the step that makes the video playable on the way. */
+export type Change =
+  | { status: "playable"; plan: string; duration: number; width: number; height: number }
+  | { status: "ready"; renditions: Rendition[]; mp4: boolean }
+  | { status: "errored"; code: "invalid_source" | "encoding_failed"; message: string };
 
 /**
- * Ends this attempt, if it is still the running one (and, for a takeover, still silent since
- * `silentSince`): the video's new state and, for ready or errored, its event, in one batch, so the
- * event exists exactly when the change does (once per video and type). `event` builds the event
- * from the row as it will be. Null when the attempt was void already.
+ * Applies `change` to a video that is `processing`, with its event (built by `event` from the row
+ * as it will be) in one batch: the event exists exactly when the change does, once per video and
+ * type. Null when the video is no longer processing (deleted meanwhile).
  */
-export async function endAttempt(
+export async function changeEncoding(
   db: Db,
   row: VideoRow,
-  outcome: Outcome,
+  change: Change,
   now: number,
-  event: (after: VideoRow) => { id: string; event: VideoOutcomeEvent } | null,
-  silentSince?: string,
+  event: (after: VideoRow) => { id: string; event: VideoEncodingEvent },
 ): Promise<VideoRow | null> {
   const at = isoTime(now);
-  const columns = columnsOf(outcome, row.encode_attempt);
-  const after: VideoRow = { ...row, ...columns, encode_heartbeat_at: null, updated_at: at };
+  const columns = columnsOf(change, at);
+  const after: VideoRow = { ...row, ...columns, updated_at: at };
   const names = Object.keys(columns);
   const update = db
     .prepare(
-      `UPDATE videos SET ${names.map((name, index) => `${name} = ?${index + 5}`).join(", ")},
-         encode_heartbeat_at = NULL, updated_at = ?1
-       WHERE id = ?2 AND status = 'processing' AND encode_attempt = ?3
-         AND (?4 IS NULL OR encode_heartbeat_at < ?4) AND ${LIVE}
+      `UPDATE videos SET ${names.map((name, index) => `${name} = ?${index + 3}`).join(", ")}, updated_at = ?1
+       WHERE id = ?2 AND status = 'processing' AND ${LIVE}
        RETURNING *`,
     )
-    .bind(at, row.id, row.encode_attempt, silentSince ?? null, ...Object.values(columns));
+    .bind(at, row.id, ...Object.values(columns));
   const recorded = event(after);
-  if (!recorded) return update.first<VideoRow>();
   const [updated] = await db.batch([
     update,
     recordEventsStatement(
@@ -121,31 +83,34 @@ export async function endAttempt(
   return (updated?.results[0] as VideoRow | undefined) ?? null;
 }
 
-function columnsOf(outcome: Outcome, attempt: number): Partial<VideoRow> {
-  switch (outcome.status) {
+function columnsOf(change: Change, at: string): Partial<VideoRow> {
+  switch (change.status) {
+    case "playable":
+      return {
+        encode_plan: change.plan,
+        playable_at: at,
+        duration: change.duration,
+        width: change.width,
+        height: change.height,
+      };
     case "ready":
       return {
         status: "ready",
-        duration: outcome.duration,
-        width: outcome.width,
-        height: outcome.height,
-        renditions: JSON.stringify(outcome.renditions),
-        output_attempt: attempt,
-        has_mp4: outcome.mp4 ? 1 : 0,
+        renditions: JSON.stringify(change.renditions),
+        has_mp4: change.mp4 ? 1 : 0,
+        encode_heartbeat_at: null,
       };
     case "errored":
-      return { status: "errored", error_code: outcome.code, error_message: outcome.message };
-    case "uploaded":
-      return { status: "uploaded" };
+      return { status: "errored", error_code: change.code, error_message: change.message, encode_heartbeat_at: null };
   }
 }
 
-/** Attempts whose encoder has not been heard from since `before`: taken over by the sweeper. */
-export function silentAttempts(db: Db, before: string, limit: number): Promise<VideoRow[]> {
+/** Encodings not heard from since `before`: the sweep resumes their coordinator. */
+export function silentEncodings(db: Db, before: string, limit: number): Promise<VideoRow[]> {
   return stale(db, "processing", "encode_heartbeat_at", before, limit);
 }
 
-/** Uploaded videos no attempt has started since `before`: their queue message was lost, or every encoder was busy. */
+/** Uploaded videos no encoding has started for since `before`: their queue message was lost. */
 export function waitingEncodes(db: Db, before: string, limit: number): Promise<VideoRow[]> {
   return stale(db, "uploaded", "updated_at", before, limit);
 }
@@ -163,15 +128,4 @@ async function stale(
     .bind(status, before, limit)
     .all<VideoRow>();
   return results;
-}
-
-/** Where a video stands now, whatever its state (null once its row is gone). */
-export function videoState(
-  db: Db,
-  videoId: string,
-): Promise<Pick<VideoRow, "status" | "encode_attempt" | "output_attempt" | "deleted_at"> | null> {
-  return db
-    .prepare("SELECT status, encode_attempt, output_attempt, deleted_at FROM videos WHERE id = ?")
-    .bind(videoId)
-    .first();
 }

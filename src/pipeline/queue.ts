@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { logError } from "../lib/log";
-import { consumeEach, logDeadLetters, RetryLater } from "../lib/queue";
+import { consumeEach, logDeadLetters } from "../lib/queue";
 import { CanonicalUlidSchema } from "../lib/ulid";
-import { type PipelineDeps, startAttempt } from "./attempts";
+import { coordinatorOf } from "./coordinator-stub";
 
 export const ENCODE_QUEUE = "video-encodings";
 export const ENCODE_DEAD_LETTERS = "video-encodings-dlq";
@@ -17,32 +17,27 @@ export function sendEncode(queue: Queue, message: EncodeMessage): Promise<unknow
 
 /**
  * Queues a video that has just become uploaded for encoding. A send that fails is logged, not
- * thrown: the upload is complete, and the sweeper sends the message of a video left uploaded.
+ * thrown: the upload is complete, and the sweeper starts the encoding of a video left uploaded.
  */
 export async function queueEncoding(queue: Queue, video: { project_id: string; id: string }): Promise<void> {
   try {
     await sendEncode(queue, { projectId: video.project_id, videoId: video.id });
   } catch (error) {
-    logError("encode: queue send (the sweeper sends it again)", error, { videoId: video.id });
+    logError("encode: queue send (the sweeper starts it)", error, { videoId: video.id });
   }
 }
 
-/** How long a message waits before it asks a busy encoder again. */
-const BUSY_DELAY_SECONDS = 5;
-
 /**
- * The encodings queue's handler: starts each video's next attempt. A busy encoder (locally there is
- * one, running one job at a time) has the message sent again a little later; an error retries it,
- * then to the dead-letter queue, where the sweeper's look at uploaded videos takes over.
+ * The encodings queue's handler: hands each video to its coordinator (coordinator.ts), which
+ * takes it from there; starting twice is harmless. An error retries the message, then sends it to
+ * the dead-letter queue, where the sweeper's look at uploaded videos takes over.
  */
-export function consumeEncodes(batch: MessageBatch<unknown>, deps: PipelineDeps): Promise<void> {
+export function consumeEncodes(batch: MessageBatch<unknown>, env: Env): Promise<void> {
   return consumeEach(
     batch,
     EncodeMessageSchema,
     { malformed: "encode message malformed", failed: "encode: start" },
-    async (message) => {
-      if ((await startAttempt(deps, message)) === "busy") throw new RetryLater(BUSY_DELAY_SECONDS);
-    },
+    (message) => coordinatorOf(env, message.videoId).start(message),
   );
 }
 

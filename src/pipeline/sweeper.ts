@@ -1,36 +1,36 @@
 import { logError } from "../lib/log";
 import { isoTime } from "../lib/time";
-import { endWith, type PipelineDeps, silenceCutoff } from "./attempts";
-import { silentAttempts, waitingEncodes } from "./queries";
+import { coordinatorOf } from "./coordinator-stub";
+import { silentEncodings, waitingEncodes } from "./queries";
 
 const BATCH = 50;
-/** An uploaded video no attempt has started for this long has lost its queue message: it is sent again. */
-const RESEND_AFTER_MS = 2 * 60_000;
+/** An uploaded video no encoding has started for this long has lost its queue message: it is started again. */
+const RESTART_AFTER_MS = 2 * 60_000;
+/** A processing video whose coordinator has not recorded a heartbeat for this long is looked at again. */
+const RESUME_AFTER_MS = 2 * 60_000;
 
 /**
- * The pipeline's part of the scheduled sweep: takes over attempts whose encoder went silent (a
- * failed attempt: retried, or errored after the last), and sends again the videos whose encode
- * message was lost. So no video stays `processing` without an encoder, nor `uploaded` forever.
+ * The pipeline's part of the scheduled sweep: starts again the videos whose encode message was
+ * lost, and wakes the coordinators of encodings not heard from (their alarm lost with a restart,
+ * say), which then take over their silent jobs. So no video stays `uploaded` or `processing`
+ * without anyone working on it.
  */
 export async function sweepEncodings(
-  deps: PipelineDeps,
+  env: Env,
   now: number = Date.now(),
-): Promise<{ takenOver: number; resent: number }> {
-  const cutoff = silenceCutoff(now);
-  const silent = await silentAttempts(deps.db, cutoff, BATCH);
-  const failure = { status: "failed", code: "encoding_failed", message: "The encoder stopped reporting." } as const;
-  const takeovers = await Promise.allSettled(
-    silent.map((row) => endWith(deps, row, failure, { silentSince: cutoff }, now)),
+): Promise<{ resumed: number; restarted: number }> {
+  const db = env.DB;
+  const silent = await silentEncodings(db, isoTime(now - RESUME_AFTER_MS), BATCH);
+  const resumed = await Promise.allSettled(silent.map((row) => coordinatorOf(env, row.id).resume()));
+  const waiting = await waitingEncodes(db, isoTime(now - RESTART_AFTER_MS), BATCH);
+  const restarted = await Promise.allSettled(
+    waiting.map((row) => coordinatorOf(env, row.id).start({ projectId: row.project_id, videoId: row.id })),
   );
-  const waiting = await waitingEncodes(deps.db, isoTime(now - RESEND_AFTER_MS), BATCH);
-  const resends = await Promise.allSettled(
-    waiting.map((row) => deps.requeue({ projectId: row.project_id, videoId: row.id })),
-  );
-  for (const settled of [...takeovers, ...resends]) {
+  for (const settled of [...resumed, ...restarted]) {
     if (settled.status === "rejected") logError("encoding sweep", settled.reason);
   }
   return {
-    takenOver: takeovers.filter((settled) => settled.status === "fulfilled" && settled.value).length,
-    resent: resends.filter((settled) => settled.status === "fulfilled").length,
+    resumed: resumed.filter((settled) => settled.status === "fulfilled").length,
+    restarted: restarted.filter((settled) => settled.status === "fulfilled").length,
   };
 }

@@ -1,12 +1,23 @@
-import { Hono } from "hono";
-import { contentType, isOutputPath } from "../../encoder/protocol.mjs";
-import { httpDate, notModified } from "../http/conditional";
+import { type Context, Hono } from "hono";
+import { type Plan, segmentCount } from "../../encoder/plan.mjs";
+import { segmentIndex } from "../../encoder/protocol.mjs";
+import { httpDate, notModified, preconditionStatus } from "../http/conditional";
 import type { AppEnv } from "../http/context";
 import { ApiError } from "../http/errors";
-import { encodeOutputKey } from "../lib/storage-keys";
+import { sha256Hex } from "../lib/crypto";
+import { encodeOutputKey, mp4Key, segmentKey } from "../lib/storage-keys";
+import { coordinatorOf } from "../pipeline/coordinator-stub";
+import type { VideoRow } from "../videos/model";
+import { masterPlaylist, variantPlaylist } from "./playlists";
 import { parseRange } from "./range";
 import { playableVideo } from "./subject";
 import { PLAY_PATH } from "./urls";
+
+const PLAYLIST = "application/vnd.apple.mpegurl";
+const TYPES: Record<string, string> = { m3u8: PLAYLIST, ts: "video/mp2t", mp4: "video/mp4", jpg: "image/jpeg" };
+/** A file of a video encoded before segments were made one by one, under its attempt's folder. */
+const LEGACY_FILE =
+  /^(?:[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}\/){0,3}[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}\.(m3u8|ts|mp4|jpg)$/;
 
 /** Every `/play/` answer, errors included: any origin may play (contract section 12). */
 const CORS = {
@@ -15,10 +26,11 @@ const CORS = {
 };
 
 /**
- * Playback, straight from R2: the master playlist, the variant playlists and their segments, the
- * MP4 (with byte ranges) of a ready video, under its id or a token. One D1 read (the video) and one
- * R2 read per request; `no-cache` lets a CDN keep the bytes but revalidate every use, so a video
- * made private or deleted stops playing at once (README, "Playback and caching").
+ * Playback: the master and variant playlists (made from the video's plan), the segments and the
+ * MP4 (with byte ranges, from R2), of a playable video, under its id or a token. One D1 read (the
+ * video) and one R2 read per request, and for a segment not made yet the video's coordinator;
+ * `no-cache` lets a CDN keep the bytes but revalidate every use, so a video made private or deleted
+ * stops playing at once (README, "Playback and caching").
  */
 export const playbackRoutes = new Hono<AppEnv>()
   .use(`${PLAY_PATH}/*`, async (c, next) => {
@@ -37,11 +49,79 @@ export const playbackRoutes = new Hono<AppEnv>()
     const path = new URL(c.req.url).pathname.slice(`${PLAY_PATH}/${subject}/`.length);
     // The video first (a private one's id URLs answer 403 before the other checks), then the file.
     const row = await playableVideo(c, subject, { fresh: path === "master.m3u8" });
-    if (!isOutputPath(path) || !/\.(m3u8|ts|mp4|jpg)$/.test(path)) throw new ApiError("not_found");
-    if (path === "video.mp4" && row.has_mp4 !== 1) throw new ApiError("not_found");
-    const key = encodeOutputKey(row.project_id, row.id, row.output_attempt as number, path);
-    return serveObject(c.env.MEDIA, key, c.req.raw, contentType(path));
+    if (row.encode_plan === null) return legacyFile(c, row, path);
+    const plan = JSON.parse(row.encode_plan) as Plan;
+    if (path === "master.m3u8") return playlist(c.req.raw, masterPlaylist(plan), row);
+    const variant = /^([1-9][0-9]{0,4}p)\/index\.m3u8$/.exec(path);
+    if (variant && hasRendition(plan, variant[1] as string)) return playlist(c.req.raw, variantPlaylist(plan), row);
+    const segment = /^([1-9][0-9]{0,4}p)\/(seg_[0-9]{5,6}\.ts)$/.exec(path);
+    if (segment) return serveSegment(c, row, plan, segment[1] as string, segment[2] as string);
+    if (path === "video.mp4" && row.status === "ready" && row.has_mp4 === 1) {
+      return serveObject(c.env.MEDIA, mp4Key(row.project_id, row.id), c.req.raw, TYPES.mp4 as string);
+    }
+    throw new ApiError("not_found");
   });
+
+function hasRendition(plan: Plan, resolution: string): boolean {
+  return plan.renditions.some((r) => r.resolution === resolution);
+}
+
+/**
+ * A segment: from R2 when it is stored; while the video is processing, one not made yet is made
+ * now, and the answer waits for it (contract section 15). Once served, its bytes never change: the
+ * first stored is the one kept.
+ */
+async function serveSegment(c: Context<AppEnv>, row: VideoRow, plan: Plan, resolution: string, name: string) {
+  const index = segmentIndex(name) as number;
+  if (!hasRendition(plan, resolution) || index >= segmentCount(plan)) throw new ApiError("not_found");
+  const key = segmentKey(row.project_id, row.id, resolution, name);
+  const type = TYPES.ts as string;
+  try {
+    return await serveObject(c.env.MEDIA, key, c.req.raw, type);
+  } catch (error) {
+    if (!(error instanceof ApiError && error.code === "not_found") || row.status !== "processing") throw error;
+  }
+  const outcome = await coordinatorOf(c.env, row.id).want(resolution, index);
+  if (outcome === "gone") throw new ApiError("not_found");
+  if (outcome === "pending") throw new ApiError("segment_not_ready", { headers: { "retry-after": "1" } });
+  return serveObject(c.env.MEDIA, key, c.req.raw, type);
+}
+
+/**
+ * A playlist made from the plan: the same text every time, so its ETag is its hash and its last
+ * change is when the video became playable. Ranges and conditional requests as for any file.
+ */
+async function playlist(request: Request, text: string, row: VideoRow): Promise<Response> {
+  const bytes = new TextEncoder().encode(text);
+  const etag = `"${(await sha256Hex(text)).slice(0, 32)}"`;
+  const lastModified = Date.parse(row.playable_at ?? row.updated_at);
+  const headers = new Headers({
+    "content-type": PLAYLIST,
+    "accept-ranges": "bytes",
+    "cache-control": "no-cache",
+    etag,
+    "last-modified": httpDate(lastModified),
+  });
+  const status = preconditionStatus(request.headers, { etag, lastModified });
+  if (status === 412) throw new ApiError("precondition_failed");
+  if (status === 304) return new Response(null, { status, headers });
+  const range = parseRange(request.headers.get("range"), bytes.byteLength);
+  if (range === "unsatisfiable") throw unsatisfiable(bytes.byteLength);
+  const body = range ? bytes.slice(range.offset, range.offset + range.length) : bytes;
+  headers.set("content-length", String(body.byteLength));
+  if (range)
+    headers.set("content-range", `bytes ${range.offset}-${range.offset + range.length - 1}/${bytes.byteLength}`);
+  return new Response(request.method === "HEAD" ? null : body, { status: range ? 206 : 200, headers });
+}
+
+/** A file of a video encoded before segments were made one by one: as its attempt stored it. */
+function legacyFile(c: Context<AppEnv>, row: VideoRow, path: string): Promise<Response> {
+  const match = LEGACY_FILE.exec(path);
+  if (!match || row.output_attempt === null) throw new ApiError("not_found");
+  if (path === "video.mp4" && row.has_mp4 !== 1) throw new ApiError("not_found");
+  const key = encodeOutputKey(row.project_id, row.id, row.output_attempt, path);
+  return serveObject(c.env.MEDIA, key, c.req.raw, TYPES[match[1] as string] as string);
+}
 
 /**
  * One R2 object as an HTTP answer: `Accept-Ranges`, a single byte range as `206` (`416` with

@@ -2,7 +2,7 @@ import type { Context } from "hono";
 import type { AppEnv } from "../http/context";
 import { ApiError } from "../http/errors";
 import { parseUlid } from "../lib/ulid";
-import type { VideoRow } from "../videos/model";
+import { isPlayable, type VideoRow } from "../videos/model";
 import { playbackVideo } from "./queries";
 import { verifyPlaybackToken } from "./tokens";
 
@@ -10,7 +10,8 @@ import { verifyPlaybackToken } from "./tokens";
  * What `/play/<x>/` and `/embed/<x>` name (contract section 12), checked in the contract's order:
  * a ULID is a video id, anything else a token (`403 invalid_playback_token` unless it verifies);
  * an unknown or deleted video is `404 not_found`; a private video's id URL is
- * `403 playback_token_required`; a video not ready is `404 not_found`. Returns the ready video.
+ * `403 playback_token_required`; a video not playable yet is `404 not_found`. Returns the video:
+ * ready, or processing and playable (contract section 15).
  *
  * `fresh` reads the D1 primary instead of the nearest replica: for the entry points of a playback
  * (the master playlist, the embed page), so a video made private or deleted stops starting to play
@@ -29,6 +30,6 @@ export async function playableVideo(
   const row = await playbackVideo(db, videoId);
   if (!row) throw new ApiError("not_found");
   if (id && row.visibility === "private") throw new ApiError("playback_token_required");
-  if (row.status !== "ready" || row.output_attempt === null) throw new ApiError("not_found");
+  if (!isPlayable(row)) throw new ApiError("not_found");
   return row;
 }

@@ -3,11 +3,14 @@ import { DRAIN_BATCH } from "../lib/drain";
 import { logError } from "../lib/log";
 import { deleteSome } from "../lib/r2";
 import { projectPrefixes } from "../lib/storage-keys";
+import { isoTime } from "../lib/time";
 import type { UploadObjects } from "../lib/upload-objects";
 import { endUpload } from "../videos/cleanup";
 import {
   clearUploadsStatement,
   deleteProjectRowStatement,
+  encodingStoppedStatement,
+  encodingVideos,
   openUploads,
   PURGED_TABLE_ORDER,
   type PurgedTable,
@@ -34,7 +37,13 @@ export type PurgeResult = {
   steps: number;
 };
 
-export type PurgeDeps = { db: Db; media: R2Bucket; uploads: UploadObjects };
+export type PurgeDeps = {
+  db: Db;
+  media: R2Bucket;
+  uploads: UploadObjects;
+  /** Stops a video's encoding: its jobs end, and it stores nothing more. */
+  cancelEncoding: (videoId: string) => Promise<void>;
+};
 
 /** One bounded piece of the purge: what it removed, and whether more may be left. */
 type Step = () => Promise<{ removed: number; more: boolean }>;
@@ -56,6 +65,25 @@ function abortUploads(deps: PurgeDeps, projectId: string, limit: number): Step {
   };
 }
 
+/**
+ * Stops the encodings of up to `limit` of the project's videos (before its objects go, so no job
+ * stores anything after), and marks those videos gone with the project.
+ */
+function stopEncodings(deps: PurgeDeps, projectId: string, limit: number): Step {
+  return async () => {
+    const rows = await encodingVideos(deps.db, projectId, limit);
+    await Promise.all(rows.map((row) => deps.cancelEncoding(row.id)));
+    if (rows.length > 0) {
+      await encodingStoppedStatement(
+        deps.db,
+        rows.map((row) => row.id),
+        isoTime(Date.now()),
+      ).run();
+    }
+    return { removed: rows.length, more: rows.length >= limit };
+  };
+}
+
 /** Deletes up to `limit` objects under `prefix`. */
 function deleteObjects(media: R2Bucket, prefix: string, limit: number): Step {
   return () => deleteSome(media, prefix, limit);
@@ -69,8 +97,8 @@ function deleteRows(db: Db, table: PurgedTable, projectId: string, limit: number
 }
 
 /**
- * One bounded run of a deleted project's purge. In order: abort the multipart uploads of its
- * videos still open, delete its R2 objects by prefix, delete its rows table by table (children
+ * One bounded run of a deleted project's purge. In order: stop its videos' encodings, abort the
+ * multipart uploads of its videos still open, delete its R2 objects by prefix, delete its rows table by table (children
  * first), and last its project row, only in a run that found nothing else left. Each step is safe
  * to repeat and to run beside another purge of the same project. A live project is never touched;
  * an unknown one (purged already) is done. Throws when R2 or D1 fails, for the caller's retries.
@@ -87,6 +115,7 @@ export async function purgeProject(
     return { done: true, removed: 0, steps: 0 };
   }
   const stages: Step[] = [
+    stopEncodings(deps, projectId, limits.uploads),
     abortUploads(deps, projectId, limits.uploads),
     ...projectPrefixes(projectId).map((prefix) => deleteObjects(deps.media, prefix, limits.keys)),
     ...PURGED_TABLE_ORDER.map((table) => deleteRows(deps.db, table, projectId, limits.rows)),

@@ -1,6 +1,6 @@
 import type { Plan } from "../auth/account";
 import { insertDefaultsStatement } from "../encoding/queries";
-import type { Db } from "../lib/db";
+import { type Db, IN_JSON_LIST } from "../lib/db";
 import { isoTime } from "../lib/time";
 
 type ProjectRow = {
@@ -109,6 +109,36 @@ export async function openUploads(db: Db, projectId: string, limit: number): Pro
     .bind(projectId, limit)
     .all<OpenUpload>();
   return results;
+}
+
+/**
+ * Up to `limit` of the project's videos whose encoding may be running (uploaded or processing).
+ *
+ * @allModes a deleted project's purge removes its rows of both modes
+ */
+export async function encodingVideos(db: Db, projectId: string, limit: number): Promise<{ id: string }[]> {
+  const { results } = await db
+    .prepare(
+      "SELECT id FROM videos WHERE project_id = ? AND status IN ('uploaded', 'processing') AND deleted_at IS NULL LIMIT ?",
+    )
+    .bind(projectId, limit)
+    .all<{ id: string }>();
+  return results;
+}
+
+/**
+ * Marks videos whose encoding the purge stopped as gone with their project: deleted, and cleared
+ * (the purge removes their objects by the project's prefix, not the deleted-video sweep).
+ *
+ * @allModes a deleted project's purge removes its rows of both modes
+ */
+export function encodingStoppedStatement(db: Db, ids: string[], now: string): D1PreparedStatement {
+  return db
+    .prepare(
+      `UPDATE videos SET deleted_at = COALESCE(deleted_at, ?1), storage_cleared_at = ?1
+       WHERE id IN (${IN_JSON_LIST})`,
+    )
+    .bind(now, JSON.stringify(ids));
 }
 
 /**

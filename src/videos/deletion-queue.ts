@@ -38,10 +38,10 @@ export async function finishDeletion(deps: DeletionDeps, message: DeletionMessag
   await deps.publish(message.eventIds);
   const rows = await deletedWithLeftovers(deps.db, message.videoIds);
   // An encoder that misses this stops at its next call back (410), and what it stores after the
-  // clean-up below is removed as it arrives (the output route checks the video again).
+  // clean-up below is removed as it arrives (the segment route asks the coordinator again).
   await Promise.all(
     rows
-      .filter((row) => row.status === "processing")
+      .filter((row) => row.status === "processing" || row.status === "uploaded")
       .map((row) =>
         deps.cancelEncoding(row.id).catch((error) => logError("delete: cancel encoding", error, { videoId: row.id })),
       ),

@@ -43,8 +43,12 @@ export type VideoRow = {
   height: number | null;
   /** Once ready: `Rendition[]` as JSON. */
   renditions: string | null;
-  /** Once ready: the attempt whose outputs are served. */
+  /** A video encoded before segments were made one by one: the attempt whose outputs are served. */
   output_attempt: number | null;
+  /** The encoding plan (encoder/plan.mjs, JSON), from when the video became playable. */
+  encode_plan: string | null;
+  /** When the video became playable (its plan was made): before it is ready. */
+  playable_at: string | null;
   has_mp4: number | null;
   error_code: VideoError["code"] | null;
   error_message: string | null;
@@ -64,6 +68,8 @@ const NOT_ENCODED = {
   height: null,
   renditions: null,
   output_attempt: null,
+  encode_plan: null,
+  playable_at: null,
   has_mp4: null,
   error_code: null,
   error_message: null,
@@ -126,8 +132,9 @@ export type Video = {
   duration: number | null;
   width: number | null;
   height: number | null;
-  /** Lowest first; empty, and `playback` null, until the video is ready. */
+  /** Lowest first; empty until the video is ready. */
   renditions: Rendition[];
+  /** Set once the video is playable (contract section 15): while processing, `mp4` is null. */
   playback: Playback | null;
   /** Why the video is errored; null unless it is. */
   error: VideoError | null;
@@ -159,6 +166,11 @@ export function completionInFlight(row: Pick<VideoRow, "status" | "completion_le
   );
 }
 
+/** Whether the video plays: ready, or processing with its plan made (contract section 15). */
+export function isPlayable(row: Pick<VideoRow, "status" | "encode_plan" | "output_attempt">): boolean {
+  return row.status === "ready" || (row.status === "processing" && row.encode_plan !== null);
+}
+
 /** The video object, given its public URLs (thumbnail, and playback once ready). */
 export function toVideo(
   row: VideoRow,
@@ -178,7 +190,7 @@ export function toVideo(
     width: row.width,
     height: row.height,
     renditions: ready && row.renditions ? (JSON.parse(row.renditions) as Rendition[]) : [],
-    playback: ready ? urls.playback : null,
+    playback: ready ? urls.playback : isPlayable(row) ? { hls: urls.playback.hls, mp4: null } : null,
     error:
       row.status === "errored" && row.error_code ? { code: row.error_code, message: row.error_message ?? "" } : null,
     createdAt: row.created_at,

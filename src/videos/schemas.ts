@@ -18,10 +18,10 @@ export const RenditionSchema = z
 export const PlaybackSchema = z
   .object({
     hls: z.string().openapi({ format: "uri", description: "The HLS master playlist" }),
-    mp4: z
-      .string()
-      .nullable()
-      .openapi({ format: "uri", description: "The MP4 fallback, when the project asked for it" }),
+    mp4: z.string().nullable().openapi({
+      format: "uri",
+      description: "The MP4 fallback, when the project asked for it; null until the video is ready",
+    }),
   })
   .openapi("Playback");
 
@@ -45,7 +45,11 @@ export const VideoSchema = z
     width: z.int().nullable().openapi({ description: "The source's display width; null until probed" }),
     height: z.int().nullable().openapi({ description: "The source's display height; null until probed" }),
     renditions: z.array(RenditionSchema).openapi({ description: "Lowest first; empty until the video is ready" }),
-    playback: PlaybackSchema.nullable().openapi({ description: "null until the video is ready" }),
+    playback: PlaybackSchema.nullable().openapi({
+      description:
+        "null until the video is playable: within seconds of its upload, while it is still processing (its HLS plays " +
+        "and seeks anywhere; what is not encoded yet is encoded as it is asked for), and from then on",
+    }),
     error: VideoErrorSchema.nullable().openapi({ description: "null unless the video is errored" }),
     createdAt: TimestampSchema,
     updatedAt: TimestampSchema,

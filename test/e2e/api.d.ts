@@ -664,6 +664,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "video.playable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A video can be played
+         * @description POSTed to each enabled endpoint subscribed to `video.playable`, signed as Standard Webhooks. Verify the signature over the raw body before parsing it (for example with the `standardwebhooks` library), and deduplicate on `webhook-id`: a retry carries the same id. Answer 2xx within 15 s; anything else is retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h. `410 Gone` disables the endpoint.
+         */
+        post: operations["videoPlayableWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "video.ready": {
         parameters: {
             query?: never;
@@ -674,7 +694,7 @@ export interface webhooks {
         get?: never;
         put?: never;
         /**
-         * A video is ready to play
+         * A video is ready
          * @description POSTed to each enabled endpoint subscribed to `video.ready`, signed as Standard Webhooks. Verify the signature over the raw body before parsing it (for example with the `standardwebhooks` library), and deduplicate on `webhook-id`: a retry carries the same id. Answer 2xx within 15 s; anything else is retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h. `410 Gone` disables the endpoint.
          */
         post: operations["videoReadyWebhook"];
@@ -736,13 +756,13 @@ export interface components {
                 deletedAt: string;
             };
         };
-        /** @description Sent when a video becomes ready to play */
-        VideoReadyEvent: {
+        /** @description Sent when a video becomes playable, still processing: `playback.hls` plays it and seeks anywhere (`playback.mp4` follows when it is ready) */
+        VideoPlayableEvent: {
             /** @enum {string} */
-            type: "video.ready";
+            type: "video.playable";
             /**
              * Format: date-time
-             * @description When the video became ready or errored
+             * @description When the video became so
              * @example 2026-11-22T06:00:00.000Z
              */
             timestamp: string;
@@ -806,7 +826,7 @@ export interface components {
             width: number;
             height: number;
         };
-        /** @description null until the video is ready */
+        /** @description null until the video is playable: within seconds of its upload, while it is still processing (its HLS plays and seeks anywhere; what is not encoded yet is encoded as it is asked for), and from then on */
         Playback: {
             /**
              * Format: uri
@@ -815,7 +835,7 @@ export interface components {
             hls: string;
             /**
              * Format: uri
-             * @description The MP4 fallback, when the project asked for it
+             * @description The MP4 fallback, when the project asked for it; null until the video is ready
              */
             mp4: string | null;
         } | null;
@@ -825,13 +845,25 @@ export interface components {
             code: "invalid_source" | "encoding_failed";
             message: string;
         } | null;
+        /** @description Sent when a video becomes ready: every rendition and the MP4 are stored */
+        VideoReadyEvent: {
+            /** @enum {string} */
+            type: "video.ready";
+            /**
+             * Format: date-time
+             * @description When the video became so
+             * @example 2026-11-22T06:00:00.000Z
+             */
+            timestamp: string;
+            data: components["schemas"]["Video"];
+        };
         /** @description Sent when a video becomes errored: its encoding failed for good (see `data.error`) */
         VideoErroredEvent: {
             /** @enum {string} */
             type: "video.errored";
             /**
              * Format: date-time
-             * @description When the video became ready or errored
+             * @description When the video became so
              * @example 2026-11-22T06:00:00.000Z
              */
             timestamp: string;
@@ -1180,7 +1212,7 @@ export interface components {
              * @example https://example.com/hooks
              */
             url: string;
-            eventTypes: ("video.deleted" | "video.ready" | "video.errored")[];
+            eventTypes: ("video.deleted" | "video.playable" | "video.ready" | "video.errored")[];
             enabled: boolean;
             /**
              * @description gone: it answered 410 Gone; manual: disabled through PATCH
@@ -1201,7 +1233,7 @@ export interface components {
              * @example https://example.com/hooks
              */
             url: string;
-            eventTypes?: ("video.deleted" | "video.ready" | "video.errored")[];
+            eventTypes?: ("video.deleted" | "video.playable" | "video.ready" | "video.errored")[];
             /** @example Production receiver */
             description?: string | null;
         };
@@ -1211,7 +1243,7 @@ export interface components {
              * @example https://example.com/hooks
              */
             url?: string;
-            eventTypes?: ("video.deleted" | "video.ready" | "video.errored")[];
+            eventTypes?: ("video.deleted" | "video.playable" | "video.ready" | "video.errored")[];
             /** @example Production receiver */
             description?: string | null;
             /** @description true re-enables an endpoint disabled for any reason */
@@ -1234,7 +1266,7 @@ export interface components {
              */
             eventId: string;
             /** @enum {string} */
-            eventType: "video.deleted" | "video.ready" | "video.errored";
+            eventType: "video.deleted" | "video.playable" | "video.ready" | "video.errored";
             /** @enum {string} */
             state: "pending" | "succeeded" | "failed";
             attempt: number;
@@ -12439,6 +12471,80 @@ export interface operations {
                  *     }
                  */
                 "application/json": components["schemas"]["VideoDeletedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: delivered */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The endpoint is gone: it is disabled and gets nothing more */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    videoPlayableWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same for every attempt of it */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was signed */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, keyed by the base64 part of the endpoint secret (after `whsec_`); for 24 h after a rotation, the new secret's signature first, then the old one's */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "type": "video.playable",
+                 *       "timestamp": "2026-11-22T06:00:00.000Z",
+                 *       "data": {
+                 *         "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                 *         "projectId": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                 *         "livemode": true,
+                 *         "title": "Intro",
+                 *         "status": "waiting_for_upload",
+                 *         "visibility": "public",
+                 *         "thumbnail": {
+                 *           "source": "auto",
+                 *           "url": "https://video-api.example.com/"
+                 *         },
+                 *         "duration": 0,
+                 *         "width": 0,
+                 *         "height": 0,
+                 *         "renditions": [
+                 *           {
+                 *             "resolution": "720p",
+                 *             "width": 0,
+                 *             "height": 0
+                 *           }
+                 *         ],
+                 *         "playback": {
+                 *           "hls": "https://video-api.example.com/",
+                 *           "mp4": "https://video-api.example.com/"
+                 *         },
+                 *         "error": {
+                 *           "code": "invalid_source",
+                 *           "message": "string"
+                 *         },
+                 *         "createdAt": "2026-11-22T06:00:00.000Z",
+                 *         "updatedAt": "2026-11-22T06:00:00.000Z"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["VideoPlayableEvent"];
             };
         };
         responses: {

@@ -1,9 +1,9 @@
-import { mkdtempSync, readdirSync } from "node:fs";
+import { closeSync, mkdtempSync, openSync, readdirSync, readSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { resolveBinaries } from "../../encoder/binaries.mjs";
-import { ffprobeJson, makeClip } from "../../encoder/test/media.mjs";
+import { ffprobeJson, makeClip, writeClip } from "../../encoder/test/media.mjs";
 import type { components } from "./api.d.ts";
 import type { keyedTenant } from "./client.ts";
 
@@ -39,6 +39,43 @@ export async function uploadVideo(call: Call, bytes: Uint8Array, body: Record<st
   });
   if (complete.status !== 200) throw new Error(`complete: ${complete.status} ${complete.text}`);
   return complete.json as { id: string; status: string };
+}
+
+/** R2's rule: every part but the last one size, at least 5 MiB; no request over 50 MiB here. */
+export const UPLOAD_PART_BYTES = 32 * 1024 * 1024;
+
+/**
+ * Creates a video and uploads the file at `file` as its source in parts of UPLOAD_PART_BYTES,
+ * reading one part at a time; returns the video as completed, and when the completion answered.
+ */
+export async function uploadFile(call: Call, file: string, body: Record<string, unknown> = {}) {
+  const created = await call("POST", "/v1/videos", body);
+  if (created.status !== 201) throw new Error(`create: ${created.status} ${created.text}`);
+  const id = created.json.video.id as string;
+  const size = statSync(file).size;
+  const fd = openSync(file, "r");
+  const parts: { partNumber: number; etag: string }[] = [];
+  try {
+    for (let offset = 0, partNumber = 1; offset < size; offset += UPLOAD_PART_BYTES, partNumber++) {
+      const bytes = new Uint8Array(Math.min(UPLOAD_PART_BYTES, size - offset));
+      readSync(fd, bytes, 0, bytes.byteLength, offset);
+      const part = await call("PUT", `/v1/videos/${id}/upload/parts/${partNumber}`, bytes);
+      if (part.status !== 200) throw new Error(`part ${partNumber}: ${part.status} ${part.text}`);
+      parts.push({ partNumber, etag: part.json.etag as string });
+    }
+  } finally {
+    closeSync(fd);
+  }
+  const complete = await call("POST", `/v1/videos/${id}/upload/complete`, { parts });
+  if (complete.status !== 200) throw new Error(`complete: ${complete.status} ${complete.text}`);
+  return { video: complete.json as { id: string; status: string }, completedAt: Date.now() };
+}
+
+/** A long test-pattern clip with a tone, made quickly (ultrafast) in the scratch folder; its path. */
+export async function longClip(options: { width: number; height: number; seconds: number; rate?: number }) {
+  const file = path.join(scratch, `long-${made++}.mp4`);
+  await writeClip(binaries.ffmpeg, file, { ...options, extra: ["-g", String(2 * (options.rate ?? 25))] });
+  return file;
 }
 
 /** Polls the video until its status is one of `statuses`; returns it. */

@@ -82,7 +82,7 @@ describe("the OpenAPI document", () => {
 
   it("describes every event type's webhook with its payload", async () => {
     const doc = await document();
-    expect(Object.keys(doc.webhooks)).toEqual(["video.deleted", "video.ready", "video.errored"]);
+    expect(Object.keys(doc.webhooks)).toEqual(["video.deleted", "video.playable", "video.ready", "video.errored"]);
     for (const schema of ["VideoDeletedEvent", "VideoReadyEvent", "VideoErroredEvent"]) {
       expect(doc.components.schemas).toHaveProperty(schema);
     }

@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { MODES, type Mode } from "../../src/lib/tenant";
 import { api, bearer, json, newVideo, withCookie } from "../helpers";
-import { encodeMessages, fakeEncoder, finishReady, runEncodes, uploadedVideo } from "../pipeline/support";
+import { emptyPool, fakeEncoder, finishAll, playable, probeFacts } from "../pipeline/support";
 import { twoModes } from "./support";
 
 /**
@@ -46,25 +46,28 @@ describe("events stay in their mode", () => {
     }
   });
 
-  it("video.ready of a test video reaches test endpoints only, its data showing livemode false", async () => {
+  it("video.playable and video.ready of each mode's video reach that mode's endpoints only, with its livemode", async () => {
     const ws = await twoModes();
     const encoder = fakeEncoder();
+    await emptyPool();
     const ready: Record<Mode, string> = { live: "", test: "" };
     for (const mode of MODES) {
-      const video = await uploadedVideo(ws.keys[mode]);
-      await runEncodes(encodeMessages().filter((message) => message.videoId === video.id));
-      const job = encoder.jobs.find((candidate) => candidate.jobId === video.id);
-      if (!job) throw new Error("no job");
-      expect((await finishReady(job)).status).toBe(204);
-      ready[mode] = video.id;
+      const { id } = await playable(encoder, ws.keys[mode], probeFacts(6));
+      await finishAll(encoder, id);
+      ready[mode] = id;
     }
     for (const mode of MODES) {
-      const events = (await reached(ws.objects[mode].endpoint)).filter((event) => event.type === "video.ready");
-      expect(events.map((event) => event.videoId)).toEqual([ready[mode]]);
-      const payload = await env.DB.prepare("SELECT payload FROM outbox_events WHERE subject_id = ? AND type = ?")
-        .bind(ready[mode], "video.ready")
-        .first<string>("payload");
-      expect(JSON.parse(payload ?? "{}").data.livemode).toBe(mode === "live");
+      for (const type of ["video.playable", "video.ready"]) {
+        const events = (await reached(ws.objects[mode].endpoint)).filter((event) => event.type === type);
+        expect(
+          events.map((event) => event.videoId),
+          type,
+        ).toEqual([ready[mode]]);
+        const payload = await env.DB.prepare("SELECT payload FROM outbox_events WHERE subject_id = ? AND type = ?")
+          .bind(ready[mode], type)
+          .first<string>("payload");
+        expect(JSON.parse(payload ?? "{}").data.livemode, type).toBe(mode === "live");
+      }
     }
   });
 

@@ -1,27 +1,39 @@
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { encodePrefix, posterKey, videoPrefix } from "../../src/lib/storage-keys";
-import { endWith, MAX_ATTEMPTS, SILENCE_MS } from "../../src/pipeline/attempts";
+import { segmentName } from "../../encoder/protocol.mjs";
+import { mp4Key, posterKey, segmentKey, videoPrefix } from "../../src/lib/storage-keys";
+import type { VideoEncoding } from "../../src/pipeline/coordinator";
+import { MAX_TRIES, QUIET_MS, SILENCE_MS } from "../../src/pipeline/coordinator";
+import { coordinatorOf } from "../../src/pipeline/coordinator-stub";
 import { sweepEncodings } from "../../src/pipeline/sweeper";
-import type { VideoRow } from "../../src/videos/model";
-import { IMAGES } from "../fixtures/images";
-import { api, bearer, errorCode, json, newWorkspace, withCookie } from "../helpers";
+import { api, bearer, json, newWorkspace, withCookie } from "../helpers";
+import { runQueue } from "../support/handlers";
 import {
   callback,
-  deps,
+  emptyPool,
   encodeMessages,
+  encoding,
+  encodingState,
+  type FakeEncoder,
   failWith,
   fakeEncoder,
-  finishReady,
-  MASTER,
-  putOutput,
+  finishAll,
+  finishSegments,
+  finishStill,
+  jobsOf,
+  lastJob,
+  playable,
+  probeFacts,
+  putSegment,
+  result,
   runEncodes,
+  segmentBytes,
   uploadedVideo,
 } from "./support";
 
 type Video = {
   id: string;
-  projectId: string;
   status: string;
   duration: number | null;
   width: number | null;
@@ -32,9 +44,10 @@ type Video = {
   thumbnail: { source: string; url: string };
 };
 
-let encoder: ReturnType<typeof fakeEncoder>;
-beforeEach(() => {
+let encoder: FakeEncoder;
+beforeEach(async () => {
   encoder = fakeEncoder();
+  await emptyPool();
 });
 afterEach(() => {
   vi.restoreAllMocks();
@@ -45,7 +58,9 @@ async function video(key: string, id: string): Promise<Video> {
 }
 
 async function outboxEvents(videoId: string) {
-  const { results } = await env.DB.prepare("SELECT type, payload FROM outbox_events WHERE subject_id = ? ORDER BY type")
+  const { results } = await env.DB.prepare(
+    "SELECT type, payload FROM outbox_events WHERE subject_id = ? ORDER BY created_at",
+  )
     .bind(videoId)
     .all<{ type: string; payload: string }>();
   return results.map((row) => ({ type: row.type, payload: JSON.parse(row.payload) }));
@@ -55,288 +70,383 @@ async function keysUnder(prefix: string): Promise<string[]> {
   return (await env.MEDIA.list({ prefix })).objects.map((object) => object.key);
 }
 
-/** An uploaded video whose first attempt has started on the fake encoder. */
-async function encoding(key: string, bytes?: Uint8Array) {
-  const created = await uploadedVideo(key, bytes);
-  const messages = encodeMessages().filter((message) => message.videoId === created.id);
-  expect(messages).toHaveLength(1);
-  await runEncodes(messages);
-  const job = encoder.jobs.find((candidate) => candidate.jobId === created.id);
-  if (!job) throw new Error("no job started");
-  return { id: created.id, job };
+/** Moves the running jobs' last word back by `ms`, then runs the coordinator's alarm. */
+async function silence(videoId: string, ms: number) {
+  const stub = coordinatorOf(env, videoId);
+  await runInDurableObject(stub, (_instance: VideoEncoding, state) => {
+    state.storage.sql.exec("UPDATE units SET heard = heard - ? WHERE job IS NOT NULL", ms);
+  });
+  await runDurableObjectAlarm(stub);
 }
 
-describe("the encoding pipeline", () => {
-  it("completing an upload queues the video, and its first attempt starts with the project's settings", async () => {
+describe("starting an encoding", () => {
+  it("completing an upload queues the video; its coordinator probes it on an interactive slot and it is processing", async () => {
     const { key, project } = await newWorkspace();
-    const { id, job } = await encoding(key);
-    expect(job).toMatchObject({
-      version: 1,
-      jobId: id,
-      attempt: 1,
-      callback: { baseUrl: `http://api.test/internal/encoding/${id}/1` },
-      settings: { enabledResolutions: ["360p", "720p", "1080p"], mp4: false, watermark: null },
-    });
-    expect((await video(key, id)).status).toBe("processing");
+    const { id, probe } = await encoding(encoder, key);
     expect(encodeMessages()).toEqual([{ projectId: project.id, videoId: id }]);
-  });
-
-  it("the encoder reads the source with its token; a wrong token is 401", async () => {
-    const { key } = await newWorkspace();
-    const bytes = new TextEncoder().encode("the uploaded source");
-    const { job } = await encoding(key, bytes);
-    const source = await callback(job, "source");
-    expect(source.status).toBe(200);
-    expect(new Uint8Array(await source.arrayBuffer())).toEqual(bytes);
-    expect((await callback(job, "source", {}, "x".repeat(43))).status).toBe(401);
-    const otherAttempt = await api(`/internal/encoding/${job.jobId}/2/source`, {
-      headers: { authorization: `Bearer ${job.callback.token}` },
+    expect(probe).toMatchObject({
+      version: 2,
+      kind: "probe",
+      priority: "interactive",
+      callback: { baseUrl: `http://api.test/internal/encoding/${id}/${probe.jobId}` },
     });
-    expect(otherAttempt.status).toBe(401);
-  });
-
-  it("a ready result makes the video ready, playable, with its poster and one video.ready event", async () => {
-    const { key, project } = await newWorkspace();
-    const { id, job } = await encoding(key);
-    expect((await callback(job, "heartbeat", json("POST", heartbeat(job)))).status).toBe(204);
-    expect((await finishReady(job)).status).toBe(204);
-    const ready = await video(key, id);
-    expect(ready).toMatchObject({
-      status: "ready",
-      duration: 3.02,
-      width: 640,
-      height: 360,
-      renditions: [{ resolution: "360p", width: 640, height: 360 }],
-      playback: { hls: `http://api.test/play/${id}/master.m3u8`, mp4: null },
-      error: null,
-    });
-    const master = await api(`/play/${id}/master.m3u8`);
-    expect(master.status).toBe(200);
-    expect(await master.text()).toBe(MASTER);
-    expect(master.headers.get("access-control-allow-origin")).toBe("*");
-    const poster = await api(new URL(ready.thumbnail.url).pathname);
-    expect(poster.status).toBe(200);
-    expect(poster.headers.get("content-type")).toBe("image/jpeg");
-    const events = await outboxEvents(id);
-    expect(events.map((event) => event.type)).toEqual(["video.ready"]);
-    expect(events[0]?.payload.data).toEqual(ready);
-    // Anything more about the attempt is about an attempt that is over.
-    expect((await failWith(job, "encoding_failed")).status).toBe(410);
-    expect(await outboxEvents(id)).toHaveLength(1);
-    expect(await keysUnder(encodePrefix(project.id, id, 1))).toContain(`${encodePrefix(project.id, id, 1)}master.m3u8`);
-  });
-
-  it("a source that is not a video is errored at once with invalid_source and one video.errored", async () => {
-    const { key } = await newWorkspace();
-    const { id, job } = await encoding(key);
-    await putOutput(job, "360p/seg_00000.ts", "partial", "video/mp2t");
-    expect((await failWith(job, "invalid_source", "The source is not a decodable video.")).status).toBe(204);
-    const errored = await video(key, id);
-    expect(errored).toMatchObject({
-      status: "errored",
-      error: { code: "invalid_source", message: "The source is not a decodable video." },
-      renditions: [],
-      playback: null,
-    });
-    expect((await outboxEvents(id)).map((event) => event.type)).toEqual(["video.errored"]);
-    expect(encoder.jobs).toHaveLength(1);
-    expect(await keysUnder(`${videoPrefix(errored.projectId, id)}encodes/`)).toEqual([]);
-  });
-
-  it(`retries a failed attempt, ${MAX_ATTEMPTS} in all, then errors with encoding_failed`, async () => {
-    const { key } = await newWorkspace();
-    const { id, job } = await encoding(key);
-    let current = job;
-    for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
-      expect(current.attempt).toBe(attempt);
-      expect((await failWith(current, "encoding_failed")).status).toBe(204);
-      if (attempt === MAX_ATTEMPTS) break;
-      expect((await video(key, id)).status).toBe("uploaded");
-      await runEncodes(encodeMessages().slice(-1));
-      current = encoder.jobs.at(-1) as typeof job;
-    }
-    const errored = await video(key, id);
-    expect(errored.status).toBe("errored");
-    expect(errored.error?.code).toBe("encoding_failed");
-    expect((await outboxEvents(id)).map((event) => event.type)).toEqual(["video.errored"]);
-    expect(encoder.jobs.map((started) => started.attempt)).toEqual([1, 2, 3]);
-  });
-
-  it("keeps the settings of the first attempt for every retry", async () => {
-    const { key, session, project } = await newWorkspace();
-    const { job } = await encoding(key);
-    const patched = await api(
-      `/v1/projects/${project.id}/encoding-settings`,
-      withCookie(session, json("PATCH", { enabledResolutions: ["240p"], mp4FallbackEnabled: true })),
-    );
-    expect(patched.status).toBe(200);
-    await failWith(job, "encoding_failed");
-    await runEncodes(encodeMessages().slice(-1));
-    expect(encoder.jobs.at(-1)?.settings).toEqual(job.settings);
-  });
-
-  it("a busy encoder leaves the video uploaded and the message retried later, the attempt uncounted", async () => {
-    const { key } = await newWorkspace();
-    const created = await uploadedVideo(key);
-    encoder.busy = true;
-    const result = await runEncodes(encodeMessages());
-    expect(result.retryMessages.map((message) => message.msgId)).toEqual(["m0"]);
-    expect((await video(key, created.id)).status).toBe("uploaded");
-    encoder.busy = false;
-    await runEncodes(encodeMessages());
-    expect(encoder.jobs.map((job) => job.attempt)).toEqual([1]);
-  });
-
-  it("an encoder that refuses the job gives the claim back; one that never answers keeps it", async () => {
-    const { key } = await newWorkspace();
-    const refused = await uploadedVideo(key);
-    vi.mocked(globalThis.fetch).mockResolvedValueOnce(
-      Response.json({ error: { code: "invalid_job" } }, { status: 400 }),
-    );
-    const result = await runEncodes(encodeMessages().filter((message) => message.videoId === refused.id));
-    expect(result.retryMessages.map((message) => message.msgId)).toEqual(["m0"]);
-    expect(await video(key, refused.id)).toMatchObject({ status: "uploaded" });
-    const silent = await uploadedVideo(key);
-    vi.mocked(globalThis.fetch).mockRejectedValueOnce(new Error("network lost"));
-    await runEncodes(encodeMessages().filter((message) => message.videoId === silent.id));
-    // It may have taken the job: the attempt stands, and its silence will end it.
-    expect(await video(key, silent.id)).toMatchObject({ status: "processing" });
-  });
-
-  it("a late heartbeat that beats the takeover keeps the attempt and its outputs", async () => {
-    const { key, project } = await newWorkspace();
-    const { id, job } = await encoding(key);
-    await putOutput(job, "360p/seg_00000.ts", "segment", "video/mp2t");
-    const now = Date.now();
-    const row = await env.DB.prepare("SELECT * FROM videos WHERE id = ?").bind(id).first<VideoRow>();
-    // The sweep read the row as silent; the heartbeat lands before its takeover does.
-    expect((await callback(job, "heartbeat", json("POST", heartbeat(job)))).status).toBe(204);
-    const ended = await endWith(
-      deps(),
-      row as VideoRow,
-      { status: "failed", code: "encoding_failed", message: "The encoder stopped reporting." },
-      { silentSince: new Date(now - 1).toISOString() },
-    );
-    expect(ended).toBeNull();
-    expect(encoder.cancelled).not.toContain(id);
-    expect(await keysUnder(encodePrefix(project.id, id, 1))).toEqual([
-      `${encodePrefix(project.id, id, 1)}360p/seg_00000.ts`,
-    ]);
-    expect((await finishReady(job)).status).toBe(204);
-    expect((await video(key, id)).status).toBe("ready");
-  });
-
-  it("a second copy of a ready result leaves the served outputs alone", async () => {
-    const { key, project } = await newWorkspace();
-    const { id, job } = await encoding(key);
-    const row = await env.DB.prepare("SELECT * FROM videos WHERE id = ?").bind(id).first<VideoRow>();
-    expect((await finishReady(job)).status).toBe(204);
-    const ready = { status: "ready" as const, duration: 3, width: 640, height: 360, renditions: [], mp4: false };
-    expect(await endWith(deps(), row as VideoRow, { status: "ready", outcome: ready })).toBeNull();
-    expect(await keysUnder(encodePrefix(project.id, id, 1))).toContain(`${encodePrefix(project.id, id, 1)}master.m3u8`);
-    expect((await api(`/play/${id}/master.m3u8`)).status).toBe(200);
-    expect((await api(new URL((await video(key, id)).thumbnail.url).pathname)).status).toBe(200);
-  });
-
-  it("a duplicate message starts nothing more", async () => {
-    const { key } = await newWorkspace();
-    const { job } = await encoding(key);
-    await runEncodes(encodeMessages());
-    expect(encoder.jobs).toEqual([job]);
-  });
-
-  it("takes over an attempt whose encoder went silent, and sends again a video whose message was lost", async () => {
-    const { key } = await newWorkspace();
-    const { id, job } = await encoding(key);
-    const lost = await uploadedVideo(key);
-    const later = Date.now() + SILENCE_MS + 2 * 60_000 + 1000;
-    // (Earlier tests of this file left videos processing or uploaded too: they are swept alike.)
-    const swept = await sweepEncodings(deps(), later);
-    expect(swept.takenOver).toBeGreaterThanOrEqual(1);
-    expect(swept.resent).toBeGreaterThanOrEqual(1);
-    expect(encoder.cancelled).toContain(id);
-    expect((await video(key, id)).status).toBe("uploaded");
-    // The silent attempt is void: its calls are answered 410, which stops its encoder.
-    expect((await callback(job, "heartbeat", json("POST", heartbeat(job)))).status).toBe(410);
-    expect((await putOutput(job, "master.m3u8", MASTER, "application/vnd.apple.mpegurl")).status).toBe(410);
-    const sent = encodeMessages().map((message) => message.videoId);
-    expect(sent.filter((videoId) => videoId === id)).toHaveLength(2);
-    expect(sent.filter((videoId) => videoId === lost.id)).toHaveLength(2);
-    await runEncodes(
-      encodeMessages()
-        .filter((message) => message.videoId === id)
-        .slice(-1),
-    );
-    const second = encoder.jobs.find((started) => started.jobId === id && started.attempt === 2);
-    expect(second).toBeDefined();
-    expect((await finishReady(second as typeof job)).status).toBe(204);
-    expect((await video(key, id)).status).toBe("ready");
-  });
-
-  it("a heartbeat keeps an attempt from being taken over", async () => {
-    const { key } = await newWorkspace();
-    const { id, job } = await encoding(key);
-    const now = Date.now();
-    vi.spyOn(Date, "now").mockReturnValue(now + SILENCE_MS - 1000);
-    expect((await callback(job, "heartbeat", json("POST", heartbeat(job)))).status).toBe(204);
-    vi.mocked(Date.now).mockRestore();
-    await sweepEncodings(deps(), now + SILENCE_MS + 1000);
     expect((await video(key, id)).status).toBe("processing");
-    expect(encoder.cancelled).not.toContain(id);
+    // A second message for the same video starts nothing more.
+    await runEncodes([{ projectId: project.id, videoId: id }]);
+    expect(jobsOf(encoder, id)).toHaveLength(1);
   });
 
-  it("deleting a video while it is processing cancels its encoding, leaves nothing in R2 and no video.ready", async () => {
-    const { key, project } = await newWorkspace();
-    const { id, job } = await encoding(key);
-    await putOutput(job, "360p/seg_00000.ts", "segment", "video/mp2t");
-    expect((await api(`/v1/videos/${id}`, bearer(key, { method: "DELETE" }))).status).toBe(204);
-    expect(encoder.cancelled).toContain(id);
-    // A file still on its way when the video was deleted is removed as it arrives.
-    expect((await putOutput(job, "360p/seg_00001.ts", "segment", "video/mp2t")).status).toBe(410);
-    expect((await failWith(job, "encoding_failed")).status).toBe(410);
-    expect(await keysUnder(videoPrefix(project.id, id))).toEqual([]);
-    expect((await outboxEvents(id)).map((event) => event.type)).toEqual(["video.deleted"]);
-  });
-
-  it("deleting a ready video removes every output, and its playback URLs answer 404 at once", async () => {
-    const { key, project } = await newWorkspace();
-    const { id, job } = await encoding(key);
-    await finishReady(job);
-    expect((await api(`/play/${id}/master.m3u8`)).status).toBe(200);
-    await api(`/v1/videos/${id}`, bearer(key, { method: "DELETE" }));
-    const gone = await api(`/play/${id}/master.m3u8`);
-    expect(gone.status).toBe(404);
-    expect(await errorCode(gone)).toBe("not_found");
-    expect(await keysUnder(videoPrefix(project.id, id))).toEqual([]);
-    expect(await env.MEDIA.head(posterKey(project.id, id))).toBeNull();
-  });
-
-  it("a custom thumbnail stays the video's thumbnail through encoding", async () => {
+  it("the encoder reads the source by byte ranges with its job's token; another token or job is 401", async () => {
     const { key } = await newWorkspace();
-    const { id, job } = await encoding(key);
-    const png = IMAGES.rgbPng;
-    const put = await api(
-      `/v1/videos/${id}/thumbnail`,
-      bearer(key, { method: "PUT", body: png, headers: { "content-type": "image/png" } }),
-    );
-    expect(put.status).toBe(200);
-    await finishReady(job);
-    expect((await video(key, id)).thumbnail.source).toBe("custom");
+    const bytes = new TextEncoder().encode("the uploaded source, read by ranges");
+    const { probe } = await encoding(encoder, key, bytes);
+    const whole = await callback(probe, "source");
+    expect(new Uint8Array(await whole.arrayBuffer())).toEqual(bytes);
+    const ranged = await callback(probe, "source", { headers: { range: "bytes=4-11" } });
+    expect(ranged.status).toBe(206);
+    expect(ranged.headers.get("content-range")).toBe(`bytes 4-11/${bytes.byteLength}`);
+    expect(await ranged.text()).toBe("uploaded");
+    const open = await callback(probe, "source", { headers: { range: "bytes=30-" } });
+    expect(open.status).toBe(206);
+    expect(await open.text()).toBe("anges");
+    const past = await callback(probe, "source", { headers: { range: "bytes=999-" } });
+    expect(past.status).toBe(416);
+    expect((await callback(probe, "source", {}, "x".repeat(43))).status).toBe(401);
+    const other = await api(new URL(`${probe.callback.baseUrl}x/source`).pathname, {
+      headers: { authorization: `Bearer ${probe.callback.token}` },
+    });
+    expect(other.status).toBe(401);
   });
 
-  it("refuses a malformed protocol message with invalid_body, never a 500", async () => {
+  it("a video waits in uploaded while every interactive slot is taken, and starts when one frees", async () => {
     const { key } = await newWorkspace();
-    const { job } = await encoding(key);
-    for (const body of ["{", JSON.stringify({ version: 2 }), JSON.stringify({ ...heartbeat(job), attempt: 9 })]) {
-      const response = await callback(job, "heartbeat", json("POST", body));
-      expect(response.status).toBe(400);
-      expect(await errorCode(response)).toBe("invalid_body");
-    }
-    const badPath = await putOutput(job, "../escape.ts", "x", "video/mp2t");
-    expect([400, 404]).toContain(badPath.status);
+    const first = await encoding(encoder, key);
+    const second = await encoding(encoder, key);
+    const third = await uploadedVideo(key);
+    await runEncodes([{ projectId: third.projectId, videoId: third.id }]);
+    // Two interactive slots (vitest.config.ts): the third waits, uploaded, without a job.
+    expect(jobsOf(encoder, third.id)).toHaveLength(0);
+    expect((await video(key, third.id)).status).toBe("uploaded");
+    expect((await video(key, second.id)).status).toBe("processing");
+    await failWith(first.probe, "invalid_source", "Not a video.");
+    expect(jobsOf(encoder, third.id, "probe")).toHaveLength(1);
+    expect((await video(key, third.id)).status).toBe("processing");
   });
 });
 
-function heartbeat(job: { jobId: string; attempt: number }) {
-  return { version: 1, jobId: job.jobId, attempt: job.attempt, stage: "encoding", progress: 0.5 };
-}
+describe("playable before ready", () => {
+  it("the probe's result makes the video playable: plan, complete playlists, video.playable once", async () => {
+    const { key } = await newWorkspace();
+    const { id } = await playable(encoder, key, probeFacts(10.2));
+    const playing = await video(key, id);
+    expect(playing).toMatchObject({
+      status: "processing",
+      duration: 10.2,
+      width: 1280,
+      height: 720,
+      renditions: [],
+      playback: { hls: `http://api.test/play/${id}/master.m3u8`, mp4: null },
+    });
+    const events = await outboxEvents(id);
+    expect(events.map((event) => event.type)).toEqual(["video.playable"]);
+    expect(events[0]?.payload.data).toEqual(playing);
+
+    const master = await api(`/play/${id}/master.m3u8`);
+    expect(master.status).toBe(200);
+    expect(master.headers.get("content-type")).toBe("application/vnd.apple.mpegurl");
+    const text = await master.text();
+    expect(text).toContain('RESOLUTION=640x360,CODECS="avc1.64001e,mp4a.40.2"');
+    expect(text).toContain("RESOLUTION=1280x720");
+    expect(text).not.toContain("1920x1080");
+    const variant = await (await api(`/play/${id}/720p/index.m3u8`)).text();
+    expect(variant).toContain("#EXT-X-PLAYLIST-TYPE:VOD");
+    expect(variant.trim().endsWith("#EXT-X-ENDLIST")).toBe(true);
+    const durations = [...variant.matchAll(/#EXTINF:([0-9.]+),/g)].map((m) => Number(m[1]));
+    expect(durations).toEqual([4, 4, 2.2]);
+    // Again, the same bytes and ETag; a conditional request is 304.
+    const again = await api(`/play/${id}/master.m3u8`);
+    expect(await again.text()).toBe(text);
+    const etag = again.headers.get("etag") as string;
+    expect(etag).toBe(master.headers.get("etag"));
+    expect((await api(`/play/${id}/master.m3u8`, { headers: { "if-none-match": etag } })).status).toBe(304);
+    expect((await api(`/play/${id}/1080p/index.m3u8`)).status).toBe(404);
+  });
+
+  it("queues the poster (interactive) and background runs of every rendition on the slots the pool grants", async () => {
+    const { key } = await newWorkspace();
+    const { id } = await playable(encoder, key, probeFacts(60));
+    const poster = lastJob(encoder, id, "still");
+    expect(poster).toMatchObject({ priority: "interactive", time: 1, width: null });
+    const runs = jobsOf(encoder, id, "segments");
+    // Two background slots (vitest.config.ts); 60 s of a 720p ladder is 15 segments, runs of 8.
+    expect(runs.map((job) => [job.priority, job.kind === "segments" && [job.from, job.to, job.renditions]])).toEqual([
+      ["background", [0, 8, ["360p", "720p"]]],
+      ["background", [8, 15, ["360p", "720p"]]],
+    ]);
+  });
+
+  it("a segment asked for before it exists is made on demand, first, and the answer waits for it", async () => {
+    const { key } = await newWorkspace();
+    const { id } = await playable(encoder, key, probeFacts(600));
+    const asked = api(`/play/${id}/360p/seg_00120.ts`);
+    for (let i = 0; i < 50 && jobsOf(encoder, id, "segments").every((job) => job.priority !== "interactive"); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    const live = jobsOf(encoder, id, "segments").find((job) => job.priority === "interactive");
+    expect(live).toMatchObject({ from: 120, to: 123, renditions: ["360p"] });
+    if (live?.kind !== "segments") throw new Error("no live job");
+    expect((await putSegment(live, "360p", 120)).status).toBe(204);
+    const answer = await asked;
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get("content-type")).toBe("video/mp2t");
+    expect(new Uint8Array(await answer.arrayBuffer())).toEqual(segmentBytes("360p", 120, live.jobId));
+    // The background runs where the viewer is come next.
+    const state = await encodingState(id);
+    const queued = state.units.filter(
+      (unit) => unit.kind === "segments" && unit.job === null && unit.rendition === null,
+    );
+    expect(queued[0]?.first).toBeLessThanOrEqual(120);
+    expect(queued[0]?.last).toBeGreaterThan(120);
+  });
+
+  it("a segment's bytes never change once stored: another job's copy is dropped", async () => {
+    const { key } = await newWorkspace();
+    const { id } = await playable(encoder, key, probeFacts(20));
+    const [run] = jobsOf(encoder, id, "segments");
+    if (run?.kind !== "segments") throw new Error("no run");
+    expect((await putSegment(run, "360p", 0)).status).toBe(204);
+    const first = new Uint8Array(await (await api(`/play/${id}/360p/seg_00000.ts`)).arrayBuffer());
+    const live = api(`/play/${id}/360p/seg_00001.ts`);
+    let other = jobsOf(encoder, id, "segments").find((job) => job.priority === "interactive");
+    for (let i = 0; i < 50 && !other; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      other = jobsOf(encoder, id, "segments").find((job) => job.priority === "interactive");
+    }
+    if (other?.kind !== "segments") throw new Error("no live job");
+    expect((await putSegment(other, "360p", 1)).status).toBe(204);
+    await live;
+    // The run makes segment 1 too: dropped.
+    expect((await putSegment(run, "360p", 1, segmentBytes("360p", 1, "later"))).status).toBe(204);
+    const kept = new Uint8Array(await (await api(`/play/${id}/360p/seg_00001.ts`)).arrayBuffer());
+    expect(kept).toEqual(segmentBytes("360p", 1, other.jobId));
+    expect(new Uint8Array(await (await api(`/play/${id}/360p/seg_00000.ts`)).arrayBuffer())).toEqual(first);
+  });
+});
+
+describe("ready", () => {
+  it("once every segment, the poster and the MP4 are stored: ready with one video.ready after video.playable", async () => {
+    const { key, session: cookie, project } = await newWorkspace();
+    await api(
+      `/v1/projects/${project.id}/encoding-settings`,
+      withCookie(cookie, json("PATCH", { enabledResolutions: ["360p", "720p"], mp4FallbackEnabled: true })),
+    );
+    const { id } = await playable(encoder, key, probeFacts(30));
+    const masterBefore = await (await api(`/play/${id}/master.m3u8`)).text();
+    await finishAll(encoder, id);
+    const ready = await video(key, id);
+    expect(ready).toMatchObject({
+      status: "ready",
+      duration: 30,
+      renditions: [
+        { resolution: "360p", width: 640, height: 360 },
+        { resolution: "720p", width: 1280, height: 720 },
+      ],
+      playback: { hls: `http://api.test/play/${id}/master.m3u8`, mp4: `http://api.test/play/${id}/video.mp4` },
+    });
+    expect((await outboxEvents(id)).map((event) => event.type)).toEqual(["video.playable", "video.ready"]);
+    expect(await (await api(`/play/${id}/master.m3u8`)).text()).toBe(masterBefore);
+    const mp4 = await api(`/play/${id}/video.mp4`, { headers: { range: "bytes=0-1" } });
+    expect(mp4.status).toBe(206);
+    expect(await mp4.text()).toBe("an");
+    const poster = await api(new URL(ready.thumbnail.url).pathname);
+    expect(poster.status).toBe(200);
+    expect(poster.headers.get("content-type")).toBe("image/jpeg");
+    const { projectId } = (await (await api(`/v1/videos/${id}`, bearer(key))).json()) as { projectId: string };
+    expect(await keysUnder(videoPrefix(projectId, id))).toEqual(
+      expect.arrayContaining([
+        mp4Key(projectId, id),
+        posterKey(projectId, id),
+        segmentKey(projectId, id, "720p", segmentName(7)),
+      ]),
+    );
+    // Everything the coordinator held is given back.
+    expect((await encodingState(id)).slots).toEqual([]);
+  });
+
+  it("uses the settings as they were when the encoding started", async () => {
+    const { key, session: cookie, project } = await newWorkspace();
+    const { id, probe } = await encoding(encoder, key);
+    await api(
+      `/v1/projects/${project.id}/encoding-settings`,
+      withCookie(cookie, json("PATCH", { enabledResolutions: ["240p"], mp4FallbackEnabled: true })),
+    );
+    await result(probe, { probe: probeFacts(8) });
+    const plan = (await encodingState(id)).plan;
+    expect(plan?.renditions.map((r) => r.resolution)).toEqual(["360p", "720p"]);
+    expect(plan?.mp4).toBe(false);
+  });
+});
+
+describe("failures", () => {
+  it("a source that is not a video errors the video at once with video.errored", async () => {
+    const { key } = await newWorkspace();
+    const { id, probe } = await encoding(encoder, key);
+    expect((await failWith(probe, "invalid_source", "The source is not a decodable video: no video.")).status).toBe(
+      204,
+    );
+    expect(await video(key, id)).toMatchObject({
+      status: "errored",
+      playback: null,
+      error: { code: "invalid_source", message: "The source is not a decodable video: no video." },
+    });
+    expect((await outboxEvents(id)).map((event) => event.type)).toEqual(["video.errored"]);
+    // The job is over: further calls are 410.
+    expect((await callback(probe, "source")).status).toBe(410);
+  });
+
+  it.each([
+    ["a 100:1 pixel aspect (32000×240)", { width: 32000, height: 240 }, /16:1/],
+    ["over 12 hours", { duration: 12 * 3600 + 60 }, /12 hours/],
+  ])("a probe of %s errors the video invalid_source", async (_, extra, message) => {
+    const { key } = await newWorkspace();
+    const { id, probe } = await encoding(encoder, key);
+    await result(probe, { probe: probeFacts(10, extra) });
+    const errored = await video(key, id);
+    expect(errored).toMatchObject({ status: "errored", error: { code: "invalid_source" } });
+    expect(errored.error?.message).toMatch(message);
+  });
+
+  it("a failed run runs again from its first missing segment; after the last try the video errors encoding_failed", async () => {
+    const { key } = await newWorkspace();
+    const { id } = await playable(encoder, key, probeFacts(20));
+    const first = lastJob(encoder, id, "segments");
+    expect((await putSegment(first, "360p", first.from)).status).toBe(204);
+    expect((await putSegment(first, "720p", first.from)).status).toBe(204);
+    await failWith(first, "encoding_failed");
+    const second = lastJob(encoder, id, "segments");
+    expect(second.jobId).not.toBe(first.jobId);
+    expect([second.from, second.to]).toEqual([first.from + 1, first.to]);
+    for (let attempt = 2; attempt <= MAX_TRIES; attempt++) {
+      await failWith(lastJob(encoder, id, "segments"), "encoding_failed");
+    }
+    const errored = await video(key, id);
+    expect(errored).toMatchObject({
+      status: "errored",
+      error: { code: "encoding_failed", message: `The video could not be encoded: ${MAX_TRIES} attempts failed.` },
+    });
+    expect((await outboxEvents(id)).map((event) => event.type)).toEqual(["video.playable", "video.errored"]);
+    expect(encoder.cancelled).toEqual(expect.arrayContaining([lastJob(encoder, id, "still").jobId]));
+  });
+
+  it("a job silent for a minute is taken over: stopped where it may run, and run again", async () => {
+    const { key } = await newWorkspace();
+    const { id } = await playable(encoder, key, probeFacts(8));
+    const run = lastJob(encoder, id, "segments");
+    await silence(id, SILENCE_MS + 1000);
+    expect(encoder.cancelled).toContain(run.jobId);
+    const again = lastJob(encoder, id, "segments");
+    expect(again.jobId).not.toBe(run.jobId);
+    expect(
+      (await callback(run, "heartbeat", json("POST", { version: 2, jobId: run.jobId, progress: 0.5 }))).status,
+    ).toBe(410);
+  });
+
+  it("a quiet job its encoder does not know (it restarted) is taken over after 15 s; a known one is left alone", async () => {
+    const { key } = await newWorkspace();
+    const { id } = await playable(encoder, key, probeFacts(8));
+    const run = lastJob(encoder, id, "segments");
+    await silence(id, QUIET_MS + 1000);
+    expect(lastJob(encoder, id, "segments").jobId).toBe(run.jobId);
+    encoder.forget();
+    await silence(id, 0);
+    expect(lastJob(encoder, id, "segments").jobId).not.toBe(run.jobId);
+  });
+
+  it("heartbeats keep a job; a malformed message is 400 in the API's words, an unknown job 410", async () => {
+    const { key } = await newWorkspace();
+    const { probe } = await encoding(encoder, key);
+    const beat = (body: unknown) => callback(probe, "heartbeat", json("POST", body));
+    expect((await beat({ version: 2, jobId: probe.jobId, progress: 0.2 })).status).toBe(204);
+    const malformed = await beat({ version: 2, jobId: probe.jobId, progress: "half" });
+    expect(malformed.status).toBe(400);
+    const body = (await malformed.json()) as { error: { code: string; message: string } };
+    expect(body.error).toMatchObject({
+      code: "invalid_body",
+      message: "The body is not a protocol message (progress).",
+    });
+    const broken = await callback(
+      probe,
+      "result",
+      json("POST", { version: 2, jobId: probe.jobId, status: "done", probe: { x: 1 } }),
+    );
+    expect(broken.status).toBe(400);
+    expect(((await broken.json()) as { error: { message: string } }).error.message).toBe(
+      "The body is not a protocol message (probe.x).",
+    );
+  });
+});
+
+describe("deletes", () => {
+  it("deleting a processing video stops its jobs, answers 410 to them, and leaves nothing in R2", async () => {
+    const { key, project } = await newWorkspace();
+    const { id } = await playable(encoder, key, probeFacts(20));
+    const run = lastJob(encoder, id, "segments");
+    expect((await putSegment(run, "360p", run.from)).status).toBe(204);
+    expect((await api(`/v1/videos/${id}`, bearer(key, { method: "DELETE" }))).status).toBe(204);
+    expect(encoder.cancelled).toEqual(expect.arrayContaining([run.jobId]));
+    expect((await putSegment(run, "360p", run.from + 1)).status).toBe(410);
+    expect((await result(run)).status).toBe(410);
+    expect(await keysUnder(videoPrefix(project.id, id))).toEqual([]);
+    expect((await outboxEvents(id)).map((event) => event.type)).toEqual(["video.playable", "video.deleted"]);
+    expect((await api(`/play/${id}/master.m3u8`)).status).toBe(404);
+  });
+
+  it("a video deleted while it waits for a slot never starts", async () => {
+    const { key } = await newWorkspace();
+    await encoding(encoder, key);
+    await encoding(encoder, key);
+    const waiting = await uploadedVideo(key);
+    await runEncodes([{ projectId: waiting.projectId, videoId: waiting.id }]);
+    expect((await api(`/v1/videos/${waiting.id}`, bearer(key, { method: "DELETE" }))).status).toBe(204);
+    expect((await encodingState(waiting.id)).phase).toBe("cancelled");
+    expect(jobsOf(encoder, waiting.id)).toEqual([]);
+  });
+});
+
+describe("deleting the project", () => {
+  it("its purge stops every encoding before its objects go, and the jobs are told 410", async () => {
+    const { key, session, project } = await newWorkspace();
+    const { id } = await playable(encoder, key, probeFacts(20));
+    const run = lastJob(encoder, id, "segments");
+    const removed = await api(`/v1/projects/${project.id}`, withCookie(session, { method: "DELETE" }));
+    expect(removed.status).toBe(204);
+    const [message] = vi.mocked(env.PROJECT_DELETION_QUEUE.send).mock.calls.map(([body]) => body);
+    await runQueue("project-deletions", [message]);
+    expect(encoder.cancelled).toEqual(expect.arrayContaining([run.jobId]));
+    expect((await encodingState(id)).phase).toBe("cancelled");
+    expect((await putSegment(run, "360p", run.from)).status).toBe(410);
+    expect(await keysUnder(videoPrefix(project.id, id))).toEqual([]);
+  });
+});
+
+describe("the sweep", () => {
+  it("starts a video left uploaded (its message was lost) and wakes an encoding not heard from", async () => {
+    const { key } = await newWorkspace();
+    const lost = await uploadedVideo(key);
+    expect(jobsOf(encoder, lost.id)).toEqual([]);
+    await sweepEncodings(env, Date.now() + 3 * 60_000);
+    expect(jobsOf(encoder, lost.id, "probe")).toHaveLength(1);
+  });
+});
+
+describe("the poster while processing", () => {
+  it("is the automatic thumbnail as soon as its still is stored; a custom thumbnail stays the video's", async () => {
+    const { key } = await newWorkspace();
+    const { id } = await playable(encoder, key, probeFacts(8));
+    await finishStill(lastJob(encoder, id, "still"));
+    const poster = await api(new URL((await video(key, id)).thumbnail.url).pathname);
+    expect(poster.status).toBe(200);
+    await finishSegments(lastJob(encoder, id, "segments"));
+    expect((await video(key, id)).status).toBe("ready");
+  });
+});

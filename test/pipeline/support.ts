@@ -1,37 +1,66 @@
+import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { vi } from "vitest";
-import { readConfig } from "../../src/config";
-import type { PipelineDeps } from "../../src/pipeline/attempts";
-import { pipelineDeps } from "../../src/pipeline/deps";
-import type { Job } from "../../src/pipeline/encoder";
+import type { Probe } from "../../encoder/plan.mjs";
+import { type Job, parseJob, segmentName } from "../../encoder/protocol.mjs";
+import { coordinatorOf, poolOf } from "../../src/pipeline/coordinator-stub";
 import { ENCODE_QUEUE } from "../../src/pipeline/queue";
 import { api, bearer, json, newVideo } from "../helpers";
 import { runQueue } from "../support/handlers";
 
 /**
  * A fake encoder at ENCODER_URL (http://encoder.test, vitest.config.ts): it records the jobs the
- * Worker starts and the jobs it cancels, and answers busy while `busy` is set. The tests then play
- * the encoder's part through the real callback routes.
+ * coordinators start (checked with the encoder's own parser) and the jobs they cancel, answers
+ * busy while `busy` is set, and says it runs a job until it is cancelled or `forget` drops it (an
+ * encoder that restarted). The tests then play the encoder's part through the real callback routes.
  */
 export function fakeEncoder() {
-  const state = { jobs: [] as Job[], cancelled: [] as string[], busy: false };
+  const state = {
+    jobs: [] as Job[],
+    cancelled: [] as string[],
+    running: new Set<string>(),
+    busy: false,
+    /** An encoder that restarted: it knows none of its jobs any more. */
+    forget() {
+      state.running.clear();
+    },
+  };
   const realFetch = globalThis.fetch;
   vi.spyOn(globalThis, "fetch").mockImplementation(async (input, init) => {
     const request = new Request(input, init);
     const url = new URL(request.url);
     if (url.host !== "encoder.test") return realFetch(input, init);
-    if (request.method === "POST" && url.pathname === "/v1/jobs") {
+    if (request.headers.get("authorization") !== `Bearer ${env.ENCODER_TOKEN}`)
+      return new Response(null, { status: 401 });
+    if (request.method === "POST" && url.pathname === "/v2/jobs") {
       if (state.busy) return Response.json({ error: { code: "busy" } }, { status: 503 });
-      state.jobs.push((await request.json()) as Job);
+      const job = parseJob(await request.json());
+      state.jobs.push(job);
+      state.running.add(job.jobId);
       return Response.json({ status: "accepted" }, { status: 202 });
     }
+    const jobId = url.pathname.split("/").at(-1) as string;
     if (request.method === "DELETE") {
-      state.cancelled.push(url.pathname.split("/").at(-1) as string);
+      state.cancelled.push(jobId);
+      state.running.delete(jobId);
       return new Response(null, { status: 204 });
     }
+    if (request.method === "GET") return new Response(null, { status: state.running.has(jobId) ? 200 : 404 });
     return new Response(null, { status: 404 });
   });
   return state;
+}
+export type FakeEncoder = ReturnType<typeof fakeEncoder>;
+
+/**
+ * Frees every slot of the encoder pool: storage is kept across the tests of a file, and one
+ * test's videos must not hold the slots the next one needs.
+ */
+export async function emptyPool() {
+  await runInDurableObject(poolOf(env), (_instance, state) => {
+    state.storage.sql.exec("DELETE FROM leases");
+    state.storage.sql.exec("DELETE FROM demand");
+  });
 }
 
 /** A video whose upload is complete (status uploaded), its source `bytes`. */
@@ -47,7 +76,7 @@ export async function uploadedVideo(key: string, bytes: Uint8Array = new TextEnc
     bearer(key, json("POST", { parts: [{ partNumber: 1, etag }] })),
   );
   if (done.status !== 200) throw new Error(`complete: ${done.status} ${await done.text()}`);
-  return video;
+  return video as { id: string; projectId: string };
 }
 
 /** The encode messages the Worker sent since the test began. */
@@ -60,9 +89,25 @@ export function runEncodes(messages: { projectId: string; videoId: string }[]) {
   return runQueue(ENCODE_QUEUE, messages);
 }
 
-/** The pipeline's dependencies as the Worker builds them here. */
-export function deps(): PipelineDeps {
-  return pipelineDeps(env, readConfig(env));
+/** The coordinator's view of a video's encoding. */
+export function encodingState(videoId: string) {
+  return coordinatorOf(env, videoId).state();
+}
+
+/** The jobs the encoder got for a video, of `kind` (and matching `where`). */
+export function jobsOf(encoder: FakeEncoder, videoId: string, kind?: Job["kind"]): Job[] {
+  return encoder.jobs.filter((job) => job.callback.baseUrl.includes(`/${videoId}/`) && (!kind || job.kind === kind));
+}
+
+/** The job of `kind` the encoder got last for the video; fails the test when there is none. */
+export function lastJob<K extends Job["kind"]>(
+  encoder: FakeEncoder,
+  videoId: string,
+  kind: K,
+): Extract<Job, { kind: K }> {
+  const job = jobsOf(encoder, videoId, kind).at(-1);
+  if (!job) throw new Error(`no ${kind} job for ${videoId}: ${JSON.stringify(encoder.jobs.map((j) => j.jobId))}`);
+  return job as Extract<Job, { kind: K }>;
 }
 
 /** One of the encoder's calls back about `job`, to `path` under its callback URL. */
@@ -74,52 +119,127 @@ export function callback(job: Job, path: string, init: RequestInit = {}, token =
   });
 }
 
-export function putOutput(job: Job, path: string, body: string | Uint8Array, type: string) {
-  return callback(job, `outputs/${path}`, { method: "PUT", body, headers: { "content-type": type } });
+async function expectStatus(response: Promise<Response>, statuses: number[], what: string) {
+  const answer = await response;
+  if (!statuses.includes(answer.status)) throw new Error(`${what}: ${answer.status} ${await answer.text()}`);
+  return answer;
 }
 
-export const MASTER = "#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=800000,RESOLUTION=640x360\n360p/index.m3u8\n";
-export const VARIANT =
-  "#EXTM3U\n#EXT-X-PLAYLIST-TYPE:VOD\n#EXT-X-TARGETDURATION:4\n#EXTINF:3.0,\nseg_00000.ts\n#EXT-X-ENDLIST\n";
-
-/** Plays the encoder's whole part of a successful attempt: outputs, then the ready result. */
-export async function finishReady(job: Job, options: { mp4?: Uint8Array } = {}) {
-  const files: Record<string, [string | Uint8Array, string]> = {
-    "360p/seg_00000.ts": [new Uint8Array(2048).fill(0x47), "video/mp2t"],
-    "360p/index.m3u8": [VARIANT, "application/vnd.apple.mpegurl"],
-    "master.m3u8": [MASTER, "application/vnd.apple.mpegurl"],
-    "poster.jpg": [new Uint8Array([0xff, 0xd8, 0xff, 0xd9]), "image/jpeg"],
-    ...(options.mp4 ? { "video.mp4": [options.mp4, "video/mp4"] as [Uint8Array, string] } : {}),
+/** What a probe of a 1280×720 25 fps source with audio finds, `seconds` long. */
+export function probeFacts(seconds = 10, extra: Partial<Probe> = {}): Probe {
+  return {
+    format: "mov",
+    duration: seconds,
+    startTime: 0,
+    width: 1280,
+    height: 720,
+    frameRate: 25,
+    videoStream: 0,
+    audioStream: 1,
+    interlaced: false,
+    ...extra,
   };
-  for (const [path, [body, type]] of Object.entries(files)) {
-    const stored = await putOutput(job, path, body, type);
-    if (stored.status !== 204) throw new Error(`PUT ${path}: ${stored.status} ${await stored.text()}`);
-  }
-  return callback(
-    job,
-    "result",
-    json("POST", {
-      version: 1,
-      jobId: job.jobId,
-      attempt: job.attempt,
-      status: "ready",
-      duration: 3.02,
-      width: 640,
-      height: 360,
-      hasAudio: true,
-      renditions: [{ resolution: "360p", width: 640, height: 360 }],
-      files: Object.keys(files),
-      mp4: Boolean(options.mp4),
-      poster: "poster.jpg",
-      peakMemoryBytes: null,
-    }),
-  );
+}
+
+/** Jobs whose result the tests have sent, by callback URL (job ids repeat across videos). */
+const reported = new Set<string>();
+
+/** The encoder's result of `job`: done (with its fields), or failed. */
+export function result(job: Job, fields: Record<string, unknown> = {}) {
+  reported.add(job.callback.baseUrl);
+  return callback(job, "result", json("POST", { version: 2, jobId: job.jobId, status: "done", ...fields }));
 }
 
 export function failWith(job: Job, code: "invalid_source" | "encoding_failed", message = "It failed.") {
-  return callback(
-    job,
-    "result",
-    json("POST", { version: 1, jobId: job.jobId, attempt: job.attempt, status: "failed", code, message }),
+  reported.add(job.callback.baseUrl);
+  return callback(job, "result", json("POST", { version: 2, jobId: job.jobId, status: "failed", code, message }));
+}
+
+/** Bytes standing for segment `index` of `resolution` as job `jobId` made it. */
+export function segmentBytes(resolution: string, index: number, jobId: string): Uint8Array {
+  return new TextEncoder().encode(`${resolution}/${segmentName(index)} by ${jobId}`.padEnd(188, "."));
+}
+
+export function putSegment(
+  job: Job,
+  resolution: string,
+  index: number,
+  bytes = segmentBytes(resolution, index, job.jobId),
+) {
+  return callback(job, `segments/${resolution}/${segmentName(index)}`, {
+    method: "PUT",
+    body: bytes,
+    headers: { "content-type": "video/mp2t" },
+  });
+}
+
+/** Plays the encoder's whole part of a segments job: every segment stored, then the result. */
+export async function finishSegments(job: Extract<Job, { kind: "segments" }>) {
+  for (const resolution of job.renditions) {
+    for (let index = job.from; index < job.to; index++) {
+      await expectStatus(putSegment(job, resolution, index), [204], `PUT ${resolution}/${index}`);
+    }
+  }
+  await expectStatus(result(job), [204], "segments result");
+}
+
+/** Plays a still job: the JPEG stored, then the result. */
+export async function finishStill(job: Job) {
+  const jpeg = new Uint8Array([0xff, 0xd8, 0xff, 0xe0, 0, 0, 0xff, 0xd9]);
+  await expectStatus(
+    callback(job, "still", { method: "PUT", body: jpeg, headers: { "content-type": "image/jpeg" } }),
+    [204],
+    "still",
   );
+  await expectStatus(result(job), [204], "still result");
+}
+
+/** Plays an MP4 job: one part, then the result listing it. */
+export async function finishMp4(job: Job, bytes = new TextEncoder().encode("an mp4")) {
+  const part = await expectStatus(
+    callback(job, "mp4/parts/1", { method: "PUT", body: bytes, headers: { "content-type": "video/mp4" } }),
+    [200],
+    "mp4 part",
+  );
+  const { etag } = (await part.json()) as { etag: string };
+  await expectStatus(
+    result(job, { mp4: { parts: [{ partNumber: 1, etag }], bytes: bytes.byteLength } }),
+    [204],
+    "mp4 result",
+  );
+}
+
+/** An uploaded video whose encoding has started: its probe job runs on the fake encoder. */
+export async function encoding(encoder: FakeEncoder, key: string, bytes?: Uint8Array) {
+  const video = await uploadedVideo(key, bytes);
+  await runEncodes(encodeMessages().filter((message) => message.videoId === video.id));
+  return { id: video.id, projectId: video.projectId, probe: lastJob(encoder, video.id, "probe") };
+}
+
+/** An encoding made playable by its probe's result (`facts`). */
+export async function playable(encoder: FakeEncoder, key: string, facts: Probe = probeFacts()) {
+  const started = await encoding(encoder, key);
+  await expectStatus(result(started.probe, { probe: facts }), [204], "probe result");
+  return started;
+}
+
+/**
+ * Plays every job the video's coordinator starts until it has nothing left to start: what is
+ * left runs as the tests' encoder would, in the order it was started.
+ */
+export async function finishAll(encoder: FakeEncoder, videoId: string, options: { mp4?: Uint8Array } = {}) {
+  const done = new Set<string>();
+  for (let round = 0; round < 200; round++) {
+    const next = jobsOf(encoder, videoId).find(
+      (job) => !done.has(job.jobId) && !reported.has(job.callback.baseUrl) && encoder.running.has(job.jobId),
+    );
+    if (!next) return;
+    done.add(next.jobId);
+    encoder.running.delete(next.jobId);
+    if (next.kind === "segments") await finishSegments(next);
+    else if (next.kind === "still") await finishStill(next);
+    else if (next.kind === "mp4") await finishMp4(next, options.mp4);
+    else throw new Error(`finishAll does not play ${next.kind} jobs`);
+  }
+  throw new Error("finishAll did not finish");
 }

@@ -432,8 +432,8 @@ describe("the purge's bounds", () => {
     expect((await deleteProject(session, doomed.project.id)).status).toBe(204);
 
     // One step per stage and one for the project row is the least a run may take.
-    const limits: PurgeLimits = { rows: 2, keys: 2, uploads: 1, steps: 14 };
-    const deps = { db: env.DB, media: env.MEDIA, uploads: env.TUS_UPLOADS };
+    const limits: PurgeLimits = { rows: 2, keys: 2, uploads: 1, steps: 15 };
+    const deps = { db: env.DB, media: env.MEDIA, uploads: env.TUS_UPLOADS, cancelEncoding: async () => {} };
     // Every list and delete of R2 stays within `keys`.
     const list = vi.spyOn(env.MEDIA, "list");
     const remove = vi.spyOn(env.MEDIA, "delete");
@@ -474,7 +474,13 @@ describe("the purge's bounds", () => {
         .run();
     };
     const logged = vi.spyOn(console, "error").mockImplementation(() => {});
-    const deps = { db: db.binding, media: env.MEDIA, uploads: env.TUS_UPLOADS, queue: env.PROJECT_DELETION_QUEUE };
+    const deps = {
+      db: db.binding,
+      media: env.MEDIA,
+      uploads: env.TUS_UPLOADS,
+      queue: env.PROJECT_DELETION_QUEUE,
+      cancelEncoding: async () => {},
+    };
     await continuePurge(deps, { projectId: project.id });
     expect((await rowsOf(project.id)).projects).toBe(1);
     expect(sentPurges()).toHaveLength(1);

@@ -1,8 +1,18 @@
+import type { Job } from "../../encoder/protocol.mjs";
 import type { Mode } from "../../src/lib/tenant";
-import type { Job } from "../../src/pipeline/encoder";
 import { IMAGES } from "../fixtures/images";
 import { ADMIN, api, bearer, clientIp, json, newProject, newVideo, newWorkspace, signUp, withCookie } from "../helpers";
-import { encodeMessages, fakeEncoder, finishReady, runEncodes, uploadedVideo } from "../pipeline/support";
+import {
+  emptyPool,
+  fakeEncoder,
+  finishAll,
+  jobsOf,
+  lastJob,
+  playable,
+  probeFacts,
+  putSegment,
+  encoding as startEncoding,
+} from "../pipeline/support";
 import type { BudgetedRoute } from "../round-trip-budget";
 import { create, newUpload, TUS } from "../uploads/support";
 
@@ -281,62 +291,85 @@ export const CALLS: Record<BudgetedRoute, (ws: Workspace) => Promise<Call>> = {
     init: bearer(ws.key, json("POST", { expiresIn: 600 })),
     status: 201,
   }),
-  "GET /play/{id}/master.m3u8": async (ws) => ({ path: `/play/${(await ready(ws)).jobId}/master.m3u8`, status: 200 }),
+  "GET /play/{id}/master.m3u8": async (ws) => ({ path: `/play/${await ready(ws)}/master.m3u8`, status: 200 }),
   "GET /play/{id}/{rendition}/index.m3u8": async (ws) => ({
-    path: `/play/${(await ready(ws)).jobId}/360p/index.m3u8`,
+    path: `/play/${await ready(ws)}/360p/index.m3u8`,
     status: 200,
   }),
   "GET /play/{id}/{rendition}/{segment}": async (ws) => ({
-    path: `/play/${(await ready(ws)).jobId}/360p/seg_00000.ts`,
+    path: `/play/${await ready(ws)}/360p/seg_00000.ts`,
     status: 200,
   }),
+  "GET /play/{id}/{rendition}/{segment} on demand": async (ws) => {
+    const encoder = fakeEncoder();
+    await emptyPool();
+    const { id } = await playable(encoder, ws.key, probeFacts(600));
+    // The viewer's segment is stored while the request waits for it.
+    void (async () => {
+      for (let i = 0; i < 200; i++) {
+        const live = jobsOf(encoder, id, "segments").find((job) => job.priority === "interactive");
+        if (live) {
+          await putSegment(live, "360p", 100);
+          return;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+    })();
+    return { path: `/play/${id}/360p/seg_00100.ts`, status: 200 };
+  },
   "GET /play/{id}/video.mp4 range": async (ws) => ({
-    path: `/play/${(await ready(ws)).jobId}/video.mp4`,
-    init: { headers: { range: "bytes=10-19" } },
+    path: `/play/${await ready(ws)}/video.mp4`,
+    init: { headers: { range: "bytes=1-2" } },
     status: 206,
   }),
   "GET /play/{token}/master.m3u8": async (ws) => {
-    const id = (await ready(ws)).jobId;
+    const id = await ready(ws);
     const minted = await api(`/v1/videos/${id}/playback-tokens`, bearer(ws.key, json("POST", {})));
     return { path: `/play/${((await minted.json()) as { token: string }).token}/master.m3u8`, status: 200 };
   },
-  "GET /embed/{id}": async (ws) => ({ path: `/embed/${(await ready(ws)).jobId}`, status: 200 }),
-  "GET /internal/encoding/{id}/{attempt}/source": async (ws) => {
+  "GET /embed/{id}": async (ws) => ({ path: `/embed/${await ready(ws)}`, status: 200 }),
+  "GET /internal/encoding/{id}/{job}/source range": async (ws) => {
     const job = await encoding(ws);
-    return { path: callbackPath(job, "source"), init: callbackInit(job), status: 200 };
+    const init = callbackInit(job, { headers: { range: "bytes=0-3" } });
+    return { path: callbackPath(job, "source"), init, status: 206 };
   },
-  "PUT /internal/encoding/{id}/{attempt}/outputs/{path}": async (ws) => {
-    const job = await encoding(ws);
+  "PUT /internal/encoding/{id}/{job}/segments/{rendition}/{segment}": async (ws) => {
+    const encoder = fakeEncoder();
+    await emptyPool();
+    const { id } = await playable(encoder, ws.key, probeFacts(8));
+    const job = lastJob(encoder, id, "segments");
     const init = callbackInit(job, {
       method: "PUT",
       headers: { "content-type": "video/mp2t", "content-length": "13" },
       body: "segment bytes",
     });
-    return { path: callbackPath(job, "outputs/360p/seg_00000.ts"), init, status: 204 };
+    return { path: callbackPath(job, "segments/360p/seg_00000.ts"), init, status: 204 };
   },
-  "POST /internal/encoding/{id}/{attempt}/heartbeat": async (ws) => {
+  "POST /internal/encoding/{id}/{job}/heartbeat": async (ws) => {
     const job = await encoding(ws);
-    const beat = { version: 1, jobId: job.jobId, attempt: job.attempt, stage: "encoding", progress: 0.1 };
+    const beat = { version: 2, jobId: job.jobId, progress: 0.1 };
     return { path: callbackPath(job, "heartbeat"), init: callbackInit(job, json("POST", beat)), status: 204 };
   },
 };
 
-/** A video of the workspace whose first encoding attempt has started on a fake encoder. */
+/** A video of the workspace whose probe job runs on a fake encoder. */
 async function encoding(ws: Workspace): Promise<Job> {
   const encoder = fakeEncoder();
-  const video = await uploadedVideo(ws.key);
-  await runEncodes(encodeMessages().filter((message) => message.videoId === video.id));
-  const job = encoder.jobs.find((candidate) => candidate.jobId === video.id);
-  if (!job) throw new Error("no job");
-  return job;
+  await emptyPool();
+  return (await startEncoding(encoder, ws.key)).probe;
 }
 
-/** A ready video of the workspace, with an MP4. */
-async function ready(ws: Workspace): Promise<Job> {
-  const job = await encoding(ws);
-  const done = await finishReady(job, { mp4: new Uint8Array(100) });
-  if (done.status !== 204) throw new Error(`ready: ${done.status}`);
-  return job;
+/** A ready video of the workspace, with an MP4 (settings: 360p and the MP4); its id. */
+async function ready(ws: Workspace): Promise<string> {
+  const encoder = fakeEncoder();
+  await emptyPool();
+  await api(
+    `/v1/projects/${ws.project.id}/encoding-settings`,
+    withCookie(ws.session, json("PATCH", { enabledResolutions: ["360p"], mp4FallbackEnabled: true })),
+  );
+  const { id } = await playable(encoder, ws.key, probeFacts(6));
+  await finishAll(encoder, id);
+  return id;
 }
 
 const callbackPath = (job: Job, path: string) => `${new URL(job.callback.baseUrl).pathname}/${path}`;

@@ -57,6 +57,28 @@ function countingUploads(count: () => void): Env["TUS_UPLOADS"] {
   } as unknown as Env["TUS_UPLOADS"];
 }
 
+/** The encoding coordinators, counting each RPC call to one. */
+function countingCoordinators(count: () => void): Env["VIDEO_ENCODINGS"] {
+  const real = env.VIDEO_ENCODINGS;
+  return {
+    idFromName: (name: string) => real.idFromName(name),
+    get: (id: DurableObjectId) => {
+      const stub = real.get(id);
+      return new Proxy(
+        {},
+        {
+          get(_target, method: string) {
+            return (...args: unknown[]) => {
+              count();
+              return (stub as unknown as Record<string, (...a: unknown[]) => unknown>)[method]?.(...args);
+            };
+          },
+        },
+      );
+    },
+  } as unknown as Env["VIDEO_ENCODINGS"];
+}
+
 /**
  * Bindings that count their round trips: each D1 query or batch, Durable Object call, R2
  * operation and queue send. `counts()` reads them.
@@ -77,6 +99,7 @@ export function countingBindings() {
     MEDIA: media,
     RATE_LIMITER: limiter,
     TUS_UPLOADS: countingUploads(() => trips.do++),
+    VIDEO_ENCODINGS: countingCoordinators(() => trips.do++),
     WEBHOOK_QUEUE: queue(env.WEBHOOK_QUEUE),
     DELETION_QUEUE: queue(env.DELETION_QUEUE),
     PROJECT_DELETION_QUEUE: queue(env.PROJECT_DELETION_QUEUE),

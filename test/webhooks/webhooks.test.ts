@@ -18,7 +18,7 @@ describe("webhook endpoints", () => {
     expect(endpoint).toMatchObject({
       url: "https://hooks.example.com/in",
       // Created without eventTypes: every type, including types added later (contract §10).
-      eventTypes: ["video.deleted", "video.ready", "video.errored"],
+      eventTypes: ["video.deleted", "video.playable", "video.ready", "video.errored"],
       enabled: true,
       description: "main",
     });

@@ -1,0 +1,173 @@
+// @ts-check
+import { describe, expect, it } from "vitest";
+import {
+  AUDIO_FRAME,
+  AUDIO_RATE,
+  audioPackets,
+  bandwidth,
+  codecs,
+  firstAudioPacket,
+  frameTime,
+  h264Level,
+  outputRate,
+  planEncoding,
+  runLength,
+  segmentCount,
+  segmentFrames,
+  segmentSeconds,
+  Unplannable,
+} from "../plan.mjs";
+
+/** @param {Partial<import("../plan.mjs").Probe>} [extra] @returns {import("../plan.mjs").Probe} */
+const probe = (extra = {}) => ({
+  format: "mov",
+  duration: 60,
+  startTime: 0,
+  width: 1920,
+  height: 1080,
+  frameRate: 30,
+  videoStream: 0,
+  audioStream: 1,
+  interlaced: false,
+  ...extra,
+});
+/** @type {import("../plan.mjs").PlanSettings} */
+const settings = { enabledResolutions: ["360p", "720p", "1080p"], mp4: true, watermark: null };
+
+describe("the output frame rate", () => {
+  it("keeps standard rates, 29.97 and 23.976 as exact fractions", () => {
+    expect(outputRate(30000 / 1001)).toEqual({ num: 30000, den: 1001 });
+    expect(outputRate(29.971)).toEqual({ num: 30000, den: 1001 });
+    expect(outputRate(23.976)).toEqual({ num: 24000, den: 1001 });
+    expect(outputRate(25)).toEqual({ num: 25, den: 1 });
+  });
+
+  it("halves rates over 60, raises rates under 1, rounds the rest, and takes 25 when unknown", () => {
+    expect(outputRate(120)).toEqual({ num: 60, den: 1 });
+    expect(outputRate(119.88)).toEqual({ num: 60000, den: 1001 });
+    expect(outputRate(0.2)).toEqual({ num: 1, den: 1 });
+    expect(outputRate(12.3)).toEqual({ num: 12, den: 1 });
+    expect(outputRate(null)).toEqual({ num: 25, den: 1 });
+  });
+});
+
+describe("segments", () => {
+  it("are whole numbers of frames of about 4 s: 120 frames at 29.97 (4.004 s), the last one short", () => {
+    const plan = planEncoding(probe({ duration: 60.027, frameRate: 30000 / 1001 }), settings);
+    expect(plan.framesPerSegment).toBe(120);
+    expect(plan.frames).toBe(1800);
+    expect(segmentCount(plan)).toBe(15);
+    expect(segmentSeconds(plan, 0)).toBeCloseTo(4.004, 6);
+    expect(segmentFrames(plan, 14)).toEqual({ first: 1680, count: 120 });
+    const short = planEncoding(probe({ duration: 10.5, frameRate: 25 }), settings);
+    expect(short.framesPerSegment).toBe(100);
+    expect(segmentCount(short)).toBe(3);
+    expect(segmentFrames(short, 2)).toEqual({ first: 200, count: 63 });
+    expect(segmentSeconds(short, 2)).toBeCloseTo(2.52, 6);
+  });
+
+  it("add up to the video's duration, which is a whole number of frames", () => {
+    for (const [duration, rate] of /** @type {const} */ ([
+      [3, 25],
+      [59.9, 30000 / 1001],
+      [7201.3, 24000 / 1001],
+      [1, 60],
+      [0.04, 25],
+    ])) {
+      const plan = planEncoding(probe({ duration, frameRate: rate }), settings);
+      let sum = 0;
+      for (let i = 0; i < segmentCount(plan); i++) sum += segmentSeconds(plan, i);
+      expect(sum).toBeCloseTo(plan.duration, 2);
+      expect(Math.abs(plan.duration - duration)).toBeLessThan(2 * (plan.frameRate.den / plan.frameRate.num));
+    }
+  });
+
+  it("give two frames at 1 fps one segment of 2 s", () => {
+    const plan = planEncoding(probe({ duration: 2, frameRate: 1, audioStream: null }), settings);
+    expect(plan.framesPerSegment).toBe(4);
+    expect(plan.frames).toBe(2);
+    expect(segmentCount(plan)).toBe(1);
+    expect(plan.bFrames).toBe(false);
+  });
+
+  it("start where the durations listed before them end", () => {
+    const plan = planEncoding(probe({ duration: 100, frameRate: 30000 / 1001 }), settings);
+    let listed = 0;
+    for (let i = 0; i < segmentCount(plan); i++) {
+      expect(frameTime(plan, segmentFrames(plan, i).first)).toBeCloseTo(listed, 9);
+      listed += segmentSeconds(plan, i);
+    }
+  });
+
+  it("take the audio packets of the AAC grid from the B-frame delay before their start, tiling the video", () => {
+    const plan = planEncoding(probe({ duration: 60.027, frameRate: 30000 / 1001 }), settings);
+    expect(firstAudioPacket(plan, 0)).toBe(0);
+    // Segment 1 starts at 4.004 s; its keyframe's decode time is two frames earlier.
+    expect(firstAudioPacket(plan, 1)).toBe(Math.ceil(((4.004 - 2 * (1001 / 30000)) * AUDIO_RATE) / AUDIO_FRAME));
+    expect(firstAudioPacket(plan, 1)).toBe(185);
+    expect(firstAudioPacket(plan, segmentCount(plan))).toBe(audioPackets(plan));
+    for (let i = 1; i < segmentCount(plan); i++) {
+      const start = (firstAudioPacket(plan, i) * AUDIO_FRAME) / AUDIO_RATE;
+      // Within a quarter second of the video (contract section 15).
+      expect(Math.abs(start - frameTime(plan, segmentFrames(plan, i).first))).toBeLessThan(0.25);
+      expect(firstAudioPacket(plan, i)).toBeGreaterThan(firstAudioPacket(plan, i - 1));
+    }
+  });
+
+  it("use no B-frames under 20 fps, so audio cuts at the segment's own start", () => {
+    const plan = planEncoding(probe({ duration: 30, frameRate: 12 }), settings);
+    expect(plan.bFrames).toBe(false);
+    expect(firstAudioPacket(plan, 1)).toBe(Math.ceil((4 * AUDIO_RATE) / AUDIO_FRAME));
+  });
+
+  it("run about 16 s of a 1080p ladder at once, fewer of costlier ladders, at least one", () => {
+    expect(runLength(planEncoding(probe(), settings))).toBe(4);
+    expect(runLength(planEncoding(probe({ width: 1280, height: 720 }), settings))).toBe(8);
+    const uhd = planEncoding(probe({ width: 3840, height: 2160 }), {
+      ...settings,
+      enabledResolutions: ["360p", "720p", "1080p", "2160p"],
+    });
+    expect(runLength(uhd)).toBe(1);
+  });
+});
+
+describe("the plan", () => {
+  it("keeps the ladder, with each rendition's level, peak rate, BANDWIDTH and CODECS", () => {
+    const plan = planEncoding(probe(), settings);
+    expect(plan.renditions.map((r) => [r.resolution, r.width, r.height, r.level, r.codecs])).toEqual([
+      ["360p", 640, 360, 30, "avc1.64001e,mp4a.40.2"],
+      ["720p", 1280, 720, 31, "avc1.64001f,mp4a.40.2"],
+      ["1080p", 1920, 1080, 40, "avc1.640028,mp4a.40.2"],
+    ]);
+    for (const r of plan.renditions) expect(r.bandwidth).toBe(bandwidth(r.maxrateKbps, 4, true));
+    expect(codecs(42, false)).toBe("avc1.64002a");
+  });
+
+  it("picks H.264 levels by frame size, macroblock rate and the longest side", () => {
+    expect(h264Level(1920, 1080, { num: 60, den: 1 }, 7500)).toBe(42);
+    expect(h264Level(3840, 2160, { num: 30, den: 1 }, 16000)).toBe(51);
+    // 16:1 at 240p: 240 macroblocks wide needs a frame size of at least 7,200.
+    expect(h264Level(3840, 240, { num: 30, den: 1 }, 400)).toBe(40);
+  });
+
+  it("cuts a test video to its first 10 s", () => {
+    const plan = planEncoding(probe({ duration: 20, frameRate: 25 }), settings, { maxDuration: 10 });
+    expect(plan.duration).toBe(10);
+    expect(plan.frames).toBe(250);
+  });
+
+  it("refuses sources over 12 hours, beyond 16:1 or 1:16, and pictures too large", () => {
+    expect(() => planEncoding(probe({ duration: 12 * 3600 + 1 }), settings)).toThrow(Unplannable);
+    expect(() => planEncoding(probe({ duration: 12 * 3600 }), settings)).not.toThrow();
+    // SAR 100:1 on a 320×240 picture: 32000×240 displayed.
+    expect(() => planEncoding(probe({ width: 32000, height: 240 }), settings)).toThrow(/16:1/);
+    expect(() => planEncoding(probe({ width: 100, height: 1700 }), settings)).toThrow(/16:1/);
+    expect(() => planEncoding(probe({ width: 3840, height: 240 }), settings)).not.toThrow();
+    expect(() => planEncoding(probe({ duration: 0 }), settings)).toThrow(Unplannable);
+  });
+
+  it("puts the poster 1 s in, or a quarter into a clip shorter than 4 s", () => {
+    expect(planEncoding(probe({ duration: 60 }), settings).posterTime).toBe(1);
+    expect(planEncoding(probe({ duration: 2, frameRate: 25 }), settings).posterTime).toBe(0.5);
+  });
+});

@@ -1,0 +1,803 @@
+import { DurableObject } from "cloudflare:workers";
+import { type Plan, planEncoding, runLength, segmentCount, Unplannable } from "../../encoder/plan.mjs";
+import { type Job, type Part, type Priority, type Result, segmentName } from "../../encoder/protocol.mjs";
+import { readSettings } from "../encoding/queries";
+import { DEFAULT_SETTINGS } from "../encoding/settings";
+import { logError } from "../lib/log";
+import { mp4Key, posterKey, segmentKey } from "../lib/storage-keys";
+import { ulid } from "../lib/ulid";
+import { publishNow } from "../subscribers";
+import type { VideoRow } from "../videos/model";
+import { videoAt } from "../videos/present";
+import { callbackToken, encodingContext } from "./context";
+import { poolOf } from "./coordinator-stub";
+import { encodingEvent } from "./events";
+import { type Change, changeEncoding, claimEncoding, liveVideo, recordHeartbeat } from "./queries";
+import { type EncodeSettings, keepWatermark, planSettings, settingsOf, snapshot } from "./settings";
+
+/** Tries per unit of work: a job that fails or goes silent this many times errors the video. */
+export const MAX_TRIES = 3;
+/** A running job not heard from this long has lost its encoder: it is taken over. */
+export const SILENCE_MS = 60_000;
+/** A running job not heard from this long is asked about (a restarted encoder says it has none). */
+export const QUIET_MS = 15_000;
+/** How often the coordinator looks at its jobs while it has any. */
+export const TICK_MS = 10_000;
+/** How long a viewer's request for a segment waits for it before it is told to come back. */
+export const WANT_TIMEOUT_MS = 25_000;
+/** Segments a viewer's on-demand job makes: the one asked for and the next few, which come next. */
+export const LOOKAHEAD = 3;
+/** A segment being stored by a job is reserved to it this long, then another job may store it. */
+const RESERVATION_MS = 5 * 60_000;
+/** An encoder that said it was busy is asked again this much later. */
+const BUSY_RETRY_MS = 2_000;
+/** How often the video's row records that its encoding is alive. */
+const ROW_HEARTBEAT_MS = 30_000;
+/** Bytes per MP4 part: R2 wants every part but the last the same size; no request over 50 MiB. */
+export const MP4_PART_BYTES = 32 * 1024 * 1024;
+/** A test video is encoded from its first seconds only (contract section 16). */
+export const TEST_MODE_SECONDS = 10;
+
+type Phase = "idle" | "waiting" | "encoding" | "ready" | "errored" | "cancelled";
+type Kind = "probe" | "still" | "segments" | "mp4";
+type Unit = {
+  id: string;
+  kind: Kind;
+  priority: Priority;
+  /** Segments units: one rendition (a viewer's) or null for every rendition still missing there. */
+  rendition: string | null;
+  first: number;
+  last: number;
+  rank: number;
+  tries: number;
+  job: string | null;
+  slot: string | null;
+  started: number | null;
+  heard: number | null;
+};
+type Video = { projectId: string; videoId: string };
+type Waiter = { resolve: (outcome: "stored" | "gone") => void };
+
+/**
+ * One video's encoding (contract sections 12 and 15), from its upload to `ready`: a Durable Object
+ * per video (`idFromName(videoId)`), which owns what its encoding has made and still needs.
+ *
+ * The work comes in units, each one encoder job when it runs: the probe, then (once the plan is
+ * made and the video is playable) the poster, background runs of a few segments of every rendition,
+ * and the MP4 from the highest rendition's segments once they are all stored. A viewer asking for
+ * a segment that is not made yet (`want`) gets an interactive unit of that segment and the next
+ * few of its rendition, and the background runs near it move to the front. Every unit waits for a
+ * slot from the pool (pool.ts), which shares the encoders fairly between projects; interactive and
+ * background slots are counted apart, so a viewer never waits behind background work.
+ *
+ * A segment is stored once: a job reserves it, stores it and reports it stored (`reserveSegment`,
+ * `segmentStored`); a second job making the same segment is told to drop it, so served bytes never
+ * change. A failed or silent job's unit runs again, from its first missing segment, up to
+ * MAX_TRIES; then the video errors. After any unit ends, what no unit covers and is not stored gets
+ * a unit again, so nothing is left behind. A delete (`cancel`) stops every job and answers every
+ * later call with "gone".
+ */
+export class VideoEncoding extends DurableObject<Env> {
+  private readonly sql: SqlStorage;
+  private readonly waiters = new Map<string, Waiter[]>();
+  private lastRowBeat = 0;
+  /** Scheduling runs one at a time: it reads the free slots and queued units, then awaits. */
+  private scheduling: Promise<void> = Promise.resolve();
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.sql = ctx.storage.sql;
+    this.sql.exec("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)");
+    this.sql.exec(`CREATE TABLE IF NOT EXISTS segments (
+      rendition TEXT NOT NULL, idx INTEGER NOT NULL, state TEXT NOT NULL, job TEXT, at INTEGER NOT NULL,
+      PRIMARY KEY (rendition, idx))`);
+    this.sql.exec(`CREATE TABLE IF NOT EXISTS units (
+      id TEXT PRIMARY KEY, kind TEXT NOT NULL, priority TEXT NOT NULL, rendition TEXT, first INTEGER NOT NULL,
+      last INTEGER NOT NULL, rank REAL NOT NULL, tries INTEGER NOT NULL DEFAULT 0, job TEXT, slot TEXT,
+      started INTEGER, heard INTEGER)`);
+    this.sql.exec("CREATE TABLE IF NOT EXISTS slots (slot TEXT PRIMARY KEY, kind TEXT NOT NULL)");
+  }
+
+  // ─── state ────────────────────────────────────────────────────────────────────────────────
+
+  private get<T>(key: string): T | null {
+    const row = this.sql.exec<{ value: string }>("SELECT value FROM meta WHERE key = ?", key).toArray()[0];
+    return row ? (JSON.parse(row.value) as T) : null;
+  }
+
+  private set(key: string, value: unknown) {
+    this.sql.exec("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", key, JSON.stringify(value));
+  }
+
+  private phase(): Phase {
+    return this.get<Phase>("phase") ?? "idle";
+  }
+
+  private video(): Video {
+    const video = this.get<Video>("video");
+    if (!video) throw new Error("the coordinator has no video");
+    return video;
+  }
+
+  private plan(): Plan | null {
+    return this.get<Plan>("plan");
+  }
+
+  private units(where = "1", ...params: unknown[]): Unit[] {
+    return this.sql.exec<Unit>(`SELECT * FROM units WHERE ${where} ORDER BY rank, id`, ...params).toArray();
+  }
+
+  private unitOfJob(jobId: string): Unit | null {
+    return this.units("job = ?", jobId)[0] ?? null;
+  }
+
+  private active(): boolean {
+    const phase = this.phase();
+    return phase === "waiting" || phase === "encoding";
+  }
+
+  /** Where the encoding stands: for tests, and for the README's walk-through of the state. */
+  state() {
+    return {
+      phase: this.phase(),
+      plan: this.plan(),
+      units: this.units(),
+      slots: this.sql.exec<{ slot: string; kind: string }>("SELECT * FROM slots ORDER BY slot").toArray(),
+      stored: this.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM segments WHERE state = 'stored'").one().n,
+    };
+  }
+
+  // ─── what the Worker asks ─────────────────────────────────────────────────────────────────
+
+  /** An uploaded video to encode (the encodings queue's message); again is harmless. */
+  async start(video: Video) {
+    if (this.phase() === "idle") {
+      this.set("video", video);
+      this.set("phase", "waiting");
+      this.addUnit({ id: "probe", kind: "probe", priority: "interactive", rank: -2e15 });
+    }
+    await this.resume();
+  }
+
+  /** Looks at the jobs and the queue again (the sweep calls this for an encoding not heard from). */
+  async resume() {
+    if (!this.active()) return;
+    await this.arm();
+    await this.checkJobs();
+    await this.schedule();
+  }
+
+  /** The pool grants slots of `kind`: they run the queued units, or go back. */
+  async granted(kind: Priority, slots: string[]) {
+    for (const slot of slots) this.sql.exec("INSERT OR REPLACE INTO slots (slot, kind) VALUES (?, ?)", slot, kind);
+    if (!this.active()) {
+      await this.giveBack(slots);
+      return;
+    }
+    await this.schedule();
+  }
+
+  /**
+   * A viewer asks for segment `index` of `rendition`, not stored yet: it is made now if it is not
+   * being made, and the answer comes when it is stored (`stored`), when the video will never have it
+   * (`gone`), or after WANT_TIMEOUT_MS (`pending`).
+   */
+  async want(rendition: string, index: number): Promise<"stored" | "pending" | "gone"> {
+    const plan = this.plan();
+    if (!plan || !this.active()) return this.phase() === "ready" ? "stored" : "gone";
+    if (!plan.renditions.some((r) => r.resolution === rendition) || index < 0 || index >= segmentCount(plan)) {
+      return "gone";
+    }
+    if (this.isStored(rendition, index)) return "stored";
+    const covered = this.units(
+      "kind = 'segments' AND rendition = ? AND first <= ? AND last > ?",
+      rendition,
+      index,
+      index,
+    );
+    if (covered.length === 0) {
+      const last = Math.min(segmentCount(plan), index + LOOKAHEAD);
+      this.addUnit({
+        id: `live-${rendition}-${index}`,
+        kind: "segments",
+        priority: "interactive",
+        rendition,
+        first: index,
+        last,
+        rank: Date.now(),
+      });
+    }
+    // Where a viewer is, the background goes next: the runs at and after the segment move first.
+    const boost = -Date.now();
+    this.sql.exec(
+      "UPDATE units SET rank = ? WHERE kind = 'segments' AND rendition IS NULL AND job IS NULL AND last > ? AND first <= ?",
+      boost,
+      index,
+      index + runLength(plan),
+    );
+    const answer = new Promise<"stored" | "gone">((resolve) => {
+      const key = `${rendition}/${index}`;
+      this.waiters.set(key, [...(this.waiters.get(key) ?? []), { resolve }]);
+    });
+    await this.schedule();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timeout = new Promise<"pending">((resolve) => {
+      timer = setTimeout(() => resolve("pending"), WANT_TIMEOUT_MS);
+    });
+    try {
+      return await Promise.race([answer, timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /**
+   * Whether job `jobId` still runs here, and what the call-back routes need of it: the video, and
+   * the watermark image its settings named (the video's own copy is read first).
+   */
+  job(jobId: string): { kind: Kind; video: Video; watermarkKey: string | null } | null {
+    const unit = this.active() ? this.unitOfJob(jobId) : null;
+    if (!unit) return null;
+    const settings = this.get<EncodeSettings>("settings");
+    return { kind: unit.kind, video: this.video(), watermarkKey: settings?.watermark?.imageKey ?? null };
+  }
+
+  /** A heartbeat of job `jobId`: the slot it runs on (to keep its encoder awake), or null when it is void. */
+  heartbeat(jobId: string): string | null {
+    const unit = this.active() ? this.unitOfJob(jobId) : null;
+    if (!unit) return null;
+    this.sql.exec("UPDATE units SET heard = ? WHERE id = ?", Date.now(), unit.id);
+    return unit.slot ?? "";
+  }
+
+  /**
+   * Job `jobId` is about to store segment `index` of `rendition`: `store` it under `key` (it is
+   * reserved to the job), `skip` it (stored already, or another job is storing it: drop it), or
+   * `void` (the job is).
+   */
+  reserveSegment(jobId: string, rendition: string, index: number): { verdict: "store" | "skip" | "void"; key: string } {
+    const unit = this.active() ? this.unitOfJob(jobId) : null;
+    if (unit?.kind !== "segments" || index < unit.first || index >= unit.last) return { verdict: "void", key: "" };
+    if (unit.rendition !== null && unit.rendition !== rendition) return { verdict: "void", key: "" };
+    const { projectId, videoId } = this.video();
+    const key = segmentKey(projectId, videoId, rendition, segmentName(index));
+    const now = Date.now();
+    const current = this.sql
+      .exec<{ state: string; job: string | null; at: number }>(
+        "SELECT state, job, at FROM segments WHERE rendition = ? AND idx = ?",
+        rendition,
+        index,
+      )
+      .toArray()[0];
+    if (current?.state === "stored") return { verdict: "skip", key };
+    if (current && current.job !== jobId && current.at > now - RESERVATION_MS) return { verdict: "skip", key };
+    this.sql.exec(
+      "INSERT OR REPLACE INTO segments (rendition, idx, state, job, at) VALUES (?, ?, 'storing', ?, ?)",
+      rendition,
+      index,
+      jobId,
+      now,
+    );
+    return { verdict: "store", key };
+  }
+
+  /** The reserved segment is stored: viewers waiting for it get it. `void` when the video is gone. */
+  segmentStored(jobId: string, rendition: string, index: number): "ok" | "void" {
+    if (this.phase() === "cancelled" || this.phase() === "idle") return "void";
+    this.sql.exec(
+      "UPDATE segments SET state = 'stored', at = ? WHERE rendition = ? AND idx = ? AND job = ?",
+      Date.now(),
+      rendition,
+      index,
+      jobId,
+    );
+    this.wake(`${rendition}/${index}`, "stored");
+    return "ok";
+  }
+
+  /** Storing the reserved segment failed: another job may store it. */
+  segmentAbandoned(jobId: string, rendition: string, index: number) {
+    this.sql.exec(
+      "DELETE FROM segments WHERE rendition = ? AND idx = ? AND job = ? AND state = 'storing'",
+      rendition,
+      index,
+      jobId,
+    );
+  }
+
+  /** Where job `jobId`'s still goes (the poster), or null when the job is void. */
+  stillTarget(jobId: string): string | null {
+    const unit = this.active() ? this.unitOfJob(jobId) : null;
+    if (unit?.kind !== "still") return null;
+    const video = this.video();
+    return posterKey(video.projectId, video.videoId);
+  }
+
+  /** The MP4 job's multipart upload, or null when the job is void. */
+  mp4Upload(jobId: string): { key: string; uploadId: string } | null {
+    const unit = this.active() ? this.unitOfJob(jobId) : null;
+    return unit?.kind === "mp4" ? this.get<{ key: string; uploadId: string }>("mp4") : null;
+  }
+
+  /** The job's last message (checked by the route). False when the job is void (its answer is then 410). */
+  async jobResult(jobId: string, result: Result): Promise<boolean> {
+    const unit = this.active() ? this.unitOfJob(jobId) : null;
+    if (!unit || result.jobId !== jobId) return false;
+    const slot = unit.slot;
+    if (result.status === "failed") {
+      if (result.code === "invalid_source" && unit.kind === "probe") {
+        await this.finish({ status: "errored", code: "invalid_source", message: result.message });
+        return true;
+      }
+      await this.failed(unit);
+    } else {
+      this.sql.exec("DELETE FROM units WHERE id = ?", unit.id);
+      if (unit.kind === "probe" && result.probe) await this.planned(result.probe);
+      else if (unit.kind === "still") this.set("poster", true);
+      else if (unit.kind === "mp4" && result.mp4) await this.mp4Done(result.mp4.parts);
+    }
+    // The slot goes back to the pool, which hands it to whoever is next by its fair order.
+    if (slot) await this.giveBack([slot]);
+    await this.progress();
+    return true;
+  }
+
+  /** The video was deleted: every job stops, every later call is told the job is gone. */
+  async cancel() {
+    const phase = this.phase();
+    if (phase === "cancelled" || phase === "idle") {
+      this.set("phase", "cancelled");
+      return;
+    }
+    this.set("phase", "cancelled");
+    await this.stopEverything();
+  }
+
+  override async alarm() {
+    if (!this.active()) return;
+    await this.checkJobs();
+    await this.schedule();
+    const slots = this.sql
+      .exec<{ slot: string }>("SELECT slot FROM slots")
+      .toArray()
+      .map((r) => r.slot);
+    if (slots.length > 0) await poolOf(this.env).renew(this.video().videoId, slots);
+    if (Date.now() - this.lastRowBeat >= ROW_HEARTBEAT_MS && this.phase() === "encoding") {
+      this.lastRowBeat = Date.now();
+      await recordHeartbeat(this.env.DB, this.video().videoId, Date.now()).catch((error) =>
+        logError("encoding: record heartbeat", error, { videoId: this.video().videoId }),
+      );
+    }
+    await this.arm();
+  }
+
+  // ─── how the work moves ───────────────────────────────────────────────────────────────────
+
+  private addUnit(unit: Partial<Unit> & Pick<Unit, "id" | "kind" | "priority" | "rank">) {
+    this.sql.exec(
+      "INSERT OR IGNORE INTO units (id, kind, priority, rendition, first, last, rank) VALUES (?, ?, ?, ?, ?, ?, ?)",
+      unit.id,
+      unit.kind,
+      unit.priority,
+      unit.rendition ?? null,
+      unit.first ?? 0,
+      unit.last ?? 0,
+      unit.rank,
+    );
+  }
+
+  private isStored(rendition: string, index: number): boolean {
+    return (
+      this.sql
+        .exec("SELECT 1 FROM segments WHERE rendition = ? AND idx = ? AND state = 'stored'", rendition, index)
+        .toArray().length > 0
+    );
+  }
+
+  private async arm() {
+    if (this.active() && (await this.ctx.storage.getAlarm()) === null) {
+      await this.ctx.storage.setAlarm(Date.now() + TICK_MS);
+    }
+  }
+
+  /**
+   * Puts queued units on the slots this video holds, and asks the pool for what more it could use
+   * now (or gives back what it cannot use). One at a time.
+   */
+  private schedule(): Promise<void> {
+    const next = this.scheduling.then(() => this.scheduleNow());
+    this.scheduling = next.catch((error) => logError("encoding: schedule", error));
+    return next;
+  }
+
+  private async scheduleNow(): Promise<void> {
+    if (!this.active()) return;
+    const video = this.video();
+    for (const kind of ["interactive", "background"] as const) {
+      const idle = this.sql
+        .exec<{ slot: string }>(
+          "SELECT slot FROM slots WHERE kind = ? AND slot NOT IN (SELECT slot FROM units WHERE slot IS NOT NULL)",
+          kind,
+        )
+        .toArray()
+        .map((r) => r.slot);
+      const queued = this.units("priority = ? AND job IS NULL", kind);
+      const dispatching: Promise<void>[] = [];
+      while (idle.length > 0 && queued.length > 0) {
+        dispatching.push(this.dispatch(idle.shift() as string, queued.shift() as Unit));
+      }
+      await Promise.all(dispatching);
+      if (idle.length > 0) await this.giveBack(idle);
+      const want = this.units("priority = ? AND job IS NULL", kind).length;
+      const granted = await poolOf(this.env).acquire({
+        videoId: video.videoId,
+        projectId: video.projectId,
+        kind,
+        want,
+      });
+      if (granted.length > 0) {
+        for (const slot of granted)
+          this.sql.exec("INSERT OR REPLACE INTO slots (slot, kind) VALUES (?, ?)", slot, kind);
+        await this.scheduleNow();
+        return;
+      }
+    }
+  }
+
+  /** Runs `unit` on `slot`: its job goes to the encoder there. */
+  private async dispatch(slot: string, unit: Unit) {
+    const video = this.video();
+    const sequence = (this.get<number>("jobs") ?? 0) + 1;
+    this.set("jobs", sequence);
+    // Unique on any encoder: the video's id, the unit and the job's number.
+    const jobId = `${video.videoId}-${unit.id.replace(/[^A-Za-z0-9_-]/g, "")}-${sequence}`;
+    const now = Date.now();
+    this.sql.exec(
+      "UPDATE units SET job = ?, slot = ?, started = ?, heard = ? WHERE id = ?",
+      jobId,
+      slot,
+      now,
+      now,
+      unit.id,
+    );
+    try {
+      if (unit.kind === "probe" && !(await this.claim())) return;
+      const job = await this.jobOf(unit, jobId);
+      if (!job) {
+        // Nothing left to make in this unit (stored meanwhile): the slot takes the next unit.
+        this.sql.exec("DELETE FROM units WHERE id = ?", unit.id);
+        return;
+      }
+      const { encoder } = encodingContext(this.env);
+      const answer = await encoder.start(slot, job);
+      if (answer === "accepted") return;
+      this.sql.exec("UPDATE units SET job = NULL, slot = NULL, started = NULL, heard = NULL WHERE id = ?", unit.id);
+      await this.giveBack([slot]);
+      if (answer === "busy") await this.ctx.storage.setAlarm(Date.now() + BUSY_RETRY_MS);
+      else await this.failed({ ...unit, job: jobId, slot: null });
+    } catch (error) {
+      // No answer: the job may be running; its silence ends it if it is not.
+      logError("encoding: start a job", error, { videoId: video.videoId, jobId });
+    }
+  }
+
+  /** The job of `unit` now; null for a segments unit with nothing left to make. */
+  private async jobOf(unit: Unit, jobId: string): Promise<Job | null> {
+    const { config } = encodingContext(this.env);
+    const video = this.video();
+    const origin = config.callbackOrigin;
+    if (!origin) throw new Error("ENCODER_CALLBACK_URL or PUBLIC_BASE_URL must be set for the encoder to call back");
+    const callback = {
+      baseUrl: `${origin}/internal/encoding/${video.videoId}/${jobId}`,
+      token: await callbackToken(config, video.videoId, jobId),
+    };
+    const base = { version: 2, jobId, priority: unit.priority, callback } as const;
+    if (unit.kind === "probe") return { ...base, kind: "probe" };
+    const plan = this.plan() as Plan;
+    switch (unit.kind) {
+      case "still":
+        return { ...base, kind: "still", plan, time: plan.posterTime, width: null };
+      case "mp4": {
+        const { media } = encodingContext(this.env);
+        const key = mp4Key(video.projectId, video.videoId);
+        const upload = await media.createMultipartUpload(key, { httpMetadata: { contentType: "video/mp4" } });
+        this.set("mp4", { key, uploadId: upload.uploadId });
+        return { ...base, kind: "mp4", plan, partSize: MP4_PART_BYTES };
+      }
+      case "segments": {
+        const renditions = (unit.rendition ? [unit.rendition] : plan.renditions.map((r) => r.resolution)).filter(
+          (rendition) => this.missingIn(rendition, unit.first, unit.last) > 0,
+        );
+        if (renditions.length === 0) return null;
+        return { ...base, kind: "segments", plan, from: unit.first, to: unit.last, renditions };
+      }
+    }
+  }
+
+  private missingIn(rendition: string, first: number, last: number): number {
+    const stored = this.sql
+      .exec<{ n: number }>(
+        "SELECT COUNT(*) AS n FROM segments WHERE rendition = ? AND idx >= ? AND idx < ? AND state = 'stored'",
+        rendition,
+        first,
+        last,
+      )
+      .one().n;
+    return last - first - stored;
+  }
+
+  /**
+   * The video becomes `processing` as its first job starts. False when it cannot (deleted
+   * meanwhile): everything stops.
+   */
+  private async claim(): Promise<boolean> {
+    const { videoId, projectId } = this.video();
+    const db = this.env.DB;
+    const settings = (await readSettings(db, projectId))?.document ?? DEFAULT_SETTINGS;
+    let row = await claimEncoding(db, videoId, JSON.stringify(snapshot(settings)), Date.now());
+    if (row) await keepWatermark(this.env.MEDIA, row, settingsOf(row));
+    // A coordinator that lost its state after claiming finds the video processing already.
+    row ??= await liveVideo(db, videoId);
+    if (row?.status !== "processing") {
+      await this.cancel();
+      return false;
+    }
+    this.set("settings", settingsOf(row));
+    this.set("testMode", isTestVideo(row));
+    return true;
+  }
+
+  /** The probe's facts: the plan is made, the video becomes playable, the work is queued. */
+  private async planned(probe: NonNullable<Extract<Result, { status: "done" }>["probe"]>) {
+    const settings = this.get<EncodeSettings>("settings") ?? snapshot(DEFAULT_SETTINGS);
+    let plan: Plan;
+    try {
+      plan = planEncoding(probe, planSettings(settings), {
+        maxDuration: this.get<boolean>("testMode") ? TEST_MODE_SECONDS : undefined,
+      });
+    } catch (error) {
+      if (!(error instanceof Unplannable)) throw error;
+      await this.finish({
+        status: "errored",
+        code: "invalid_source",
+        message: `The source is not a video this service encodes: ${error.message}.`,
+      });
+      return;
+    }
+    const playable = await this.changeRow({
+      status: "playable",
+      plan: JSON.stringify(plan),
+      duration: plan.duration,
+      width: plan.width,
+      height: plan.height,
+    });
+    if (!playable) {
+      await this.cancel();
+      return;
+    }
+    this.set("plan", plan);
+    this.set("phase", "encoding");
+    this.addUnit({ id: "poster", kind: "still", priority: "interactive", rank: -1e15 });
+    this.repair();
+  }
+
+  /**
+   * Gives every segment that is neither stored nor covered by a unit a background unit, in runs of
+   * `runLength`, in order.
+   */
+  private repair() {
+    const plan = this.plan();
+    if (!plan) return;
+    const count = segmentCount(plan);
+    const length = runLength(plan);
+    const covered = new Set<number>();
+    for (const unit of this.units("kind = 'segments' AND rendition IS NULL")) {
+      for (let i = unit.first; i < unit.last; i++) covered.add(i);
+    }
+    const missing = new Set<number>();
+    for (const r of plan.renditions) {
+      const have = new Set(
+        this.sql
+          .exec<{ idx: number }>("SELECT idx FROM segments WHERE rendition = ? AND state = 'stored'", r.resolution)
+          .toArray()
+          .map((row) => row.idx),
+      );
+      for (let i = 0; i < count; i++) if (!have.has(i) && !covered.has(i)) missing.add(i);
+    }
+    let runStart: number | null = null;
+    for (let i = 0; i <= count; i++) {
+      const gap = i < count && missing.has(i);
+      if (gap && runStart === null) runStart = i;
+      if (runStart !== null && (!gap || i - runStart === length)) {
+        this.addUnit({
+          id: `run-${runStart}`,
+          kind: "segments",
+          priority: "background",
+          first: runStart,
+          last: i,
+          rank: runStart,
+        });
+        runStart = gap ? i : null;
+      }
+    }
+  }
+
+  /** After a unit ends: what is missing gets units again; a complete video gets its MP4, then is ready. */
+  private async progress() {
+    if (this.phase() !== "encoding") {
+      await this.schedule();
+      return;
+    }
+    this.repair();
+    const plan = this.plan() as Plan;
+    const total = plan.renditions.length * segmentCount(plan);
+    const stored = this.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM segments WHERE state = 'stored'").one().n;
+    const segmentsLeft = this.units("kind = 'segments'").length;
+    if (stored >= total && segmentsLeft === 0 && this.get<boolean>("poster")) {
+      if (!plan.mp4 || this.get<boolean>("mp4Done")) {
+        await this.finish({
+          status: "ready",
+          renditions: plan.renditions.map(({ resolution, width, height }) => ({ resolution, width, height })),
+          mp4: plan.mp4,
+        });
+        return;
+      }
+      this.addUnit({ id: "mp4", kind: "mp4", priority: "background", rank: -3e15 });
+    }
+    await this.schedule();
+  }
+
+  private async mp4Done(parts: Part[]) {
+    const upload = this.get<{ key: string; uploadId: string }>("mp4");
+    if (!upload) throw new Error("no MP4 upload for a finished MP4 job");
+    const { media } = encodingContext(this.env);
+    await media.resumeMultipartUpload(upload.key, upload.uploadId).complete(parts);
+    this.set("mp4Done", true);
+  }
+
+  /** A unit's job failed or went silent: it runs again from what is missing, or the video errors. */
+  private async failed(unit: Unit) {
+    const tries = unit.tries + 1;
+    if (unit.kind === "mp4") await this.abortMp4();
+    if (tries >= MAX_TRIES) {
+      await this.finish({
+        status: "errored",
+        code: "encoding_failed",
+        message: `The video could not be encoded: ${MAX_TRIES} attempts failed.`,
+      });
+      return;
+    }
+    let first = unit.first;
+    if (unit.kind === "segments") {
+      const plan = this.plan() as Plan;
+      const renditions = unit.rendition ? [unit.rendition] : plan.renditions.map((r) => r.resolution);
+      while (first < unit.last && renditions.every((r) => this.isStored(r, first))) first += 1;
+    }
+    if (unit.kind === "segments" && first >= unit.last) {
+      this.sql.exec("DELETE FROM units WHERE id = ?", unit.id);
+      return;
+    }
+    this.sql.exec(
+      "UPDATE units SET tries = ?, first = ?, job = NULL, slot = NULL, started = NULL, heard = NULL WHERE id = ?",
+      tries,
+      first,
+      unit.id,
+    );
+  }
+
+  private async abortMp4() {
+    const upload = this.get<{ key: string; uploadId: string }>("mp4");
+    if (!upload) return;
+    this.sql.exec("DELETE FROM meta WHERE key = 'mp4'");
+    const { media } = encodingContext(this.env);
+    await media
+      .resumeMultipartUpload(upload.key, upload.uploadId)
+      .abort()
+      .catch((error) => logError("encoding: abort the MP4 upload", error, { key: upload.key }));
+  }
+
+  /**
+   * Running jobs not heard from: asked about after QUIET_MS (an encoder that restarted says it has
+   * no such job), taken over after SILENCE_MS. A taken-over job is stopped where it may still run.
+   */
+  private async checkJobs() {
+    const now = Date.now();
+    const { encoder } = encodingContext(this.env);
+    for (const unit of this.units("job IS NOT NULL AND heard < ?", now - QUIET_MS)) {
+      let lost = (unit.heard ?? 0) < now - SILENCE_MS;
+      if (!lost && unit.slot) {
+        lost = await encoder.status(unit.slot, unit.job as string).then(
+          (status) => status === "unknown",
+          () => false,
+        );
+      }
+      if (!lost) continue;
+      // Still the same job (a result may have come meanwhile)?
+      if (this.unitOfJob(unit.job as string) === null) continue;
+      if (unit.slot) {
+        await encoder
+          .cancel(unit.slot, unit.job as string)
+          .catch((error) => logError("encoding takeover: cancel", error, { jobId: unit.job }));
+      }
+      await this.failed(unit);
+      if (unit.slot) await this.giveBack([unit.slot]);
+    }
+    await this.progress();
+  }
+
+  private async giveBack(slots: string[]) {
+    if (slots.length === 0) return;
+    for (const slot of slots) this.sql.exec("DELETE FROM slots WHERE slot = ?", slot);
+    await poolOf(this.env).release(this.video().videoId, slots);
+  }
+
+  /** The video's row changes, with its event, published now. Null when the video is gone. */
+  private async changeRow(change: Change): Promise<VideoRow | null> {
+    const { videoId } = this.video();
+    const { config } = encodingContext(this.env);
+    const db = this.env.DB;
+    const row = await liveVideo(db, videoId);
+    if (row?.status !== "processing") return null;
+    const now = Date.now();
+    const eventId = ulid(now);
+    const origin = config.publicBaseUrl ?? config.callbackOrigin;
+    if (!origin) throw new Error("PUBLIC_BASE_URL or ENCODER_CALLBACK_URL must be set for the URLs in events");
+    const changed = await changeEncoding(db, row, change, now, (after) => ({
+      id: eventId,
+      event: encodingEvent(videoAt(origin, after, now)),
+    }));
+    if (changed) {
+      await publishNow(this.env, db)([eventId]).catch((error) => logError("encoding: publish", error, { videoId }));
+    }
+    return changed;
+  }
+
+  /** Ready or errored: the row and its event, then every job and slot goes. */
+  private async finish(change: Extract<Change, { status: "ready" | "errored" }>) {
+    this.set("phase", change.status);
+    const changed = await this.changeRow(change);
+    if (!changed) this.set("phase", "cancelled");
+    if (change.status === "errored") {
+      const { media } = encodingContext(this.env);
+      const { projectId, videoId } = this.video();
+      await media.delete(posterKey(projectId, videoId)).catch(() => {});
+    }
+    await this.stopEverything();
+  }
+
+  /** Stops every running job, gives every slot back, answers every waiting viewer. */
+  private async stopEverything() {
+    const { encoder } = encodingContext(this.env);
+    const running = this.units("job IS NOT NULL AND slot IS NOT NULL");
+    await Promise.all(
+      running.map((unit) =>
+        encoder
+          .cancel(unit.slot as string, unit.job as string)
+          .catch((error) => logError("encoding: cancel a job", error, { jobId: unit.job })),
+      ),
+    );
+    if (this.phase() !== "ready") await this.abortMp4();
+    this.sql.exec("DELETE FROM units");
+    this.sql.exec("DELETE FROM slots");
+    this.sql.exec("DELETE FROM segments");
+    const video = this.get<Video>("video");
+    if (video)
+      await poolOf(this.env)
+        .forget(video.videoId)
+        .catch((error) => logError("encoding: free the slots", error, { videoId: video.videoId }));
+    for (const key of [...this.waiters.keys()]) this.wake(key, this.phase() === "ready" ? "stored" : "gone");
+    await this.ctx.storage.deleteAlarm();
+  }
+
+  private wake(key: string, outcome: "stored" | "gone") {
+    const waiting = this.waiters.get(key);
+    if (!waiting) return;
+    this.waiters.delete(key);
+    for (const waiter of waiting) waiter.resolve(outcome);
+  }
+}
+
+/** Whether the video is a test video (contract section 16), encoded from its first seconds only. */
+function isTestVideo(row: VideoRow): boolean {
+  return (row as VideoRow & { livemode?: number }).livemode === 0;
+}

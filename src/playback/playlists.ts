@@ -1,0 +1,52 @@
+import { type Plan, segmentCount, segmentSeconds } from "../../encoder/plan.mjs";
+import { segmentName } from "../../encoder/protocol.mjs";
+
+/**
+ * The HLS playlists of a video, from its encoding plan alone (contract section 15): complete from
+ * the moment the video is playable, before any segment exists, and the same bytes before and after
+ * it is ready. Pure.
+ */
+
+/** A rendition's variant playlist, by relative URI from the master. */
+export function variantUri(resolution: string): string {
+  return `${resolution}/index.m3u8`;
+}
+
+/**
+ * The master playlist: one variant per rendition, lowest first, with the BANDWIDTH no segment
+ * exceeds, its RESOLUTION, CODECS and FRAME-RATE.
+ */
+export function masterPlaylist(plan: Plan): string {
+  const rate = (plan.frameRate.num / plan.frameRate.den).toFixed(3);
+  const lines = ["#EXTM3U", "#EXT-X-VERSION:3", "#EXT-X-INDEPENDENT-SEGMENTS"];
+  for (const r of plan.renditions) {
+    lines.push(
+      `#EXT-X-STREAM-INF:BANDWIDTH=${r.bandwidth},RESOLUTION=${r.width}x${r.height},CODECS="${r.codecs}",FRAME-RATE=${rate}`,
+      variantUri(r.resolution),
+    );
+  }
+  return `${lines.join("\n")}\n`;
+}
+
+/**
+ * A rendition's variant playlist: VOD, every segment listed with its exact duration (a whole
+ * number of frames), so a player may start or seek anywhere at once.
+ */
+export function variantPlaylist(plan: Plan): string {
+  const count = segmentCount(plan);
+  const durations = Array.from({ length: count }, (_, index) => segmentSeconds(plan, index));
+  const target = Math.max(1, Math.round(Math.max(...durations)));
+  const lines = [
+    "#EXTM3U",
+    "#EXT-X-VERSION:3",
+    `#EXT-X-TARGETDURATION:${target}`,
+    "#EXT-X-MEDIA-SEQUENCE:0",
+    "#EXT-X-PLAYLIST-TYPE:VOD",
+    "#EXT-X-INDEPENDENT-SEGMENTS",
+  ];
+  durations.forEach((seconds, index) => {
+    lines.push(`#EXTINF:${seconds.toFixed(6)},`, segmentName(index));
+  });
+  lines.push("#EXT-X-ENDLIST");
+  return `${lines.join("\n")}\n`;
+}
