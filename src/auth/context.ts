@@ -28,9 +28,10 @@ export type AuthedEnv = { Bindings: Env; Variables: AppEnv["Variables"] & { call
 export type ProjectEnv = { Bindings: Env; Variables: AuthedEnv["Variables"] & { projectId: string } };
 
 /**
- * What `authenticate` with a project source and `modes` sets besides the caller: the tenant, the
+ * What `authenticate` with a project source and `modes` sets besides the project: the tenant, the
  * project with the mode of objects the operation sees and creates (the key's; under a session
  * cookie, `?mode=`'s, else both). Video, upload, thumbnail, playback-token and webhook routes act
- * through it; their queries take it whole, so the mode travels with the project id.
+ * through it; their queries take it whole, so the mode travels with the project id. (`projectId`
+ * stays set, for what is per project whatever the mode: rate-limit buckets, storage keys.)
  */
-export type TenantEnv = { Bindings: Env; Variables: AuthedEnv["Variables"] & { tenant: Tenant } };
+export type TenantEnv = { Bindings: Env; Variables: ProjectEnv["Variables"] & { tenant: Tenant } };

@@ -27,7 +27,7 @@ export type AuthOptions = {
   project?: ProjectSource;
   /**
    * The operation acts in a mode (contract §16): with a project source, sets `tenant` (the project
-   * and the mode) in place of `projectId`, and reads `?mode=` under a session cookie.
+   * and the mode) beside `projectId`, and reads `?mode=` under a session cookie.
    */
   modes?: boolean;
 };
@@ -111,7 +111,7 @@ function requestMode<E extends AppEnv>(c: Context<E>, caller: Caller): Mode | "b
 /**
  * Steps 1–4 of the contract's checks, in its order: credential, approval, scope, project (with
  * the mode, for operations that act in one). Sets `caller` and, when a project source is given,
- * `projectId`, or `tenant` for an operation with `modes`: the middleware's type says which, so
+ * `projectId`, and `tenant` for an operation with `modes`: the middleware's type says which, so
  * only a handler behind it can read them.
  */
 export function authenticate(
@@ -138,8 +138,8 @@ export function authenticate(
     c.set("caller", caller);
     if (options.project) {
       const project = resolveProject(caller, options.project, projectId, ownsProject);
+      c.set("projectId", project);
       if (options.modes) c.set("tenant", { projectId: project, mode: requestMode(c, caller) });
-      else c.set("projectId", project);
     }
     await next();
   });

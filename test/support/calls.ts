@@ -32,7 +32,7 @@ export type Call = { path: string; init?: RequestInit; status: number };
  * A project with a key of `mode`, a video with an open upload, a webhook endpoint with an attempt
  * (all of that mode).
  */
-export async function workspace(mode: Mode = "test") {
+export async function workspace(mode: Mode = "live") {
   const ws = await newWorkspace({ mode });
   const { video } = await newVideo(ws.key);
   const hooks = `/v1/projects/${ws.project.id}/webhook-endpoints`;

@@ -489,7 +489,7 @@ describe("the video object", () => {
     const { video } = await newVideo(key);
     const read = (await (await api(`/v1/videos/${video.id}`, bearer(key))).json()) as Record<string, unknown>;
     expect(read).toMatchObject({
-      livemode: false,
+      livemode: true,
       duration: null,
       width: null,
       height: null,

@@ -62,7 +62,7 @@ describe("creating endpoints: safe targets", () => {
   });
 
   it(`holds the ${QUOTAS.webhook_endpoints.limit} per mode: test endpoints take no room from live ones (§16)`, async () => {
-    const { key, project, session } = await newWorkspace();
+    const { key, project, session } = await newWorkspace({ mode: "test" });
     const path = `/v1/projects/${project.id}/webhook-endpoints`;
     for (let i = 0; i < QUOTAS.webhook_endpoints.limit; i++) {
       expect((await api(path, bearer(key, json("POST", { url: `https://hooks.example.com/${i}` })))).status).toBe(201);
