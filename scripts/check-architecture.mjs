@@ -1,9 +1,11 @@
 #!/usr/bin/env node
-// `npm run arch`: the import graph (dependency-cruiser, .dependency-cruiser.cjs) and the one rule it
-// cannot see: SQL for D1 is prepared only in query modules (`queries.ts`, `*-queries.ts`).
+// `npm run arch`: the import graph (dependency-cruiser, .dependency-cruiser.cjs) and two rules it
+// cannot see: SQL for D1 is prepared only in query modules (`queries.ts`, `*-queries.ts`), and
+// every statement there on a table whose rows have a mode binds one (scripts/mode-scoping.mjs).
 import { spawnSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
+import { checkModeScoping, MODE_TABLES } from "./mode-scoping.mjs";
 
 const graph = spawnSync("depcruise", ["src", "--config", ".dependency-cruiser.cjs"], { stdio: "inherit" });
 if (graph.status !== 0) process.exit(graph.status ?? 1);
@@ -18,3 +20,17 @@ if (outside.length > 0) {
   process.exit(1);
 }
 console.log(`✔ D1 statements are prepared only in query modules (${files.filter(isQueryModule).length} of them)`);
+
+const checks = files.filter(isQueryModule).map((file) => checkModeScoping(file, readFileSync(file, "utf8")));
+const problems = checks.flatMap((check) => check.problems);
+if (problems.length > 0) {
+  console.error(`A statement on ${MODE_TABLES.join(", ")} that binds no mode (contract §16, src/lib/tenant.ts):`);
+  for (const problem of problems) console.error(`  ${problem}`);
+  process.exit(1);
+}
+const scoped = checks.flatMap((check) => check.scoped).length;
+const allModes = checks.flatMap((check) => check.allModes).length;
+console.log(
+  `✔ every statement on ${MODE_TABLES.join(", ")} binds a mode: ${scoped} query functions bind their tenant's, ` +
+    `${allModes} act for every mode and say why`,
+);

@@ -5,7 +5,7 @@ import { coordinatorOf } from "./pipeline/coordinator-stub";
 import { sweepEncodings } from "./pipeline/sweeper";
 import { sweepDeletedProjects } from "./projects/deletions";
 import { publisherOf } from "./subscribers";
-import { sweepDeletedVideos, sweepExpiredUploads } from "./videos/sweeper";
+import { sweepDeletedVideos, sweepExpiredTestVideos, sweepExpiredUploads } from "./videos/sweeper";
 import { deleteExpiredDeliveries } from "./webhooks/retention";
 import { sendLostAttempts } from "./webhooks/subscriber";
 
@@ -17,6 +17,7 @@ export const SCHEDULED_TASKS: Record<string, (env: Env) => Promise<unknown>> = {
   "deleted videos' R2 clean-up": (env) =>
     sweepDeletedVideos({ db: env.DB, media: env.MEDIA, uploads: env.TUS_UPLOADS }),
   "expired uploads": (env) => sweepExpiredUploads({ db: env.DB, media: env.MEDIA }),
+  "expired test videos": (env) => sweepExpiredTestVideos({ db: env.DB, deletions: env.DELETION_QUEUE }),
   "deleted projects' purge": (env) =>
     sweepDeletedProjects({
       db: env.DB,

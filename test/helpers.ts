@@ -102,7 +102,7 @@ export async function newKey(
   session: Session,
   projectId: string,
   scopes: ("read" | "write")[] = ["read", "write"],
-  mode: "test" | "live" = "test",
+  mode: "test" | "live" = "live",
 ): Promise<string> {
   const response = await api(
     `/v1/projects/${projectId}/api-keys`,
@@ -116,11 +116,14 @@ export function bearer(key: string, init: RequestInit = {}): RequestInit {
   return { ...init, headers: { ...(init.headers as Record<string, string>), authorization: `Bearer ${key}` } };
 }
 
-/** A project with a logged-in owner and a read+write key. */
-export async function newWorkspace() {
+/**
+ * A project with a logged-in owner and a read+write key, live unless told otherwise: a test key's
+ * videos are encoded from their first 10 s only (contract §16), which most tests must not meet.
+ */
+export async function newWorkspace({ mode = "live" }: { mode?: "test" | "live" } = {}) {
   const session = await newSession();
   const project = await newProject(session);
-  const key = await newKey(session, project.id);
+  const key = await newKey(session, project.id, ["read", "write"], mode);
   return { session, project, key };
 }
 

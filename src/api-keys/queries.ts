@@ -1,17 +1,15 @@
 import type { Scope } from "../auth/context";
 import { sha256Hex } from "../lib/crypto";
 import type { Db } from "../lib/db";
+import type { Mode } from "../lib/tenant";
 import { isoTime, MINUTE } from "../lib/time";
-
-export const KEY_MODES = ["test", "live"] as const;
-export type KeyMode = (typeof KEY_MODES)[number];
 
 type ApiKeyRow = {
   id: string;
   project_id: string;
   name: string;
   scopes: string;
-  mode: KeyMode;
+  mode: Mode;
   created_at: string;
   last_used_at: string | null;
 };
@@ -20,7 +18,7 @@ export type ApiKey = {
   id: string;
   name: string;
   scopes: Scope[];
-  mode: KeyMode;
+  mode: Mode;
   createdAt: string;
   lastUsedAt: string | null;
 };
@@ -41,7 +39,7 @@ function toApiKey(row: ApiKeyRow): ApiKey {
 /** Adds a key unless the project already has `quota` unrevoked ones; null when it is full. */
 export async function insertApiKey(
   db: Db,
-  input: { id: string; projectId: string; name: string; scopes: Scope[]; mode: KeyMode; key: string; now: number },
+  input: { id: string; projectId: string; name: string; scopes: Scope[]; mode: Mode; key: string; now: number },
   quota: number,
 ): Promise<ApiKey | null> {
   // The count and the insert are one statement, so concurrent creates cannot pass the quota.
@@ -86,6 +84,8 @@ export async function revokeApiKey(db: Db, projectId: string, keyId: string, now
 export type KeyCaller = {
   keyId: string;
   projectId: string;
+  /** The key's mode: the only mode of objects it sees and creates (contract §16). */
+  mode: Mode;
   accountId: string;
   scopes: Scope[];
   approved: boolean;
@@ -96,7 +96,7 @@ export type KeyCaller = {
 export async function findKeyCaller(db: Db, key: string): Promise<KeyCaller | null> {
   const row = await db
     .prepare(
-      `SELECT k.id, k.project_id, k.scopes, k.last_used_at, p.account_id, a.approved
+      `SELECT k.id, k.project_id, k.scopes, k.mode, k.last_used_at, p.account_id, a.approved
        FROM api_keys k
        JOIN projects p ON p.id = k.project_id AND p.deleted_at IS NULL
        JOIN accounts a ON a.id = p.account_id
@@ -107,6 +107,7 @@ export async function findKeyCaller(db: Db, key: string): Promise<KeyCaller | nu
       id: string;
       project_id: string;
       scopes: string;
+      mode: Mode;
       last_used_at: string | null;
       account_id: string;
       approved: number;
@@ -115,6 +116,7 @@ export async function findKeyCaller(db: Db, key: string): Promise<KeyCaller | nu
   return {
     keyId: row.id,
     projectId: row.project_id,
+    mode: row.mode,
     accountId: row.account_id,
     scopes: row.scopes.split(",") as Scope[],
     approved: row.approved === 1,

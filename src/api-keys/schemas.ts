@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { SCOPES } from "../auth/context";
 import { TimestampSchema, textSchema, UlidSchema } from "../http/schemas";
-import { KEY_MODES } from "./queries";
+import { MODES } from "../lib/tenant";
 
 export const ScopeSchema = z.enum(SCOPES);
 
@@ -13,7 +13,7 @@ export const ApiKeyCreateSchema = z
       .min(1)
       .max(2)
       .refine((scopes) => new Set(scopes).size === scopes.length, "scopes must not repeat"),
-    mode: z.enum(KEY_MODES),
+    mode: z.enum(MODES),
   })
   .openapi("ApiKeyCreateRequest");
 
@@ -22,7 +22,7 @@ export const ApiKeySchema = z
     id: UlidSchema,
     name: z.string().openapi({ example: "server" }),
     scopes: z.array(ScopeSchema),
-    mode: z.enum(KEY_MODES),
+    mode: z.enum(MODES),
     createdAt: TimestampSchema,
     lastUsedAt: TimestampSchema.nullable(),
   })

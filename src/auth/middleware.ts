@@ -6,8 +6,9 @@ import type { AppEnv } from "../http/context";
 import { bearerToken } from "../http/credentials";
 import { ApiError, type ErrorCode } from "../http/errors";
 import { documented } from "../http/route";
+import { isMode, type Mode, type Tenant } from "../lib/tenant";
 import { parseUlid } from "../lib/ulid";
-import type { AuthedEnv, Caller, ProjectEnv, Scope } from "./context";
+import type { AuthedEnv, Caller, ProjectEnv, Scope, TenantEnv } from "./context";
 import { findSession, SESSION_COOKIE } from "./session-queries";
 
 type ProjectSource =
@@ -24,6 +25,17 @@ export type AuthOptions = {
   /** Whether the account must be approved; only reading the account and logging out skip it. */
   approval?: boolean;
   project?: ProjectSource;
+  /**
+   * The operation acts in a mode (contract §16): with a project source, sets `tenant` (the project
+   * and the mode) beside `projectId`, and reads `?mode=` under a session cookie.
+   */
+  modes?: boolean;
+};
+
+/** What the middleware may set; the overloads of `authenticate` say which a route gets. */
+type AnyProjectEnv = {
+  Bindings: Env;
+  Variables: AuthedEnv["Variables"] & { projectId: string; tenant: Tenant };
 };
 
 const UNSAFE_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
@@ -82,14 +94,39 @@ function resolveProject(caller: Caller, source: ProjectSource, projectId: string
 }
 
 /**
- * Steps 1–4 of the contract's checks, in its order: credential, approval, scope, project.
- * Sets `caller` and, when a project source is given, `projectId`: the middleware's type says
- * which, so only a handler behind it can read them.
+ * The mode the request acts in (contract §16): an API key's own, whatever `?mode=` says (as
+ * `projectId` is ignored under key auth); a session's `?mode=`, or both when it sends none. A
+ * `mode` other than one `live` or `test` is `invalid_query` under either credential.
  */
-export function authenticate(options: AuthOptions & { project: ProjectSource }): MiddlewareHandler<ProjectEnv>;
-export function authenticate(options: AuthOptions & { project?: undefined }): MiddlewareHandler<AuthedEnv>;
-export function authenticate(options: AuthOptions): MiddlewareHandler<ProjectEnv> | MiddlewareHandler<AuthedEnv> {
-  const middleware = createMiddleware<ProjectEnv>(async (c, next) => {
+function requestMode<E extends AppEnv>(c: Context<E>, caller: Caller): Mode | "both" {
+  const asked = c.req.queries("mode") ?? [];
+  const [value] = asked;
+  if (asked.length > 1 || (value !== undefined && !isMode(value))) {
+    throw new ApiError("invalid_query", { details: [{ path: "mode", message: 'must be "live" or "test"' }] });
+  }
+  if (caller.kind === "key") return caller.mode;
+  return value ?? "both";
+}
+
+/**
+ * Steps 1–4 of the contract's checks, in its order: credential, approval, scope, project (with
+ * the mode, for operations that act in one). Sets `caller` and, when a project source is given,
+ * `projectId`, and `tenant` for an operation with `modes`: the middleware's type says which, so
+ * only a handler behind it can read them.
+ */
+export function authenticate(
+  options: AuthOptions & { project: ProjectSource; modes: true },
+): MiddlewareHandler<TenantEnv>;
+export function authenticate(
+  options: AuthOptions & { project: ProjectSource; modes?: false },
+): MiddlewareHandler<ProjectEnv>;
+export function authenticate(
+  options: AuthOptions & { project?: undefined; modes?: false },
+): MiddlewareHandler<AuthedEnv>;
+export function authenticate(
+  options: AuthOptions,
+): MiddlewareHandler<TenantEnv> | MiddlewareHandler<ProjectEnv> | MiddlewareHandler<AuthedEnv> {
+  const middleware = createMiddleware<AnyProjectEnv>(async (c, next) => {
     const projectId = requestedProject(c, options.project);
     const { caller, ownsProject } = await resolveCaller(c, options.accept, projectId);
     if (caller.kind === "session") checkOrigin(c);
@@ -99,11 +136,16 @@ export function authenticate(options: AuthOptions): MiddlewareHandler<ProjectEnv
       if (!allowed) throw new ApiError("insufficient_scope");
     }
     c.set("caller", caller);
-    if (options.project) c.set("projectId", resolveProject(caller, options.project, projectId, ownsProject));
+    if (options.project) {
+      const project = resolveProject(caller, options.project, projectId, ownsProject);
+      c.set("projectId", project);
+      if (options.modes) c.set("tenant", { projectId: project, mode: requestMode(c, caller) });
+    }
     await next();
   });
+  // The overloads say which variables a route behind it can read; the one body sets either.
   return documented(
-    middleware,
+    middleware as unknown as MiddlewareHandler<TenantEnv>,
     (method) => authErrorCodes(options, method),
     () =>
       options.accept === "session"
@@ -120,6 +162,7 @@ function authErrorCodes(options: AuthOptions, method: string): ErrorCode[] {
   if (options.scope) codes.push("insufficient_scope");
   if (options.project?.from === "query") codes.push("invalid_project_id", "not_found");
   if (options.project?.from === "path") codes.push(options.project.notFound);
+  if (options.modes) codes.push("invalid_query");
   return codes;
 }
 

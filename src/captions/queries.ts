@@ -1,5 +1,6 @@
 import type { Db } from "../lib/db";
 import { type Swapped, swapInBatch } from "../lib/replace-object";
+import { modeParam, type Tenant } from "../lib/tenant";
 import { isoTime } from "../lib/time";
 import type { CaptionRow, CaptionSource } from "./model";
 
@@ -13,16 +14,18 @@ export function trackStatement(db: Db, videoId: string, language: string): D1Pre
   return db.prepare("SELECT * FROM captions WHERE video_id = ? AND language = ?").bind(videoId, language);
 }
 
-/** Whether `videoId` is a live video of the project, to batch with what concerns its tracks. */
-function liveVideoStatement(db: Db, projectId: string, videoId: string): D1PreparedStatement {
+/** Whether `videoId` is a live video of the tenant, to batch with what concerns its tracks. */
+function liveVideoStatement(db: Db, tenant: Tenant, videoId: string): D1PreparedStatement {
   return db
-    .prepare("SELECT id FROM videos WHERE id = ? AND project_id = ? AND deleted_at IS NULL")
-    .bind(videoId, projectId);
+    .prepare(
+      "SELECT id FROM videos WHERE id = ? AND project_id = ? AND livemode = coalesce(?, livemode) AND deleted_at IS NULL",
+    )
+    .bind(videoId, tenant.projectId, modeParam(tenant));
 }
 
-/** The tracks of the project's live video `videoId`, in one round trip; null when there is no such video. */
-export async function listTracks(db: Db, projectId: string, videoId: string): Promise<CaptionRow[] | null> {
-  const [video, tracks] = await db.batch([liveVideoStatement(db, projectId, videoId), tracksStatement(db, videoId)]);
+/** The tracks of the tenant's live video `videoId`, in one round trip; null when there is no such video. */
+export async function listTracks(db: Db, tenant: Tenant, videoId: string): Promise<CaptionRow[] | null> {
+  const [video, tracks] = await db.batch([liveVideoStatement(db, tenant, videoId), tracksStatement(db, videoId)]);
   return video?.results.length ? (tracks?.results as CaptionRow[]) : null;
 }
 
@@ -31,11 +34,11 @@ export type NewTrack = { language: string; label: string; source: CaptionSource;
 /**
  * Points the video's track of `track.language` at a new object (a `swap` for replaceObject): the
  * key it held before, and the track after, in one atomic batch. Null when the video is not a live
- * video of the project (deleted meanwhile included), so nothing was written.
+ * video of the tenant (deleted meanwhile included), so nothing was written.
  */
 export function swapTrack(
   db: Db,
-  projectId: string,
+  tenant: Tenant,
   videoId: string,
   track: NewTrack,
   now: number,
@@ -44,41 +47,51 @@ export function swapTrack(
     db,
     db
       .prepare("SELECT object_key AS replaced FROM captions WHERE video_id = ? AND language = ? AND project_id = ?")
-      .bind(videoId, track.language, projectId),
+      .bind(videoId, track.language, tenant.projectId),
     db
       .prepare(
         `INSERT INTO captions (project_id, video_id, language, label, source, object_key, created_at, updated_at)
          SELECT project_id, id, ?3, ?4, ?5, ?6, ?7, ?7 FROM videos
-         WHERE id = ?2 AND project_id = ?1 AND deleted_at IS NULL
+         WHERE id = ?2 AND project_id = ?1 AND livemode = coalesce(?8, livemode) AND deleted_at IS NULL
          ON CONFLICT (video_id, language) DO UPDATE
            SET label = excluded.label, source = excluded.source, object_key = excluded.object_key,
                updated_at = excluded.updated_at
          RETURNING *`,
       )
-      .bind(projectId, videoId, track.language, track.label, track.source, track.key, isoTime(now)),
+      .bind(
+        tenant.projectId,
+        videoId,
+        track.language,
+        track.label,
+        track.source,
+        track.key,
+        isoTime(now),
+        modeParam(tenant),
+      ),
   );
 }
 
 /**
- * Deletes the track of `language` of the project's live video `videoId`, in one round trip: null
+ * Deletes the track of `language` of the tenant's live video `videoId`, in one round trip: null
  * when there is no such video, else the key of the track's object, or null as the key when the
  * video had no such track.
  */
 export async function deleteTrack(
   db: Db,
-  projectId: string,
+  tenant: Tenant,
   videoId: string,
   language: string,
 ): Promise<{ key: string | null } | null> {
   const [video, deleted] = await db.batch<{ id?: string; object_key?: string }>([
-    liveVideoStatement(db, projectId, videoId),
+    liveVideoStatement(db, tenant, videoId),
     db
       .prepare(
         `DELETE FROM captions WHERE video_id = ?1 AND language = ?2 AND project_id = ?3
-           AND EXISTS (SELECT 1 FROM videos WHERE id = ?1 AND project_id = ?3 AND deleted_at IS NULL)
+           AND EXISTS (SELECT 1 FROM videos WHERE id = ?1 AND project_id = ?3
+             AND livemode = coalesce(?4, livemode) AND deleted_at IS NULL)
          RETURNING object_key`,
       )
-      .bind(videoId, language, projectId),
+      .bind(videoId, language, tenant.projectId, modeParam(tenant)),
   ]);
   if (!video?.results.length) return null;
   return { key: deleted?.results[0]?.object_key ?? null };

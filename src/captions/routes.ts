@@ -112,17 +112,17 @@ export const captionRoutes = createRouter()
       const vtt = await readCaptionsUpload(c);
       const videoId = parseUlid(params.id);
       if (!videoId) throw new ApiError("video_not_found");
-      const { projectId } = c.var;
+      const { tenant } = c.var;
       const label = c.req.valid("query").label ?? englishName(language);
       const next = {
-        key: captionsKey(projectId, videoId, `${ulid()}.vtt`),
+        key: captionsKey(tenant.projectId, videoId, `${ulid()}.vtt`),
         bytes: vtt,
         httpMetadata: { contentType: "text/vtt" },
       };
       const row = await replaceObject(c.env.MEDIA, next, (key) =>
         swapTrack(
           c.var.db,
-          projectId,
+          tenant,
           videoId,
           { language, label, source: "upload", key: key ?? next.key },
           Date.now(),
@@ -135,7 +135,7 @@ export const captionRoutes = createRouter()
   )
   .openapi(list, async (c) => {
     const tracks = await found("video_not_found", c.req.valid("param").id, (id) =>
-      listTracks(c.var.db, c.var.projectId, id),
+      listTracks(c.var.db, c.var.tenant, id),
     );
     const origin = publicOrigin(c);
     return c.json({ data: tracks.map((row) => toTrack(origin, row)) }, 200);
@@ -145,7 +145,7 @@ export const captionRoutes = createRouter()
     // A language that is no tag names no track, of a video that must exist all the same.
     const language = canonicalLanguage(params.language) ?? "";
     const { key } = await found("video_not_found", params.id, (id) =>
-      deleteTrack(c.var.db, c.var.projectId, id, language),
+      deleteTrack(c.var.db, c.var.tenant, id, language),
     );
     if (!key) throw new ApiError("captions_not_found");
     try {

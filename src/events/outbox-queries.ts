@@ -2,8 +2,11 @@ import { type Db, IN_JSON_LIST } from "../lib/db";
 import { isoTime } from "../lib/time";
 import type { EventType } from "./types";
 
-/** An event as the outbox holds it until its subscribers have it. */
-export type OutboxEvent = { id: string; project_id: string; type: EventType; subject_id: string };
+/**
+ * An event as the outbox holds it until its subscribers have it; `livemode` (1 live, 0 test) is its
+ * subject video's mode (contract §16): it goes to that mode's endpoints only.
+ */
+export type OutboxEvent = { id: string; project_id: string; livemode: number; type: EventType; subject_id: string };
 
 /** An event to record: its id, what it is about, and its payload as delivered. */
 export type NewEvent = { id: string; type: EventType; subjectId: string; payload: unknown };
@@ -13,7 +16,9 @@ export type NewEvent = { id: string; type: EventType; subjectId: string; payload
  * event exists exactly when its change does. Only events whose subject is among `subjects` (a
  * SELECT of ids run inside the batch, after the change) are written, and one per type and subject
  * at most (`INSERT OR IGNORE` on that unique pair), so a change that did not happen, or happened
- * before, records nothing.
+ * before, records nothing. Every event's subject is a video, and the event takes its mode.
+ *
+ * @allModes an event takes its video's mode, read by id in the same statement
  */
 export function recordEventsStatement(
   db: Db,
@@ -25,9 +30,9 @@ export function recordEventsStatement(
   const bySubject = Object.fromEntries(events.map((event) => [event.subjectId, event]));
   return db
     .prepare(
-      `INSERT OR IGNORE INTO outbox_events (id, project_id, type, subject_id, payload, created_at)
-       SELECT json_extract(e.value, '$.id'), ?1, json_extract(e.value, '$.type'), e.key,
-              json(json_extract(e.value, '$.payload')), ?2
+      `INSERT OR IGNORE INTO outbox_events (id, project_id, livemode, type, subject_id, payload, created_at)
+       SELECT json_extract(e.value, '$.id'), ?1, (SELECT v.livemode FROM videos v WHERE v.id = e.key),
+              json_extract(e.value, '$.type'), e.key, json(json_extract(e.value, '$.payload')), ?2
        FROM json_each(?3) e
        WHERE e.key IN (${subjects.sql})`,
     )
@@ -39,7 +44,7 @@ export async function unpublishedEvents(
   db: Db,
   where: { ids: string[] } | { createdBefore: string },
 ): Promise<OutboxEvent[]> {
-  const columns = "id, project_id, type, subject_id";
+  const columns = "id, project_id, livemode, type, subject_id";
   const statement =
     "ids" in where
       ? db

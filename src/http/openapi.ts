@@ -52,7 +52,26 @@ export const OPENAPI_DOCUMENT = {
       "Every response carries `x-request-id`; answers that read or wrote data carry `x-d1-bookmark`, which " +
       "a client may send back to read its own writes. Lists are keyset-paginated: pass `nextCursor` as " +
       "`cursor`. Rate-limited operations answer with `RateLimit` and `RateLimit-Policy` headers, and 429 " +
-      "`rate_limited` with `Retry-After` past the limit.",
+      "`rate_limited` with `Retry-After` past the limit.\n\n" +
+      "## Test mode\n\n" +
+      "Every video (with its uploads, thumbnails, playback tokens and events) and every webhook endpoint (with " +
+      "its delivery attempts) is live or test, shown as `livemode` in its JSON: the mode of the API key that " +
+      "created it. A `svc_test_…` key sees only test objects and a `svc_live_…` key only live ones: any other " +
+      "is unknown to it (404 with the resource's own code: `video_not_found`, `upload_not_found`, " +
+      "`endpoint_not_found`; `video_not_found` for a bulk item), and its lists hold only its mode. The session " +
+      "cookie sees both modes and creates live objects; with `?mode=test` (or `?mode=live`) it acts in that " +
+      "mode only, as a key of that mode would: it creates test objects and its lists and reads narrow to them " +
+      "(any other `mode` is `400 invalid_query`). Events stay in their mode: a test video's go to test " +
+      "endpoints only, a live video's to live endpoints only. Test videos cost nothing to try: each is encoded " +
+      "from its first 10 seconds only, and deleted 24 hours after its creation as `DELETE /v1/videos/{id}` " +
+      "deletes it (its `video.deleted` included). Everything else (limits, errors, playback, tokens) is the " +
+      "same in both modes, and each mode has its own 20 webhook endpoints.\n\n" +
+      '**Moving from test to live.** Create a key with `"mode": "live"` ' +
+      "(`POST /v1/projects/{projectId}/api-keys`, with the session cookie) and put it where your server had " +
+      "the test key; create your webhook endpoints again with it (a test endpoint never receives a live " +
+      "event, and the new endpoints have their own secrets), and upload your real videos with it. Requests, " +
+      "answers and events are the same in both modes, so nothing else changes. Test objects stay in test " +
+      "mode (nothing moves them to live); their videos are deleted after 24 hours anyway.",
   },
   servers: [{ url: "/", description: "This deployment (the document is served by the API it describes)" }],
   tags: [

@@ -69,7 +69,10 @@ function authSentence(security: Partial<SecurityRequirement>[]): string {
       .join(" and "),
   );
   const keyOrCookie = ways.some((way) => way.startsWith("an API key")) && ways.some((way) => way.includes("cookie"));
-  const note = keyOrCookie ? " (with the cookie, video operations also take `?projectId=`)" : "";
+  const note = keyOrCookie
+    ? " (with the cookie, video operations also take `?projectId=`, and `?mode=test` or `?mode=live` acts in " +
+      "that mode only; a key acts in its own)"
+    : "";
   return `**Auth:** ${ways.join(", or ")}${note}.`;
 }
 

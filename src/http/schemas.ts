@@ -40,6 +40,19 @@ export const TimestampSchema = z
   .string()
   .openapi({ example: "2026-11-22T06:00:00.000Z", description: "ISO 8601 UTC with milliseconds", format: "date-time" });
 
+/**
+ * Whether an object is live or test (contract §16), as every object that has a mode shows it:
+ * videos, direct uploads and webhook endpoints; `more` says what the mode means for this one.
+ */
+export function livemodeSchema(more = "") {
+  return z.boolean().openapi({
+    description:
+      "true for a live object, false for a test one: the mode of the API key that created it (`svc_live_…` or " +
+      "`svc_test_…`; a session cookie creates live objects, and test ones with `?mode=test`). A key sees only " +
+      `its own mode's objects.${more && ` ${more}`}`,
+  });
+}
+
 const ErrorDetailSchema = z
   .object({ path: z.string(), message: z.string() })
   .openapi("ErrorDetail", { description: "Which field is at fault (dotted path) and why" });

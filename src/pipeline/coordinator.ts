@@ -931,5 +931,5 @@ export class VideoEncoding extends DurableObject<Env> {
 
 /** Whether the video is a test video (contract section 16), encoded from its first seconds only. */
 function isTestVideo(row: VideoRow): boolean {
-  return (row as VideoRow & { livemode?: number }).livemode === 0;
+  return row.livemode === 0;
 }

@@ -96,7 +96,11 @@ export async function projectState(db: Db, projectId: string): Promise<"live" | 
 
 export type OpenUpload = { id: string; source_key: string; upload_r2_id: string; tus_upload_id: string | null };
 
-/** Up to `limit` videos of the project (deleted ones too) whose R2 multipart upload is still open. */
+/**
+ * Up to `limit` videos of the project (deleted ones too) whose R2 multipart upload is still open.
+ *
+ * @allModes a deleted project's purge removes its rows of both modes
+ */
 export async function openUploads(db: Db, projectId: string, limit: number): Promise<OpenUpload[]> {
   const { results } = await db
     .prepare(
@@ -107,7 +111,11 @@ export async function openUploads(db: Db, projectId: string, limit: number): Pro
   return results;
 }
 
-/** Up to `limit` of the project's videos whose encoding may be running (uploaded or processing). */
+/**
+ * Up to `limit` of the project's videos whose encoding may be running (uploaded or processing).
+ *
+ * @allModes a deleted project's purge removes its rows of both modes
+ */
 export async function encodingVideos(db: Db, projectId: string, limit: number): Promise<{ id: string }[]> {
   const { results } = await db
     .prepare(
@@ -121,6 +129,8 @@ export async function encodingVideos(db: Db, projectId: string, limit: number): 
 /**
  * Marks videos whose encoding the purge stopped as gone with their project: deleted, and cleared
  * (the purge removes their objects by the project's prefix, not the deleted-video sweep).
+ *
+ * @allModes a deleted project's purge removes its rows of both modes
  */
 export function encodingStoppedStatement(db: Db, ids: string[], now: string): D1PreparedStatement {
   return db
@@ -131,7 +141,11 @@ export function encodingStoppedStatement(db: Db, ids: string[], now: string): D1
     .bind(now, JSON.stringify(ids));
 }
 
-/** Forgets these aborted multipart uploads (unless a video has another one since). */
+/**
+ * Forgets these aborted multipart uploads (unless a video has another one since).
+ *
+ * @allModes a deleted project's purge removes its rows of both modes
+ */
 export function clearUploadsStatement(db: Db, rows: OpenUpload[]): D1PreparedStatement {
   return db
     .prepare(
@@ -174,7 +188,11 @@ const PURGED_TABLES = {
 export type PurgedTable = keyof typeof PURGED_TABLES;
 export const PURGED_TABLE_ORDER = Object.keys(PURGED_TABLES) as PurgedTable[];
 
-/** Deletes at most `limit` of the deleted project's rows from `table`. */
+/**
+ * Deletes at most `limit` of the deleted project's rows from `table`.
+ *
+ * @allModes a deleted project's purge removes its rows of both modes
+ */
 export function purgeRowsStatement(db: Db, table: PurgedTable, projectId: string, limit: number): D1PreparedStatement {
   return db.prepare(PURGED_TABLES[table]).bind(projectId, limit);
 }
@@ -182,6 +200,8 @@ export function purgeRowsStatement(db: Db, table: PurgedTable, projectId: string
 /**
  * Deletes the deleted project's own row, the purge's last step: only once no row of it is left in
  * any table (something written meanwhile keeps it, for the next run).
+ *
+ * @allModes a deleted project's purge removes its rows of both modes
  */
 export function deleteProjectRowStatement(db: Db, projectId: string): D1PreparedStatement {
   const leftovers = PURGED_TABLE_ORDER.filter((table) => table !== "webhook_deliveries")

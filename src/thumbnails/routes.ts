@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import type { ProjectEnv } from "../auth/context";
+import type { TenantEnv } from "../auth/context";
 import { videoWriter } from "../auth/guards";
 import { receiveBody } from "../http/body";
 import { ApiError } from "../http/errors";
@@ -72,7 +72,7 @@ const remove = route(
 );
 
 /** Points the video at a new custom image (or none), deleting the one it replaced. */
-async function switchThumbnail<E extends ProjectEnv>(
+async function switchThumbnail<E extends TenantEnv>(
   c: Context<E>,
   rawId: string,
   image: ImageUpload | null,
@@ -80,18 +80,18 @@ async function switchThumbnail<E extends ProjectEnv>(
   const videoId = parseUlid(rawId);
   if (!videoId) throw new ApiError("video_not_found");
   const next = image && {
-    key: customThumbnailKey(c.var.projectId, videoId, `${ulid()}.${EXTENSIONS[image.type]}`),
+    key: customThumbnailKey(c.var.tenant.projectId, videoId, `${ulid()}.${EXTENSIONS[image.type]}`),
     bytes: image.bytes,
     httpMetadata: { contentType: image.type, cacheControl: THUMBNAIL_CACHE_CONTROL },
   };
   const row = await replaceObject(c.env.MEDIA, next, (key) =>
-    swapCustomThumbnail(c.var.db, c.var.projectId, videoId, key, Date.now()),
+    swapCustomThumbnail(c.var.db, c.var.tenant, videoId, key, Date.now()),
   );
   if (!row) throw new ApiError("video_not_found");
   return row;
 }
 
-function result<E extends ProjectEnv>(c: Context<E>, row: VideoRow) {
+function result<E extends TenantEnv>(c: Context<E>, row: VideoRow) {
   const thumbnail = thumbnailOf(publicOrigin(c), row);
   return c.json({ videoId: row.id, thumbnailUrl: thumbnail.url, source: thumbnail.source }, 200);
 }

@@ -1,9 +1,12 @@
 import type { Db } from "../lib/db";
+import { modeParam, type Tenant } from "../lib/tenant";
 
 /** A direct upload as POST /v1/uploads minted it (table `tus_uploads`). */
 export type TusUploadRow = {
   id: string;
   project_id: string;
+  /** 1 live, 0 test: its video's mode (contract §16). */
+  livemode: number;
   video_id: string;
   cors_origin: string;
   max_size_bytes: number;
@@ -14,25 +17,34 @@ export type TusUploadRow = {
 export function insertTusUploadStatement(db: Db, row: TusUploadRow): D1PreparedStatement {
   return db
     .prepare(
-      `INSERT INTO tus_uploads (id, project_id, video_id, cors_origin, max_size_bytes, expires_at, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO tus_uploads (id, project_id, livemode, video_id, cors_origin, max_size_bytes, expires_at, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
     )
-    .bind(row.id, row.project_id, row.video_id, row.cors_origin, row.max_size_bytes, row.expires_at, row.created_at);
+    .bind(
+      row.id,
+      row.project_id,
+      row.livemode,
+      row.video_id,
+      row.cors_origin,
+      row.max_size_bytes,
+      row.expires_at,
+      row.created_at,
+    );
 }
 
-/** The project's upload, with whether its video is deleted and whether it is uploaded. */
+/** The tenant's upload, with whether its video is deleted and whether it is uploaded. */
 export function findTusUpload(
   db: Db,
-  projectId: string,
+  tenant: Tenant,
   id: string,
 ): Promise<(TusUploadRow & { video_deleted: number; video_uploaded: number }) | null> {
   return db
     .prepare(
       `SELECT u.*, v.deleted_at IS NOT NULL AS video_deleted, v.status = 'uploaded' AS video_uploaded
        FROM tus_uploads u JOIN videos v ON v.id = u.video_id
-       WHERE u.id = ? AND u.project_id = ?`,
+       WHERE u.id = ? AND u.project_id = ? AND u.livemode = coalesce(?, u.livemode)`,
     )
-    .bind(id, projectId)
+    .bind(id, tenant.projectId, modeParam(tenant))
     .first();
 }
 
@@ -40,6 +52,8 @@ export function findTusUpload(
  * Whether the upload's video is still there to upload to: neither it nor its project deleted. The
  * upload's object asks before every request, so a delete (of the video or its project) closes the
  * URL at once, whichever way it was made.
+ *
+ * @allModes a tus upload URL is the credential for its one video, whatever the video's mode
  */
 export async function videoIsLive(db: Db, projectId: string, videoId: string): Promise<boolean> {
   const row = await db

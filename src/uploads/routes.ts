@@ -7,6 +7,7 @@ import { createRouter } from "../http/router";
 import { jsonRequest, jsonResponse } from "../http/schemas";
 import { idempotent } from "../idempotency/middleware";
 import { sourceKey } from "../lib/storage-keys";
+import { creationMode, livemodeOf } from "../lib/tenant";
 import { ulid } from "../lib/ulid";
 import { uploadObject } from "../lib/upload-objects";
 import { newVideoRow } from "../videos/model";
@@ -71,11 +72,14 @@ export const directUploadRoutes = createRouter()
     const videoId = ulid(now);
     const uploadId = ulid(now);
     const expiresAt = now + (body.expiresIn ?? DEFAULT_EXPIRES_IN) * 1000;
-    const key = sourceKey(c.var.projectId, videoId);
+    const { tenant } = c.var;
+    const mode = creationMode(tenant);
+    const key = sourceKey(tenant.projectId, videoId);
     const multipart = await c.env.MEDIA.createMultipartUpload(key);
     const video = newVideoRow({
       id: videoId,
-      projectId: c.var.projectId,
+      projectId: tenant.projectId,
+      mode,
       title: body.video?.title ?? null,
       visibility: body.video?.visibility ?? "public",
       sourceKey: key,
@@ -87,7 +91,8 @@ export const directUploadRoutes = createRouter()
     });
     const upload: TusUploadRow = {
       id: uploadId,
-      project_id: c.var.projectId,
+      project_id: tenant.projectId,
+      livemode: livemodeOf(mode),
       video_id: videoId,
       cors_origin: body.corsOrigin ?? "*",
       max_size_bytes: body.maxSizeBytes ?? MAX_UPLOAD_BYTES,
@@ -106,7 +111,7 @@ export const directUploadRoutes = createRouter()
     await uploadObject(c.env.TUS_UPLOADS, uploadId).init({
       uploadId,
       videoId,
-      projectId: c.var.projectId,
+      projectId: tenant.projectId,
       sourceKey: key,
       r2UploadId: multipart.uploadId,
       corsOrigin: upload.cors_origin,
@@ -114,11 +119,20 @@ export const directUploadRoutes = createRouter()
       expiresAt,
       url,
     });
-    return c.json({ id: uploadId, url, expiresAt: upload.expires_at, video: present(c, video, now) }, 201);
+    return c.json(
+      {
+        id: uploadId,
+        livemode: upload.livemode === 1,
+        url,
+        expiresAt: upload.expires_at,
+        video: present(c, video, now),
+      },
+      201,
+    );
   })
   .openapi(read, async (c) => {
     const row = await found("upload_not_found", c.req.valid("param").id, (id) =>
-      findTusUpload(c.var.db, c.var.projectId, id),
+      findTusUpload(c.var.db, c.var.tenant, id),
     );
     const progress = await uploadObject(c.env.TUS_UPLOADS, row.id).progress();
     const now = Date.now();
@@ -134,6 +148,7 @@ export const directUploadRoutes = createRouter()
     return c.json(
       {
         id: row.id,
+        livemode: row.livemode === 1,
         url: creationUrl(publicOrigin(c), await uploadToken(c.var.config.cursorSecret, row.id)),
         expiresAt: row.expires_at,
         videoId: row.video_id,

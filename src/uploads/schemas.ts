@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { pathId, TimestampSchema, UlidSchema } from "../http/schemas";
+import { livemodeSchema, pathId, TimestampSchema, UlidSchema } from "../http/schemas";
 import { VideoCreateSchema, VideoSchema } from "../videos/schemas";
 import { MAX_UPLOAD_BYTES } from "./protocol";
 
@@ -36,9 +36,12 @@ export const DirectUploadCreateSchema = z
   })
   .openapi("DirectUploadCreateRequest");
 
+const UploadLivemodeSchema = livemodeSchema("The upload's video has the same mode.");
+
 export const DirectUploadSchema = z
   .object({
     id: UlidSchema,
+    livemode: UploadLivemodeSchema,
     url: z.string().openapi({ format: "uri", description: "The tus 1.0.0 creation URL; its own credential" }),
     expiresAt: TimestampSchema,
     video: VideoSchema,
@@ -51,6 +54,7 @@ export type UploadStatus = (typeof UPLOAD_STATUSES)[number];
 export const UploadProgressSchema = z
   .object({
     id: UlidSchema,
+    livemode: UploadLivemodeSchema,
     url: z.string().openapi({ format: "uri" }),
     expiresAt: TimestampSchema,
     videoId: UlidSchema,

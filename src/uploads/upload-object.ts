@@ -3,6 +3,7 @@ import { z } from "zod";
 import { mediaType } from "../http/body";
 import { projectDatabase } from "../lib/databases";
 import { logError } from "../lib/log";
+import type { Tenant } from "../lib/tenant";
 import { abortUpload } from "../videos/cleanup";
 import { deleteVideos } from "../videos/delete";
 import { canonicalParts } from "../videos/parts";
@@ -237,7 +238,7 @@ export class TusUpload extends DurableObject<Env> {
     const state = this.#current();
     const db = this.#db();
     this.#deleting = true;
-    const [outcome] = await deleteVideos({ db, deletions: this.env.DELETION_QUEUE }, state.projectId, [
+    const [outcome] = await deleteVideos({ db, deletions: this.env.DELETION_QUEUE }, this.#tenant(), [
       state.videoId,
     ]).finally(() => {
       this.#deleting = false;
@@ -382,9 +383,9 @@ export class TusUpload extends DurableObject<Env> {
     const state = this.#current();
     const db = this.#db();
     const media = this.env.MEDIA;
-    const leased = await acquireCompletionLease(db, state.projectId, state.videoId, this.clock());
+    const leased = await acquireCompletionLease(db, this.#tenant(), state.videoId, this.clock());
     if (!leased) {
-      const video = await findVideo(db, state.projectId, state.videoId);
+      const video = await findVideo(db, this.#tenant(), state.videoId);
       if (video?.status === "uploaded") return this.#finished();
       if (!video) return this.#end();
       throw new Error("the video's completion lease is held elsewhere");
@@ -403,13 +404,13 @@ export class TusUpload extends DurableObject<Env> {
     } catch (error) {
       // As in the part API: a completion that died after R2 assembled the source finishes the record.
       if (!(await media.head(state.sourceKey))) {
-        await releaseCompletionLease(db, state.videoId, lease, this.clock());
+        await releaseCompletionLease(db, this.#tenant(), state.videoId, lease, this.clock());
         throw error;
       }
     }
     await markUploaded(
       { db, encodeQueue: this.env.ENCODE_QUEUE },
-      { videoId: state.videoId, lease, completedParts: canonicalParts(parts) },
+      { tenant: this.#tenant(), videoId: state.videoId, lease, completedParts: canonicalParts(parts) },
       this.clock(),
     );
     this.#finished();
@@ -477,6 +478,14 @@ export class TusUpload extends DurableObject<Env> {
 
   #db() {
     return projectDatabase(this.env, this.#current().projectId);
+  }
+
+  /**
+   * Whose video the upload acts on: its own, by id, whatever its mode. The URL is the credential
+   * for this one video (contract §13), so no mode narrows what it reaches.
+   */
+  #tenant(): Tenant {
+    return { projectId: this.#current().projectId, mode: "both" };
   }
 
   #multipart(state: State): R2MultipartUpload {

@@ -8,6 +8,7 @@ import { jsonRequest, jsonResponse } from "../http/schemas";
 import { idempotent } from "../idempotency/middleware";
 import type { Db } from "../lib/db";
 import { logError } from "../lib/log";
+import type { Tenant } from "../lib/tenant";
 import { parseUlid } from "../lib/ulid";
 import { rateLimit } from "../rate-limit/middleware";
 import { deleteVideos, type ItemCode, type ItemOutcome, stopAt, storeOf } from "./delete";
@@ -45,14 +46,14 @@ const ITEM_MESSAGES: Record<ItemCode, string> = {
   not_attempted: "Not attempted: processing stopped at an earlier item. Retry the request.",
 };
 
-async function applyVisibility(db: Db, projectId: string, ids: string[], visibility: Visibility) {
+async function applyVisibility(db: Db, tenant: Tenant, ids: string[], visibility: Visibility) {
   try {
-    const changed = await setVisibility(db, projectId, ids, visibility, Date.now());
+    const changed = await setVisibility(db, tenant, ids, visibility, Date.now());
     return ids.map(
       (id): ItemOutcome => (changed.has(id) ? { id, ok: true } : { id, ok: false, code: "video_not_found" }),
     );
   } catch (error) {
-    logError("bulk set_visibility", error, { projectId });
+    logError("bulk set_visibility", error, { projectId: tenant.projectId });
     // One atomic statement: nothing changed, so processing stopped at the first id.
     return stopAt(ids, 0);
   }
@@ -63,8 +64,8 @@ export const bulkRoutes = createRouter().openapi(bulk, async (c) => {
   const ids = distinctIds(body.videoIds);
   const outcomes =
     body.action === "delete"
-      ? await deleteVideos(storeOf(c), c.var.projectId, ids)
-      : await applyVisibility(c.var.db, c.var.projectId, ids, body.visibility);
+      ? await deleteVideos(storeOf(c), c.var.tenant, ids)
+      : await applyVisibility(c.var.db, c.var.tenant, ids, body.visibility);
   const results = outcomes.map((outcome) =>
     outcome.ok
       ? { id: outcome.id, ok: true as const }

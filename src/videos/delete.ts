@@ -1,7 +1,8 @@
 import type { Context } from "hono";
-import type { ProjectEnv } from "../auth/context";
+import type { TenantEnv } from "../auth/context";
 import type { Db } from "../lib/db";
 import { logError } from "../lib/log";
+import type { Tenant } from "../lib/tenant";
 import { monotonicUlids } from "../lib/ulid";
 import { sendDeletion } from "./deletion-queue";
 import { completionInFlight, type VideoRow } from "./model";
@@ -20,7 +21,7 @@ export type ItemOutcome = { id: string; ok: true } | { id: string; ok: false; co
 /** What a delete touches on the request's path: D1 (the request's session) and one queue send. */
 export type Store = { db: Db; deletions: Queue };
 
-export function storeOf<E extends ProjectEnv>(c: Context<E>): Store {
+export function storeOf<E extends TenantEnv>(c: Context<E>): Store {
   return { db: c.var.db, deletions: c.env.DELETION_QUEUE };
 }
 
@@ -37,7 +38,9 @@ function refusal(row: VideoRow | undefined, now: number): ItemCode {
 }
 
 /**
- * Deletes videos of a project: the one rule behind `DELETE /v1/videos/{id}` and a bulk `delete`.
+ * Deletes videos of a tenant (a video of its project in another mode is unknown to it): the one
+ * rule behind `DELETE /v1/videos/{id}`, a bulk `delete`, a tus termination and the expiry of test
+ * videos.
  * Each deletion is a soft delete written in one batch with its video.deleted event; from then on
  * the upload session takes no parts and no completion. The rest (publishing the events, aborting
  * the R2 multipart uploads, deleting custom thumbnails) is one message to the deletions queue,
@@ -50,11 +53,12 @@ function refusal(row: VideoRow | undefined, now: number): ItemCode {
  */
 export async function deleteVideos(
   store: Store,
-  projectId: string,
+  tenant: Tenant,
   ids: string[],
   options: DeleteOptions = {},
 ): Promise<ItemOutcome[]> {
   const now = options.now ?? Date.now();
+  const { projectId } = tenant;
   // Every id is tried: the delete statement itself skips what it may not delete (unknown, deleted
   // already, completion in flight), and only those are read afterwards to say why.
   const outcomes: ItemOutcome[] = ids.map((id) => ({ id, ok: true }));
@@ -66,7 +70,7 @@ export async function deleteVideos(
   const remove = async (batch: string[]) => {
     for (const id of batch) eventIds[id] = nextId(now);
     const [update] = await store.db.batch<{ id: string }>(
-      deleteVideosStatements(store.db, projectId, batch, eventIds, now),
+      deleteVideosStatements(store.db, tenant, batch, eventIds, now),
     );
     for (const row of update?.results ?? []) applied.add(row.id);
   };
@@ -95,7 +99,7 @@ export async function deleteVideos(
     const later = Date.now();
     let current: Map<string, VideoRow> | null = null;
     try {
-      current = await findVideos(store.db, projectId, refused);
+      current = await findVideos(store.db, tenant, refused);
     } catch (error) {
       logError("delete: read refused videos", error, { projectId, count: refused.length });
     }

@@ -1,3 +1,4 @@
+import { livemodeOf, type Mode } from "../lib/tenant";
 import { isoTime } from "../lib/time";
 export const VISIBILITIES = ["public", "unlisted", "private"] as const;
 export type Visibility = (typeof VISIBILITIES)[number];
@@ -15,6 +16,8 @@ export type VideoStatus = (typeof VIDEO_STATUSES)[number];
 export type VideoRow = {
   id: string;
   project_id: string;
+  /** 1 live, 0 test (contract §16): the mode of the key that created it. */
+  livemode: number;
   title: string | null;
   status: VideoStatus;
   visibility: Visibility;
@@ -77,6 +80,7 @@ const NOT_ENCODED = {
 export type NewVideo = {
   id: string;
   projectId: string;
+  mode: Mode;
   title: string | null;
   visibility: Visibility;
   sourceKey: string;
@@ -92,6 +96,7 @@ export function newVideoRow(video: NewVideo): VideoRow {
   return {
     id: video.id,
     project_id: video.projectId,
+    livemode: livemodeOf(video.mode),
     title: video.title,
     status: "waiting_for_upload",
     visibility: video.visibility,
@@ -118,6 +123,7 @@ export type VideoError = { code: "invalid_source" | "encoding_failed"; message: 
 export type Video = {
   id: string;
   projectId: string;
+  livemode: boolean;
   title: string | null;
   status: VideoStatus;
   visibility: Visibility;
@@ -140,6 +146,8 @@ export type Video = {
 export const COMPLETION_LEASE_MS = 5 * 60 * 1000;
 /** How long an upload session accepts parts. */
 export const UPLOAD_SESSION_MS = 24 * 60 * 60 * 1000;
+/** How long a test video lives (contract §16): the scheduled sweep deletes it this long after its creation. */
+export const TEST_VIDEO_LIFETIME_MS = 24 * 60 * 60 * 1000;
 
 /**
  * The status a client sees: a completion whose lease has run out is no longer in flight, so the
@@ -173,6 +181,7 @@ export function toVideo(
   return {
     id: row.id,
     projectId: row.project_id,
+    livemode: row.livemode === 1,
     title: row.title,
     status: effectiveStatus(row, now),
     visibility: row.visibility,

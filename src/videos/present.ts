@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import type { ProjectEnv } from "../auth/context";
+import type { TenantEnv } from "../auth/context";
 import { found } from "../http/found";
 import { publicOrigin } from "../http/public-url";
 import { playbackUrls } from "../playback/urls";
@@ -17,11 +17,14 @@ export function videoAt(origin: string, row: VideoRow, now: number = Date.now())
 }
 
 /** The video object as the API shows it. */
-export function present<E extends ProjectEnv>(c: Context<E>, row: VideoRow, now: number = Date.now()): Video {
+export function present<E extends TenantEnv>(c: Context<E>, row: VideoRow, now: number = Date.now()): Video {
   return videoAt(publicOrigin(c), row, now);
 }
 
-/** The live video the path names in the caller's project; anything else is video_not_found. */
-export async function pathVideo<E extends ProjectEnv>(c: Context<E>, rawId: string): Promise<VideoRow> {
-  return found("video_not_found", rawId, (id) => findVideo(c.var.db, c.var.projectId, id));
+/**
+ * The live video the path names in the caller's project and mode; anything else (another mode's
+ * video included) is video_not_found.
+ */
+export async function pathVideo<E extends TenantEnv>(c: Context<E>, rawId: string): Promise<VideoRow> {
+  return found("video_not_found", rawId, (id) => findVideo(c.var.db, c.var.tenant, id));
 }

@@ -3,6 +3,7 @@ import { videoDeletedEvent } from "../events/types";
 import type { Position } from "../lib/cursor";
 import { type Condition, type Db, IN_JSON_LIST, newestFirstPage } from "../lib/db";
 import { type Swapped, swapInBatch } from "../lib/replace-object";
+import { modeConditions, modeParam, type Tenant } from "../lib/tenant";
 import { isoTime } from "../lib/time";
 import { COMPLETION_LEASE_MS, type VideoRow, type VideoStatus, type Visibility } from "./model";
 
@@ -10,13 +11,14 @@ import { COMPLETION_LEASE_MS, type VideoRow, type VideoStatus, type Visibility }
 export function insertVideoStatement(db: Db, row: VideoRow): D1PreparedStatement {
   return db
     .prepare(
-      `INSERT INTO videos (id, project_id, title, status, visibility, source_key, upload_id, upload_r2_id,
+      `INSERT INTO videos (id, project_id, livemode, title, status, visibility, source_key, upload_id, upload_r2_id,
          upload_expires_at, completion_lease_until, created_at, updated_at, deleted_at, tus_upload_id)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     )
     .bind(
       row.id,
       row.project_id,
+      row.livemode,
       row.title,
       row.status,
       row.visibility,
@@ -36,21 +38,23 @@ export async function insertVideo(db: Db, row: VideoRow): Promise<void> {
   await insertVideoStatement(db, row).run();
 }
 
-/** A live (not deleted) video of the project. */
-export function findVideo(db: Db, projectId: string, id: string): Promise<VideoRow | null> {
+/** A live (not deleted) video of the tenant. */
+export function findVideo(db: Db, tenant: Tenant, id: string): Promise<VideoRow | null> {
   return db
-    .prepare("SELECT * FROM videos WHERE id = ? AND project_id = ? AND deleted_at IS NULL")
-    .bind(id, projectId)
+    .prepare(
+      "SELECT * FROM videos WHERE id = ? AND project_id = ? AND livemode = coalesce(?, livemode) AND deleted_at IS NULL",
+    )
+    .bind(id, tenant.projectId, modeParam(tenant))
     .first<VideoRow>();
 }
 
 /**
  * Edits a live video in one statement: `title` when given (null clears it), `visibility` when
- * given. Null when the video is not the project's live video.
+ * given. Null when the video is not the tenant's live video.
  */
 export function updateVideo(
   db: Db,
-  projectId: string,
+  tenant: Tenant,
   id: string,
   patch: { title?: string | null | undefined; visibility?: Visibility | undefined },
   now: number,
@@ -59,18 +63,29 @@ export function updateVideo(
     .prepare(
       `UPDATE videos
        SET title = CASE WHEN ?3 THEN ?4 ELSE title END, visibility = coalesce(?5, visibility), updated_at = ?6
-       WHERE id = ?1 AND project_id = ?2 AND deleted_at IS NULL
+       WHERE id = ?1 AND project_id = ?2 AND livemode = coalesce(?7, livemode) AND deleted_at IS NULL
        RETURNING *`,
     )
-    .bind(id, projectId, patch.title === undefined ? 0 : 1, patch.title ?? null, patch.visibility ?? null, isoTime(now))
+    .bind(
+      id,
+      tenant.projectId,
+      patch.title === undefined ? 0 : 1,
+      patch.title ?? null,
+      patch.visibility ?? null,
+      isoTime(now),
+      modeParam(tenant),
+    )
     .first<VideoRow>();
 }
 
-/** The live videos of the project among `ids`, in one round trip. */
-export async function findVideos(db: Db, projectId: string, ids: string[]): Promise<Map<string, VideoRow>> {
+/** The live videos of the tenant among `ids`, in one round trip. */
+export async function findVideos(db: Db, tenant: Tenant, ids: string[]): Promise<Map<string, VideoRow>> {
   const { results } = await db
-    .prepare(`SELECT * FROM videos WHERE project_id = ? AND deleted_at IS NULL AND id IN (${IN_JSON_LIST})`)
-    .bind(projectId, JSON.stringify(ids))
+    .prepare(
+      `SELECT * FROM videos
+       WHERE project_id = ? AND livemode = coalesce(?, livemode) AND deleted_at IS NULL AND id IN (${IN_JSON_LIST})`,
+    )
+    .bind(tenant.projectId, modeParam(tenant), JSON.stringify(ids))
     .all<VideoRow>();
   return new Map(results.map((row) => [row.id, row]));
 }
@@ -78,19 +93,20 @@ export async function findVideos(db: Db, projectId: string, ids: string[]): Prom
 export type VideoFilter = { status?: VideoStatus | undefined; visibility?: Visibility | undefined };
 
 /**
- * `limit + 1` live videos after `after`, newest first, with the status (as a client sees it: a
- * completion whose lease ran out is waiting again) and visibility asked for.
+ * `limit + 1` live videos of the tenant after `after`, newest first, with the status (as a client
+ * sees it: a completion whose lease ran out is waiting again) and visibility asked for.
  */
 export async function listVideos(
   db: Db,
-  projectId: string,
+  tenant: Tenant,
   filter: VideoFilter,
   limit: number,
   after: Position | null,
   now: number,
 ): Promise<VideoRow[]> {
   const conditions: Condition[] = [
-    { sql: "project_id = ?", params: [projectId] },
+    { sql: "project_id = ?", params: [tenant.projectId] },
+    ...modeConditions(tenant),
     { sql: "deleted_at IS NULL", params: [] },
   ];
   const at = isoTime(now);
@@ -114,10 +130,10 @@ export async function listVideos(
   ).results;
 }
 
-/** Sets the visibility of the project's live videos among `ids`; returns the ids it changed. */
+/** Sets the visibility of the tenant's live videos among `ids`; returns the ids it changed. */
 export async function setVisibility(
   db: Db,
-  projectId: string,
+  tenant: Tenant,
   ids: string[],
   visibility: Visibility,
   now: number,
@@ -125,9 +141,10 @@ export async function setVisibility(
   const { results } = await db
     .prepare(
       `UPDATE videos SET visibility = ?, updated_at = ?
-       WHERE project_id = ? AND deleted_at IS NULL AND id IN (${IN_JSON_LIST}) RETURNING id`,
+       WHERE project_id = ? AND livemode = coalesce(?, livemode) AND deleted_at IS NULL AND id IN (${IN_JSON_LIST})
+       RETURNING id`,
     )
-    .bind(visibility, isoTime(now), projectId, JSON.stringify(ids))
+    .bind(visibility, isoTime(now), tenant.projectId, modeParam(tenant), JSON.stringify(ids))
     .all<{ id: string }>();
   return new Set(results.map((row) => row.id));
 }
@@ -141,12 +158,14 @@ export async function setVisibility(
  */
 export function deleteVideosStatements(
   db: Db,
-  projectId: string,
+  tenant: Tenant,
   ids: string[],
   eventIds: Record<string, string>,
   now: number,
 ): [D1PreparedStatement, D1PreparedStatement] {
   const at = isoTime(now);
+  const { projectId } = tenant;
+  const mode = modeParam(tenant);
   const events = ids.map((id) => ({
     id: eventIds[id] as string,
     type: "video.deleted" as const,
@@ -160,20 +179,25 @@ export function deleteVideosStatements(
          SET deleted_at = ?1, updated_at = ?1, upload_id = NULL, upload_expires_at = NULL,
              completion_lease_until = NULL,
              status = CASE WHEN status = 'upload_completing' THEN 'waiting_for_upload' ELSE status END
-         WHERE project_id = ?2 AND id IN (SELECT value FROM json_each(?3)) AND deleted_at IS NULL
-           AND NOT (status = 'upload_completing' AND completion_lease_until > ?1)
+         WHERE project_id = ?2 AND livemode = coalesce(?4, livemode) AND id IN (SELECT value FROM json_each(?3))
+           AND deleted_at IS NULL AND NOT (status = 'upload_completing' AND completion_lease_until > ?1)
          RETURNING id`,
       )
-      .bind(at, projectId, JSON.stringify(ids)),
+      .bind(at, projectId, JSON.stringify(ids), mode),
     // Only the videos this batch deleted (deleted at this very instant) get their event.
     recordEventsStatement(db, projectId, events, at, {
-      sql: "SELECT id FROM videos WHERE project_id = ? AND deleted_at = ?",
-      params: [projectId, at],
+      sql: "SELECT id FROM videos WHERE project_id = ? AND livemode = coalesce(?, livemode) AND deleted_at = ?",
+      params: [projectId, mode, at],
     }),
   ];
 }
 
-/** Forgets the R2 uploads and objects (and the rows that pointed at them) of deleted videos that have been cleaned up. */
+/**
+ * Forgets the R2 uploads and objects (and the rows that pointed at them) of deleted videos that
+ * have been cleaned up.
+ *
+ * @allModes the clean-up of deleted videos (the deletions queue, the sweep) names them by id, in both modes
+ */
 export async function clearCleanedUp(db: Db, ids: string[]): Promise<void> {
   if (ids.length === 0) return;
   const list = JSON.stringify(ids);
@@ -203,7 +227,11 @@ export async function clearCleanedUp(db: Db, ids: string[]): Promise<void> {
 /** A deleted video whose R2 clean-up is not done: an upload to abort, or objects under its prefix. */
 const HAS_LEFTOVERS = "deleted_at IS NOT NULL AND storage_cleared_at IS NULL";
 
-/** These videos, where deleted and not cleaned up yet. */
+/**
+ * These videos, where deleted and not cleaned up yet.
+ *
+ * @allModes the clean-up of deleted videos (the deletions queue) names them by id, in both modes
+ */
 export async function deletedWithLeftovers(db: Db, ids: string[]): Promise<VideoRow[]> {
   const { results } = await db
     .prepare(
@@ -215,7 +243,11 @@ export async function deletedWithLeftovers(db: Db, ids: string[]): Promise<Video
   return results;
 }
 
-/** Deleted videos not cleaned up yet, oldest first. */
+/**
+ * Deleted videos not cleaned up yet, oldest first.
+ *
+ * @allModes the sweep finishes every deleted video's clean-up, in both modes
+ */
 export async function pendingCleanups(db: Db, limit: number): Promise<VideoRow[]> {
   const { results } = await db
     .prepare(`SELECT * FROM videos WHERE ${HAS_LEFTOVERS} ORDER BY deleted_at LIMIT ?`)
@@ -230,22 +262,23 @@ export async function pendingCleanups(db: Db, limit: number): Promise<VideoRow[]
  */
 export function swapCustomThumbnail(
   db: Db,
-  projectId: string,
+  tenant: Tenant,
   id: string,
   next: string | null,
   now: number,
 ): Promise<Swapped<VideoRow> | null> {
-  const where = "id = ?1 AND project_id = ?2 AND deleted_at IS NULL";
+  const where = "id = ?1 AND project_id = ?2 AND livemode = coalesce(?3, livemode) AND deleted_at IS NULL";
+  const mode = modeParam(tenant);
   return swapInBatch<VideoRow>(
     db,
-    db.prepare(`SELECT custom_thumbnail_key AS replaced FROM videos WHERE ${where}`).bind(id, projectId),
+    db.prepare(`SELECT custom_thumbnail_key AS replaced FROM videos WHERE ${where}`).bind(id, tenant.projectId, mode),
     db
       .prepare(
-        `UPDATE videos SET custom_thumbnail_key = ?3,
-           updated_at = CASE WHEN custom_thumbnail_key IS ?3 THEN updated_at ELSE ?4 END
+        `UPDATE videos SET custom_thumbnail_key = ?4,
+           updated_at = CASE WHEN custom_thumbnail_key IS ?4 THEN updated_at ELSE ?5 END
          WHERE ${where} RETURNING *`,
       )
-      .bind(id, projectId, next, isoTime(now)),
+      .bind(id, tenant.projectId, mode, next, isoTime(now)),
   );
 }
 
@@ -253,25 +286,26 @@ export function swapCustomThumbnail(
  * Takes the completion lease of a video waiting for its upload (or whose earlier completion died).
  * Returns the row as it is now under the lease, or null when the lease could not be taken.
  */
-export function acquireCompletionLease(db: Db, projectId: string, id: string, now: number): Promise<VideoRow | null> {
+export function acquireCompletionLease(db: Db, tenant: Tenant, id: string, now: number): Promise<VideoRow | null> {
   return db
     .prepare(
       `UPDATE videos SET status = 'upload_completing', completion_lease_until = ?1, updated_at = ?2
-       WHERE id = ?3 AND project_id = ?4 AND deleted_at IS NULL AND upload_r2_id IS NOT NULL
-         AND upload_expires_at > ?2
+       WHERE id = ?3 AND project_id = ?4 AND livemode = coalesce(?5, livemode) AND deleted_at IS NULL
+         AND upload_r2_id IS NOT NULL AND upload_expires_at > ?2
          AND (status = 'waiting_for_upload' OR (status = 'upload_completing' AND completion_lease_until <= ?2))
        RETURNING *`,
     )
-    .bind(isoTime(now + COMPLETION_LEASE_MS), isoTime(now), id, projectId)
+    .bind(isoTime(now + COMPLETION_LEASE_MS), isoTime(now), id, tenant.projectId, modeParam(tenant))
     .first<VideoRow>();
 }
 
 /**
- * Marks the upload complete with these parts (`completedParts`, canonical), if this completion
- * still holds the lease.
+ * Marks the tenant's upload complete with these parts (`completedParts`, canonical), if this
+ * completion still holds the lease.
  */
 export function finishCompletion(
   db: Db,
+  tenant: Tenant,
   id: string,
   lease: string,
   completedParts: string,
@@ -281,27 +315,37 @@ export function finishCompletion(
     .prepare(
       `UPDATE videos SET status = 'uploaded', completion_lease_until = NULL, upload_id = NULL, upload_r2_id = NULL,
          upload_expires_at = NULL, updated_at = ?1, completed_parts = ?4
-       WHERE id = ?2 AND status = 'upload_completing' AND completion_lease_until = ?3
+       WHERE id = ?2 AND project_id = ?5 AND livemode = coalesce(?6, livemode)
+         AND status = 'upload_completing' AND completion_lease_until = ?3
        RETURNING *`,
     )
-    .bind(isoTime(now), id, lease, completedParts)
+    .bind(isoTime(now), id, lease, completedParts, tenant.projectId, modeParam(tenant))
     .first<VideoRow>();
 }
 
 /** Gives the lease back after a failed completion, so the client can try again at once. */
-export async function releaseCompletionLease(db: Db, id: string, lease: string, now: number): Promise<void> {
+export async function releaseCompletionLease(
+  db: Db,
+  tenant: Tenant,
+  id: string,
+  lease: string,
+  now: number,
+): Promise<void> {
   await db
     .prepare(
       `UPDATE videos SET status = 'waiting_for_upload', completion_lease_until = NULL, updated_at = ?1
-       WHERE id = ?2 AND status = 'upload_completing' AND completion_lease_until = ?3`,
+       WHERE id = ?2 AND project_id = ?4 AND livemode = coalesce(?5, livemode)
+         AND status = 'upload_completing' AND completion_lease_until = ?3`,
     )
-    .bind(isoTime(now), id, lease)
+    .bind(isoTime(now), id, lease, tenant.projectId, modeParam(tenant))
     .run();
 }
 
 /**
  * Live videos whose upload session expired with its R2 multipart upload still open, oldest first;
  * a completion still under its lease is left alone.
+ *
+ * @allModes the sweep aborts every expired upload session, in both modes
  */
 export async function expiredUploads(db: Db, now: number, limit: number): Promise<VideoRow[]> {
   const { results } = await db
@@ -316,7 +360,11 @@ export async function expiredUploads(db: Db, now: number, limit: number): Promis
   return results;
 }
 
-/** Forgets the aborted R2 uploads of these expired sessions (unless something changed them since). */
+/**
+ * Forgets the aborted R2 uploads of these expired sessions (unless something changed them since).
+ *
+ * @allModes the sweep aborts every expired upload session, in both modes
+ */
 export async function clearExpiredUploads(db: Db, rows: VideoRow[]): Promise<void> {
   if (rows.length === 0) return;
   await db
@@ -364,4 +412,30 @@ export async function storedParts(
     .bind(projectId, videoId, JSON.stringify(partNumbers))
     .all<StoredPart>();
   return new Map(results.map((part) => [part.part_number, part]));
+}
+
+/**
+ * Up to `limit` test videos (contract §16) created at or before `createdBefore`, not deleted, of
+ * projects not deleted (a deleted project's videos go with its purge, with no video.deleted each),
+ * oldest first, after `after`: what the expiry sweep deletes.
+ *
+ * @allModes the expiry sweep reads test videos only (livemode = 0), for no caller
+ */
+export async function expiredTestVideos(
+  db: Db,
+  createdBefore: string,
+  after: Position | null,
+  limit: number,
+): Promise<Pick<VideoRow, "id" | "project_id" | "created_at">[]> {
+  const { results } = await db
+    .prepare(
+      // One ordered seek on videos_test_expiry, and the video's project by its key.
+      `SELECT v.id, v.project_id, v.created_at FROM videos v
+       WHERE v.livemode = 0 AND v.deleted_at IS NULL AND v.created_at <= ?1 AND (v.created_at, v.id) > (?2, ?3)
+         AND NOT EXISTS (SELECT 1 FROM projects p WHERE p.id = v.project_id AND p.deleted_at IS NOT NULL)
+       ORDER BY v.created_at, v.id LIMIT ?4`,
+    )
+    .bind(createdBefore, after?.createdAt ?? "", after?.id ?? "", limit)
+    .all<Pick<VideoRow, "id" | "project_id" | "created_at">>();
+  return results;
 }

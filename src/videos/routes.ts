@@ -9,6 +9,7 @@ import { jsonRequest, jsonResponse } from "../http/schemas";
 import { validationHook } from "../http/validation";
 import { idempotent } from "../idempotency/middleware";
 import { sourceKey } from "../lib/storage-keys";
+import { creationMode } from "../lib/tenant";
 import { parseUlid, ulid } from "../lib/ulid";
 import { deleteVideos, storeOf } from "./delete";
 import { newVideoRow, UPLOAD_SESSION_MS } from "./model";
@@ -109,11 +110,13 @@ export const videoRoutes = createRouter()
     const body = c.req.valid("json");
     const now = Date.now();
     const id = ulid(now);
-    const key = sourceKey(c.var.projectId, id);
+    const { tenant } = c.var;
+    const key = sourceKey(tenant.projectId, id);
     const upload = await c.env.MEDIA.createMultipartUpload(key);
     const row = newVideoRow({
       id,
-      projectId: c.var.projectId,
+      projectId: tenant.projectId,
+      mode: creationMode(tenant),
       title: body.title ?? null,
       visibility: body.visibility ?? "public",
       sourceKey: key,
@@ -142,12 +145,13 @@ export const videoRoutes = createRouter()
     list,
     async (c) => {
       const { status, visibility, ...query } = c.req.valid("query");
-      // A cursor is valid only for the listing it came from: this project, this filter.
-      const scope = JSON.stringify(["videos", c.var.projectId, status ?? null, visibility ?? null]);
+      const { tenant } = c.var;
+      // A cursor is valid only for the listing it came from: this project and mode, this filter.
+      const scope = JSON.stringify(["videos", tenant.projectId, tenant.mode, status ?? null, visibility ?? null]);
       const cursors = { secret: c.var.config.cursorSecret, scope };
       const { limit, after } = await parsePage(query, cursors);
       const now = Date.now();
-      const rows = await listVideos(c.var.db, c.var.projectId, { status, visibility }, limit, after, now);
+      const rows = await listVideos(c.var.db, tenant, { status, visibility }, limit, after, now);
       const page = await pageOf(rows, limit, cursors);
       return c.json({ data: page.data.map((row) => present(c, row, now)), nextCursor: page.nextCursor }, 200);
     },
@@ -156,14 +160,14 @@ export const videoRoutes = createRouter()
   .openapi(read, async (c) => c.json(present(c, await pathVideo(c, c.req.valid("param").id)), 200))
   .openapi(edit, async (c) => {
     const id = parseUlid(c.req.valid("param").id);
-    const row = id ? await updateVideo(c.var.db, c.var.projectId, id, c.req.valid("json"), Date.now()) : null;
+    const row = id ? await updateVideo(c.var.db, c.var.tenant, id, c.req.valid("json"), Date.now()) : null;
     if (!row) throw new ApiError("video_not_found");
     return c.json(present(c, row), 200);
   })
   .openapi(remove, async (c) => {
     const id = parseUlid(c.req.valid("param").id);
     if (!id) throw new ApiError("video_not_found");
-    const [outcome] = await deleteVideos(storeOf(c), c.var.projectId, [id]);
+    const [outcome] = await deleteVideos(storeOf(c), c.var.tenant, [id]);
     if (!outcome) throw new Error("deleteVideos gave no outcome for the id");
     // A lone id is never "not attempted": a failure stops at it, as internal_error.
     if (!outcome.ok) throw new ApiError(outcome.code === "not_attempted" ? "internal_error" : outcome.code);

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { pathId, TimestampSchema, textSchema, UlidSchema } from "../http/schemas";
+import { ModeQuerySchema } from "../auth/guards";
+import { livemodeSchema, pathId, TimestampSchema, textSchema, UlidSchema } from "../http/schemas";
 import { parseUlid, ULID_PATTERN_ANY_CASE } from "../lib/ulid";
 import { ITEM_CODES } from "./delete";
 import { VIDEO_STATUSES, VISIBILITIES } from "./model";
@@ -32,6 +33,10 @@ export const VideoSchema = z
   .object({
     id: UlidSchema,
     projectId: UlidSchema,
+    livemode: livemodeSchema(
+      "A test video is encoded from its first 10 seconds only, and deleted 24 hours after its creation, as " +
+        "DELETE deletes it (its video.deleted event included).",
+    ),
     title: z.string().nullable().openapi({ example: "Intro" }),
     status: z.enum(VIDEO_STATUSES),
     visibility: VisibilitySchema,
@@ -87,8 +92,11 @@ export const UploadCompleteSchema = z
   })
   .openapi("UploadCompleteRequest");
 
-/** Query of video endpoints: `projectId` is read by authentication, under cookie auth only. */
-export const ProjectQuerySchema = z.object({
+/**
+ * Query of video endpoints: `projectId` and `mode` are read by authentication, under cookie auth
+ * only.
+ */
+export const ProjectQuerySchema = ModeQuerySchema.extend({
   projectId: z.string().optional().openapi({
     description: "The project's ULID: required under session-cookie auth, ignored under API-key auth",
     pattern: ULID_PATTERN_ANY_CASE.source,

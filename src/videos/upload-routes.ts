@@ -108,7 +108,13 @@ export const uploadRoutes = createRouter()
     try {
       const part = await upload.uploadPart(partNumber, c.req.raw.body);
       // Its size, for the completion's check of R2's part rule (contract §5).
-      await recordPart(c.var.db, c.var.projectId, row.id, { partNumber, size: length, etag: part.etag }, Date.now());
+      await recordPart(
+        c.var.db,
+        c.var.tenant.projectId,
+        row.id,
+        { partNumber, size: length, etag: part.etag },
+        Date.now(),
+      );
       return c.json({ partNumber: part.partNumber, etag: part.etag }, 200);
     } catch (error) {
       // A delete (or completion) that landed meanwhile closed the upload: say so, as it is now.
@@ -128,11 +134,11 @@ export const uploadRoutes = createRouter()
     }
     refuseUpload(row, now);
     const numbers = parts.map((part) => part.partNumber);
-    const problem = partsProblem(numbers, await storedParts(c.var.db, c.var.projectId, row.id, numbers));
+    const problem = partsProblem(numbers, await storedParts(c.var.db, c.var.tenant.projectId, row.id, numbers));
     // Before the lease: the video stays waiting for its upload, its parts kept, for another try.
     if (problem)
       throw new ApiError("invalid_parts", { message: problem, details: [{ path: "parts", message: problem }] });
-    const leased = await acquireCompletionLease(c.var.db, c.var.projectId, row.id, now);
+    const leased = await acquireCompletionLease(c.var.db, c.var.tenant, row.id, now);
     if (!leased) {
       // Another request changed the video between the read and the lease: say why, as it is now.
       refuseUpload(await pathVideo(c, row.id), Date.now());
@@ -147,7 +153,7 @@ export const uploadRoutes = createRouter()
       // object behind and the multipart upload gone: this retry finishes the record instead of
       // reading R2's "no such upload" as the client's mistake.
       if (!(await c.env.MEDIA.head(leased.source_key))) {
-        await releaseCompletionLease(c.var.db, leased.id, lease, Date.now());
+        await releaseCompletionLease(c.var.db, c.var.tenant, leased.id, lease, Date.now());
         if (isPartError(error)) {
           // R2's own words go to the log; the client gets this API's.
           logError("upload complete: parts refused", error, { videoId: leased.id });
@@ -168,7 +174,7 @@ export const uploadRoutes = createRouter()
     }
     const finished = await markUploaded(
       { db: c.var.db, encodeQueue: c.env.ENCODE_QUEUE },
-      { videoId: leased.id, lease, completedParts: canonicalParts(parts) },
+      { tenant: c.var.tenant, videoId: leased.id, lease, completedParts: canonicalParts(parts) },
       Date.now(),
     );
     return c.json(present(c, finished ?? (await pathVideo(c, leased.id))), 200);

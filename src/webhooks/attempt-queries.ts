@@ -53,6 +53,8 @@ const PENDING_COLUMNS = `d.id AS deliveryId, d.endpoint_id AS endpointId, e.proj
 /**
  * Pending attempts among these events' first attempts, or due before `dueBefore` and held by no
  * consumer (their message was lost), as the messages that deliver them.
+ *
+ * @allModes delivery sends attempts by id; the event's mode chose their endpoints when they were written
  */
 export async function pendingAttempts(
   db: Db,
@@ -93,6 +95,8 @@ export type ClaimedAttempt = DeliveryRow & {
  * Takes a pending attempt for delivery for `leaseMs`; null when it is done or held by another.
  * Returns, in the same round trip, what decides whether it may be sent: the endpoint's URL,
  * secrets and state, whether its project is deleted, and whether the project's account is approved.
+ *
+ * @allModes delivery sends attempts by id; the event's mode chose their endpoints when they were written
  */
 export function claimAttempt(db: Db, id: string, now: number, leaseMs: number): Promise<ClaimedAttempt | null> {
   return db

@@ -1,16 +1,19 @@
 import { type Db, IN_JSON_LIST } from "../lib/db";
+import { modeParam, type Tenant } from "../lib/tenant";
 import type { EndpointRow } from "./model";
 
 /**
- * Adds the endpoint unless the project already has `quota` of them; the count and the insert are
- * one statement, so concurrent creates cannot pass the quota together. False when it is full.
+ * Adds the endpoint unless the project already has `quota` of them in its mode (a test endpoint
+ * takes no room from live ones); the count and the insert are one statement, so concurrent creates
+ * cannot pass the quota together. False when it is full.
  */
 export async function insertEndpoint(db: Db, row: EndpointRow, quota: number): Promise<boolean> {
   const result = await db
     .prepare(
-      `INSERT INTO webhook_endpoints (id, project_id, url, event_types, enabled, description, secret, created_at)
-       SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8
-       WHERE (SELECT count(*) FROM webhook_endpoints WHERE project_id = ?2) < ?9`,
+      `INSERT INTO webhook_endpoints (id, project_id, livemode, url, event_types, enabled, description, secret,
+         created_at)
+       SELECT ?1, ?2, ?10, ?3, ?4, ?5, ?6, ?7, ?8
+       WHERE (SELECT count(*) FROM webhook_endpoints WHERE project_id = ?2 AND livemode = ?10) < ?9`,
     )
     .bind(
       row.id,
@@ -22,6 +25,7 @@ export async function insertEndpoint(db: Db, row: EndpointRow, quota: number): P
       row.secret,
       row.created_at,
       quota,
+      row.livemode,
     )
     .run();
   return result.meta.changes > 0;
@@ -39,12 +43,7 @@ export type EndpointPatch = {
  * Applies a patch in one statement. Enabling clears `disabled_reason`; disabling records "manual"
  * unless the endpoint was disabled already (a "gone" endpoint stays "gone").
  */
-export function updateEndpoint(
-  db: Db,
-  projectId: string,
-  id: string,
-  patch: EndpointPatch,
-): Promise<EndpointRow | null> {
+export function updateEndpoint(db: Db, tenant: Tenant, id: string, patch: EndpointPatch): Promise<EndpointRow | null> {
   const enabled = patch.enabled === undefined ? null : patch.enabled ? 1 : 0;
   return db
     .prepare(
@@ -58,17 +57,18 @@ export function updateEndpoint(
              WHEN enabled = 0 THEN coalesce(disabled_reason, 'manual')
              ELSE 'manual' END,
            enabled = coalesce(?7, enabled)
-       WHERE id = ?1 AND project_id = ?2
+       WHERE id = ?1 AND project_id = ?2 AND livemode = coalesce(?8, livemode)
        RETURNING *`,
     )
     .bind(
       id,
-      projectId,
+      tenant.projectId,
       patch.url ?? null,
       patch.eventTypes ? JSON.stringify(patch.eventTypes) : null,
       patch.description === undefined ? 0 : 1,
       patch.description ?? null,
       enabled,
+      modeParam(tenant),
     )
     .first<EndpointRow>();
 }
@@ -76,7 +76,7 @@ export function updateEndpoint(
 /** Makes `secret` the endpoint's secret; the one it replaces keeps signing until `overlapUntil`. */
 export async function rotateSecret(
   db: Db,
-  projectId: string,
+  tenant: Tenant,
   id: string,
   secret: string,
   overlapUntil: string,
@@ -84,45 +84,63 @@ export async function rotateSecret(
   const result = await db
     .prepare(
       `UPDATE webhook_endpoints SET previous_secret = secret, previous_secret_until = ?3, secret = ?4
-       WHERE id = ?1 AND project_id = ?2`,
+       WHERE id = ?1 AND project_id = ?2 AND livemode = coalesce(?5, livemode)`,
     )
-    .bind(id, projectId, overlapUntil, secret)
+    .bind(id, tenant.projectId, overlapUntil, secret, modeParam(tenant))
     .run();
   return result.meta.changes > 0;
 }
 
-/** Disables an endpoint that said it is gone (410). */
+/**
+ * Disables an endpoint that said it is gone (410).
+ *
+ * @allModes delivery disables the endpoint its attempt names (410 Gone), whatever its mode
+ */
 export function disableGoneStatement(db: Db, id: string): D1PreparedStatement {
   return db.prepare("UPDATE webhook_endpoints SET enabled = 0, disabled_reason = 'gone' WHERE id = ?").bind(id);
 }
 
-export async function listEndpoints(db: Db, projectId: string): Promise<EndpointRow[]> {
+/**
+ * The tenant's endpoints, newest first. A project has at most 20 per mode, so one mode's are
+ * picked from the project's few rows without an index of their own.
+ */
+export async function listEndpoints(db: Db, tenant: Tenant): Promise<EndpointRow[]> {
   const { results } = await db
-    .prepare("SELECT * FROM webhook_endpoints WHERE project_id = ? ORDER BY created_at DESC, id DESC")
-    .bind(projectId)
+    .prepare(
+      `SELECT * FROM webhook_endpoints WHERE project_id = ? AND livemode = coalesce(?, livemode)
+       ORDER BY created_at DESC, id DESC`,
+    )
+    .bind(tenant.projectId, modeParam(tenant))
     .all<EndpointRow>();
   return results;
 }
 
-/** The project's endpoint `id`: a statement, so that a batch can read it with something else. */
-export function endpointStatement(db: Db, projectId: string, id: string): D1PreparedStatement {
-  return db.prepare("SELECT * FROM webhook_endpoints WHERE id = ? AND project_id = ?").bind(id, projectId);
+/** The tenant's endpoint `id`: a statement, so that a batch can read it with something else. */
+export function endpointStatement(db: Db, tenant: Tenant, id: string): D1PreparedStatement {
+  return db
+    .prepare("SELECT * FROM webhook_endpoints WHERE id = ? AND project_id = ? AND livemode = coalesce(?, livemode)")
+    .bind(id, tenant.projectId, modeParam(tenant));
 }
 
-export function findEndpoint(db: Db, projectId: string, id: string): Promise<EndpointRow | null> {
-  return endpointStatement(db, projectId, id).first<EndpointRow>();
+export function findEndpoint(db: Db, tenant: Tenant, id: string): Promise<EndpointRow | null> {
+  return endpointStatement(db, tenant, id).first<EndpointRow>();
 }
 
 /** Deletes the endpoint and, with it, its delivery attempts. */
-export async function deleteEndpoint(db: Db, projectId: string, id: string): Promise<boolean> {
+export async function deleteEndpoint(db: Db, tenant: Tenant, id: string): Promise<boolean> {
   const result = await db
-    .prepare("DELETE FROM webhook_endpoints WHERE id = ? AND project_id = ?")
-    .bind(id, projectId)
+    .prepare("DELETE FROM webhook_endpoints WHERE id = ? AND project_id = ? AND livemode = coalesce(?, livemode)")
+    .bind(id, tenant.projectId, modeParam(tenant))
     .run();
   return result.meta.changes > 0;
 }
 
-/** Enabled endpoints of these projects; a deleted project's endpoints get no new attempts. */
+/**
+ * Enabled endpoints of these projects, of both modes (the subscriber gives each event to its own
+ * mode's); a deleted project's endpoints get no new attempts.
+ *
+ * @allModes the subscriber gives each event to its own mode's endpoints among these (subscriber.ts)
+ */
 export async function enabledEndpoints(db: Db, projectIds: string[]): Promise<EndpointRow[]> {
   const { results } = await db
     .prepare(

@@ -1,5 +1,6 @@
 import type { Position } from "../lib/cursor";
 import { type Condition, type Db, newestFirstPage } from "../lib/db";
+import type { Tenant } from "../lib/tenant";
 import { endpointStatement } from "./endpoint-queries";
 import type { DeliveryRow, DeliveryState, EndpointRow } from "./model";
 
@@ -22,23 +23,20 @@ export function deliveriesQuery(
 }
 
 /**
- * The project's endpoint and `limit + 1` of its attempts after `after`, newest first, in one round
- * trip. A null endpoint means it is not the project's: the attempts read with it are dropped here
- * and never leave this function.
+ * The tenant's endpoint and `limit + 1` of its attempts after `after`, newest first, in one round
+ * trip. A null endpoint means it is not the tenant's (another project's, or another mode's): the
+ * attempts read with it are dropped here and never leave this function.
  */
 export async function endpointDeliveries(
   db: Db,
-  projectId: string,
+  tenant: Tenant,
   endpointId: string,
   filter: DeliveryFilter,
   limit: number,
   after: Position | null,
 ): Promise<{ endpoint: EndpointRow | null; rows: DeliveryRow[] }> {
   const { sql, params } = deliveriesQuery(endpointId, filter, limit, after);
-  const [endpoint, page] = await db.batch([
-    endpointStatement(db, projectId, endpointId),
-    db.prepare(sql).bind(...params),
-  ]);
+  const [endpoint, page] = await db.batch([endpointStatement(db, tenant, endpointId), db.prepare(sql).bind(...params)]);
   const row = (endpoint?.results[0] as EndpointRow | undefined) ?? null;
   return { endpoint: row, rows: row ? ((page?.results ?? []) as DeliveryRow[]) : [] };
 }

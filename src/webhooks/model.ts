@@ -29,6 +29,8 @@ export const SECRET_OVERLAP_MS = 24 * 60 * 60 * 1000;
 export type EndpointRow = {
   id: string;
   project_id: string;
+  /** 1 live, 0 test (contract §16): it receives only the events of its mode's videos. */
+  livemode: number;
   url: string;
   event_types: string;
   enabled: number;
@@ -58,6 +60,7 @@ export type DeliveryRow = {
 export function toEndpoint(row: EndpointRow) {
   return {
     id: row.id,
+    livemode: row.livemode === 1,
     url: row.url,
     eventTypes: subscribedTypes(row),
     enabled: row.enabled === 1,

@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import type { ProjectEnv } from "../auth/context";
-import { ProjectPathParams, projectMember } from "../auth/guards";
+import type { TenantEnv } from "../auth/context";
+import { ModeQuerySchema, ProjectPathParams, projectMember } from "../auth/guards";
 import { jsonBody } from "../http/body";
 import { ApiError } from "../http/errors";
 import { found } from "../http/found";
@@ -11,6 +11,7 @@ import { createRouter } from "../http/router";
 import { jsonRequest, jsonResponse, pathId } from "../http/schemas";
 import { validationHook } from "../http/validation";
 import { idempotent } from "../idempotency/middleware";
+import { creationMode, livemodeOf } from "../lib/tenant";
 import { isoTime } from "../lib/time";
 import { parseUlid, ulid } from "../lib/ulid";
 import { rateLimit } from "../rate-limit/middleware";
@@ -55,7 +56,7 @@ const create = route(
     tags: ["Webhooks"],
     summary: "Add a webhook endpoint; its signing secret is shown only in this response",
     middleware: [projectMember("write", "not_found"), idempotent, jsonBody] as const,
-    request: { params: ProjectPathParams, body: jsonRequest(EndpointCreateSchema) },
+    request: { params: ProjectPathParams, query: ModeQuerySchema, body: jsonRequest(EndpointCreateSchema) },
     responses: { 201: jsonResponse(CreatedEndpointSchema, "The endpoint, with its secret") },
   },
   ["invalid_body", "quota_exceeded"],
@@ -69,7 +70,7 @@ const patch = route(
     tags: ["Webhooks"],
     summary: "Change an endpoint's URL, event types, description, or whether it is enabled",
     middleware: [projectMember("write", "endpoint_not_found"), jsonBody] as const,
-    request: { params: EndpointParams, body: jsonRequest(EndpointPatchSchema) },
+    request: { params: EndpointParams, query: ModeQuerySchema, body: jsonRequest(EndpointPatchSchema) },
     responses: { 200: jsonResponse(EndpointSchema, "The endpoint after the change") },
   },
   ["endpoint_not_found", "invalid_body"],
@@ -83,7 +84,7 @@ const rotate = route(
     tags: ["Webhooks"],
     summary: "Replace the signing secret; for 24 h deliveries carry the new and the old signature",
     middleware: [projectMember("write", "endpoint_not_found"), idempotent] as const,
-    request: { params: EndpointParams },
+    request: { params: EndpointParams, query: ModeQuerySchema },
     responses: {
       200: jsonResponse(
         z.object({ secret: z.string().openapi({ description: "whsec_…: shown only in this response" }) }),
@@ -101,7 +102,7 @@ const list = route({
   tags: ["Webhooks"],
   summary: "The project's webhook endpoints",
   middleware: [projectMember("read", "not_found")] as const,
-  request: { params: ProjectPathParams },
+  request: { params: ProjectPathParams, query: ModeQuerySchema },
   responses: { 200: jsonResponse(z.object({ data: z.array(EndpointSchema) }), "The endpoints") },
 });
 
@@ -113,7 +114,7 @@ const read = route(
     tags: ["Webhooks"],
     summary: "One webhook endpoint",
     middleware: [projectMember("read", "endpoint_not_found")] as const,
-    request: { params: EndpointParams },
+    request: { params: EndpointParams, query: ModeQuerySchema },
     responses: { 200: jsonResponse(EndpointSchema, "The endpoint") },
   },
   ["endpoint_not_found"],
@@ -127,7 +128,7 @@ const remove = route(
     tags: ["Webhooks"],
     summary: "Delete a webhook endpoint and its delivery attempts",
     middleware: [projectMember("write", "endpoint_not_found")] as const,
-    request: { params: EndpointParams },
+    request: { params: EndpointParams, query: ModeQuerySchema },
     responses: { 204: { description: "Deleted" } },
   },
   ["endpoint_not_found"],
@@ -141,7 +142,7 @@ const deliveries = route(
     tags: ["Webhooks"],
     summary: "The endpoint's delivery attempts, newest first (createdAt, then id)",
     middleware: [projectMember("read", "endpoint_not_found"), rateLimit("deliveries")] as const,
-    request: { params: EndpointParams, query: DeliveriesQuerySchema },
+    request: { params: EndpointParams, query: DeliveriesQuerySchema.extend(ModeQuerySchema.shape) },
     responses: {
       200: jsonResponse(z.object({ data: z.array(DeliverySchema), nextCursor: z.string().nullable() }), "One page"),
     },
@@ -158,21 +159,22 @@ const retry = route(
     tags: ["Webhooks"],
     summary: "Send the attempt's event to the endpoint again, as a new attempt",
     middleware: [projectMember("write", "endpoint_not_found"), rateLimit("delivery_retry"), idempotent] as const,
-    request: { params: EndpointParams.extend({ attemptId: pathId("delivery attempt") }) },
+    request: { params: EndpointParams.extend({ attemptId: pathId("delivery attempt") }), query: ModeQuerySchema },
     responses: { 202: jsonResponse(DeliverySchema, "The new attempt, pending") },
   },
   ["endpoint_not_found", "not_found", "endpoint_disabled"],
 );
 
 /** A webhook URL the service may deliver to (contract §10), normalized; else invalid_body on `url`. */
-function webhookUrl<E extends ProjectEnv>(c: Context<E>, text: string): string {
+function webhookUrl<E extends TenantEnv>(c: Context<E>, text: string): string {
   const problem = targetProblem(text, { allowHttp: c.var.config.allowHttpWebhooks });
   if (problem) throw new ApiError("invalid_body", { details: [{ path: "url", message: problem }] });
   return new URL(text).toString();
 }
 
-async function pathEndpoint<E extends ProjectEnv>(c: Context<E>, rawId: string): Promise<EndpointRow> {
-  return found("endpoint_not_found", rawId, (id) => findEndpoint(c.var.db, c.var.projectId, id));
+/** The tenant's endpoint the path names; another project's or another mode's is endpoint_not_found. */
+async function pathEndpoint<E extends TenantEnv>(c: Context<E>, rawId: string): Promise<EndpointRow> {
+  return found("endpoint_not_found", rawId, (id) => findEndpoint(c.var.db, c.var.tenant, id));
 }
 
 export const webhookRoutes = createRouter()
@@ -181,7 +183,8 @@ export const webhookRoutes = createRouter()
     const now = Date.now();
     const row: EndpointRow = {
       id: ulid(now),
-      project_id: c.var.projectId,
+      project_id: c.var.tenant.projectId,
+      livemode: livemodeOf(creationMode(c.var.tenant)),
       url: webhookUrl(c, body.url),
       event_types: body.eventTypes ? JSON.stringify(body.eventTypes) : EVERY_TYPE,
       enabled: 1,
@@ -196,13 +199,13 @@ export const webhookRoutes = createRouter()
       throw quotaExceeded("webhook_endpoints");
     return c.json({ ...toEndpoint(row), secret: row.secret }, 201);
   })
-  .openapi(list, async (c) => c.json({ data: (await listEndpoints(c.var.db, c.var.projectId)).map(toEndpoint) }, 200))
+  .openapi(list, async (c) => c.json({ data: (await listEndpoints(c.var.db, c.var.tenant)).map(toEndpoint) }, 200))
   .openapi(read, async (c) => c.json(toEndpoint(await pathEndpoint(c, c.req.valid("param").id)), 200))
   .openapi(patch, async (c) => {
     const body = c.req.valid("json");
     const url = body.url === undefined ? undefined : webhookUrl(c, body.url);
     const row = await found("endpoint_not_found", c.req.valid("param").id, (id) =>
-      updateEndpoint(c.var.db, c.var.projectId, id, { ...body, url }),
+      updateEndpoint(c.var.db, c.var.tenant, id, { ...body, url }),
     );
     return c.json(toEndpoint(row), 200);
   })
@@ -210,12 +213,12 @@ export const webhookRoutes = createRouter()
     const secret = newSecret();
     const overlapUntil = isoTime(Date.now() + SECRET_OVERLAP_MS);
     await found("endpoint_not_found", c.req.valid("param").id, (id) =>
-      rotateSecret(c.var.db, c.var.projectId, id, secret, overlapUntil),
+      rotateSecret(c.var.db, c.var.tenant, id, secret, overlapUntil),
     );
     return c.json({ secret }, 200);
   })
   .openapi(remove, async (c) => {
-    await found("endpoint_not_found", c.req.valid("param").id, (id) => deleteEndpoint(c.var.db, c.var.projectId, id));
+    await found("endpoint_not_found", c.req.valid("param").id, (id) => deleteEndpoint(c.var.db, c.var.tenant, id));
     return c.body(null, 204);
   })
   .openapi(
@@ -228,7 +231,7 @@ export const webhookRoutes = createRouter()
       // A cursor is valid only for the listing it came from: this endpoint, this filter.
       const cursors = { secret: c.var.config.cursorSecret, scope: deliveriesCursorScope(endpointId, filter) };
       const { limit, after } = await parsePage(page, cursors);
-      const { endpoint, rows } = await endpointDeliveries(c.var.db, c.var.projectId, endpointId, filter, limit, after);
+      const { endpoint, rows } = await endpointDeliveries(c.var.db, c.var.tenant, endpointId, filter, limit, after);
       if (!endpoint) throw new ApiError("endpoint_not_found");
       const { data, nextCursor } = await pageOf(rows, limit, cursors);
       return c.json({ data: data.map(toDelivery), nextCursor }, 200);

@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { EVENT_TYPES } from "../events/types";
 import { PageQuerySchema } from "../http/pagination";
-import { TimestampSchema, textSchema, UlidSchema } from "../http/schemas";
+import { livemodeSchema, TimestampSchema, textSchema, UlidSchema } from "../http/schemas";
 import { DELIVERY_ERRORS, DELIVERY_STATES, DISABLED_REASONS } from "./model";
 
 /** The webhook routes' request and response schemas (the OpenAPI document comes from them). */
@@ -32,6 +32,7 @@ export const EndpointPatchSchema = z
 export const EndpointSchema = z
   .object({
     id: UlidSchema,
+    livemode: livemodeSchema("It receives the events of its own mode's videos only."),
     url: z.string().openapi({ format: "uri", example: "https://example.com/hooks" }),
     eventTypes: z.array(z.enum(EVENT_TYPES)),
     enabled: z.boolean(),

@@ -12,9 +12,10 @@ export type Bindings = { db: Db; queue: Queue };
 
 /**
  * Webhook delivery as an event subscriber: the first attempt of each event to every enabled
- * endpoint of its project subscribed to its type, written, then sent to the delivery queue. Safe to
- * repeat: attempts are unique per event, endpoint and number, and the consumer delivers an attempt
- * only while it is pending.
+ * endpoint of its project and its mode (a test video's events go to test endpoints only, a live
+ * one's to live endpoints only: contract §16) subscribed to its type, written, then sent to the
+ * delivery queue. Safe to repeat: attempts are unique per event, endpoint and number, and the
+ * consumer delivers an attempt only while it is pending.
  */
 export function webhookSubscriber(bindings: Bindings): Subscriber {
   return {
@@ -25,7 +26,7 @@ export function webhookSubscriber(bindings: Bindings): Subscriber {
       const endpoints = await enabledEndpoints(bindings.db, [...new Set(events.map((event) => event.project_id))]);
       const attempts: NewAttempt[] = events.flatMap((event) =>
         endpoints
-          .filter((endpoint) => endpoint.project_id === event.project_id)
+          .filter((endpoint) => endpoint.project_id === event.project_id && endpoint.livemode === event.livemode)
           .filter((endpoint) => subscribedTypes(endpoint).includes(event.type))
           .map((endpoint) => ({
             id: nextId(now),

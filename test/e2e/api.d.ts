@@ -317,7 +317,7 @@ export interface paths {
          * Delete videos, or set their visibility, by id
          * @description Answers 200 even when some items fail: inspect each entry's `ok`. One entry per distinct id (case-insensitive), in order of first appearance. An infrastructure failure on a delete stops processing: that entry reports internal_error and every later one not_attempted; retrying the same request re-runs them and changes nothing already done.
          *
-         *     **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`).
+         *     **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`, and `?mode=test` or `?mode=live` acts in that mode only; a key acts in its own).
          */
         post: operations["bulkVideos"];
         delete?: never;
@@ -335,13 +335,13 @@ export interface paths {
         };
         /**
          * The project's videos, newest first
-         * @description **Auth:** an API key with `read` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`).
+         * @description **Auth:** an API key with `read` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`, and `?mode=test` or `?mode=live` acts in that mode only; a key acts in its own).
          */
         get: operations["listVideos"];
         put?: never;
         /**
          * Create a video and open its upload session (an R2 multipart upload)
-         * @description **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`).
+         * @description **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`, and `?mode=test` or `?mode=live` acts in that mode only; a key acts in its own).
          */
         post: operations["createVideo"];
         delete?: never;
@@ -359,21 +359,21 @@ export interface paths {
         };
         /**
          * One video
-         * @description **Auth:** an API key with `read` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`).
+         * @description **Auth:** an API key with `read` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`, and `?mode=test` or `?mode=live` acts in that mode only; a key acts in its own).
          */
         get: operations["getVideo"];
         put?: never;
         post?: never;
         /**
          * Soft-delete a video: aborts its upload session and emits video.deleted
-         * @description **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`).
+         * @description **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`, and `?mode=test` or `?mode=live` acts in that mode only; a key acts in its own).
          */
         delete: operations["deleteVideo"];
         options?: never;
         head?: never;
         /**
          * Edit a video's title or visibility; making it private takes effect on playback at once
-         * @description **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`).
+         * @description **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`, and `?mode=test` or `?mode=live` acts in that mode only; a key acts in its own).
          */
         patch: operations["updateVideo"];
         trace?: never;
@@ -390,7 +390,7 @@ export interface paths {
          * Upload one part of the video's source, streamed to R2
          * @description Raw bytes with a Content-Length. R2's rule, checked when the upload is completed: every part but the highest-numbered must be one size, at least 5 MiB (5,242,880 bytes); the last may be smaller. A completion that breaks it is `400 invalid_parts`, naming the first part at fault; put that part again, then complete.
          *
-         *     **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`).
+         *     **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`, and `?mode=test` or `?mode=live` acts in that mode only; a key acts in its own).
          */
         put: operations["uploadPart"];
         post?: never;
@@ -411,7 +411,7 @@ export interface paths {
         put?: never;
         /**
          * Complete the upload from its parts
-         * @description **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`).
+         * @description **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`, and `?mode=test` or `?mode=live` acts in that mode only; a key acts in its own).
          */
         post: operations["completeUpload"];
         delete?: never;
@@ -433,7 +433,7 @@ export interface paths {
          * Mint a short-lived playback token (plays any video, private ones included, until it expires)
          * @description The URLs carry the token in place of the video id (`/play/<token>/master.m3u8`), so every relative URI in the playlists works with it. An altered or expired token answers `403 invalid_playback_token`.
          *
-         *     **Auth:** an API key with `read` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`).
+         *     **Auth:** an API key with `read` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`, and `?mode=test` or `?mode=live` acts in that mode only; a key acts in its own).
          */
         post: operations["createPlaybackToken"];
         delete?: never;
@@ -455,7 +455,7 @@ export interface paths {
          * Create a video and a one-video tus upload URL for a browser or an app
          * @description The answer's `url` is a tus 1.0.0 creation endpoint (extensions `creation`, `termination`, `expiration`) that any tus client may use without an API key until `expiresAt`, from a page on `corsOrigin`: `POST` it with `Upload-Length` to create the upload (one per URL), then `PATCH` the `Location` with `Content-Type: application/offset+octet-stream` and `Upload-Offset`, at most 64 MiB a request; `HEAD` tells where to resume; `DELETE` ends it and deletes the video. Answers on the URL are plain tus statuses (412, 409, 415, 413, 404), not JSON. When the last byte arrives the video is `uploaded`.
          *
-         *     **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`).
+         *     **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`, and `?mode=test` or `?mode=live` acts in that mode only; a key acts in its own).
          */
         post: operations["createDirectUpload"];
         delete?: never;
@@ -473,7 +473,7 @@ export interface paths {
         };
         /**
          * A direct upload's progress
-         * @description **Auth:** an API key with `read` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`).
+         * @description **Auth:** an API key with `read` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`, and `?mode=test` or `?mode=live` acts in that mode only; a key acts in its own).
          */
         get: operations["getDirectUpload"];
         put?: never;
@@ -494,13 +494,13 @@ export interface paths {
         get?: never;
         /**
          * Set a custom thumbnail from raw JPEG, PNG or WebP bytes (at most 5 MiB)
-         * @description **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`).
+         * @description **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`, and `?mode=test` or `?mode=live` acts in that mode only; a key acts in its own).
          */
         put: operations["setThumbnail"];
         post?: never;
         /**
          * Remove the custom thumbnail, restoring the automatic poster frame
-         * @description **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`).
+         * @description **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`, and `?mode=test` or `?mode=live` acts in that mode only; a key acts in its own).
          */
         delete: operations["deleteThumbnail"];
         options?: never;
@@ -565,13 +565,13 @@ export interface paths {
         };
         /**
          * The project's webhook endpoints
-         * @description **Auth:** an API key with `read` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`).
+         * @description **Auth:** an API key with `read` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`, and `?mode=test` or `?mode=live` acts in that mode only; a key acts in its own).
          */
         get: operations["listWebhookEndpoints"];
         put?: never;
         /**
          * Add a webhook endpoint; its signing secret is shown only in this response
-         * @description **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`).
+         * @description **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`, and `?mode=test` or `?mode=live` acts in that mode only; a key acts in its own).
          */
         post: operations["createWebhookEndpoint"];
         delete?: never;
@@ -589,21 +589,21 @@ export interface paths {
         };
         /**
          * One webhook endpoint
-         * @description **Auth:** an API key with `read` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`).
+         * @description **Auth:** an API key with `read` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`, and `?mode=test` or `?mode=live` acts in that mode only; a key acts in its own).
          */
         get: operations["getWebhookEndpoint"];
         put?: never;
         post?: never;
         /**
          * Delete a webhook endpoint and its delivery attempts
-         * @description **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`).
+         * @description **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`, and `?mode=test` or `?mode=live` acts in that mode only; a key acts in its own).
          */
         delete: operations["deleteWebhookEndpoint"];
         options?: never;
         head?: never;
         /**
          * Change an endpoint's URL, event types, description, or whether it is enabled
-         * @description **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`).
+         * @description **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`, and `?mode=test` or `?mode=live` acts in that mode only; a key acts in its own).
          */
         patch: operations["updateWebhookEndpoint"];
         trace?: never;
@@ -619,7 +619,7 @@ export interface paths {
         put?: never;
         /**
          * Replace the signing secret; for 24 h deliveries carry the new and the old signature
-         * @description **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`).
+         * @description **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`, and `?mode=test` or `?mode=live` acts in that mode only; a key acts in its own).
          */
         post: operations["rotateWebhookSecret"];
         delete?: never;
@@ -637,7 +637,7 @@ export interface paths {
         };
         /**
          * The endpoint's delivery attempts, newest first (createdAt, then id)
-         * @description **Auth:** an API key with `read` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`).
+         * @description **Auth:** an API key with `read` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`, and `?mode=test` or `?mode=live` acts in that mode only; a key acts in its own).
          */
         get: operations["listWebhookDeliveries"];
         put?: never;
@@ -659,7 +659,7 @@ export interface paths {
         put?: never;
         /**
          * Send the attempt's event to the endpoint again, as a new attempt
-         * @description **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`).
+         * @description **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`, and `?mode=test` or `?mode=live` acts in that mode only; a key acts in its own).
          */
         post: operations["retryWebhookDelivery"];
         delete?: never;
@@ -827,6 +827,8 @@ export interface components {
              * @example 01JD5Q3V7Y8N2M4K6P9R0S1T2V
              */
             projectId: string;
+            /** @description true for a live object, false for a test one: the mode of the API key that created it (`svc_live_…` or `svc_test_…`; a session cookie creates live objects, and test ones with `?mode=test`). A key sees only its own mode's objects. A test video is encoded from its first 10 seconds only, and deleted 24 hours after its creation, as DELETE deletes it (its video.deleted event included). */
+            livemode: boolean;
             /** @example Intro */
             title: string | null;
             /** @enum {string} */
@@ -998,7 +1000,7 @@ export interface components {
             name: string;
             scopes: ("read" | "write")[];
             /** @enum {string} */
-            mode: "test" | "live";
+            mode: "live" | "test";
             /**
              * Format: date-time
              * @description ISO 8601 UTC with milliseconds
@@ -1017,7 +1019,7 @@ export interface components {
             name: string;
             scopes: ("read" | "write")[];
             /** @enum {string} */
-            mode: "test" | "live";
+            mode: "live" | "test";
         };
         EncodingSettings: {
             enabledResolutions: ("240p" | "360p" | "480p" | "720p" | "1080p" | "1440p" | "2160p")[];
@@ -1172,6 +1174,8 @@ export interface components {
              * @example 01JD5Q3V7Y8N2M4K6P9R0S1T2V
              */
             id: string;
+            /** @description true for a live object, false for a test one: the mode of the API key that created it (`svc_live_…` or `svc_test_…`; a session cookie creates live objects, and test ones with `?mode=test`). A key sees only its own mode's objects. The upload's video has the same mode. */
+            livemode: boolean;
             /**
              * Format: uri
              * @description The tus 1.0.0 creation URL; its own credential
@@ -1203,6 +1207,8 @@ export interface components {
              * @example 01JD5Q3V7Y8N2M4K6P9R0S1T2V
              */
             id: string;
+            /** @description true for a live object, false for a test one: the mode of the API key that created it (`svc_live_…` or `svc_test_…`; a session cookie creates live objects, and test ones with `?mode=test`). A key sees only its own mode's objects. The upload's video has the same mode. */
+            livemode: boolean;
             /** Format: uri */
             url: string;
             /**
@@ -1272,6 +1278,8 @@ export interface components {
              * @example 01JD5Q3V7Y8N2M4K6P9R0S1T2V
              */
             id: string;
+            /** @description true for a live object, false for a test one: the mode of the API key that created it (`svc_live_…` or `svc_test_…`; a session cookie creates live objects, and test ones with `?mode=test`). A key sees only its own mode's objects. It receives the events of its own mode's videos only. */
+            livemode: boolean;
             /**
              * Format: uri
              * @example https://example.com/hooks
@@ -4139,7 +4147,7 @@ export interface operations {
                      *           "scopes": [
                      *             "read"
                      *           ],
-                     *           "mode": "test",
+                     *           "mode": "live",
                      *           "createdAt": "2026-11-22T06:00:00.000Z",
                      *           "lastUsedAt": "2026-11-22T06:00:00.000Z"
                      *         }
@@ -4324,7 +4332,7 @@ export interface operations {
                  *       "scopes": [
                  *         "read"
                  *       ],
-                 *       "mode": "test"
+                 *       "mode": "live"
                  *     }
                  */
                 "application/json": components["schemas"]["ApiKeyCreateRequest"];
@@ -4348,7 +4356,7 @@ export interface operations {
                      *       "scopes": [
                      *         "read"
                      *       ],
-                     *       "mode": "test",
+                     *       "mode": "live",
                      *       "createdAt": "2026-11-22T06:00:00.000Z",
                      *       "lastUsedAt": "2026-11-22T06:00:00.000Z",
                      *       "key": "svc_test_…"
@@ -5927,6 +5935,8 @@ export interface operations {
     bulkVideos: {
         parameters: {
             query?: {
+                /** @description Under session-cookie auth: act in this mode only (create objects of it, see only its objects; lists narrow to it). Without it a session cookie sees both modes and creates live objects. Ignored under API-key auth: a key acts in its own mode (`svc_live_…` live, `svc_test_…` test). */
+                mode?: "live" | "test";
                 /** @description The project's ULID: required under session-cookie auth, ignored under API-key auth */
                 projectId?: string;
             };
@@ -5980,7 +5990,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `invalid_project_id`, `invalid_idempotency_key`, `invalid_body` */
+            /** @description `invalid_project_id`, `invalid_query`, `invalid_idempotency_key`, `invalid_body` */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
@@ -6009,7 +6019,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "invalid_project_id" | "invalid_idempotency_key" | "invalid_body";
+                            code: "invalid_project_id" | "invalid_query" | "invalid_idempotency_key" | "invalid_body";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -6338,6 +6348,8 @@ export interface operations {
     listVideos: {
         parameters: {
             query?: {
+                /** @description Under session-cookie auth: act in this mode only (create objects of it, see only its objects; lists narrow to it). Without it a session cookie sees both modes and creates live objects. Ignored under API-key auth: a key acts in its own mode (`svc_live_…` live, `svc_test_…` test). */
+                mode?: "live" | "test";
                 /** @description The project's ULID: required under session-cookie auth, ignored under API-key auth */
                 projectId?: string;
                 /** @description Page size, 1–100 */
@@ -6373,6 +6385,7 @@ export interface operations {
                      *         {
                      *           "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
                      *           "projectId": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *           "livemode": true,
                      *           "title": "Intro",
                      *           "status": "waiting_for_upload",
                      *           "visibility": "public",
@@ -6411,7 +6424,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `invalid_project_id`, `invalid_limit`, `invalid_cursor`, `invalid_query` */
+            /** @description `invalid_project_id`, `invalid_query`, `invalid_limit`, `invalid_cursor` */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
@@ -6438,7 +6451,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "invalid_project_id" | "invalid_limit" | "invalid_cursor" | "invalid_query";
+                            code: "invalid_project_id" | "invalid_query" | "invalid_limit" | "invalid_cursor";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -6601,6 +6614,8 @@ export interface operations {
     createVideo: {
         parameters: {
             query?: {
+                /** @description Under session-cookie auth: act in this mode only (create objects of it, see only its objects; lists narrow to it). Without it a session cookie sees both modes and creates live objects. Ignored under API-key auth: a key acts in its own mode (`svc_live_…` live, `svc_test_…` test). */
+                mode?: "live" | "test";
                 /** @description The project's ULID: required under session-cookie auth, ignored under API-key auth */
                 projectId?: string;
             };
@@ -6640,6 +6655,7 @@ export interface operations {
                      *       "video": {
                      *         "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
                      *         "projectId": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *         "livemode": true,
                      *         "title": "Intro",
                      *         "status": "waiting_for_upload",
                      *         "visibility": "public",
@@ -6680,7 +6696,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `invalid_project_id`, `invalid_idempotency_key`, `invalid_body` */
+            /** @description `invalid_project_id`, `invalid_query`, `invalid_idempotency_key`, `invalid_body` */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
@@ -6707,7 +6723,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "invalid_project_id" | "invalid_idempotency_key" | "invalid_body";
+                            code: "invalid_project_id" | "invalid_query" | "invalid_idempotency_key" | "invalid_body";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -6982,6 +6998,8 @@ export interface operations {
     getVideo: {
         parameters: {
             query?: {
+                /** @description Under session-cookie auth: act in this mode only (create objects of it, see only its objects; lists narrow to it). Without it a session cookie sees both modes and creates live objects. Ignored under API-key auth: a key acts in its own mode (`svc_live_…` live, `svc_test_…` test). */
+                mode?: "live" | "test";
                 /** @description The project's ULID: required under session-cookie auth, ignored under API-key auth */
                 projectId?: string;
             };
@@ -7010,6 +7028,7 @@ export interface operations {
                      * @example {
                      *       "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
                      *       "projectId": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *       "livemode": true,
                      *       "title": "Intro",
                      *       "status": "waiting_for_upload",
                      *       "visibility": "public",
@@ -7042,7 +7061,7 @@ export interface operations {
                     "application/json": components["schemas"]["Video"];
                 };
             };
-            /** @description `invalid_project_id` */
+            /** @description `invalid_project_id`, `invalid_query` */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
@@ -7069,7 +7088,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "invalid_project_id";
+                            code: "invalid_project_id" | "invalid_query";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -7232,6 +7251,8 @@ export interface operations {
     deleteVideo: {
         parameters: {
             query?: {
+                /** @description Under session-cookie auth: act in this mode only (create objects of it, see only its objects; lists narrow to it). Without it a session cookie sees both modes and creates live objects. Ignored under API-key auth: a key acts in its own mode (`svc_live_…` live, `svc_test_…` test). */
+                mode?: "live" | "test";
                 /** @description The project's ULID: required under session-cookie auth, ignored under API-key auth */
                 projectId?: string;
             };
@@ -7257,7 +7278,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `invalid_project_id` */
+            /** @description `invalid_project_id`, `invalid_query` */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
@@ -7284,7 +7305,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "invalid_project_id";
+                            code: "invalid_project_id" | "invalid_query";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -7484,6 +7505,8 @@ export interface operations {
     updateVideo: {
         parameters: {
             query?: {
+                /** @description Under session-cookie auth: act in this mode only (create objects of it, see only its objects; lists narrow to it). Without it a session cookie sees both modes and creates live objects. Ignored under API-key auth: a key acts in its own mode (`svc_live_…` live, `svc_test_…` test). */
+                mode?: "live" | "test";
                 /** @description The project's ULID: required under session-cookie auth, ignored under API-key auth */
                 projectId?: string;
             };
@@ -7522,6 +7545,7 @@ export interface operations {
                      * @example {
                      *       "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
                      *       "projectId": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *       "livemode": true,
                      *       "title": "Intro",
                      *       "status": "waiting_for_upload",
                      *       "visibility": "public",
@@ -7554,7 +7578,7 @@ export interface operations {
                     "application/json": components["schemas"]["Video"];
                 };
             };
-            /** @description `invalid_project_id`, `invalid_body` */
+            /** @description `invalid_project_id`, `invalid_query`, `invalid_body` */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
@@ -7581,7 +7605,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "invalid_project_id" | "invalid_body";
+                            code: "invalid_project_id" | "invalid_query" | "invalid_body";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -7781,6 +7805,8 @@ export interface operations {
     uploadPart: {
         parameters: {
             query?: {
+                /** @description Under session-cookie auth: act in this mode only (create objects of it, see only its objects; lists narrow to it). Without it a session cookie sees both modes and creates live objects. Ignored under API-key auth: a key acts in its own mode (`svc_live_…` live, `svc_test_…` test). */
+                mode?: "live" | "test";
                 /** @description The project's ULID: required under session-cookie auth, ignored under API-key auth */
                 projectId?: string;
             };
@@ -7824,7 +7850,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `invalid_project_id`, `invalid_body` */
+            /** @description `invalid_project_id`, `invalid_query`, `invalid_body` */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
@@ -7851,7 +7877,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "invalid_project_id" | "invalid_body";
+                            code: "invalid_project_id" | "invalid_query" | "invalid_body";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -8088,6 +8114,8 @@ export interface operations {
     completeUpload: {
         parameters: {
             query?: {
+                /** @description Under session-cookie auth: act in this mode only (create objects of it, see only its objects; lists narrow to it). Without it a session cookie sees both modes and creates live objects. Ignored under API-key auth: a key acts in its own mode (`svc_live_…` live, `svc_test_…` test). */
+                mode?: "live" | "test";
                 /** @description The project's ULID: required under session-cookie auth, ignored under API-key auth */
                 projectId?: string;
             };
@@ -8133,6 +8161,7 @@ export interface operations {
                      * @example {
                      *       "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
                      *       "projectId": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *       "livemode": true,
                      *       "title": "Intro",
                      *       "status": "waiting_for_upload",
                      *       "visibility": "public",
@@ -8165,7 +8194,7 @@ export interface operations {
                     "application/json": components["schemas"]["Video"];
                 };
             };
-            /** @description `invalid_project_id`, `invalid_idempotency_key`, `invalid_body`, `invalid_parts` */
+            /** @description `invalid_project_id`, `invalid_query`, `invalid_idempotency_key`, `invalid_body`, `invalid_parts` */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
@@ -8192,7 +8221,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "invalid_project_id" | "invalid_idempotency_key" | "invalid_body" | "invalid_parts";
+                            code: "invalid_project_id" | "invalid_query" | "invalid_idempotency_key" | "invalid_body" | "invalid_parts";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -8467,6 +8496,8 @@ export interface operations {
     createPlaybackToken: {
         parameters: {
             query?: {
+                /** @description Under session-cookie auth: act in this mode only (create objects of it, see only its objects; lists narrow to it). Without it a session cookie sees both modes and creates live objects. Ignored under API-key auth: a key acts in its own mode (`svc_live_…` live, `svc_test_…` test). */
+                mode?: "live" | "test";
                 /** @description The project's ULID: required under session-cookie auth, ignored under API-key auth */
                 projectId?: string;
             };
@@ -8514,7 +8545,7 @@ export interface operations {
                     "application/json": components["schemas"]["PlaybackToken"];
                 };
             };
-            /** @description `invalid_project_id`, `invalid_idempotency_key`, `invalid_body` */
+            /** @description `invalid_project_id`, `invalid_query`, `invalid_idempotency_key`, `invalid_body` */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
@@ -8541,7 +8572,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "invalid_project_id" | "invalid_idempotency_key" | "invalid_body";
+                            code: "invalid_project_id" | "invalid_query" | "invalid_idempotency_key" | "invalid_body";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -8816,6 +8847,8 @@ export interface operations {
     createDirectUpload: {
         parameters: {
             query?: {
+                /** @description Under session-cookie auth: act in this mode only (create objects of it, see only its objects; lists narrow to it). Without it a session cookie sees both modes and creates live objects. Ignored under API-key auth: a key acts in its own mode (`svc_live_…` live, `svc_test_…` test). */
+                mode?: "live" | "test";
                 /** @description The project's ULID: required under session-cookie auth, ignored under API-key auth */
                 projectId?: string;
             };
@@ -8858,11 +8891,13 @@ export interface operations {
                     /**
                      * @example {
                      *       "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *       "livemode": true,
                      *       "url": "https://video-api.example.com/",
                      *       "expiresAt": "2026-11-22T06:00:00.000Z",
                      *       "video": {
                      *         "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
                      *         "projectId": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *         "livemode": true,
                      *         "title": "Intro",
                      *         "status": "waiting_for_upload",
                      *         "visibility": "public",
@@ -8896,7 +8931,7 @@ export interface operations {
                     "application/json": components["schemas"]["DirectUpload"];
                 };
             };
-            /** @description `invalid_project_id`, `invalid_idempotency_key`, `invalid_body` */
+            /** @description `invalid_project_id`, `invalid_query`, `invalid_idempotency_key`, `invalid_body` */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
@@ -8923,7 +8958,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "invalid_project_id" | "invalid_idempotency_key" | "invalid_body";
+                            code: "invalid_project_id" | "invalid_query" | "invalid_idempotency_key" | "invalid_body";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -9198,6 +9233,8 @@ export interface operations {
     getDirectUpload: {
         parameters: {
             query?: {
+                /** @description Under session-cookie auth: act in this mode only (create objects of it, see only its objects; lists narrow to it). Without it a session cookie sees both modes and creates live objects. Ignored under API-key auth: a key acts in its own mode (`svc_live_…` live, `svc_test_…` test). */
+                mode?: "live" | "test";
                 /** @description The project's ULID: required under session-cookie auth, ignored under API-key auth */
                 projectId?: string;
             };
@@ -9225,6 +9262,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *       "livemode": true,
                      *       "url": "https://video-api.example.com/",
                      *       "expiresAt": "2026-11-22T06:00:00.000Z",
                      *       "videoId": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
@@ -9236,7 +9274,7 @@ export interface operations {
                     "application/json": components["schemas"]["DirectUploadProgress"];
                 };
             };
-            /** @description `invalid_project_id` */
+            /** @description `invalid_project_id`, `invalid_query` */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
@@ -9263,7 +9301,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "invalid_project_id";
+                            code: "invalid_project_id" | "invalid_query";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -9426,6 +9464,8 @@ export interface operations {
     setThumbnail: {
         parameters: {
             query?: {
+                /** @description Under session-cookie auth: act in this mode only (create objects of it, see only its objects; lists narrow to it). Without it a session cookie sees both modes and creates live objects. Ignored under API-key auth: a key acts in its own mode (`svc_live_…` live, `svc_test_…` test). */
+                mode?: "live" | "test";
                 /** @description The project's ULID: required under session-cookie auth, ignored under API-key auth */
                 projectId?: string;
             };
@@ -9469,7 +9509,7 @@ export interface operations {
                     "application/json": components["schemas"]["ThumbnailResult"];
                 };
             };
-            /** @description `invalid_project_id`, `invalid_image` */
+            /** @description `invalid_project_id`, `invalid_query`, `invalid_image` */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
@@ -9498,7 +9538,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "invalid_project_id" | "invalid_image";
+                            code: "invalid_project_id" | "invalid_query" | "invalid_image";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -9787,6 +9827,8 @@ export interface operations {
     deleteThumbnail: {
         parameters: {
             query?: {
+                /** @description Under session-cookie auth: act in this mode only (create objects of it, see only its objects; lists narrow to it). Without it a session cookie sees both modes and creates live objects. Ignored under API-key auth: a key acts in its own mode (`svc_live_…` live, `svc_test_…` test). */
+                mode?: "live" | "test";
                 /** @description The project's ULID: required under session-cookie auth, ignored under API-key auth */
                 projectId?: string;
             };
@@ -9821,7 +9863,7 @@ export interface operations {
                     "application/json": components["schemas"]["ThumbnailResult"];
                 };
             };
-            /** @description `invalid_project_id` */
+            /** @description `invalid_project_id`, `invalid_query` */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
@@ -9848,7 +9890,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "invalid_project_id";
+                            code: "invalid_project_id" | "invalid_query";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -10821,7 +10863,10 @@ export interface operations {
     };
     listWebhookEndpoints: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Under session-cookie auth: act in this mode only (create objects of it, see only its objects; lists narrow to it). Without it a session cookie sees both modes and creates live objects. Ignored under API-key auth: a key acts in its own mode (`svc_live_…` live, `svc_test_…` test). */
+                mode?: "live" | "test";
+            };
             header?: {
                 /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
                 "x-d1-bookmark"?: string;
@@ -10848,6 +10893,7 @@ export interface operations {
                      *       "data": [
                      *         {
                      *           "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *           "livemode": true,
                      *           "url": "https://example.com/hooks",
                      *           "eventTypes": [
                      *             "video.deleted"
@@ -10862,6 +10908,43 @@ export interface operations {
                      */
                     "application/json": {
                         data: components["schemas"]["WebhookEndpoint"][];
+                    };
+                };
+            };
+            /** @description `invalid_query` */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_query",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_query";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
                     };
                 };
             };
@@ -11017,7 +11100,10 @@ export interface operations {
     };
     createWebhookEndpoint: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Under session-cookie auth: act in this mode only (create objects of it, see only its objects; lists narrow to it). Without it a session cookie sees both modes and creates live objects. Ignored under API-key auth: a key acts in its own mode (`svc_live_…` live, `svc_test_…` test). */
+                mode?: "live" | "test";
+            };
             header?: {
                 /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
                 "x-d1-bookmark"?: string;
@@ -11058,6 +11144,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *       "livemode": true,
                      *       "url": "https://example.com/hooks",
                      *       "eventTypes": [
                      *         "video.deleted"
@@ -11072,7 +11159,7 @@ export interface operations {
                     "application/json": components["schemas"]["CreatedWebhookEndpoint"];
                 };
             };
-            /** @description `invalid_idempotency_key`, `invalid_body` */
+            /** @description `invalid_query`, `invalid_idempotency_key`, `invalid_body` */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
@@ -11084,7 +11171,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": {
-                     *         "code": "invalid_idempotency_key",
+                     *         "code": "invalid_query",
                      *         "message": "string",
                      *         "requestId": "string",
                      *         "details": [
@@ -11099,7 +11186,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "invalid_idempotency_key" | "invalid_body";
+                            code: "invalid_query" | "invalid_idempotency_key" | "invalid_body";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -11373,7 +11460,10 @@ export interface operations {
     };
     getWebhookEndpoint: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Under session-cookie auth: act in this mode only (create objects of it, see only its objects; lists narrow to it). Without it a session cookie sees both modes and creates live objects. Ignored under API-key auth: a key acts in its own mode (`svc_live_…` live, `svc_test_…` test). */
+                mode?: "live" | "test";
+            };
             header?: {
                 /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
                 "x-d1-bookmark"?: string;
@@ -11400,6 +11490,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *       "livemode": true,
                      *       "url": "https://example.com/hooks",
                      *       "eventTypes": [
                      *         "video.deleted"
@@ -11411,6 +11502,43 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            /** @description `invalid_query` */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_query",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_query";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
                 };
             };
             /** @description `unauthorized` */
@@ -11565,7 +11693,10 @@ export interface operations {
     };
     deleteWebhookEndpoint: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Under session-cookie auth: act in this mode only (create objects of it, see only its objects; lists narrow to it). Without it a session cookie sees both modes and creates live objects. Ignored under API-key auth: a key acts in its own mode (`svc_live_…` live, `svc_test_…` test). */
+                mode?: "live" | "test";
+            };
             header?: {
                 /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
                 "x-d1-bookmark"?: string;
@@ -11589,6 +11720,43 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description `invalid_query` */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_query",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_query";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
             };
             /** @description `unauthorized` */
             401: {
@@ -11742,7 +11910,10 @@ export interface operations {
     };
     updateWebhookEndpoint: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Under session-cookie auth: act in this mode only (create objects of it, see only its objects; lists narrow to it). Without it a session cookie sees both modes and creates live objects. Ignored under API-key auth: a key acts in its own mode (`svc_live_…` live, `svc_test_…` test). */
+                mode?: "live" | "test";
+            };
             header?: {
                 /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
                 "x-d1-bookmark"?: string;
@@ -11783,6 +11954,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                     *       "livemode": true,
                      *       "url": "https://example.com/hooks",
                      *       "eventTypes": [
                      *         "video.deleted"
@@ -11796,7 +11968,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEndpoint"];
                 };
             };
-            /** @description `invalid_body` */
+            /** @description `invalid_query`, `invalid_body` */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
@@ -11808,7 +11980,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": {
-                     *         "code": "invalid_body",
+                     *         "code": "invalid_query",
                      *         "message": "string",
                      *         "requestId": "string",
                      *         "details": [
@@ -11823,7 +11995,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "invalid_body";
+                            code: "invalid_query" | "invalid_body";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -12022,7 +12194,10 @@ export interface operations {
     };
     rotateWebhookSecret: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Under session-cookie auth: act in this mode only (create objects of it, see only its objects; lists narrow to it). Without it a session cookie sees both modes and creates live objects. Ignored under API-key auth: a key acts in its own mode (`svc_live_…` live, `svc_test_…` test). */
+                mode?: "live" | "test";
+            };
             header?: {
                 /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
                 "x-d1-bookmark"?: string;
@@ -12060,7 +12235,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `invalid_idempotency_key` */
+            /** @description `invalid_query`, `invalid_idempotency_key` */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
@@ -12072,7 +12247,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": {
-                     *         "code": "invalid_idempotency_key",
+                     *         "code": "invalid_query",
                      *         "message": "string",
                      *         "requestId": "string",
                      *         "details": [
@@ -12087,7 +12262,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "invalid_idempotency_key";
+                            code: "invalid_query" | "invalid_idempotency_key";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -12332,6 +12507,8 @@ export interface operations {
                 /** @description pending, succeeded or failed */
                 state?: "pending" | "succeeded" | "failed";
                 eventType?: string;
+                /** @description Under session-cookie auth: act in this mode only (create objects of it, see only its objects; lists narrow to it). Without it a session cookie sees both modes and creates live objects. Ignored under API-key auth: a key acts in its own mode (`svc_live_…` live, `svc_test_…` test). */
+                mode?: "live" | "test";
             };
             header?: {
                 /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
@@ -12385,7 +12562,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `invalid_limit`, `invalid_cursor`, `invalid_state`, `invalid_body` */
+            /** @description `invalid_query`, `invalid_limit`, `invalid_cursor`, `invalid_state`, `invalid_body` */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
@@ -12399,7 +12576,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": {
-                     *         "code": "invalid_limit",
+                     *         "code": "invalid_query",
                      *         "message": "string",
                      *         "requestId": "string",
                      *         "details": [
@@ -12414,7 +12591,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "invalid_limit" | "invalid_cursor" | "invalid_state" | "invalid_body";
+                            code: "invalid_query" | "invalid_limit" | "invalid_cursor" | "invalid_state" | "invalid_body";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -12624,7 +12801,10 @@ export interface operations {
     };
     retryWebhookDelivery: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Under session-cookie auth: act in this mode only (create objects of it, see only its objects; lists narrow to it). Without it a session cookie sees both modes and creates live objects. Ignored under API-key auth: a key acts in its own mode (`svc_live_…` live, `svc_test_…` test). */
+                mode?: "live" | "test";
+            };
             header?: {
                 /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
                 "x-d1-bookmark"?: string;
@@ -12674,7 +12854,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookDeliveryAttempt"];
                 };
             };
-            /** @description `invalid_idempotency_key` */
+            /** @description `invalid_query`, `invalid_idempotency_key` */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
@@ -12688,7 +12868,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": {
-                     *         "code": "invalid_idempotency_key",
+                     *         "code": "invalid_query",
                      *         "message": "string",
                      *         "requestId": "string",
                      *         "details": [
@@ -12703,7 +12883,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "invalid_idempotency_key";
+                            code: "invalid_query" | "invalid_idempotency_key";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -13217,6 +13397,7 @@ export interface operations {
                  *       "data": {
                  *         "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
                  *         "projectId": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                 *         "livemode": true,
                  *         "title": "Intro",
                  *         "status": "waiting_for_upload",
                  *         "visibility": "public",
@@ -13290,6 +13471,7 @@ export interface operations {
                  *       "data": {
                  *         "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
                  *         "projectId": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                 *         "livemode": true,
                  *         "title": "Intro",
                  *         "status": "waiting_for_upload",
                  *         "visibility": "public",
@@ -13363,6 +13545,7 @@ export interface operations {
                  *       "data": {
                  *         "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
                  *         "projectId": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                 *         "livemode": true,
                  *         "title": "Intro",
                  *         "status": "waiting_for_upload",
                  *         "visibility": "public",

@@ -51,7 +51,7 @@ export class Client {
 }
 
 /**
- * An approved owner with one project and `keys` write keys, and `call` that acts with them, moving
+ * An approved owner with one project and `keys` live write keys, and `call` that acts with them, moving
  * to the next key every 20 calls so no per-caller limit (bulk: 30 a minute) gets in the way.
  */
 export async function keyedTenant(baseUrl: string, options: { name?: string; keys?: number } = {}) {
@@ -62,7 +62,8 @@ export async function keyedTenant(baseUrl: string, options: { name?: string; key
   const keys: string[] = [];
   for (let i = 0; i < (options.keys ?? 1); i++) {
     const key = await owner.request("POST", `/v1/projects/${projectId}/api-keys`, {
-      body: { name: "tenant", scopes: ["read", "write"], mode: "test" },
+      // Live: a test key's videos are encoded from their first 10 s only (contract §16).
+      body: { name: "tenant", scopes: ["read", "write"], mode: "live" },
     });
     keys.push(key.json.key as string);
   }

@@ -130,11 +130,13 @@ describe.skipIf(!available)("the /docs reference page in Chromium", () => {
     });
   });
 
-  it("lists every error code in the introduction, and shows how to verify a webhook", async () => {
+  it("lists every error code and explains test mode in the introduction, and shows how to verify a webhook", async () => {
     await withPage({ width: 1280, height: 900 }, "#tag/webhooks", async (page) => {
       const introduction = (await page.locator('[id$="description/introduction"]').first().textContent()) ?? "";
       for (const code of ["video_not_found", "rate_limited", "idempotency_key_reused", "internal_error"])
         expect(introduction).toContain(code);
+      for (const words of ["Test mode", "livemode", "?mode=test", "Moving from test to live."])
+        expect(introduction).toContain(words);
       const webhooks = page.locator('[id$="tag/webhooks"]').first();
       await expect.poll(async () => (await webhooks.textContent()) ?? "").toContain("standardwebhooks");
       expect(await webhooks.textContent()).toContain("webhook-signature");

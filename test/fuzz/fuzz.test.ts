@@ -22,7 +22,8 @@ import { type Document, HEADER_VARIANTS, JSON_CONTENT_TYPES, type JsonSchema, mu
  * A property-based fuzzer over every operation of the OpenAPI document: generated and mutated
  * paths, queries, bodies, headers and credentials. Each request must answer without a 5xx, with
  * an x-request-id, and, when it fails, with a JSON error whose code the operation documents for
- * that status. A tenant whose ids the others send, but who sends nothing, must come out unchanged. `FUZZ_RUNS` and `FUZZ_SEED` (a
+ * that status. A tenant whose ids the others send, but who sends nothing, must come out unchanged,
+ * and so must a project's live objects whose ids its test key sends (contract §16). `FUZZ_RUNS` and `FUZZ_SEED` (a
  * number, or "random") come from `npm run fuzz`; `npm test` runs a fixed seed.
  */
 
@@ -91,6 +92,47 @@ async function tenant() {
   };
 }
 
+/** Every row of a project's live objects (contract §16): what its test key must leave as it is. */
+async function liveSnapshot(projectId: string) {
+  const reads = [
+    "SELECT * FROM videos WHERE project_id = ? AND livemode = 1 ORDER BY id",
+    "SELECT * FROM tus_uploads WHERE project_id = ? AND livemode = 1 ORDER BY id",
+    "SELECT * FROM webhook_endpoints WHERE project_id = ? AND livemode = 1 ORDER BY id",
+    `SELECT d.* FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
+     WHERE e.project_id = ? AND e.livemode = 1 ORDER BY d.id`,
+  ];
+  const rows = await env.DB.batch(reads.map((sql) => env.DB.prepare(sql).bind(projectId)));
+  return rows.map((result) => result.results);
+}
+
+/**
+ * A project whose live key made its live objects and then keeps still, and whose test key acts:
+ * the ids it sends include the live objects'.
+ */
+async function sandbox() {
+  const session = await newSession();
+  const project = await newProject(session);
+  const liveKey = await newKey(session, project.id, ["read", "write"], "live");
+  const videos = await Promise.all([0, 1, 2].map(async () => (await newVideo(liveKey)).video.id));
+  const upload = await api("/v1/uploads", bearer(liveKey, json("POST", {})));
+  const endpoint = await api(
+    `/v1/projects/${project.id}/webhook-endpoints`,
+    bearer(liveKey, json("POST", { url: "https://hooks.example.com/live" })),
+  );
+  const endpointId = ((await endpoint.json()) as { id: string }).id;
+  await api(`/v1/videos/${videos[2]}`, bearer(liveKey, { method: "DELETE" }));
+  const attempt = await env.DB.prepare("SELECT id FROM webhook_deliveries WHERE endpoint_id = ?")
+    .bind(endpointId)
+    .first<string>("id");
+  return {
+    projectId: project.id,
+    testKey: await newKey(session, project.id, ["read", "write"], "test"),
+    ids: [project.id, ...videos, ((await upload.json()) as { id: string }).id, endpointId, attempt ?? ""].filter(
+      Boolean,
+    ),
+  };
+}
+
 describe("fuzzing every operation", () => {
   it(
     `answers ${RUNS} generated requests without a 5xx, each failure with a documented code`,
@@ -101,9 +143,11 @@ describe("fuzzing every operation", () => {
       const me = await tenant();
       const intruder = await tenant();
       const other = await tenant();
+      const modes = await sandbox();
       const spareLogout: Session = await newSession();
       const spareAccount = (await signUp()).account.id;
       const before = await snapshot(other);
+      const liveBefore = await liveSnapshot(modes.projectId);
 
       const operations = Object.entries(doc.paths).flatMap(([path, methods]) =>
         Object.entries(methods).map(([method, op]) => ({ path, method: method.toUpperCase(), op })),
@@ -126,6 +170,7 @@ describe("fuzzing every operation", () => {
         { weight: 1, arbitrary: fc.constantFrom(...me.ids).map((id) => id.toLowerCase()) },
         { weight: 2, arbitrary: fc.constantFrom(...other.ids, ...other.keyIds, other.accountId) },
         { weight: 1, arbitrary: fc.constantFrom(...intruder.ids) },
+        { weight: 2, arbitrary: fc.constantFrom(...modes.ids) },
         { weight: 1, arbitrary: randomUlid },
         { weight: 2, arbitrary: garbage },
       );
@@ -144,6 +189,7 @@ describe("fuzzing every operation", () => {
       const credentials = fc.oneof(
         { weight: 6, arbitrary: fc.constantFrom("key", "session") },
         { weight: 1, arbitrary: fc.constantFrom("readKey", "intruderKey", "intruderSession") },
+        { weight: 1, arbitrary: fc.constant("sandboxTestKey") },
         { weight: 1, arbitrary: fc.constantFrom("none", "garbage", "admin") },
       );
       const png = IMAGES.rgbPng;
@@ -245,6 +291,7 @@ describe("fuzzing every operation", () => {
           if (credential === "key") headers.authorization = `Bearer ${me.key}`;
           if (credential === "readKey") headers.authorization = `Bearer ${me.readKey}`;
           if (credential === "intruderKey") headers.authorization = `Bearer ${intruder.key}`;
+          if (credential === "sandboxTestKey") headers.authorization = `Bearer ${modes.testKey}`;
           if (credential === "garbage") headers.authorization = "Bearer svc_live_not-a-key";
           if (credential === "admin") headers.authorization = ADMIN.authorization;
           if (credential === "session" || credential === "intruderSession") headers.cookie = session.cookie;
@@ -266,6 +313,7 @@ describe("fuzzing every operation", () => {
       );
 
       expect(await snapshot(other)).toEqual(before);
+      expect(await liveSnapshot(modes.projectId)).toEqual(liveBefore);
       // Other tenants' sessions still work: nothing the fuzzer sent ended them.
       expect((await api("/v1/account", withCookie(other.session))).status).toBe(200);
       console.log(`fuzz: ${sent} requests; statuses ${JSON.stringify(Object.fromEntries([...statuses].sort()))}`);

@@ -30,6 +30,8 @@ type ProtectedRoute = {
   scope?: "read" | "write";
   /** Routes that an unapproved account may still use. */
   skipsApproval?: boolean;
+  /** Routes that act in a mode (contract §16): they read `?mode=`. */
+  modes?: boolean;
   body?: unknown;
 };
 
@@ -54,6 +56,7 @@ const PROTECTED_ROUTES: ProtectedRoute[] = REGISTERED.filter(
   const keyScopes = security.find((s) => "apiKey" in s)?.apiKey;
   const byQuery = codesOf(config, "400").includes("invalid_project_id");
   const path = config.path.replace(/\{(?!projectId\})[^}]+\}/g, SOME_ID).replace("{projectId}", "{project}");
+  const query = config.request?.query as { shape?: Record<string, unknown> } | undefined;
   const takesJson = Boolean(
     (config.request?.body as { content?: Record<string, unknown> } | undefined)?.content?.["application/json"],
   );
@@ -63,6 +66,7 @@ const PROTECTED_ROUTES: ProtectedRoute[] = REGISTERED.filter(
     accepts: keyScopes ? "any" : "session",
     ...(keyScopes ? { scope: keyScopes[0] as "read" | "write" } : {}),
     skipsApproval: !codesOf(config, "403").includes("account_not_approved"),
+    modes: Boolean(query?.shape?.mode),
     ...(takesJson ? { body: {} } : {}),
   };
 });
@@ -83,11 +87,15 @@ describe("the matrix", () => {
     expect(PROTECTED_ROUTES).toContainEqual(
       expect.objectContaining({ method: "GET", path: "/v1/account", skipsApproval: true }),
     );
+    // Every operation an API key may call acts in a mode (contract §16), and none other does.
+    expect(PROTECTED_ROUTES.filter((route) => route.modes)).toEqual(
+      PROTECTED_ROUTES.filter((route) => route.accepts === "any"),
+    );
   });
 });
 
-async function call(route: ProtectedRoute, projectId: string, init: RequestInit): Promise<Response> {
-  const path = route.path.replaceAll("{project}", projectId);
+async function call(route: ProtectedRoute, projectId: string, init: RequestInit, query = ""): Promise<Response> {
+  const path = `${route.path.replaceAll("{project}", projectId)}${query && (route.path.includes("?") ? "&" : "?")}${query}`;
   const headers = { ...(init.headers as Record<string, string>), "content-type": "application/json" };
   const body = route.body === undefined ? undefined : JSON.stringify(route.body);
   return api(path, { method: route.method, ...init, headers, body });
@@ -153,6 +161,38 @@ describe.each(PROTECTED_ROUTES)("$method $path", (route) => {
       const response = await call(route, projectId, bearer(key));
       expect(response.status).toBe(403);
       expect(await errorCode(response)).toBe("account_not_approved");
+    });
+  }
+
+  if (route.modes) {
+    it("checks the credential, the approval and the scope before the mode", async () => {
+      const { session, projectId } = await setUp();
+      expect((await call(route, projectId, {}, "mode=sandbox")).status).toBe(401);
+      if (route.scope === "write") {
+        const key = await newKey(session, projectId, ["read"]);
+        expect(await errorCode(await call(route, projectId, bearer(key), "mode=sandbox"))).toBe("insufficient_scope");
+      }
+      await api(`/v1/admin/accounts/${session.accountId}/suspend`, { method: "POST", headers: ADMIN });
+      const cookie = await logIn(session.email, session.password);
+      const refused = await call(route, projectId, withCookie({ ...session, cookie }), "mode=sandbox");
+      expect(await errorCode(refused)).toBe("account_not_approved");
+    });
+
+    it.each([
+      ["a session", "session"],
+      ["a live key", "live"],
+      ["a test key", "test"],
+    ] as const)("refuses %s's mode other than live or test with 400 invalid_query", async (_, credential) => {
+      const { session, projectId } = await setUp();
+      const init =
+        credential === "session"
+          ? withCookie(session)
+          : bearer(await newKey(session, projectId, ["read", "write"], credential));
+      for (const query of ["mode=sandbox", "mode=", "mode=live&mode=test"]) {
+        const response = await call(route, projectId, init, query);
+        expect(response.status, query).toBe(400);
+        expect(await errorCode(response)).toBe("invalid_query");
+      }
     });
   }
 

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { KEY_MODES } from "../../src/api-keys/queries";
 import { OPERATOR_PLANS } from "../../src/auth/account";
+import { MODES } from "../../src/lib/tenant";
 import { VIDEO_STATUSES, VISIBILITIES } from "../../src/videos/model";
 import { DELIVERY_STATES } from "../../src/webhooks/model";
 
@@ -18,7 +18,7 @@ describe("each closed set is one const array, and the database's CHECK says the 
   it.each([
     ["videos", "status", VIDEO_STATUSES],
     ["videos", "visibility", VISIBILITIES],
-    ["api_keys", "mode", KEY_MODES],
+    ["api_keys", "mode", MODES],
     ["accounts", "plan", OPERATOR_PLANS],
     ["webhook_deliveries", "state", DELIVERY_STATES],
   ] as const)("%s.%s", async (table, column, values) => {

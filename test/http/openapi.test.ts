@@ -88,6 +88,35 @@ describe("the OpenAPI document", () => {
     }
   });
 
+  it("shows test mode (contract §16): livemode on every object that has a mode, ?mode=, going live", async () => {
+    const doc = (await document()) as Document & {
+      info: { description: string };
+      paths: Record<
+        string,
+        Record<string, { parameters?: { name: string; in: string; schema?: { enum?: string[] } }[] }>
+      >;
+      components: { schemas: Record<string, { properties?: Record<string, { type?: string }>; required?: string[] }> };
+    };
+    for (const name of ["Video", "WebhookEndpoint", "DirectUpload", "DirectUploadProgress"]) {
+      const schema = doc.components.schemas[name];
+      expect(schema?.properties?.livemode?.type, name).toBe("boolean");
+      expect(schema?.required, name).toContain("livemode");
+    }
+    let modeOperations = 0;
+    for (const [path, methods] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(methods)) {
+        const takesKey = ((op as Operation).security ?? []).some((requirement) => "apiKey" in requirement);
+        const mode = op.parameters?.find((parameter) => parameter.in === "query" && parameter.name === "mode");
+        expect(Boolean(mode), `${method.toUpperCase()} ${path}`).toBe(takesKey);
+        if (mode) expect(mode.schema?.enum).toEqual(["live", "test"]);
+        if (mode) modeOperations += 1;
+      }
+    }
+    expect(modeOperations).toBeGreaterThanOrEqual(21);
+    expect(doc.info.description).toContain("## Test mode");
+    expect(doc.info.description).toContain("**Moving from test to live.**");
+  });
+
   it("points to the docs from the root", async () => {
     const response = await api("/");
     expect(await response.json()).toMatchObject({ docs: "/docs", openapi: "/v1/openapi.json" });

@@ -224,7 +224,7 @@ describe("round trips", () => {
     const db = new InstrumentedD1(env.DB);
     const sent: DeletionMessage[] = [];
     const deletions = { send: async (body: DeletionMessage) => void sent.push(body) } as unknown as Queue;
-    const outcomes = await deleteVideos({ db: db.binding, deletions }, project.id, ids);
+    const outcomes = await deleteVideos({ db: db.binding, deletions }, { projectId: project.id, mode: "live" }, ids);
     expect(outcomes.every((outcome) => outcome.ok)).toBe(true);
     expect(db.roundTrips).toBe(1);
     expect(sent).toHaveLength(1);

@@ -484,11 +484,12 @@ describe("GET /v1/videos filters", () => {
 });
 
 describe("the video object", () => {
-  it("carries the encoding fields of contract §5, null or empty before the source is probed", async () => {
+  it("carries the encoding fields of contract §5, null or empty before the source is probed, and livemode (§16)", async () => {
     const { key } = await newWorkspace();
     const { video } = await newVideo(key);
     const read = (await (await api(`/v1/videos/${video.id}`, bearer(key))).json()) as Record<string, unknown>;
     expect(read).toMatchObject({
+      livemode: true,
       duration: null,
       width: null,
       height: null,
@@ -500,6 +501,7 @@ describe("the video object", () => {
       [
         "id",
         "projectId",
+        "livemode",
         "title",
         "status",
         "visibility",

@@ -60,6 +60,24 @@ describe("creating endpoints: safe targets", () => {
     await api(`${path}/${listed.data[0]?.id}`, bearer(key, { method: "DELETE" }));
     expect((await api(path, bearer(key, json("POST", { url: "https://hooks.example.com/y" })))).status).toBe(201);
   });
+
+  it(`holds the ${QUOTAS.webhook_endpoints.limit} per mode: test endpoints take no room from live ones (§16)`, async () => {
+    const { key, project, session } = await newWorkspace({ mode: "test" });
+    const path = `/v1/projects/${project.id}/webhook-endpoints`;
+    for (let i = 0; i < QUOTAS.webhook_endpoints.limit; i++) {
+      expect((await api(path, bearer(key, json("POST", { url: `https://hooks.example.com/${i}` })))).status).toBe(201);
+    }
+    const over = await api(path, bearer(key, json("POST", { url: "https://hooks.example.com/x" })));
+    expect(await errorCode(over)).toBe("quota_exceeded");
+    const live = await newKey(session, project.id, ["read", "write"], "live");
+    expect((await api(path, bearer(live, json("POST", { url: "https://hooks.example.com/live" })))).status).toBe(201);
+    const cookie = await api(path, withCookie(session, json("POST", { url: "https://hooks.example.com/cookie" })));
+    expect(cookie.status).toBe(201);
+    expect(
+      (await api(`${path}?mode=test`, withCookie(session, json("POST", { url: "https://hooks.example.com/t" }))))
+        .status,
+    ).toBe(409);
+  });
 });
 
 describe("PATCH an endpoint", () => {
