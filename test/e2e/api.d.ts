@@ -520,7 +520,7 @@ export interface paths {
          * Add or replace the caption track of a language, from WebVTT or SubRip (at most 2 MiB)
          * @description The body is the file itself, in UTF-8: WebVTT (`text/vtt`) or SubRip (`application/x-subrip`), stored as WebVTT (SubRip converted: the same cues, the same text). Cues must be in order (none starting before the one before it) and none may end before it starts. A second `PUT` of a language replaces its track. Any video but a deleted one takes tracks, whatever its status. Once the video plays, the track is at its `url`, in the master playlist's `SUBTITLES` group and on the embed page. A language that is not a BCP 47 tag is `invalid_captions`, like the file; a bad `label` is `invalid_query`.
          *
-         *     **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`).
+         *     **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`, and `?mode=test` or `?mode=live` acts in that mode only; a key acts in its own).
          */
         put: operations["putCaptionTrack"];
         post?: never;
@@ -528,7 +528,7 @@ export interface paths {
          * Delete the caption track of a language
          * @description The track leaves the master playlist and the embed page at once; its file answers 404.
          *
-         *     **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`).
+         *     **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`, and `?mode=test` or `?mode=live` acts in that mode only; a key acts in its own).
          */
         delete: operations["deleteCaptionTrack"];
         options?: never;
@@ -545,7 +545,7 @@ export interface paths {
         };
         /**
          * List a video's caption tracks, by language
-         * @description **Auth:** an API key with `read` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`).
+         * @description **Auth:** an API key with `read` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`, and `?mode=test` or `?mode=live` acts in that mode only; a key acts in its own).
          */
         get: operations["listCaptionTracks"];
         put?: never;
@@ -10053,6 +10053,8 @@ export interface operations {
     putCaptionTrack: {
         parameters: {
             query?: {
+                /** @description Under session-cookie auth: act in this mode only (create objects of it, see only its objects; lists narrow to it). Without it a session cookie sees both modes and creates live objects. Ignored under API-key auth: a key acts in its own mode (`svc_live_…` live, `svc_test_…` test). */
+                mode?: "live" | "test";
                 /** @description The project's ULID: required under session-cookie auth, ignored under API-key auth */
                 projectId?: string;
                 /** @description The name players show (1–100 characters, no `"`); default the language's English name */
@@ -10100,7 +10102,7 @@ export interface operations {
                     "application/json": components["schemas"]["CaptionTrack"];
                 };
             };
-            /** @description `invalid_project_id`, `invalid_captions`, `invalid_query` */
+            /** @description `invalid_project_id`, `invalid_query`, `invalid_captions` */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
@@ -10129,7 +10131,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "invalid_project_id" | "invalid_captions" | "invalid_query";
+                            code: "invalid_project_id" | "invalid_query" | "invalid_captions";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -10418,6 +10420,8 @@ export interface operations {
     deleteCaptionTrack: {
         parameters: {
             query?: {
+                /** @description Under session-cookie auth: act in this mode only (create objects of it, see only its objects; lists narrow to it). Without it a session cookie sees both modes and creates live objects. Ignored under API-key auth: a key acts in its own mode (`svc_live_…` live, `svc_test_…` test). */
+                mode?: "live" | "test";
                 /** @description The project's ULID: required under session-cookie auth, ignored under API-key auth */
                 projectId?: string;
             };
@@ -10445,7 +10449,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `invalid_project_id` */
+            /** @description `invalid_project_id`, `invalid_query` */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
@@ -10472,7 +10476,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "invalid_project_id";
+                            code: "invalid_project_id" | "invalid_query";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -10635,6 +10639,8 @@ export interface operations {
     listCaptionTracks: {
         parameters: {
             query?: {
+                /** @description Under session-cookie auth: act in this mode only (create objects of it, see only its objects; lists narrow to it). Without it a session cookie sees both modes and creates live objects. Ignored under API-key auth: a key acts in its own mode (`svc_live_…` live, `svc_test_…` test). */
+                mode?: "live" | "test";
                 /** @description The project's ULID: required under session-cookie auth, ignored under API-key auth */
                 projectId?: string;
             };
@@ -10674,7 +10680,7 @@ export interface operations {
                     "application/json": components["schemas"]["CaptionTrackList"];
                 };
             };
-            /** @description `invalid_project_id` */
+            /** @description `invalid_project_id`, `invalid_query` */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
@@ -10701,7 +10707,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "invalid_project_id";
+                            code: "invalid_project_id" | "invalid_query";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
