@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Client } from "./client.ts";
+import { clip, uploadVideo, waitForStatus } from "./media.ts";
 import { startReceiver } from "./receiver.ts";
 import { type DevServer, startDevServer } from "./server.ts";
 
@@ -117,4 +118,30 @@ describe("test mode over HTTP", () => {
       ).toEqual([[made[mode].video.json.video.id, "succeeded"]]);
     }
   });
+
+  it("encodes a test video from its first 10 seconds only, and a live one whole", async () => {
+    const owner = new Client(server.baseUrl);
+    await owner.onboard();
+    const project = await owner.request("POST", "/v1/projects", { body: { name: "trial" } });
+    const source = await clip({ width: 640, height: 360, seconds: 20 });
+    const durations: Record<string, { duration: number; listed: number }> = {};
+    for (const mode of ["test", "live"] as const) {
+      const created = await owner.request("POST", `/v1/projects/${project.json.id}/api-keys`, {
+        body: { name: mode, scopes: ["read", "write"], mode },
+      });
+      const client = new Client(server.baseUrl);
+      const call = (method: string, path: string, body?: unknown) =>
+        client.request(method, path, { body, headers: { authorization: `Bearer ${created.json.key}` } });
+      const { id } = await uploadVideo(call, source);
+      const video = await waitForStatus(call, id, ["ready", "errored"], 120);
+      expect(video.status, mode).toBe("ready");
+      const variant = await (await fetch(`${server.baseUrl}/play/${id}/360p/index.m3u8`)).text();
+      const listed = [...variant.matchAll(/#EXTINF:([0-9.]+),/g)].reduce((sum, m) => sum + Number(m[1]), 0);
+      durations[mode] = { duration: video.duration ?? 0, listed };
+    }
+    expect(durations.test?.duration).toBeLessThanOrEqual(10);
+    expect(durations.test?.duration).toBeGreaterThan(9.9);
+    expect(durations.test?.listed).toBeCloseTo(durations.test?.duration ?? 0, 2);
+    expect(durations.live?.duration).toBeCloseTo(20, 0);
+  }, 300_000);
 });
