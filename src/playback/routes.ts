@@ -9,11 +9,12 @@ import { httpDate, notModified, preconditionStatus } from "../http/conditional";
 import type { AppEnv } from "../http/context";
 import { ApiError } from "../http/errors";
 import { sha256Hex } from "../lib/crypto";
-import { encodeOutputKey, mp4Key, segmentKey } from "../lib/storage-keys";
+import { encodeOutputKey, mp4Key, segmentKey, storyboardKey } from "../lib/storage-keys";
 import { coordinatorOf } from "../pipeline/coordinator-stub";
 import type { VideoRow } from "../videos/model";
 import { masterPlaylist, variantPlaylist } from "./playlists";
 import { parseRange } from "./range";
+import { STORYBOARD_SPRITE, storyboardVtt } from "./storyboard";
 import { playableVideo, playableVideoWith } from "./subject";
 import { PLAY_PATH } from "./urls";
 
@@ -34,8 +35,8 @@ const CORS = {
 
 /**
  * Playback: the master and variant playlists (made from the video's plan, the master with the
- * video's caption tracks), the segments and the MP4 (with byte ranges, from R2), the caption files,
- * of a playable video, under its id or a token. One D1 read (the video, and its tracks where they
+ * video's caption tracks), the segments and the MP4 (with byte ranges, from R2), the caption files
+ * and the storyboard, of a playable video, under its id or a token. One D1 read (the video, and its tracks where they
  * matter, in one batch) and at most one R2 read per request, and for a segment not made yet the
  * video's coordinator;
  * `no-cache` lets a CDN keep the bytes but revalidate every use, so a video made private or deleted
@@ -83,6 +84,13 @@ export const playbackRoutes = new Hono<AppEnv>()
     if (segment) return serveSegment(c, row, plan, segment[1] as string, segment[2] as string);
     if (path === "video.mp4" && row.status === "ready" && row.has_mp4 === 1) {
       return serveObject(c.env.MEDIA, mp4Key(row.project_id, row.id), c.req.raw, TYPES.mp4 as string);
+    }
+    // The storyboard (contract §17), once ready: its WebVTT made from the plan, its sprite from R2.
+    if (path === "storyboard.vtt" && row.status === "ready") {
+      return serveText(c.req.raw, storyboardVtt(plan), CAPTIONS);
+    }
+    if (path === STORYBOARD_SPRITE && row.status === "ready") {
+      return serveObject(c.env.MEDIA, storyboardKey(row.project_id, row.id), c.req.raw, TYPES.jpg as string);
     }
     throw new ApiError("not_found");
   });

@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { frameKey, storyboardKey } from "../../src/lib/storage-keys";
 import { coordinatorOf } from "../../src/pipeline/coordinator-stub";
-import { api, bearer, newWorkspace } from "../helpers";
+import { api, bearer, json, newWorkspace } from "../helpers";
 import {
   callback,
   emptyPool,
@@ -127,5 +127,41 @@ describe("the storyboard", () => {
     await finishAll(encoder, id);
     expect(await env.MEDIA.head(storyboardKey(project.id, id))).not.toBeNull();
     expect((await encodingState(id)).phase).toBe("ready");
+  });
+});
+
+describe("the storyboard over /play", () => {
+  it("answers 404 until ready, then its WebVTT (a cue per tile) and its sprite, under the id and a token", async () => {
+    const { key } = await newWorkspace();
+    const { id } = await playable(encoder, key, probeFacts(25));
+    expect((await api(`/play/${id}/storyboard.vtt`)).status).toBe(404);
+    expect((await api(`/play/${id}/storyboard.jpg`)).status).toBe(404);
+    await finishAll(encoder, id);
+
+    const vtt = await api(`/play/${id}/storyboard.vtt`);
+    expect(vtt.status).toBe(200);
+    expect(vtt.headers.get("content-type")).toBe("text/vtt");
+    expect(vtt.headers.get("access-control-allow-origin")).toBe("*");
+    expect(await vtt.text()).toBe(
+      [
+        "WEBVTT",
+        "00:00:00.000 --> 00:00:08.333\nstoryboard.jpg#xywh=0,0,240,136",
+        "00:00:08.333 --> 00:00:16.667\nstoryboard.jpg#xywh=240,0,240,136",
+        "00:00:16.667 --> 00:00:25.000\nstoryboard.jpg#xywh=480,0,240,136",
+      ].join("\n\n") + "\n",
+    );
+    const sprite = await api(`/play/${id}/storyboard.jpg`);
+    expect(sprite.status).toBe(200);
+    expect(sprite.headers.get("content-type")).toBe("image/jpeg");
+    expect(new Uint8Array(await sprite.arrayBuffer()).slice(0, 2)).toEqual(new Uint8Array([0xff, 0xd8]));
+
+    // Private: the id's URLs are refused, a token's play (the sprite's URL is relative to the VTT).
+    expect((await api(`/v1/videos/${id}`, bearer(key, json("PATCH", { visibility: "private" })))).status).toBe(200);
+    expect((await api(`/play/${id}/storyboard.vtt`)).status).toBe(403);
+    const minted = (await (await api(`/v1/videos/${id}/playback-tokens`, bearer(key, json("POST", {})))).json()) as {
+      token: string;
+    };
+    expect((await api(`/play/${minted.token}/storyboard.vtt`)).status).toBe(200);
+    expect((await api(`/play/${minted.token}/storyboard.jpg`)).status).toBe(200);
   });
 });
