@@ -62,6 +62,22 @@ describe.skipIf(!available)("playback in Debian's Chromium", () => {
       // (The media source hls.js attaches is a blob: URL of the page itself.)
       expect(requested.filter((url) => !url.startsWith(server.baseUrl) && !url.startsWith("blob:"))).toEqual([]);
       expect(requested.some((url) => url.endsWith(".ts"))).toBe(true);
+      // The storyboard's cues reach the player's thumbnails track (its previews on the timeline).
+      const cues = await page.waitForFunction(
+        () => (document.querySelector('track[label="thumbnails"]') as HTMLTrackElement).track.cues?.length ?? 0,
+        null,
+        { timeout: 10_000 },
+      );
+      expect(await cues.jsonValue()).toBe(1);
+      const sprite = await page.evaluate(async () => {
+        const track = (document.querySelector('track[label="thumbnails"]') as HTMLTrackElement).track;
+        const text = (track.cues?.[0] as VTTCue).text;
+        const image = new Image();
+        image.src = new URL(text, (document.querySelector('track[label="thumbnails"]') as HTMLTrackElement).src).href;
+        await image.decode();
+        return { text, width: image.naturalWidth, height: image.naturalHeight };
+      });
+      expect(sprite).toEqual({ text: "storyboard.jpg#xywh=0,0,240,136", width: 240, height: 136 });
     } finally {
       await browser.close();
     }
