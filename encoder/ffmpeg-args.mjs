@@ -316,9 +316,12 @@ export function spriteArgs(sprite) {
   return [
     "-hide_banner",
     "-nostdin",
+    "-nostats",
     "-v",
     "error",
     "-y",
+    "-progress",
+    "pipe:1",
     "-protocol_whitelist",
     "file",
     "-f",

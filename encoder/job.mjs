@@ -38,6 +38,7 @@ const MESSAGES = {
   encodingFailed: "The video could not be encoded.",
   /** @param {string} reason */
   invalidSource: (reason) => `The source is not a decodable video: ${reason}.`,
+  interrupted: "The encoder stopped before the job was done.",
 };
 
 export class RunningJob {
@@ -139,7 +140,7 @@ export class RunningJob {
     }
     if (signal.aborted) {
       this.log(`interrupted: ${/** @type {Error | undefined} */ (signal.reason)?.message}`);
-      result = this.failure("encoding_failed", MESSAGES.encodingFailed);
+      result = this.failure("interrupted", MESSAGES.interrupted);
     }
     // The work is over: its place is free for the next job while the result is on its way (the
     // Worker hands the place on as soon as it has the result).
@@ -260,7 +261,11 @@ export class RunningJob {
 
   /** Runs ffmpeg with `args`; a failure throws OutputInvalid with its last lines. @param {string[]} args */
   async ffmpeg(args) {
-    const made = await runFfmpeg(this.deps.binaries.ffmpeg, args, { signal: this.controller.signal, stallMs: 60_000 });
+    const made = await runFfmpeg(this.deps.binaries.ffmpeg, args, {
+      signal: this.controller.signal,
+      stallMs: 60_000,
+      nice: this.job.priority === "background",
+    });
     if (!made.ok) throw new OutputInvalid(`${made.failure}: ${made.stderr.trim().split("\n").slice(-3).join(" | ")}`);
   }
 

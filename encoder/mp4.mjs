@@ -46,6 +46,9 @@ export function continuityFixer() {
   };
 }
 
+/** How long the remux may neither take nor give a byte before it is taken for stuck. */
+const STALL_MS = 60_000;
+
 /**
  * @param {{
  *   job: Mp4Job,
@@ -66,6 +69,15 @@ export async function runMp4(run) {
   });
   const kill = () => child.kill("SIGKILL");
   signal.addEventListener("abort", kill, { once: true });
+  // A remux that neither takes a segment in nor gives bytes out for STALL_MS is stuck: killed.
+  let lastActivity = Date.now();
+  let stalled = false;
+  const watchdog = setInterval(() => {
+    if (Date.now() - lastActivity > STALL_MS) {
+      stalled = true;
+      kill();
+    }
+  }, 1000);
   let stderr = "";
   child.stderr.setEncoding("utf8");
   child.stderr.on("data", (chunk) => {
@@ -81,6 +93,7 @@ export async function runMp4(run) {
       const segment = await client.getSegment(top.resolution, index);
       for await (const chunk of segment) {
         if (!child.stdin.write(fix(/** @type {Buffer} */ (chunk)))) await once(child.stdin, "drain");
+        lastActivity = Date.now();
       }
       run.onProgress((index + 1) / count);
     }
@@ -103,6 +116,7 @@ export async function runMp4(run) {
     };
     for await (const chunk of child.stdout) {
       const data = /** @type {Buffer} */ (chunk);
+      lastActivity = Date.now();
       bytes += data.length;
       buffered.push(data);
       size += data.length;
@@ -130,7 +144,11 @@ export async function runMp4(run) {
     ]);
     if (code !== 0)
       throw new Error(`ffmpeg ${killed ? `killed by ${killed}` : `exit code ${code}`}: ${stderr.trim().slice(-500)}`);
+  } catch (error) {
+    if (stalled) throw new Error(`the MP4's ffmpeg made no progress for ${STALL_MS / 1000} s`);
+    throw error;
   } finally {
+    clearInterval(watchdog);
     signal.removeEventListener("abort", kill);
   }
   return { parts, bytes };

@@ -153,6 +153,20 @@ export function picturesEnd(packets, startTime) {
 }
 
 /**
+ * Throws ProbeFailed (the job fails and runs again) when ffprobe could not read the source for a
+ * reason of the transport, not of the file: refused or timed out, a 5xx. (A 4xx is the file's:
+ * ffmpeg tells 400, 401, 403 and 404 apart and calls every other one "4XX", a 416 of an empty
+ * source as well; the Worker's source route answers no 408 or 429, and its 410 stops the job at
+ * its next call back.)
+ * @param {{ stderr: string }} result
+ */
+function notReached(result) {
+  if (/Connection refused|Server returned 5|timed out|Input\/output error/i.test(result.stderr)) {
+    throw new ProbeFailed(`ffprobe could not read the source: ${result.stderr.slice(0, 300)}`);
+  }
+}
+
+/**
  * The duration to encode: what the file declares, checked against where its pictures end. A file
  * declaring far more than its pictures reach (twice, and 10 s more) is not a video of that length.
  * @param {number} declared
@@ -198,9 +212,7 @@ export async function probe(ffprobe, source, options = {}) {
   ]);
   // ffprobe exits non-zero when it cannot read the file as any allowed format.
   if (streams.code !== 0) {
-    if (/Connection refused|Server returned 5|timed out|Input\/output error/i.test(streams.stderr)) {
-      throw new ProbeFailed(`ffprobe could not read the source: ${streams.stderr.slice(0, 300)}`);
-    }
+    notReached(streams);
     return {
       valid: false,
       reason: "the file is not in a video format that can be read",
@@ -225,6 +237,7 @@ export async function probe(ffprobe, source, options = {}) {
       "-of",
       "csv=p=0",
     ]);
+    if (read.code !== 0) notReached(read);
     return read.code === 0 ? picturesEnd(csvPackets(read.stdout), checked.startTime) : null;
   };
   let declared = checked.duration;

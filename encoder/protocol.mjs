@@ -12,7 +12,7 @@ import { POSITIONS, RESOLUTIONS } from "./settings.mjs";
 export const PROTOCOL_VERSION = /** @type {const} */ (2);
 export const JOB_KINDS = /** @type {const} */ (["probe", "segments", "still", "storyboard", "mp4"]);
 export const PRIORITIES = /** @type {const} */ (["interactive", "background"]);
-export const FAILURE_CODES = /** @type {const} */ (["invalid_source", "encoding_failed"]);
+export const FAILURE_CODES = /** @type {const} */ (["invalid_source", "encoding_failed", "interrupted"]);
 export { POSITIONS, RESOLUTIONS };
 
 /** @typedef {(typeof JOB_KINDS)[number]} JobKind */

@@ -59,8 +59,14 @@ async function readBody(req, limit) {
  */
 export function createEncoderServer(deps) {
   if (!deps.token) throw new Error("the encoder needs a token (ENCODER_TOKEN): its job API accepts no call without it");
-  /** @type {Map<string, RunningJob>} */
+  /** @type {Map<string, RunningJob>} The jobs at work: each takes a place of its priority. */
   const jobs = new Map();
+  /**
+   * Jobs whose work is over and whose result is on its way (retried for up to half a minute): they
+   * take no place, but are still this encoder's, so the Worker asking about one is told it runs.
+   * @type {Map<string, RunningJob>}
+   */
+  const reporting = new Map();
   let closing = false;
 
   /** @param {Priority} priority */
@@ -95,7 +101,7 @@ export function createEncoderServer(deps) {
       error(res, 400, "invalid_job", e.message, { path: e.path });
       return;
     }
-    if (jobs.has(job.jobId)) {
+    if (jobs.has(job.jobId) || reporting.has(job.jobId)) {
       error(res, 409, "job_running", "this encoder is already running that job", { jobId: job.jobId });
       return;
     }
@@ -109,12 +115,17 @@ export function createEncoderServer(deps) {
       );
       return;
     }
-    const leave = () => {
-      if (jobs.get(job.jobId) === started) jobs.delete(job.jobId);
+    const report = () => {
+      if (jobs.get(job.jobId) !== started) return;
+      jobs.delete(job.jobId);
+      reporting.set(job.jobId, started);
     };
-    const started = new RunningJob(job, deps, leave);
+    const started = new RunningJob(job, deps, report);
     jobs.set(job.jobId, started);
-    started.done.finally(leave);
+    started.done.finally(() => {
+      if (jobs.get(job.jobId) === started) jobs.delete(job.jobId);
+      if (reporting.get(job.jobId) === started) reporting.delete(job.jobId);
+    });
     send(res, 202, { version: PROTOCOL_VERSION, jobId: job.jobId, status: "accepted" });
   };
 
@@ -154,7 +165,8 @@ export function createEncoderServer(deps) {
     }
     const match = /^\/v2\/jobs\/([^/]+)$/.exec(url.pathname);
     if (!match) return error(res, 404, "not_found", "no such route");
-    const job = jobs.get(/** @type {string} */ (match[1]));
+    const id = /** @type {string} */ (match[1]);
+    const job = jobs.get(id) ?? reporting.get(id);
     if (method === "GET") {
       if (!job) return error(res, 404, "not_found", "this encoder is not running that job");
       send(res, 200, status(job));
@@ -181,7 +193,7 @@ export function createEncoderServer(deps) {
     server,
     jobs,
     /**
-     * Stops taking jobs and interrupts the running ones, which are reported `encoding_failed` so
+     * Stops taking jobs and interrupts the running ones, which are reported `interrupted` so
      * the Worker runs them again without waiting for their silence.
      */
     async shutdown() {

@@ -664,7 +664,7 @@ try {
   await seeded.caller(0)("DELETE", `/v1/videos/${hookVideo}`);
   await new Promise((resolve) => setTimeout(resolve, 2500));
   const seededEndpoint = (
-    await seeded.owner.request("POST", `/v1/projects/${seeded.projectId}/webhook-endpoints`, {
+    await seeded.owner.request("POST", `/v1/projects/${seeded.projectId}/webhook-endpoints?mode=test`, {
       body: { url: "https://hooks.example.com/bench" },
     })
   ).json.id as string;

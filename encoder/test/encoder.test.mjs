@@ -488,7 +488,7 @@ describe.skipIf(!binaries)("encoder service with a fake Worker", () => {
     expect(job.results).toEqual([]);
   });
 
-  it("on SIGTERM interrupts its jobs, reports them encoding_failed so the Worker runs them again, and exits", async () => {
+  it("on SIGTERM interrupts its jobs, reports them interrupted so the Worker runs them again (no try counted), and exits", async () => {
     const second = await startEncoder({ ENCODER_TMPDIR: join(dir, "tmp"), ENCODER_TOKEN });
     try {
       const plan = await planOf(sources.long, { enabledResolutions: ["360p"], mp4: false, watermark: null });
@@ -501,7 +501,7 @@ describe.skipIf(!binaries)("encoder service with a fake Worker", () => {
       expect(response.status).toBe(202);
       for (let i = 0; i < 200 && second.children().length === 0; i++) await new Promise((r) => setTimeout(r, 25));
       process.kill(second.pid, "SIGTERM");
-      expect(await job.resultReceived).toMatchObject({ status: "failed", code: "encoding_failed" });
+      expect(await job.resultReceived).toMatchObject({ status: "failed", code: "interrupted" });
       expect(await second.exited).toEqual({ code: 0, signal: null });
       expect(await readdir(join(dir, "tmp"))).toEqual([]);
     } finally {

@@ -32,7 +32,8 @@ describe("interpretProbe", () => {
       frameRate: 30000 / 1001,
       interlaced: false,
       rotation: 0,
-      format: MP4,
+      format: "mov",
+      startTime: 0,
     });
   });
 
@@ -61,12 +62,22 @@ describe("interpretProbe", () => {
   });
 
   it("falls back to the stream's duration, and to none", () => {
-    expect(interpretProbe(info([video({ duration: "5.5" })], { format_name: "h264" }), 1)).toMatchObject({
+    expect(interpretProbe(info([video({ duration: "5.5" })], { format_name: "matroska,webm" }), 1)).toMatchObject({
       duration: 5.5,
+      format: "matroska",
     });
-    expect(interpretProbe(info([video()], { format_name: "h264", duration: "N/A" }), 1)).toMatchObject({
+    expect(interpretProbe(info([video()], { format_name: "matroska,webm", duration: "N/A" }), 1)).toMatchObject({
       duration: null,
     });
+  });
+
+  it("refuses a format that is not a container of one file (a playlist, a raw stream, an image sequence)", () => {
+    for (const format_name of ["hls", "h264", "concat", "image2", "tty"]) {
+      expect(interpretProbe(info([video()], { format_name, duration: "3" }), 1)).toEqual({
+        valid: false,
+        reason: "the file is not in a video format that can be read",
+      });
+    }
   });
 
   it("refuses what is not a decodable video", () => {

@@ -18,7 +18,7 @@ import { CALLBACK_PATH, encodingContext, isCallbackToken, type JobPath } from ".
 import { coordinatorOf } from "./coordinator-stub";
 
 /** A result lists at most 10,000 MP4 parts, so it may be larger than the protocol's other messages. */
-const MAX_RESULT_BYTES = 1024 * 1024;
+const MAX_RESULT_BYTES = 4 * 1024 * 1024;
 const JOB_ID = /^[A-Za-z0-9_-]{1,64}$/;
 const RESOLUTION = /^[1-9][0-9]{0,4}p$/;
 

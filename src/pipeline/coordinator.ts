@@ -410,12 +410,16 @@ export class VideoEncoding extends DurableObject<Env> {
     const unit = this.serving() ? this.unitOfJob(jobId) : null;
     if (!unit || result.jobId !== jobId) return false;
     const slot = unit.slot;
-    if (result.status === "failed") {
-      if (result.code === "invalid_source" && unit.kind === "probe") {
+    // A probe's or an MP4's result without what it made is as good as a failure.
+    const incomplete =
+      result.status === "done" && ((unit.kind === "probe" && !result.probe) || (unit.kind === "mp4" && !result.mp4));
+    if (result.status === "failed" || incomplete) {
+      if (result.status === "failed" && result.code === "invalid_source" && unit.kind === "probe") {
         await this.finish({ status: "errored", code: "invalid_source", message: result.message });
         return true;
       }
-      await this.failed(unit);
+      // An encoder stopped from outside (a redeploy, say) did not fail the work: no try is counted.
+      await this.failed(unit, !(result.status === "failed" && result.code === "interrupted"));
     } else {
       this.sql.exec("DELETE FROM units WHERE id = ?", unit.id);
       if (unit.kind === "probe" && result.probe) await this.planned(result.probe);
@@ -771,9 +775,12 @@ export class VideoEncoding extends DurableObject<Env> {
     this.set("mp4Done", true);
   }
 
-  /** A unit's job failed or went silent: it runs again from what is missing, or the video errors. */
-  private async failed(unit: Unit) {
-    const tries = unit.tries + 1;
+  /**
+   * A unit's job failed or went silent: it runs again from what is missing, or, after MAX_TRIES
+   * counted tries, the video errors (a frame is refused instead).
+   */
+  private async failed(unit: Unit, counted = true) {
+    const tries = unit.tries + (counted ? 1 : 0);
     if (unit.kind === "mp4") await this.abortMp4();
     if (unit.kind === "frame" && tries >= MAX_TRIES) {
       this.sql.exec("DELETE FROM units WHERE id = ?", unit.id);

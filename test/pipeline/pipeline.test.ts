@@ -357,6 +357,22 @@ describe("failures", () => {
     expect(encoder.cancelled).toEqual(expect.arrayContaining([lastJob(encoder, id, "still").jobId]));
   });
 
+  it("a job its encoder interrupted (shutting down) runs again without counting a try; a probe's result without facts counts as failed", async () => {
+    const { key } = await newWorkspace();
+    const started = await encoding(encoder, key);
+    // A done probe that says nothing is no plan: the probe runs again.
+    expect((await result(started.probe)).status).toBe(204);
+    const probe = lastJob(encoder, started.id, "probe");
+    expect(probe.jobId).not.toBe(started.probe.jobId);
+    expect((await result(probe, { probe: probeFacts(8) })).status).toBe(204);
+    for (let i = 0; i < MAX_TRIES + 2; i++) {
+      await failWith(lastJob(encoder, started.id, "segments"), "interrupted", "The encoder stopped.");
+    }
+    expect((await video(key, started.id)).status).toBe("processing");
+    const state = await encodingState(started.id);
+    expect(state.units.find((unit) => unit.kind === "segments")?.tries).toBe(0);
+  });
+
   it("a job silent for a minute is taken over: stopped where it may run, and run again", async () => {
     const { key } = await newWorkspace();
     const { id } = await playable(encoder, key, probeFacts(8));

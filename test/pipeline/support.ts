@@ -150,7 +150,7 @@ export function result(job: Job, fields: Record<string, unknown> = {}) {
   return callback(job, "result", json("POST", { version: 2, jobId: job.jobId, status: "done", ...fields }));
 }
 
-export function failWith(job: Job, code: "invalid_source" | "encoding_failed", message = "It failed.") {
+export function failWith(job: Job, code: "invalid_source" | "encoding_failed" | "interrupted", message = "It failed.") {
   reported.add(job.callback.baseUrl);
   return callback(job, "result", json("POST", { version: 2, jobId: job.jobId, status: "failed", code, message }));
 }
