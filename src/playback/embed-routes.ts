@@ -3,9 +3,8 @@ import { html } from "hono/html";
 import type { AppEnv } from "../http/context";
 import { ApiError } from "../http/errors";
 import { publicOrigin } from "../http/public-url";
-import { thumbnailOf } from "../thumbnails/urls";
 import { playableVideo } from "./subject";
-import { EMBED_PATH, PLAY_PATH } from "./urls";
+import { EMBED_PATH, PLAY_PATH, playbackThumbnailUrl } from "./urls";
 
 /** The player the Worker serves itself, from its static assets (scripts/build-assets.ts): hls.js's light build. */
 export const PLAYER_SCRIPT = "/vendor/hls/hls.light.min.js";
@@ -21,7 +20,7 @@ export const embedRoutes = new Hono<AppEnv>().get(`${EMBED_PATH}/:subject`, asyn
   try {
     const row = await playableVideo(c, subject, { fresh: true });
     const origin = publicOrigin(c);
-    const poster = thumbnailOf(origin, row).url;
+    const poster = playbackThumbnailUrl(origin, subject);
     const source = `${origin}${PLAY_PATH}/${subject}/master.m3u8`;
     const title = row.title ?? "Video";
     return c.html(

@@ -1,14 +1,16 @@
 import { env } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { crc32 } from "../../src/images/crc32";
 import { inspectImage } from "../../src/images/inspect";
 import { stripMetadata } from "../../src/images/strip";
 import { customThumbnailKey, legacyThumbnailKey, posterKey, videoPrefix } from "../../src/lib/storage-keys";
 import { IMAGES } from "../fixtures/images";
-import { api, bearer, errorCode, newKey, newVideo, newWorkspace, type VideoBody, withCookie } from "../helpers";
+import { api, bearer, errorCode, json, newKey, newVideo, newWorkspace, type VideoBody, withCookie } from "../helpers";
+import { encodeMessages, fakeEncoder, finishReady, runEncodes, uploadedVideo } from "../pipeline/support";
 import { apiWith } from "../support/app";
 import { InstrumentedD1 } from "../support/d1";
 import { paddedPng } from "../support/images";
+import { sentMessage } from "../support/queues";
 
 const FIVE_MIB = 5 * 1024 * 1024;
 type Result = { videoId: string; thumbnailUrl: string; source: string };
@@ -341,4 +343,58 @@ describe("the public thumbnail route", () => {
       expect(await errorCode(response)).toBe("not_found");
     },
   );
+});
+
+describe("a private or deleted video's thumbnail URLs (contract section 7)", () => {
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
+  /** A ready video with its poster frame, and its poster URL. */
+  async function readyVideo() {
+    const encoder = fakeEncoder();
+    const { key, project } = await newWorkspace();
+    const video = await uploadedVideo(key);
+    await runEncodes(encodeMessages().filter((message) => message.videoId === video.id));
+    const job = encoder.jobs.find((candidate) => candidate.jobId === video.id);
+    if (!job) throw new Error("no job");
+    expect((await finishReady(job)).status).toBe(204);
+    return { key, id: video.id, poster: `/thumbnails/${project.id}/${video.id}/poster.jpg` };
+  }
+
+  it("answer 403 playback_token_required while the video is private, the poster and a custom one, at once", async () => {
+    const { key, id, poster } = await readyVideo();
+    expect((await api(poster)).status).toBe(200);
+    const custom = (await (await put(key, id, IMAGES.rgbPng, "image/png")).json()) as Result;
+    expect((await open(custom.thumbnailUrl)).status).toBe(200);
+    await api(`/v1/videos/${id}`, bearer(key, json("PATCH", { visibility: "private" })));
+    for (const path of [poster, new URL(custom.thumbnailUrl).pathname]) {
+      const refused = await api(path);
+      expect(refused.status, path).toBe(403);
+      expect(await errorCode(refused)).toBe("playback_token_required");
+      // No cache keeps the refusal once the video is public again.
+      expect(refused.headers.get("cache-control")).toBe("no-store");
+    }
+    await api(`/v1/videos/${id}`, bearer(key, json("PATCH", { visibility: "unlisted" })));
+    expect((await api(poster)).status).toBe(200);
+    expect((await open(custom.thumbnailUrl)).status).toBe(200);
+  });
+
+  it("answer 404 as soon as the DELETE answers, while the objects still wait for the clean-up", async () => {
+    const { key, id, poster } = await readyVideo();
+    const custom = (await (await put(key, id, IMAGES.rgbPng, "image/png")).json()) as Result;
+    // The deletions queue keeps the message: its consumer (the R2 clean-up) runs later.
+    vi.spyOn(env.DELETION_QUEUE, "send").mockResolvedValue(sentMessage);
+    const customKey = (await env.DB.prepare("SELECT custom_thumbnail_key AS k FROM videos WHERE id = ?")
+      .bind(id)
+      .first<{ k: string }>()) as { k: string };
+    expect((await api(`/v1/videos/${id}`, bearer(key, { method: "DELETE" }))).status).toBe(204);
+    // The deletions queue has not run: R2 still holds both images.
+    expect(await env.MEDIA.head(customKey.k)).not.toBeNull();
+    for (const path of [poster, new URL(custom.thumbnailUrl).pathname]) {
+      const gone = await api(path);
+      expect(gone.status, path).toBe(404);
+      expect(await errorCode(gone)).toBe("not_found");
+    }
+  });
 });

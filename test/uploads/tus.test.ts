@@ -191,6 +191,11 @@ describe("the tus protocol", () => {
     expect(await offsetOf(location)).toBe(1000);
     // 404: an altered URL or upload, or one that never existed.
     const altered = `${upload.url.slice(0, -3)}AAA`;
+    // The signature's unused low bits: another spelling of its last character decodes to the same
+    // bytes, and is still not this URL.
+    for (const respelled of otherSpellings(upload.url)) {
+      expectStatus(await tus(respelled, { method: "POST", headers: { ...TUS, "upload-length": "1" } }), 404);
+    }
     expectStatus(await tus(altered, { method: "POST", headers: { ...TUS, "upload-length": "1" } }), 404);
     expectStatus(await tus(`${altered}/source`, { method: "HEAD", headers: TUS }), 404);
     expectStatus(await tus("http://api.test/tus/nothing/source", { method: "HEAD", headers: TUS }), 404);
@@ -405,3 +410,12 @@ describe("the part API on a tus upload's video", () => {
     expect(await errorCode(response)).toBe("upload_not_active");
   });
 });
+
+/** The other spellings of a URL whose last base64url character carries 4 unused bits. */
+function otherSpellings(url: string): string[] {
+  const ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+  const last = ALPHABET.indexOf(url.at(-1) as string);
+  return Array.from({ length: 16 }, (_, low) => (last & 0b110000) | low)
+    .filter((value) => value !== last)
+    .map((value) => `${url.slice(0, -1)}${ALPHABET[value]}`);
+}
