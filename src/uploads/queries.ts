@@ -1,4 +1,5 @@
 import type { Db } from "../lib/db";
+import { UPLOADED_OR_LATER } from "../videos/model";
 
 /** A direct upload as POST /v1/uploads minted it (table `tus_uploads`). */
 export type TusUploadRow = {
@@ -20,7 +21,9 @@ export function insertTusUploadStatement(db: Db, row: TusUploadRow): D1PreparedS
     .bind(row.id, row.project_id, row.video_id, row.cors_origin, row.max_size_bytes, row.expires_at, row.created_at);
 }
 
-/** The project's upload, with whether its video is deleted and whether it is uploaded. */
+const UPLOADED_LIST = UPLOADED_OR_LATER.map((status) => `'${status}'`).join(", ");
+
+/** The project's upload, with whether its video is deleted and whether it is uploaded (or later). */
 export function findTusUpload(
   db: Db,
   projectId: string,
@@ -28,7 +31,7 @@ export function findTusUpload(
 ): Promise<(TusUploadRow & { video_deleted: number; video_uploaded: number }) | null> {
   return db
     .prepare(
-      `SELECT u.*, v.deleted_at IS NOT NULL AS video_deleted, v.status = 'uploaded' AS video_uploaded
+      `SELECT u.*, v.deleted_at IS NOT NULL AS video_deleted, v.status IN (${UPLOADED_LIST}) AS video_uploaded
        FROM tus_uploads u JOIN videos v ON v.id = u.video_id
        WHERE u.id = ? AND u.project_id = ?`,
     )

@@ -287,6 +287,33 @@ describe("the tus protocol", () => {
   });
 });
 
+describe("a tus completion, through the part API's completeUpload (issue 25, item 8)", () => {
+  it("is finished when its video has moved past uploaded meanwhile, and the upload reads completed", async () => {
+    const { key } = await newWorkspace();
+    const upload = await newUpload(key);
+    const location = await create(upload.url, 10);
+    // Another completion holds the lease as the last byte arrives: this one is left to the alarm.
+    const held = new Date(Date.now() + 60_000).toISOString();
+    await env.DB.prepare("UPDATE videos SET status = 'upload_completing', completion_lease_until = ? WHERE id = ?")
+      .bind(held, upload.video.id)
+      .run();
+    expect((await patch(location, 0, "0123456789")).status).toBe(204);
+    // That completion recorded the video, and its encoding started.
+    await env.DB.prepare("UPDATE videos SET status = 'processing', completion_lease_until = NULL WHERE id = ?")
+      .bind(upload.video.id)
+      .run();
+    await runDurableObjectAlarm(objectOf(upload));
+    const phase = await runInDurableObject(objectOf(upload), (_: TusUpload, s) => {
+      const doc = JSON.parse(s.storage.sql.exec<{ doc: string }>("SELECT doc FROM state").one().doc) as {
+        phase: string;
+      };
+      return doc.phase;
+    });
+    expect(phase).toBe("completed");
+    expect((await progress(key, upload.id)).status).toBe("completed");
+  });
+});
+
 describe("ending an upload", () => {
   it("DELETE ends the upload and deletes its video, as DELETE /v1/videos/{id} does", async () => {
     const { key } = await newWorkspace();
