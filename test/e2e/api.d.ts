@@ -290,7 +290,9 @@ export interface paths {
         get?: never;
         /**
          * Upload the watermark image (raw PNG or WebP, at most 1 MiB); sets watermark.imageKey
-         * @description **Auth:** the session cookie `svc_session`.
+         * @description One still picture of at most 4096×4096 pixels: an animated image (APNG, animated WebP) or a larger one is `400 invalid_image`.
+         *
+         *     **Auth:** the session cookie `svc_session`.
          */
         put: operations["putWatermarkImage"];
         post?: never;
@@ -5328,7 +5330,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description A PNG or WebP image, at most 1 MiB (1,048,576 bytes) */
+        /** @description A still PNG or WebP image, at most 1 MiB (1,048,576 bytes) and 4096×4096 pixels */
         requestBody: {
             content: {
                 "image/png": string;

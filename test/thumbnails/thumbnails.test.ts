@@ -9,7 +9,7 @@ import { api, bearer, errorCode, json, newKey, newVideo, newWorkspace, type Vide
 import { encodeMessages, fakeEncoder, finishReady, runEncodes, uploadedVideo } from "../pipeline/support";
 import { apiWith } from "../support/app";
 import { InstrumentedD1 } from "../support/d1";
-import { paddedPng } from "../support/images";
+import { greyPng, greyRows, paddedPng, zlib } from "../support/images";
 import { sentMessage } from "../support/queues";
 
 const FIVE_MIB = 5 * 1024 * 1024;
@@ -246,6 +246,36 @@ describe("PUT /v1/videos/{id}/thumbnail", () => {
     expect((await put(key, video.id, IMAGES.rgbPng, "image/png")).headers.get("ratelimit-policy")).toBe(
       '"thumbnail";q=30;w=60',
     );
+  });
+});
+
+describe("a thumbnail's pixels are decoded (contract section 7)", () => {
+  it("refuses a PNG whose image data does not decode, or holds less than its IHDR declares", async () => {
+    const { key, video } = await setUp();
+    const rows = greyRows(32, 24);
+    expect((await put(key, video.id, greyPng(32, 24, await zlib(rows)), "image/png")).status).toBe(200);
+    const garbled = await zlib(rows);
+    for (let i = 8; i < garbled.length - 4; i++) garbled[i] = (garbled[i] as number) ^ 0x5a;
+    for (const bytes of [greyPng(32, 24, garbled), greyPng(32, 25, await zlib(rows))]) {
+      const response = await put(key, video.id, bytes, "image/png");
+      expect(response.status).toBe(400);
+      expect(await errorCode(response)).toBe("invalid_image");
+    }
+  });
+
+  it("refuses a JPEG whose scan is cut short (its markers intact) or whose frame header is taller than its data", async () => {
+    const { key, video } = await setUp();
+    const jpeg = IMAGES.baselineJpg;
+    const sos = jpeg.findIndex((v, i) => v === 0xff && jpeg[i + 1] === 0xda);
+    const start = sos + 2 + (((jpeg[sos + 2] as number) << 8) | (jpeg[sos + 3] as number));
+    const cut = new Uint8Array([...jpeg.subarray(0, start + ((jpeg.length - 2 - start) >> 1)), 0xff, 0xd9]);
+    const taller = jpeg.slice();
+    taller[jpeg.findIndex((v, i) => v === 0xff && jpeg[i + 1] === 0xc0) + 5] = 0x04;
+    for (const bytes of [cut, taller]) {
+      const response = await put(key, video.id, bytes, "image/jpeg");
+      expect(response.status).toBe(400);
+      expect(await errorCode(response)).toBe("invalid_image");
+    }
   });
 });
 
