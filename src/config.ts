@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { type RotatingSecret, SECRETS } from "./lib/secrets";
 
 const EnvSchema = z.object({
   ENVIRONMENT: z.string().optional(),
@@ -8,7 +9,15 @@ const EnvSchema = z.object({
   ALLOW_HTTP_WEBHOOKS: z.preprocess((value) => (value === "" ? undefined : value), z.stringbool().optional()),
   PUBLIC_BASE_URL: z.string().optional(),
   CURSOR_SECRET: z.string().optional(),
+  CURSOR_SECRET_PREVIOUS: z.string().optional(),
   PLAYBACK_SECRET: z.string().optional(),
+  PLAYBACK_SECRET_PREVIOUS: z.string().optional(),
+  UPLOAD_URL_SECRET: z.string().optional(),
+  UPLOAD_URL_SECRET_PREVIOUS: z.string().optional(),
+  IDEMPOTENCY_SECRET: z.string().optional(),
+  IDEMPOTENCY_SECRET_PREVIOUS: z.string().optional(),
+  ENCODER_CALLBACK_SECRET: z.string().optional(),
+  ENCODER_CALLBACK_SECRET_PREVIOUS: z.string().optional(),
   ENCODER_URL: z.string().optional(),
   ENCODER_TOKEN: z.string().optional(),
   ENCODER_CALLBACK_URL: z.string().optional(),
@@ -23,10 +32,16 @@ export type Config = {
   allowHttpWebhooks: boolean;
   /** Null only in development, where public URLs then use the request's own origin. */
   publicBaseUrl: string | null;
-  /** Signs pagination cursors. */
-  cursorSecret: string;
-  /** Signs playback tokens and the encoder's callback tokens. */
-  playbackSecret: string;
+  /** Signs pagination cursors, and nothing else. */
+  cursorSecret: RotatingSecret;
+  /** Signs playback tokens, and nothing else. */
+  playbackSecret: RotatingSecret;
+  /** Signs direct (tus) upload URLs, and nothing else. */
+  uploadUrlSecret: RotatingSecret;
+  /** Encrypts the stored answers of Idempotency-Key requests, and nothing else. */
+  idempotencySecret: RotatingSecret;
+  /** Signs the encoder's per-attempt callback tokens, and nothing else. */
+  callbackSecret: RotatingSecret;
   /**
    * Where encoding jobs go: an encoder program's URL (local development, `npm run dev` sets it), or
    * null for the Cloudflare Container binding `ENCODER` (production).
@@ -55,8 +70,9 @@ function parseConfig(env: Env): Config {
   if (adminToken && !development && adminToken.length < MIN_SECRET_LENGTH) {
     throw new ConfigError(`ADMIN_TOKEN must be at least ${MIN_SECRET_LENGTH} characters outside development`);
   }
-  const cursorSecret = requiredSecret("CURSOR_SECRET", vars.CURSOR_SECRET);
-  const playbackSecret = requiredSecret("PLAYBACK_SECRET", vars.PLAYBACK_SECRET);
+  const secrets = Object.fromEntries(
+    Object.entries(SECRETS).map(([field, name]) => [field, requiredSecret(name, vars)]),
+  ) as Record<keyof typeof SECRETS, RotatingSecret>;
   const base = vars.PUBLIC_BASE_URL?.trim();
   if (!base && !development) {
     throw new ConfigError("PUBLIC_BASE_URL must be set outside development (the origin of public URLs)");
@@ -75,21 +91,27 @@ function parseConfig(env: Env): Config {
     ),
     allowHttpWebhooks: vars.ALLOW_HTTP_WEBHOOKS ?? false,
     publicBaseUrl,
-    cursorSecret,
-    playbackSecret,
+    ...secrets,
     encoderUrl,
     encoderToken: vars.ENCODER_TOKEN?.trim() || null,
     callbackOrigin: callback ? originOf("ENCODER_CALLBACK_URL", callback) : publicBaseUrl,
   };
 }
 
-/** A secret every environment must set, long enough to resist guessing. */
-function requiredSecret(name: string, value: string | undefined): string {
-  const secret = value?.trim() ?? "";
-  if (secret.length < MIN_SECRET_LENGTH) {
+/**
+ * A secret every environment must set, long enough to resist guessing, with the value it replaced
+ * (`<name>_PREVIOUS`, optional; as long, when set).
+ */
+function requiredSecret(name: (typeof SECRETS)[keyof typeof SECRETS], vars: z.infer<typeof EnvSchema>): RotatingSecret {
+  const current = vars[name]?.trim() ?? "";
+  if (current.length < MIN_SECRET_LENGTH) {
     throw new ConfigError(`${name} must be set, at least ${MIN_SECRET_LENGTH} characters`);
   }
-  return secret;
+  const previous = vars[`${name}_PREVIOUS`]?.trim() || null;
+  if (previous !== null && previous.length < MIN_SECRET_LENGTH) {
+    throw new ConfigError(`${name}_PREVIOUS, when set, must be at least ${MIN_SECRET_LENGTH} characters`);
+  }
+  return { current, previous };
 }
 
 function originOf(name: string, value: string): string {

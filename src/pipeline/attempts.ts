@@ -6,6 +6,7 @@ import { signText, timingSafeEqual } from "../lib/crypto";
 import type { Db } from "../lib/db";
 import { logError } from "../lib/log";
 import { deleteAll } from "../lib/r2";
+import { acceptedSecrets, type RotatingSecret } from "../lib/secrets";
 import { encodeOutputKey, encodePrefix, posterKey, watermarkCopyKey } from "../lib/storage-keys";
 import { isoTime } from "../lib/time";
 import { ulid } from "../lib/ulid";
@@ -39,7 +40,7 @@ export type PipelineDeps = {
   requeue: (message: { projectId: string; videoId: string }) => Promise<void>;
   /** Publishes recorded events now (the outbox's sweep covers a failure). */
   publish: (eventIds: string[]) => Promise<void>;
-  config: Pick<Config, "playbackSecret" | "publicBaseUrl" | "callbackOrigin">;
+  config: Pick<Config, "callbackSecret" | "publicBaseUrl" | "callbackOrigin">;
 };
 
 function snapshot(document: EncodingDocument): EncodeSettings {
@@ -58,13 +59,22 @@ export function settingsOf(row: VideoRow): EncodeSettings {
   return row.encode_settings ? EncodeSettingsSchema.parse(JSON.parse(row.encode_settings)) : snapshot(DEFAULT_SETTINGS);
 }
 
-/** The bearer token of one attempt's callbacks: only this Worker can make it, and it names the attempt. */
-export function callbackToken(secret: string, videoId: string, attempt: number): Promise<string> {
-  return signText(secret, "encoder-callback", `${videoId}.${attempt}`);
+/**
+ * The bearer token of one attempt's callbacks: only this Worker can make it, and it names the
+ * attempt. Signed with ENCODER_CALLBACK_SECRET's current value.
+ */
+export function callbackToken(secret: RotatingSecret, videoId: string, attempt: number): Promise<string> {
+  return signText(secret.current, "encoder-callback", `${videoId}.${attempt}`);
 }
 
-export async function isCallbackToken(secret: string, videoId: string, attempt: number, token: string) {
-  return timingSafeEqual(await callbackToken(secret, videoId, attempt), token);
+/** Whether `token` is the attempt's, under the secret's current value or, during a rotation, its previous one. */
+export async function isCallbackToken(secret: RotatingSecret, videoId: string, attempt: number, token: string) {
+  let valid = false;
+  for (const value of acceptedSecrets(secret)) {
+    const expected = await signText(value, "encoder-callback", `${videoId}.${attempt}`);
+    if (timingSafeEqual(expected, token)) valid = true;
+  }
+  return valid;
 }
 
 /** Where the encoder calls back about one attempt (the internal routes, `callback-routes.ts`). */
@@ -97,7 +107,7 @@ export async function startAttempt(
     attempt: row.encode_attempt,
     callback: {
       baseUrl: `${origin}${CALLBACK_PATH}/${row.id}/${row.encode_attempt}`,
-      token: await callbackToken(deps.config.playbackSecret, row.id, row.encode_attempt),
+      token: await callbackToken(deps.config.callbackSecret, row.id, row.encode_attempt),
     },
     settings: {
       enabledResolutions: kept.enabledResolutions,

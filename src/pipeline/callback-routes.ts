@@ -36,7 +36,7 @@ export const callbackRoutes = new Hono<AttemptEnv>()
       !Number.isInteger(number) ||
       number < 1 ||
       !token ||
-      !(await isCallbackToken(c.var.config.playbackSecret, videoId, number, token))
+      !(await isCallbackToken(c.var.config.callbackSecret, videoId, number, token))
     ) {
       throw new ApiError("unauthorized");
     }

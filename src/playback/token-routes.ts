@@ -64,7 +64,7 @@ export const playbackTokenRoutes = createRouter().openapi(mint, async (c) => {
   const { expiresIn = DEFAULT_EXPIRES_IN } = c.req.valid("json");
   const row = await pathVideo(c, c.req.valid("param").id);
   const expiresAt = Math.floor(Date.now() / 1000) + expiresIn;
-  const token = await mintPlaybackToken(c.var.config.playbackSecret, row.id, expiresAt);
+  const token = await mintPlaybackToken(c.var.config.playbackSecret.current, row.id, expiresAt);
   const origin = publicOrigin(c);
   const urls = playbackUrls(origin, token, row.has_mp4 === 1);
   const thumbnail = playbackThumbnailUrl(origin, token);

@@ -9,6 +9,7 @@ import { api, bearer, errorCode, json, newWorkspace } from "../helpers";
 import { encodeMessages, fakeEncoder, finishReady, MASTER, runEncodes, uploadedVideo } from "../pipeline/support";
 
 const SECRET = "test-playback-secret-0123456789abcdef01";
+const KEYS = { current: SECRET, previous: null };
 const VIDEO_ID = "01JD6Q2V4Y9T3KX8M1N5P7R2S4";
 
 describe("Range parsing (RFC 9110 §14)", () => {
@@ -45,9 +46,9 @@ describe("playback tokens", () => {
   it("verifies a token it made, for its video, until it expires", async () => {
     const token = await mintPlaybackToken(SECRET, VIDEO_ID, expiry);
     expect(token).toMatch(/^[0-9A-Z]{26}\.\d+\.[A-Za-z0-9_-]{43}$/);
-    expect(await verifyPlaybackToken(SECRET, token, now)).toBe(VIDEO_ID);
-    expect(await verifyPlaybackToken(SECRET, token, expiry * 1000 - 1)).toBe(VIDEO_ID);
-    expect(await verifyPlaybackToken(SECRET, token, expiry * 1000)).toBeNull();
+    expect(await verifyPlaybackToken(KEYS, token, now)).toBe(VIDEO_ID);
+    expect(await verifyPlaybackToken(KEYS, token, expiry * 1000 - 1)).toBe(VIDEO_ID);
+    expect(await verifyPlaybackToken(KEYS, token, expiry * 1000)).toBeNull();
   });
 
   it("refuses an altered token, another secret's, and anything else", async () => {
@@ -63,7 +64,7 @@ describe("playback tokens", () => {
       "not-a-token",
       `${token}.x`,
     ]) {
-      expect(await verifyPlaybackToken(SECRET, altered, now)).toBeNull();
+      expect(await verifyPlaybackToken(KEYS, altered, now)).toBeNull();
     }
   });
 });
