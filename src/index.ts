@@ -1,6 +1,5 @@
 import { createApp } from "./app";
 import { readConfig } from "./config";
-import { projectDatabase } from "./lib/databases";
 import { logError } from "./lib/log";
 import { pipelineDeps } from "./pipeline/deps";
 import { encoderOf } from "./pipeline/encoder";
@@ -30,8 +29,8 @@ const CONSUMERS: Record<string, (batch: MessageBatch<unknown>, env: Env) => Prom
   [DELIVERY_QUEUE]: (batch, env) => consumeDeliveries(batch, lanesOf(env.DELIVERY_LANES)),
   [DELIVERY_DEAD_LETTERS]: (batch, env) => consumeDeadLetters(batch, env.DB),
   [DELETION_QUEUE]: (batch, env) =>
-    consumeDeletions(batch, (projectId) => {
-      const db = projectDatabase(env, projectId);
+    consumeDeletions(batch, () => {
+      const db = env.DB;
       const encoder = encoderOf(env, readConfig(env));
       return {
         db,

@@ -1,7 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import { z } from "zod";
 import { mediaType } from "../http/body";
-import { projectDatabase } from "../lib/databases";
 import { logError } from "../lib/log";
 import { abortUpload } from "../videos/cleanup";
 import { deleteVideos } from "../videos/delete";
@@ -235,7 +234,7 @@ export class TusUpload extends DurableObject<Env> {
   /** DELETE on the upload: ends it, and deletes its video as DELETE /v1/videos/{id} does. */
   async #terminate(): Promise<Response> {
     const state = this.#current();
-    const db = this.#db();
+    const db = this.env.DB;
     this.#deleting = true;
     const [outcome] = await deleteVideos({ db, deletions: this.env.DELETION_QUEUE }, state.projectId, [
       state.videoId,
@@ -386,14 +385,14 @@ export class TusUpload extends DurableObject<Env> {
       this.ctx.storage.sql.exec("INSERT OR REPLACE INTO parts (number, etag) VALUES (1, ?)", part.etag);
     }
     const completion = await completeUpload(
-      { db: this.#db(), media: this.env.MEDIA, encodeQueue: this.env.ENCODE_QUEUE },
+      { db: this.env.DB, media: this.env.MEDIA, encodeQueue: this.env.ENCODE_QUEUE },
       { projectId: state.projectId, videoId: state.videoId },
       this.#storedParts(),
       this.clock,
     );
     if (completion.outcome === "uploaded") return this.#finished();
     if (completion.outcome === "busy") {
-      const video = await findVideo(this.#db(), state.projectId, state.videoId);
+      const video = await findVideo(this.env.DB, state.projectId, state.videoId);
       if (video && isUploaded(video.status)) return this.#finished();
       if (!video) return this.#end();
       throw new Error("the video's completion lease is held elsewhere");
@@ -440,7 +439,7 @@ export class TusUpload extends DurableObject<Env> {
   /** Whether the upload's video and project are still there (a D1 read: deletes close the URL at once). */
   #live(): Promise<boolean> {
     const state = this.#current();
-    return videoIsLive(this.#db(), state.projectId, state.videoId);
+    return videoIsLive(this.env.DB, state.projectId, state.videoId);
   }
 
   #closed(now: number): boolean {
@@ -468,10 +467,6 @@ export class TusUpload extends DurableObject<Env> {
   #save(state: State): void {
     this.ctx.storage.sql.exec("INSERT OR REPLACE INTO state (one, doc) VALUES (1, ?)", JSON.stringify(state));
     this.#state = state;
-  }
-
-  #db() {
-    return projectDatabase(this.env, this.#current().projectId);
   }
 
   #multipart(state: State): R2MultipartUpload {
