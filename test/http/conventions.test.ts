@@ -33,6 +33,16 @@ describe("HTTP conventions", () => {
     }
   });
 
+  it("serves the vendored files through the Worker, a missing one as any unknown path (run_worker_first)", async () => {
+    const script = await api("/vendor/hls/hls.light.min.js");
+    expect(script.status).toBe(200);
+    expect(script.headers.get("content-type")).toContain("javascript");
+    expect((await script.text()).length).toBeGreaterThan(100_000);
+    const missing = await api("/vendor/hls/nothing.js");
+    expect(missing.status).toBe(404);
+    expect(((await missing.json()) as { error: { code: string } }).error.code).toBe("not_found");
+  });
+
   it("puts a fresh request id on every response, successes included", async () => {
     const session = await newSession();
     const first = await api("/v1/account", withCookie(session));
