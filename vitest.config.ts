@@ -35,6 +35,9 @@ export default defineConfig({
                 ENVIRONMENT: "development",
                 CURSOR_SECRET: "test-cursor-secret-0123456789abcdef0123",
                 PLAYBACK_SECRET: "test-playback-secret-0123456789abcdef01",
+                UPLOAD_URL_SECRET: "test-upload-url-secret-0123456789abcdef",
+                IDEMPOTENCY_SECRET: "test-idempotency-secret-0123456789abcde",
+                ENCODER_CALLBACK_SECRET: "test-encoder-callback-secret-0123456789",
                 // Jobs go to a fake encoder the tests install (test/pipeline/support.ts).
                 ENCODER_URL: "http://encoder.test",
                 ENCODER_CALLBACK_URL: "http://api.test",

@@ -6,7 +6,7 @@
 // median and spread. V8 is the engine of both Node and workerd, so the figure moves with the
 // Worker's; it is not the edge's absolute number (`wrangler deploy` prints that one).
 import { execFileSync, spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { gzipSync } from "node:zlib";
@@ -21,7 +21,17 @@ try {
   // The one platform module the bundle imports, replaced by a stub Node can load.
   const stub = path.join(out, "cloudflare-workers-stub.mjs");
   writeFileSync(stub, "export class DurableObject {}\nexport class WorkerEntrypoint {}\nexport const env = {};\n");
-  const built = readFileSync(path.join(out, "index.js"), "utf8");
+  let built = readFileSync(path.join(out, "index.js"), "utf8");
+  // The WebAssembly modules (the image decoders) are compiled when the Worker starts, as workerd
+  // does: each import becomes a module that compiles its bytes.
+  for (const file of readdirSync(out).filter((name) => name.endsWith(".wasm"))) {
+    const compiled = path.join(out, `${file}.mjs`);
+    writeFileSync(
+      compiled,
+      `import { readFileSync } from "node:fs";\nexport default new WebAssembly.Module(readFileSync(${JSON.stringify(path.join(out, file))}));\n`,
+    );
+    built = built.replaceAll(JSON.stringify(`./${file}`), JSON.stringify(compiled));
+  }
   const bundle = path.join(out, "worker.mjs");
   writeFileSync(bundle, built.replaceAll('"cloudflare:workers"', JSON.stringify(stub)));
   const probe = `const start = performance.now();

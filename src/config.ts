@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { type RotatingSecret, SECRETS } from "./lib/secrets";
 
 const EnvSchema = z.object({
   ENVIRONMENT: z.string().optional(),
@@ -8,7 +9,15 @@ const EnvSchema = z.object({
   ALLOW_HTTP_WEBHOOKS: z.preprocess((value) => (value === "" ? undefined : value), z.stringbool().optional()),
   PUBLIC_BASE_URL: z.string().optional(),
   CURSOR_SECRET: z.string().optional(),
+  CURSOR_SECRET_PREVIOUS: z.string().optional(),
   PLAYBACK_SECRET: z.string().optional(),
+  PLAYBACK_SECRET_PREVIOUS: z.string().optional(),
+  UPLOAD_URL_SECRET: z.string().optional(),
+  UPLOAD_URL_SECRET_PREVIOUS: z.string().optional(),
+  IDEMPOTENCY_SECRET: z.string().optional(),
+  IDEMPOTENCY_SECRET_PREVIOUS: z.string().optional(),
+  ENCODER_CALLBACK_SECRET: z.string().optional(),
+  ENCODER_CALLBACK_SECRET_PREVIOUS: z.string().optional(),
   ENCODER_URL: z.string().optional(),
   ENCODER_TOKEN: z.string().optional(),
   ENCODER_CALLBACK_URL: z.string().optional(),
@@ -26,10 +35,16 @@ export type Config = {
   allowHttpWebhooks: boolean;
   /** Null only in development, where public URLs then use the request's own origin. */
   publicBaseUrl: string | null;
-  /** Signs pagination cursors. */
-  cursorSecret: string;
-  /** Signs playback tokens and the encoder's callback tokens. */
-  playbackSecret: string;
+  /** Signs pagination cursors, and nothing else. */
+  cursorSecret: RotatingSecret;
+  /** Signs playback tokens, and nothing else. */
+  playbackSecret: RotatingSecret;
+  /** Signs direct (tus) upload URLs, and nothing else. */
+  uploadUrlSecret: RotatingSecret;
+  /** Encrypts the stored answers of Idempotency-Key requests, and nothing else. */
+  idempotencySecret: RotatingSecret;
+  /** Signs the encoder's per-attempt callback tokens, and nothing else. */
+  callbackSecret: RotatingSecret;
   /**
    * Where encoding jobs go: an encoder program's URL (local development, `npm run dev` sets it), or
    * null for the Cloudflare Container binding `ENCODER` (production).
@@ -60,8 +75,9 @@ function parseConfig(env: Env): Config {
   if (adminToken && !development && adminToken.length < MIN_SECRET_LENGTH) {
     throw new ConfigError(`ADMIN_TOKEN must be at least ${MIN_SECRET_LENGTH} characters outside development`);
   }
-  const cursorSecret = requiredSecret("CURSOR_SECRET", vars.CURSOR_SECRET);
-  const playbackSecret = requiredSecret("PLAYBACK_SECRET", vars.PLAYBACK_SECRET);
+  const secrets = Object.fromEntries(
+    Object.entries(SECRETS).map(([field, name]) => [field, requiredSecret(name, vars)]),
+  ) as Record<keyof typeof SECRETS, RotatingSecret>;
   const base = vars.PUBLIC_BASE_URL?.trim();
   if (!base && !development) {
     throw new ConfigError("PUBLIC_BASE_URL must be set outside development (the origin of public URLs)");
@@ -80,10 +96,9 @@ function parseConfig(env: Env): Config {
     ),
     allowHttpWebhooks: vars.ALLOW_HTTP_WEBHOOKS ?? false,
     publicBaseUrl,
-    cursorSecret,
-    playbackSecret,
+    ...secrets,
     encoderUrl,
-    encoderToken: requiredSecret("ENCODER_TOKEN", vars.ENCODER_TOKEN),
+    encoderToken: encoderToken(vars.ENCODER_TOKEN),
     encoderPool: {
       background: slotCount("ENCODER_SLOTS", vars.ENCODER_SLOTS),
       interactive: slotCount("ENCODER_INTERACTIVE_SLOTS", vars.ENCODER_INTERACTIVE_SLOTS),
@@ -93,13 +108,33 @@ function parseConfig(env: Env): Config {
   };
 }
 
-/** A secret every environment must set, long enough to resist guessing. */
-function requiredSecret(name: string, value: string | undefined): string {
-  const secret = value?.trim() ?? "";
-  if (secret.length < MIN_SECRET_LENGTH) {
+/**
+ * A secret every environment must set, long enough to resist guessing, with the value it replaced
+ * (`<name>_PREVIOUS`, optional; as long, when set).
+ */
+function requiredSecret(name: (typeof SECRETS)[keyof typeof SECRETS], vars: z.infer<typeof EnvSchema>): RotatingSecret {
+  const current = vars[name]?.trim() ?? "";
+  if (current.length < MIN_SECRET_LENGTH) {
     throw new ConfigError(`${name} must be set, at least ${MIN_SECRET_LENGTH} characters`);
   }
-  return secret;
+  const previous = vars[`${name}_PREVIOUS`]?.trim() || null;
+  if (previous !== null && previous.length < MIN_SECRET_LENGTH) {
+    throw new ConfigError(`${name}_PREVIOUS, when set, must be at least ${MIN_SECRET_LENGTH} characters`);
+  }
+  return { current, previous };
+}
+
+/**
+ * The encoder's job API token: shared with the encoder (which is given it when it starts), so it
+ * is not among the Worker's own signing secrets; a new value takes effect as the encoders restart
+ * with it (README, "Deploy to Cloudflare").
+ */
+function encoderToken(value: string | undefined): string {
+  const token = value?.trim() ?? "";
+  if (token.length < MIN_SECRET_LENGTH) {
+    throw new ConfigError(`ENCODER_TOKEN must be set, at least ${MIN_SECRET_LENGTH} characters`);
+  }
+  return token;
 }
 
 /** A number of encoder slots: a whole number from 1 to 1000 (an unset one is 1). */

@@ -1,5 +1,4 @@
 import { createApp } from "./app";
-import { projectDatabase } from "./lib/databases";
 import { logError } from "./lib/log";
 import { coordinatorOf } from "./pipeline/coordinator-stub";
 import { consumeDeadEncodes, consumeEncodes, ENCODE_DEAD_LETTERS, ENCODE_QUEUE } from "./pipeline/queue";
@@ -30,8 +29,8 @@ const CONSUMERS: Record<string, (batch: MessageBatch<unknown>, env: Env) => Prom
   [DELIVERY_QUEUE]: (batch, env) => consumeDeliveries(batch, lanesOf(env.DELIVERY_LANES)),
   [DELIVERY_DEAD_LETTERS]: (batch, env) => consumeDeadLetters(batch, env.DB),
   [DELETION_QUEUE]: (batch, env) =>
-    consumeDeletions(batch, (projectId) => {
-      const db = projectDatabase(env, projectId);
+    consumeDeletions(batch, () => {
+      const db = env.DB;
       return {
         db,
         media: env.MEDIA,

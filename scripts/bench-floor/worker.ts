@@ -32,8 +32,42 @@ export default {
           env.DB.prepare("CREATE TABLE IF NOT EXISTS records (id TEXT PRIMARY KEY, image TEXT, doc TEXT)"),
           env.DB.prepare("INSERT OR IGNORE INTO credentials VALUES ('floor', 'a')"),
           env.DB.prepare("INSERT OR IGNORE INTO records VALUES ('r', NULL, '{}')"),
+          env.DB.prepare(
+            "CREATE TABLE IF NOT EXISTS items (id TEXT PRIMARY KEY, state TEXT, created_at TEXT, doc TEXT)",
+          ),
+          env.DB.prepare(
+            `INSERT OR IGNORE INTO items WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 200)
+             SELECT printf('item%03d', i), 'public', printf('2026-01-01T00:00:%02d.000Z', i % 60), '{"title":"an item"}' FROM n`,
+          ),
         ]);
         return new Response("ready");
+      case "/read": {
+        // A read of one row by a caller (GET /v1/videos/{id}): authenticate, read, answer its JSON.
+        await credential.first();
+        const row = await env.DB.prepare("SELECT * FROM items WHERE id = ?").bind("item001").first();
+        return Response.json(row);
+      }
+      case "/visibility": {
+        // A bulk set_visibility of 100 ids: authenticate, count, receive the JSON, one UPDATE, answer.
+        await credential.first();
+        await count(env, "bulk");
+        const { ids, state } = (await request.json()) as { ids: string[]; state: string };
+        const { results } = await env.DB.prepare(
+          "UPDATE items SET state = ? WHERE id IN (SELECT value FROM json_each(?)) RETURNING id",
+        )
+          .bind(state, JSON.stringify(ids))
+          .all<{ id: string }>();
+        return Response.json({ results: results.map((row) => ({ id: row.id, ok: true })) });
+      }
+      case "/page": {
+        // A page of 100 rows (GET …/deliveries?limit=100): authenticate, count, read, answer.
+        await credential.first();
+        await count(env, "deliveries");
+        const { results } = await env.DB.prepare(
+          "SELECT * FROM items ORDER BY created_at DESC, id DESC LIMIT 101",
+        ).all();
+        return Response.json({ data: results.slice(0, 100), nextCursor: null });
+      }
       case "/thumbnail": {
         // Authenticate, count, receive the bytes, store them, point the record at them, delete the old image.
         await credential.first();

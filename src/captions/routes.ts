@@ -120,13 +120,7 @@ export const captionRoutes = createRouter()
         httpMetadata: { contentType: "text/vtt" },
       };
       const row = await replaceObject(c.env.MEDIA, next, (key) =>
-        swapTrack(
-          c.var.db,
-          tenant,
-          videoId,
-          { language, label, source: "upload", key: key ?? next.key },
-          Date.now(),
-        ),
+        swapTrack(c.var.db, tenant, videoId, { language, label, source: "upload", key: key ?? next.key }, Date.now()),
       );
       if (!row) throw new ApiError("video_not_found");
       return c.json(toTrack(publicOrigin(c), row), 200);

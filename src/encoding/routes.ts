@@ -19,7 +19,12 @@ import { EncodingPatchSchema, EncodingSettingsSchema, toMergePatch, unavailableC
 
 export const MAX_WATERMARK_BYTES = 1024 * 1024;
 const WATERMARK_TYPES = ["image/png", "image/webp"] as const;
-const WATERMARK_BODY = imageBody(WATERMARK_TYPES, MAX_WATERMARK_BYTES);
+/** A watermark is one still picture of at most 4096×4096 (contract section 8): it is drawn on every frame. */
+export const MAX_WATERMARK_DIMENSION = 4096;
+const WATERMARK_BODY = imageBody(WATERMARK_TYPES, MAX_WATERMARK_BYTES, {
+  still: true,
+  maxDimension: MAX_WATERMARK_DIMENSION,
+});
 
 const settingsResponse = {
   ...jsonResponse(EncodingSettingsSchema, "The full effective settings; ETag names this version"),
@@ -91,10 +96,16 @@ const putWatermark = route(
     operationId: "putWatermarkImage",
     tags: ["Encoding settings"],
     summary: "Upload the watermark image (raw PNG or WebP, at most 1 MiB); sets watermark.imageKey",
+    description:
+      "One still picture of at most 4096×4096 pixels: an animated image (APNG, animated WebP) or a larger one is " +
+      "`400 invalid_image`.",
     middleware: [projectOwnerSession] as const,
     request: {
       params: ProjectPathParams,
-      body: binaryBody(WATERMARK_TYPES, "A PNG or WebP image, at most 1 MiB (1,048,576 bytes)"),
+      body: binaryBody(
+        WATERMARK_TYPES,
+        "A still PNG or WebP image, at most 1 MiB (1,048,576 bytes) and 4096×4096 pixels",
+      ),
     },
     responses: {
       200: settingsResponse,

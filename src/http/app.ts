@@ -1,5 +1,6 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { cors } from "hono/cors";
+import { ASSETS_PATH, serveAsset } from "./assets";
 import type { AppEnv } from "./context";
 import { d1Session } from "./d1-session";
 import { docsPage } from "./docs";
@@ -39,6 +40,7 @@ export function finishApp(app: OpenAPIHono<AppEnv>) {
   const document = () => openApiDocument(app);
   app.get("/v1/openapi.json", (c) => c.json(document()));
   app.get("/docs", (c) => c.html(docsPage(OPENAPI_DOCUMENT.info.title)));
+  app.get(`${ASSETS_PATH}/*`, serveAsset);
   app.get("/", (c) =>
     c.json({
       name: OPENAPI_DOCUMENT.info.title,

@@ -117,6 +117,30 @@ export function preconditionStatus(headers: Headers, validators: Validators): 20
   return 200;
 }
 
+/**
+ * Whether a `Range` may be honoured under the request's `If-Range` (RFC 9110 §13.1.5): true without
+ * one; else only when it names the current representation: an entity-tag that strongly matches
+ * the ETag (a weak one never does), or an HTTP-date equal to the last change (at one-second
+ * resolution). Anything else, a malformed value included, means the whole file is sent (200).
+ */
+export function ifRangeHolds(headers: Headers, validators: Validators): boolean {
+  const header = headers.get("if-range");
+  if (header === null) return true;
+  const text = header.trim();
+  if (text.startsWith('"') || text.startsWith("W/")) {
+    const tags = parseEntityTags(text);
+    const current = parseEntityTags(validators.etag);
+    if (tags === null || tags === "*" || tags.length !== 1 || current === null || current === "*") return false;
+    const [tag] = tags;
+    const [etag] = current;
+    return tag !== undefined && etag !== undefined && strongMatch(tag, etag);
+  }
+  const date = parseHttpDate(text);
+  // A date names a version only where the answer has a date (a text made per request may not).
+  const { lastModified } = validators;
+  return date !== null && lastModified !== undefined && date === Math.floor(lastModified / 1000) * 1000;
+}
+
 /** The conditional request headers preconditionStatus reads, for the OpenAPI document of a route that uses it. */
 export const ConditionalHeaders = z.object({
   "if-none-match": z.string().optional().openapi({

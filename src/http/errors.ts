@@ -76,6 +76,11 @@ export const ERRORS = {
     message: "This segment is still being encoded; retry in a moment.",
     headers: ["Retry-After"],
   },
+  frame_not_ready: {
+    status: 503,
+    message: "This frame is still being made; retry in a moment.",
+    headers: ["Retry-After"],
+  },
   internal_error: { status: 500, message: "Something went wrong on our side." },
 } as const satisfies Record<
   string,

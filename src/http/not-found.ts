@@ -4,12 +4,14 @@ import { ApiError, errorResponse } from "./errors";
 
 type RoutePattern = { method: string; pattern: RegExp };
 
+/** A route path as a pattern: `:name` is one segment, a trailing `*` anything below (Hono's wildcard). */
 function compile(path: string): RegExp {
-  const source = path
+  const wildcard = path.endsWith("/*");
+  const source = (wildcard ? path.slice(0, -2) : path)
     .split("/")
     .map((segment) => (segment.startsWith(":") ? "[^/]+" : segment.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")))
     .join("/");
-  return new RegExp(`^${source}/?$`);
+  return new RegExp(`^${source}${wildcard ? "(/.*)?" : "/?"}$`);
 }
 
 /**
@@ -26,5 +28,18 @@ export function notFoundHandler(app: Hono<AppEnv>): NotFoundHandler<AppEnv> {
     if (allowed.size === 0) return errorResponse(c, new ApiError("not_found"));
     if (allowed.has("GET")) allowed.add("HEAD");
     return errorResponse(c, new ApiError("method_not_allowed", { headers: { Allow: [...allowed].sort().join(", ") } }));
+  };
+}
+
+/**
+ * For a path one route owns outright (`/v1/videos/bulk`) but that a route with a path parameter
+ * would also match under other methods (`/v1/videos/{id}`): any method but the owner's answers 405
+ * with `Allow`, not the parameter route's not-found. Mount it right after the owning route.
+ */
+export function onlyMethods(methods: string[]): () => never {
+  const allowed = new Set(methods.map((method) => method.toUpperCase()));
+  if (allowed.has("GET")) allowed.add("HEAD");
+  return () => {
+    throw new ApiError("method_not_allowed", { headers: { Allow: [...allowed].sort().join(", ") } });
   };
 }

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { decodeCursor, encodeCursor, type Position } from "../lib/cursor";
+import type { RotatingSecret } from "../lib/secrets";
 import { ApiError, type ErrorCode } from "./errors";
 import { decimalInt } from "./schemas";
 
@@ -25,7 +26,7 @@ export const PAGE_QUERY_CODES = { limit: "invalid_limit", cursor: "invalid_curso
  * Where a listing's cursors are valid: signed with the configured secret over `scope`, which names
  * the listing (its owner and filter), so a cursor of another listing is refused.
  */
-export type CursorScope = { secret: string; scope: string };
+export type CursorScope = { secret: RotatingSecret; scope: string };
 
 /** Reads the page query (its `limit` validated by the schema), answering invalid_cursor for a cursor not ours. */
 export async function parsePage(
@@ -51,7 +52,7 @@ export async function pageOf<Row extends { created_at: string; id: string }>(
   const last = data[data.length - 1];
   const nextCursor =
     rows.length > limit && last
-      ? await encodeCursor(cursors.secret, cursors.scope, { createdAt: last.created_at, id: last.id })
+      ? await encodeCursor(cursors.secret.current, cursors.scope, { createdAt: last.created_at, id: last.id })
       : null;
   return { data, nextCursor };
 }

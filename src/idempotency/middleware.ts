@@ -9,6 +9,7 @@ import { openText, sealText } from "../lib/crypto";
 import type { Db } from "../lib/db";
 import { drain } from "../lib/drain";
 import { toHex } from "../lib/encoding";
+import { acceptedSecrets, type RotatingSecret } from "../lib/secrets";
 import { DAY, isoTime } from "../lib/time";
 import { claimKey, deleteKeysBefore, type KeyRef, releaseKey, storeAnswer } from "./queries";
 
@@ -72,7 +73,7 @@ export const idempotent = documented(
         const seconds = Math.max(1, Math.ceil((Date.parse(row.locked_until ?? "") - now) / 1000) || 1);
         throw new ApiError("idempotency_key_in_use", { headers: { "Retry-After": String(Math.min(seconds, 60)) } });
       }
-      const answer = JSON.parse(await openText(c.var.config.cursorSecret, SEAL_LABEL, row.response)) as StoredAnswer;
+      const answer = JSON.parse(await openAnswer(c.var.config.idempotencySecret, row.response)) as StoredAnswer;
       return new Response(answer.body, {
         status: answer.status,
         headers: { ...answer.headers, "Idempotent-Replayed": "true" },
@@ -101,7 +102,7 @@ export const idempotent = documented(
       c.var.db,
       ref,
       lockedUntil,
-      await sealText(c.var.config.cursorSecret, SEAL_LABEL, JSON.stringify(answer)),
+      await sealText(c.var.config.idempotencySecret.current, SEAL_LABEL, JSON.stringify(answer)),
     );
   }),
   () => ["invalid_idempotency_key", "idempotency_key_in_use", "idempotency_key_reused"],
@@ -109,6 +110,24 @@ export const idempotent = documented(
   () => IdempotencyHeaders,
   (status) => (status.startsWith("2") ? ["Idempotent-Replayed"] : []),
 );
+
+/**
+ * A stored answer, opened with the secret it was sealed with: the current one, or the previous one
+ * while a rotation is under way (keep it the 24 hours a key lives). One neither opens throws.
+ */
+async function openAnswer(secret: RotatingSecret, sealed: string): Promise<string> {
+  const [current, ...others] = acceptedSecrets(secret);
+  try {
+    return await openText(current as string, SEAL_LABEL, sealed);
+  } catch (error) {
+    for (const value of others) {
+      try {
+        return await openText(value, SEAL_LABEL, sealed);
+      } catch {}
+    }
+    throw error;
+  }
+}
 
 /** Deletes the keys past their 24 hours, in bounded batches (the next run goes on); how many. */
 export function deleteExpiredKeys(db: Db, now: number = Date.now()): Promise<number> {

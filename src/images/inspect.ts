@@ -7,7 +7,9 @@ import { crc32 } from "./crc32";
  */
 export const IMAGE_TYPES = ["image/jpeg", "image/png", "image/webp"] as const;
 export type ImageType = (typeof IMAGE_TYPES)[number];
-export type ImageInfo = { type: ImageType; width: number; height: number };
+/** `animated`: an APNG (`acTL`) or an animated WebP (the VP8X animation flag, `ANIM`/`ANMF` chunks). */
+export type ImageInfo = { type: ImageType; width: number; height: number; animated: boolean };
+type Shape = Omit<ImageInfo, "type">;
 
 /** The largest width or height accepted. */
 export const MAX_DIMENSION = 8192;
@@ -63,11 +65,12 @@ const PNG_DEPTHS: Record<number, number[]> = {
   6: [8, 16],
 };
 
-function inspectPng(b: Uint8Array): { width: number; height: number } {
+function inspectPng(b: Uint8Array): Shape {
   if (b.length < 8 || PNG_SIGNATURE.some((byte, i) => b[i] !== byte)) fail("no PNG signature");
   let at = 8;
   let header: { width: number; height: number } | undefined;
   let sawData = false;
+  let animated = false;
   for (;;) {
     const length = u32be(b, at);
     if (length > 0x7fffffff || at + 12 + length > b.length) fail("chunk overruns the file");
@@ -85,12 +88,13 @@ function inspectPng(b: Uint8Array): { width: number; height: number } {
       if (b[data + 10] !== 0 || b[data + 11] !== 0 || (b[data + 12] as number) > 1) fail("bad IHDR methods");
       checkDimensions(header.width, header.height);
     } else if (type === "IDAT") sawData = true;
+    else if (type === "acTL") animated = true;
     at = data + length + 4;
     if (type === "IEND") {
       if (length !== 0) fail("bad IEND");
       if (!sawData) fail("no image data");
       if (at !== b.length) fail("data after IEND");
-      return header as { width: number; height: number };
+      return { ...(header as { width: number; height: number }), animated };
     }
   }
 }
@@ -100,7 +104,7 @@ function isStartOfFrame(marker: number): boolean {
   return marker >= 0xc0 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc;
 }
 
-function inspectJpeg(b: Uint8Array): { width: number; height: number } {
+function inspectJpeg(b: Uint8Array): Shape {
   if (b[0] !== 0xff || b[1] !== 0xd8) fail("no SOI");
   let at = 2;
   let frame: { width: number; height: number } | undefined;
@@ -111,7 +115,7 @@ function inspectJpeg(b: Uint8Array): { width: number; height: number } {
     const marker = b[at++] ?? fail("truncated");
     if (marker === 0xd9) {
       if (!frame) fail("no frame before EOI");
-      return frame;
+      return { ...frame, animated: false };
     }
     if (marker === 0x00 || marker === 0xd8) fail("unexpected marker");
     if ((marker >= 0xd0 && marker <= 0xd7) || marker === 0x01) continue; // no length
@@ -138,11 +142,15 @@ function inspectJpeg(b: Uint8Array): { width: number; height: number } {
   }
 }
 
-function inspectWebp(b: Uint8Array): { width: number; height: number } {
+// The VP8X flag that announces an animation (ANIM and ANMF chunks).
+const VP8X_ANIMATION = 0x02;
+
+function inspectWebp(b: Uint8Array): Shape {
   if (ascii(b, 0, 4) !== "RIFF" || ascii(b, 8, 4) !== "WEBP") fail("no RIFF WEBP header");
   if (u32le(b, 4) + 8 !== b.length) fail("RIFF size does not match");
   let at = 12;
   let size: { width: number; height: number } | undefined;
+  let animated = false;
   while (at < b.length) {
     const type = ascii(b, at, 4);
     const length = u32le(b, at + 4);
@@ -160,13 +168,15 @@ function inspectWebp(b: Uint8Array): { width: number; height: number } {
       } else if (type === "VP8X") {
         if (length < 10) fail("bad VP8X header");
         size = { width: u24le(b, data + 4) + 1, height: u24le(b, data + 7) + 1 };
+        animated = ((b[data] as number) & VP8X_ANIMATION) !== 0;
       } else fail("first chunk is not VP8, VP8L or VP8X");
       checkDimensions(size.width, size.height);
     }
+    if (type === "ANIM" || type === "ANMF") animated = true;
     at = data + length + (length % 2);
   }
   if (at !== b.length || !size) fail("bad chunk layout");
-  return size;
+  return { ...size, animated };
 }
 
 function u16le(b: Uint8Array, at: number): number {
@@ -174,7 +184,7 @@ function u16le(b: Uint8Array, at: number): number {
   return (b[at] as number) | ((b[at + 1] as number) << 8);
 }
 
-const INSPECTORS: Record<ImageType, (bytes: Uint8Array) => { width: number; height: number }> = {
+const INSPECTORS: Record<ImageType, (bytes: Uint8Array) => Shape> = {
   "image/png": inspectPng,
   "image/jpeg": inspectJpeg,
   "image/webp": inspectWebp,

@@ -1,4 +1,6 @@
+import { timingSafeEqual } from "./crypto";
 import { fromBase64Url, toBase64Url } from "./encoding";
+import { acceptedSecrets, type RotatingSecret } from "./secrets";
 import { parseUlid } from "./ulid";
 
 /** A keyset position: the last row of a page, ordered by createdAt then id, both descending. */
@@ -33,14 +35,21 @@ export async function encodeCursor(secret: string, scope: string, position: Posi
   return `${payload}.${toBase64Url(await mac(secret, scope, payload))}`;
 }
 
-/** The position a cursor names, or null when it is not one this API issued for `scope`. */
-export async function decodeCursor(secret: string, scope: string, cursor: string): Promise<Position | null> {
+/**
+ * The position a cursor names, or null when it is not one this API issued for `scope`: signed with
+ * the secret's current value, or its previous one during a rotation.
+ */
+export async function decodeCursor(secret: RotatingSecret, scope: string, cursor: string): Promise<Position | null> {
   const match = /^([A-Za-z0-9_-]{1,200})\.([A-Za-z0-9_-]{22})$/.exec(cursor);
   if (!match) return null;
   const [, payload = "", signature = ""] = match;
-  const expected = await mac(secret, scope, payload);
-  const presented = fromBase64Url(signature);
-  if (presented.byteLength !== MAC_BYTES || !crypto.subtle.timingSafeEqual(presented, expected)) return null;
+  // The signature's text is compared, not its bytes: its 22 characters carry 4 bits more than the
+  // MAC, so 16 spellings decode alike, and only the one this API wrote is its cursor.
+  let signed = false;
+  for (const value of acceptedSecrets(secret)) {
+    if (timingSafeEqual(signature, toBase64Url(await mac(value, scope, payload)))) signed = true;
+  }
+  if (!signed) return null;
   try {
     const value: unknown = JSON.parse(new TextDecoder().decode(fromBase64Url(payload)));
     if (!Array.isArray(value) || value.length !== 2) return null;

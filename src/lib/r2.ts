@@ -2,6 +2,33 @@
 export const R2_KEYS_PER_CALL = 1000;
 
 /**
+ * R2's own error codes that callers branch on (Cloudflare's R2 "Error codes" page; Miniflare's R2
+ * throws the same ones locally). Anything else, 10001 InternalError and 10048 BadUpload among them,
+ * is R2's failure, not the caller's.
+ */
+export const R2_ERRORS = {
+  /** A part but the last is smaller than R2's minimum. */
+  entityTooSmall: 10011,
+  /** The multipart upload is gone: completed or aborted. */
+  noSuchUpload: 10024,
+  /** A part named in a completion was never uploaded, or not with that etag. */
+  invalidPart: 10025,
+} as const;
+
+/**
+ * The R2 error code of something an R2 binding threw: the error's `code` (R2Error), else the number
+ * its message ends with, as R2 writes it (`completeMultipartUpload: … (10025)`); null for anything
+ * else. Branch on this, never on the message's words: every multipart error names the operation.
+ */
+export function r2ErrorCode(error: unknown): number | null {
+  if (!(error instanceof Error)) return null;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === "number" && Number.isInteger(code)) return code;
+  const trailing = /\((\d{5,6})\)\s*$/.exec(error.message);
+  return trailing ? Number(trailing[1]) : null;
+}
+
+/**
  * Deletes up to `limit` objects under `prefix`: one list and one delete (what it lists, it deletes:
  * no cursor to keep). `more` says whether anything may remain.
  */

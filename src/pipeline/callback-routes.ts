@@ -40,7 +40,8 @@ export const callbackRoutes = new Hono<JobEnv>()
     const jobId = c.req.param("jobId");
     const token = bearerToken(c.req.header("authorization"));
     const job = projectId && videoId && JOB_ID.test(jobId) ? { projectId, videoId, jobId } : null;
-    if (!job || !token || !(await isCallbackToken(c.var.config, job, token))) throw new ApiError("unauthorized");
+    if (!job || !token || !(await isCallbackToken(c.var.config.callbackSecret, job, token)))
+      throw new ApiError("unauthorized");
     c.set("job", job);
     await next();
   })

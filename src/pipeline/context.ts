@@ -1,5 +1,6 @@
 import { type Config, readConfig } from "../config";
 import { signText, timingSafeEqual } from "../lib/crypto";
+import { acceptedSecrets, type RotatingSecret } from "../lib/secrets";
 import { type Encoder, encoderOf } from "./encoder";
 
 /** What the encoding's objects and routes use, from the Worker's bindings and configuration. */
@@ -21,16 +22,18 @@ export function callbackPath(job: JobPath): string {
 
 /**
  * The bearer token of one job's callbacks: only this Worker can make it, and it names the job and
- * its video, so a callback proves both without asking anyone.
+ * its video, so a callback proves both without asking anyone. Signed with ENCODER_CALLBACK_SECRET's
+ * current value.
  */
-export function callbackToken(config: Pick<Config, "playbackSecret">, job: JobPath): Promise<string> {
-  return signText(config.playbackSecret, "encoder-callback", callbackPath(job));
+export function callbackToken(secret: RotatingSecret, job: JobPath): Promise<string> {
+  return signText(secret.current, "encoder-callback", callbackPath(job));
 }
 
-export async function isCallbackToken(
-  config: Pick<Config, "playbackSecret">,
-  job: JobPath,
-  token: string,
-): Promise<boolean> {
-  return timingSafeEqual(await callbackToken(config, job), token);
+/** Whether `token` is the job's, under the secret's current value or, during a rotation, its previous one. */
+export async function isCallbackToken(secret: RotatingSecret, job: JobPath, token: string): Promise<boolean> {
+  let valid = false;
+  for (const value of acceptedSecrets(secret)) {
+    if (timingSafeEqual(await signText(value, "encoder-callback", callbackPath(job)), token)) valid = true;
+  }
+  return valid;
 }

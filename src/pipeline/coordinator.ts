@@ -596,7 +596,10 @@ export class VideoEncoding extends DurableObject<Env> {
     const origin = config.callbackOrigin;
     if (!origin) throw new Error("ENCODER_CALLBACK_URL or PUBLIC_BASE_URL must be set for the encoder to call back");
     const path = { ...video, jobId };
-    const callback = { baseUrl: `${origin}${callbackPath(path)}`, token: await callbackToken(config, path) };
+    const callback = {
+      baseUrl: `${origin}${callbackPath(path)}`,
+      token: await callbackToken(config.callbackSecret, path),
+    };
     const base = { version: 2, jobId, priority: unit.priority, callback } as const;
     if (unit.kind === "probe") return { ...base, kind: "probe" };
     const plan = this.plan() as Plan;

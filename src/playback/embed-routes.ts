@@ -5,9 +5,8 @@ import { tracksStatement } from "../captions/queries";
 import type { AppEnv } from "../http/context";
 import { ApiError } from "../http/errors";
 import { publicOrigin } from "../http/public-url";
-import { thumbnailOf } from "../thumbnails/urls";
 import { playableVideoWith } from "./subject";
-import { EMBED_PATH, PLAY_PATH } from "./urls";
+import { EMBED_PATH, PLAY_PATH, playbackThumbnailUrl } from "./urls";
 
 /**
  * The player the Worker serves itself, from its static assets (scripts/build-assets.ts bundles
@@ -65,7 +64,7 @@ export const embedRoutes = new Hono<AppEnv>().get(`${EMBED_PATH}/:subject`, asyn
   try {
     const { row, also: tracks } = await playableVideoWith<CaptionRow>(c, subject, { fresh: true }, tracksStatement);
     const origin = publicOrigin(c);
-    const poster = thumbnailOf(origin, row).url;
+    const poster = playbackThumbnailUrl(origin, subject);
     const root = `${origin}${PLAY_PATH}/${subject}`;
     const title = row.title ?? "Video";
     return c.html(

@@ -1,16 +1,18 @@
 import { type Context, Hono } from "hono";
-import { type Plan, segmentCount, timelineStart } from "../../encoder/plan.mjs";
+import { frameAt, MIN_STILL_WIDTH } from "../../encoder/pictures.mjs";
+import { type Plan, segmentCount, timelineStart, topRendition } from "../../encoder/plan.mjs";
 import { segmentIndex } from "../../encoder/protocol.mjs";
 import { captionFile, captionTrackFile } from "../captions/files";
 import { withSubtitles } from "../captions/hls";
 import type { CaptionRow } from "../captions/model";
 import { trackStatement, tracksStatement } from "../captions/queries";
-import { httpDate, notModified, preconditionStatus } from "../http/conditional";
+import { httpDate, ifRangeHolds, notModified, preconditionStatus } from "../http/conditional";
 import type { AppEnv } from "../http/context";
 import { ApiError } from "../http/errors";
 import { sha256Hex } from "../lib/crypto";
-import { encodeOutputKey, mp4Key, segmentKey, storyboardKey } from "../lib/storage-keys";
+import { encodeOutputKey, frameKey, mp4Key, segmentKey, storyboardKey } from "../lib/storage-keys";
 import { coordinatorOf } from "../pipeline/coordinator-stub";
+import { thumbnailKeyOf } from "../thumbnails/urls";
 import type { VideoRow } from "../videos/model";
 import { masterPlaylist, variantPlaylist } from "./playlists";
 import { parseRange } from "./range";
@@ -33,14 +35,19 @@ const CORS = {
   "access-control-expose-headers": "Content-Length, Content-Range, Accept-Ranges, ETag",
 };
 
+/** Playback files may be kept by a CDN, but revalidated at every use. */
+const PLAYBACK_CACHE = "no-cache";
+/** A video's thumbnail under /play/ is the video's or a token holder's: no shared cache keeps it. */
+const THUMBNAIL_CACHE = "private";
+
 /**
  * Playback: the master and variant playlists (made from the video's plan, the master with the
- * video's caption tracks), the segments and the MP4 (with byte ranges, from R2), the caption files
- * and the storyboard, of a playable video, under its id or a token. One D1 read (the video, and its tracks where they
- * matter, in one batch) and at most one R2 read per request, and for a segment not made yet the
- * video's coordinator;
+ * video's caption tracks), the segments and the MP4 (with byte ranges, from R2), the caption files,
+ * the storyboard, the current thumbnail and frames at any time, of a playable video, under its id
+ * or a token. One D1 read (the video, and its tracks where they matter, in one batch) and at most
+ * one R2 read per request, and for a segment or frame not made yet the video's coordinator;
  * `no-cache` lets a CDN keep the bytes but revalidate every use, so a video made private or deleted
- * stops playing at once (README, "Playback and caching").
+ * stops playing at once (README, "Encoding and playback").
  */
 export const playbackRoutes = new Hono<AppEnv>()
   .use(`${PLAY_PATH}/*`, async (c, next) => {
@@ -50,10 +57,20 @@ export const playbackRoutes = new Hono<AppEnv>()
   .options(`${PLAY_PATH}/*`, (c) =>
     c.body(null, 204, {
       "access-control-allow-methods": "GET, HEAD, OPTIONS",
-      "access-control-allow-headers": "Range, If-None-Match, If-Modified-Since",
+      "access-control-allow-headers": "Range, If-Range, If-None-Match, If-Modified-Since",
       "access-control-max-age": "86400",
     }),
   )
+  // The video's current thumbnail (its custom image, else the poster frame), with its own type: how
+  // a token holder sees a private video's picture, and the embed page's poster (contract section
+  // 12); with `time` (and `width`), the frame at that time (section 17).
+  .on(["GET", "HEAD"], `${PLAY_PATH}/:subject/thumbnail`, async (c) => {
+    const row = await playableVideo(c, c.req.param("subject"), { fresh: true });
+    if (c.req.queries("time") === undefined) {
+      return serveObject(c.env.MEDIA, thumbnailKeyOf(row), c.req.raw, { cacheControl: THUMBNAIL_CACHE });
+    }
+    return serveFrame(c, row);
+  })
   // A caption track's files (contract §17): the track, its subtitle playlist, that playlist's segment.
   .on(["GET", "HEAD"], `${PLAY_PATH}/:subject/captions/*`, async (c) => {
     const subject = c.req.param("subject");
@@ -64,7 +81,7 @@ export const playbackRoutes = new Hono<AppEnv>()
     );
     const [track] = also;
     if (!file || !track) throw new ApiError("not_found");
-    if (file.kind === "track") return serveObject(c.env.MEDIA, track.object_key, c.req.raw, CAPTIONS);
+    if (file.kind === "track") return serveObject(c.env.MEDIA, track.object_key, c.req.raw, playback(CAPTIONS));
     const made = await captionTrackFile(c.env.MEDIA, row, track, file.kind, mpegtsStart(row));
     return serveText(c.req.raw, made.text, file.kind === "playlist" ? PLAYLIST : CAPTIONS, made.lastModified);
   })
@@ -83,17 +100,70 @@ export const playbackRoutes = new Hono<AppEnv>()
     const segment = /^([1-9][0-9]{0,4}p)\/(seg_[0-9]{5,6}\.ts)$/.exec(path);
     if (segment) return serveSegment(c, row, plan, segment[1] as string, segment[2] as string);
     if (path === "video.mp4" && row.status === "ready" && row.has_mp4 === 1) {
-      return serveObject(c.env.MEDIA, mp4Key(row.project_id, row.id), c.req.raw, TYPES.mp4 as string);
+      return serveObject(c.env.MEDIA, mp4Key(row.project_id, row.id), c.req.raw, playback(TYPES.mp4));
     }
     // The storyboard (contract §17), once ready: its WebVTT made from the plan, its sprite from R2.
     if (path === "storyboard.vtt" && row.status === "ready") {
       return serveText(c.req.raw, storyboardVtt(plan), CAPTIONS);
     }
     if (path === STORYBOARD_SPRITE && row.status === "ready") {
-      return serveObject(c.env.MEDIA, storyboardKey(row.project_id, row.id), c.req.raw, TYPES.jpg as string);
+      return serveObject(c.env.MEDIA, storyboardKey(row.project_id, row.id), c.req.raw, playback(TYPES.jpg));
     }
     throw new ApiError("not_found");
   });
+
+/** How a playback file is answered: its type, revalidated at every use. */
+function playback(type: string | undefined) {
+  return { type, cacheControl: PLAYBACK_CACHE };
+}
+
+/**
+ * The frame at `?time=` seconds (0 to the video's duration), `?width=` pixels wide (16 to the
+ * highest rendition's width; default that width), its height keeping the aspect (contract section
+ * 17): from R2 once made, else made now by the video's coordinator, and the answer waits for it.
+ * The same frame and width is made once, so every answer to it has the same bytes and ETag.
+ */
+async function serveFrame(c: Context<AppEnv>, row: VideoRow): Promise<Response> {
+  if (row.encode_plan === null) throw new ApiError("not_found");
+  const plan = JSON.parse(row.encode_plan) as Plan;
+  const top = topRendition(plan).width;
+  const time = queryNumber(
+    c,
+    "time",
+    /^[0-9]+(\.[0-9]+)?$/,
+    0,
+    plan.duration,
+    "a number of seconds from 0 to the video's duration",
+  );
+  const width =
+    c.req.queries("width") === undefined
+      ? top
+      : queryNumber(c, "width", /^[0-9]+$/, MIN_STILL_WIDTH, top, `an integer from ${MIN_STILL_WIDTH} to ${top}`);
+  const frame = frameAt(plan, time);
+  const key = frameKey(row.project_id, row.id, frame, width);
+  const answer = { type: TYPES.jpg, cacheControl: THUMBNAIL_CACHE };
+  try {
+    return await serveObject(c.env.MEDIA, key, c.req.raw, answer);
+  } catch (error) {
+    if (!(error instanceof ApiError && error.code === "not_found")) throw error;
+  }
+  const outcome = await coordinatorOf(c.env, row.id).frame(frame, width);
+  if (outcome === "gone") throw new ApiError("not_found");
+  if (outcome === "pending" || outcome === "failed") {
+    throw new ApiError("frame_not_ready", { headers: { "retry-after": outcome === "pending" ? "1" : "5" } });
+  }
+  return serveObject(c.env.MEDIA, key, c.req.raw, answer);
+}
+
+/** The one value of query parameter `name`, matching `pattern`, from `min` to `max`; else 400 invalid_query. */
+function queryNumber(c: Context<AppEnv>, name: string, pattern: RegExp, min: number, max: number, rule: string) {
+  const values = c.req.queries(name) ?? [];
+  const value = values.length === 1 && pattern.test(values[0] as string) ? Number(values[0]) : Number.NaN;
+  if (!(value >= min && value <= max)) {
+    throw new ApiError("invalid_query", { details: [{ path: name, message: `must be ${rule}` }] });
+  }
+  return value;
+}
 
 function hasRendition(plan: Plan, resolution: string): boolean {
   return plan.renditions.some((r) => r.resolution === resolution);
@@ -108,7 +178,7 @@ async function serveSegment(c: Context<AppEnv>, row: VideoRow, plan: Plan, resol
   const index = segmentIndex(name) as number;
   if (!hasRendition(plan, resolution) || index >= segmentCount(plan)) throw new ApiError("not_found");
   const key = segmentKey(row.project_id, row.id, resolution, name);
-  const type = TYPES.ts as string;
+  const type = playback(TYPES.ts);
   try {
     return await serveObject(c.env.MEDIA, key, c.req.raw, type);
   } catch (error) {
@@ -132,7 +202,7 @@ async function serveMaster(c: Context<AppEnv>, subject: string): Promise<Respons
     master = masterPlaylist(JSON.parse(row.encode_plan) as Plan);
   } else {
     const key = encodeOutputKey(row.project_id, row.id, row.output_attempt as number, "master.m3u8");
-    if (tracks.length === 0) return serveObject(c.env.MEDIA, key, c.req.raw, PLAYLIST);
+    if (tracks.length === 0) return serveObject(c.env.MEDIA, key, c.req.raw, playback(PLAYLIST));
     const stored = await c.env.MEDIA.get(key);
     if (!stored) throw new ApiError("not_found");
     master = await stored.text();
@@ -156,12 +226,18 @@ function mpegtsStart(row: VideoRow): number {
 async function serveText(request: Request, text: string, type: string, lastModified?: number): Promise<Response> {
   const bytes = new TextEncoder().encode(text);
   const etag = `"${(await sha256Hex(text)).slice(0, 32)}"`;
-  const headers = new Headers({ "content-type": type, "accept-ranges": "bytes", "cache-control": "no-cache", etag });
+  const headers = new Headers({
+    "content-type": type,
+    "accept-ranges": "bytes",
+    "cache-control": PLAYBACK_CACHE,
+    etag,
+  });
   if (lastModified !== undefined) headers.set("last-modified", httpDate(lastModified));
   const status = preconditionStatus(request.headers, { etag, ...(lastModified === undefined ? {} : { lastModified }) });
   if (status === 412) throw new ApiError("precondition_failed");
   if (status === 304) return new Response(null, { status, headers });
-  const range = parseRange(request.headers.get("range"), bytes.byteLength);
+  const honoured = ifRangeHolds(request.headers, { etag, ...(lastModified === undefined ? {} : { lastModified }) });
+  const range = honoured ? parseRange(request.headers.get("range"), bytes.byteLength) : null;
   if (range === "unsatisfiable") throw unsatisfiable(bytes.byteLength);
   const body = range ? bytes.slice(range.offset, range.offset + range.length) : bytes;
   headers.set("content-length", String(body.byteLength));
@@ -177,18 +253,28 @@ function legacyFile(c: Context<AppEnv>, row: VideoRow, path: string): Promise<Re
   if (!match || row.output_attempt === null) throw new ApiError("not_found");
   if (path === "video.mp4" && row.has_mp4 !== 1) throw new ApiError("not_found");
   const key = encodeOutputKey(row.project_id, row.id, row.output_attempt, path);
-  return serveObject(c.env.MEDIA, key, c.req.raw, TYPES[match[1] as string] as string);
+  return serveObject(c.env.MEDIA, key, c.req.raw, playback(TYPES[match[1] as string]));
 }
 
 /**
- * One R2 object as an HTTP answer: `Accept-Ranges`, a single byte range as `206` (`416` with
- * a Content-Range naming the size, past the end), `ETag` and `Last-Modified` with their conditional
- * requests (304). One R2 round trip, but for a range past the end, which needs the size first.
+ * One R2 object as an HTTP answer: `Accept-Ranges`, a single byte range as `206` (`416` with a
+ * Content-Range naming the size, past the end, however large its numbers), `ETag` and
+ * `Last-Modified` with their conditional requests (304, 412), and `If-Range` (a Range whose
+ * If-Range does not name this object, or is malformed, gets the whole file). The Content-Type is
+ * `answer.type`, else the object's own. One R2 round trip, but for a range past the end (which
+ * needs the size first) and a Range whose If-Range fails (which needs the whole file).
  */
-async function serveObject(media: R2Bucket, key: string, request: Request, type: string): Promise<Response> {
+async function serveObject(
+  media: R2Bucket,
+  key: string,
+  request: Request,
+  answer: { type?: string; cacheControl: string },
+): Promise<Response> {
   const rangeHeader = request.headers.get("range");
   const wanted = rangeHeader ? requestedRange(rangeHeader) : undefined;
   let object: R2ObjectBody | null;
+  /** Whether only part of the file was read. */
+  let partial = wanted !== undefined;
   try {
     object = await media.get(key, wanted ? { range: wanted } : {});
   } catch (error) {
@@ -196,21 +282,29 @@ async function serveObject(media: R2Bucket, key: string, request: Request, type:
     // R2 refuses a range it cannot serve as asked (past the end, say): ask again knowing the size.
     const head = await media.head(key);
     if (!head) throw new ApiError("not_found");
-    const range = parseRange(rangeHeader, head.size);
+    const range = ifRangeHolds(request.headers, validatorsOf(head)) ? parseRange(rangeHeader, head.size) : null;
     if (range === "unsatisfiable") throw unsatisfiable(head.size);
+    partial = range !== null;
     object = await media.get(key, range ? { range } : {});
   }
   if (!object) throw new ApiError("not_found");
   const headers = new Headers({
-    "content-type": type,
+    "content-type": answer.type ?? object.httpMetadata?.contentType ?? "application/octet-stream",
     "accept-ranges": "bytes",
-    "cache-control": "no-cache",
+    "cache-control": answer.cacheControl,
     etag: object.httpEtag,
     "last-modified": httpDate(object.uploaded),
   });
   const conditional = await notModified(request.headers, object, headers);
   if (conditional) return conditional;
-  const range = parseRange(rangeHeader, object.size);
+  const honoured = rangeHeader !== null && ifRangeHolds(request.headers, validatorsOf(object));
+  if (!honoured && partial) {
+    // Only part of the file was read, and the whole is to be sent.
+    await object.body.cancel();
+    object = await media.get(key);
+    if (!object) throw new ApiError("not_found");
+  }
+  const range = honoured ? parseRange(rangeHeader, object.size) : null;
   if (range === "unsatisfiable") {
     await object.body.cancel();
     throw unsatisfiable(object.size);
@@ -226,16 +320,20 @@ async function serveObject(media: R2Bucket, key: string, request: Request, type:
   return new Response(body, { status: 206, headers });
 }
 
+function validatorsOf(object: R2Object) {
+  return { etag: object.httpEtag, lastModified: object.uploaded.getTime() };
+}
+
 /**
  * The range to ask R2 for before the size is known (R2 clamps the end itself); `undefined` for the
- * whole file, as `parseRange` reads the header.
+ * whole file, as `parseRange` reads the header, and for a start past any file's end (the size is
+ * needed to answer 416).
  */
 function requestedRange(header: string): R2Range | undefined {
   const parsed = parseRange(header, Number.MAX_SAFE_INTEGER);
-  if (parsed === null) return undefined;
+  if (parsed === null || parsed === "unsatisfiable") return undefined;
   const suffix = /^bytes=-(\d+)$/i.exec(header.trim());
-  if (suffix) return { suffix: Number(suffix[1]) };
-  if (parsed === "unsatisfiable") return undefined;
+  if (suffix) return { suffix: Math.min(Number(suffix[1]), Number.MAX_SAFE_INTEGER) };
   const bounded = /^bytes=\d+-\d+$/i.test(header.trim());
   return bounded ? { offset: parsed.offset, length: parsed.length } : { offset: parsed.offset };
 }

@@ -10,7 +10,7 @@ import { isoTime } from "../lib/time";
 import { pathVideo } from "../videos/present";
 import { ProjectQuerySchema, VideoParamsSchema } from "../videos/schemas";
 import { mintPlaybackToken } from "./tokens";
-import { playbackUrls } from "./urls";
+import { playbackThumbnailUrl, playbackUrls } from "./urls";
 
 const TokenRequestSchema = z
   .strictObject({
@@ -32,6 +32,12 @@ const TokenSchema = z
       .string()
       .nullable()
       .openapi({ format: "uri", description: "The MP4 under the token, when the video has one" }),
+    thumbnail: z.string().openapi({
+      format: "uri",
+      description:
+        "The video's current thumbnail under the token (its custom one, else the poster frame), with its own " +
+        "Content-Type and `Cache-Control: private`; `404 not_found` while it has none",
+    }),
   })
   .openapi("PlaybackToken");
 
@@ -58,7 +64,9 @@ export const playbackTokenRoutes = createRouter().openapi(mint, async (c) => {
   const { expiresIn = DEFAULT_EXPIRES_IN } = c.req.valid("json");
   const row = await pathVideo(c, c.req.valid("param").id);
   const expiresAt = Math.floor(Date.now() / 1000) + expiresIn;
-  const token = await mintPlaybackToken(c.var.config.playbackSecret, row.id, expiresAt);
-  const urls = playbackUrls(publicOrigin(c), token, row.has_mp4 === 1);
-  return c.json({ token, expiresAt: isoTime(expiresAt * 1000), ...urls }, 201);
+  const token = await mintPlaybackToken(c.var.config.playbackSecret.current, row.id, expiresAt);
+  const origin = publicOrigin(c);
+  const urls = playbackUrls(origin, token, row.has_mp4 === 1);
+  const thumbnail = playbackThumbnailUrl(origin, token);
+  return c.json({ token, expiresAt: isoTime(expiresAt * 1000), ...urls, thumbnail }, 201);
 });

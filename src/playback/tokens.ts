@@ -1,4 +1,5 @@
 import { signText, timingSafeEqual } from "../lib/crypto";
+import { acceptedSecrets, type RotatingSecret } from "../lib/secrets";
 import { parseUlid } from "../lib/ulid";
 
 const LABEL = "playback-token";
@@ -15,12 +16,19 @@ export async function mintPlaybackToken(secret: string, videoId: string, expires
   return `${claim}.${await signText(secret, LABEL, claim)}`;
 }
 
-/** The video a token plays, or null when it was not made here, was altered, or has expired. */
-export async function verifyPlaybackToken(secret: string, token: string, now: number): Promise<string | null> {
+/**
+ * The video a token plays, or null when it was not made here (with PLAYBACK_SECRET's current value,
+ * or its previous one during a rotation), was altered, or has expired.
+ */
+export async function verifyPlaybackToken(secret: RotatingSecret, token: string, now: number): Promise<string | null> {
   const match = TOKEN.exec(token);
   if (!match) return null;
   const [, videoId = "", expiry = "", signature = ""] = match;
   if (parseUlid(videoId) !== videoId) return null;
-  if (!timingSafeEqual(await signText(secret, LABEL, `${videoId}.${expiry}`), signature)) return null;
+  let signed = false;
+  for (const value of acceptedSecrets(secret)) {
+    if (timingSafeEqual(await signText(value, LABEL, `${videoId}.${expiry}`), signature)) signed = true;
+  }
+  if (!signed) return null;
   return Number(expiry) * 1000 > now ? videoId : null;
 }

@@ -12,3 +12,11 @@ export function playbackUrls(origin: string, subject: string, mp4: boolean): Pla
   const root = `${origin}${PLAY_PATH}/${subject}`;
   return { hls: `${root}/master.m3u8`, mp4: mp4 ? `${root}/video.mp4` : null };
 }
+
+/**
+ * The video's current thumbnail under `subject` (contract section 12): the URL a playback token
+ * gives for a private video's picture, and the embed page's poster.
+ */
+export function playbackThumbnailUrl(origin: string, subject: string): string {
+  return `${origin}${PLAY_PATH}/${subject}/thumbnail`;
+}

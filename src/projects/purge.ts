@@ -6,6 +6,7 @@ import { projectPrefixes } from "../lib/storage-keys";
 import { isoTime } from "../lib/time";
 import type { UploadObjects } from "../lib/upload-objects";
 import { endUpload } from "../videos/cleanup";
+import { forEachVideo } from "../videos/r2-work";
 import {
   clearUploadsStatement,
   deleteProjectRowStatement,
@@ -52,13 +53,7 @@ type Step = () => Promise<{ removed: number; more: boolean }>;
 function abortUploads(deps: PurgeDeps, projectId: string, limit: number): Step {
   return async () => {
     const rows = await openUploads(deps.db, projectId, limit);
-    const settled = await Promise.allSettled(rows.map((row) => endUpload(deps, row)));
-    const aborted = rows.filter((row, i) => {
-      const result = settled[i];
-      if (result?.status === "fulfilled") return true;
-      logError("project purge: abort upload", result?.reason, { projectId, videoId: row.id });
-      return false;
-    });
+    const aborted = await forEachVideo(rows, (row) => endUpload(deps, row), "project purge: abort upload");
     if (aborted.length > 0) await clearUploadsStatement(deps.db, aborted).run();
     if (aborted.length < rows.length) throw new Error(`${rows.length - aborted.length} multipart aborts failed`);
     return { removed: aborted.length, more: rows.length >= limit };

@@ -51,15 +51,6 @@ export async function findOwnedProject(db: Db, accountId: string, projectId: str
   return row ? toProject(row) : null;
 }
 
-/** Whether the project exists and is not deleted (the public thumbnail URLs ask). */
-export async function isLiveProject(db: Db, projectId: string): Promise<boolean> {
-  const row = await db
-    .prepare("SELECT 1 AS live FROM projects WHERE id = ? AND deleted_at IS NULL")
-    .bind(projectId)
-    .first();
-  return row !== null;
-}
-
 /**
  * Marks the account's live project deleted, in one statement; false for an unknown, foreign or
  * already deleted project. From then on every read path treats the project as gone (they all

@@ -6,18 +6,23 @@ import { createRouter } from "../http/router";
 import { binaryResponse, headerRefs } from "../http/schemas";
 import { legacyThumbnailKey, thumbnailKeyForFile } from "../lib/storage-keys";
 import { parseUlid } from "../lib/ulid";
-import { isLiveProject } from "../projects/queries";
+import { thumbnailVisibility } from "./queries";
 import { THUMBNAIL_PATH } from "./urls";
 
 const FILE_NAME = /^[0-9A-Za-z]{1,40}\.(jpg|png|webp)$/;
 
 /**
- * Serves thumbnails to anyone, straight from R2: the stored bytes with their Content-Type, an ETag
- * and Last-Modified, conditional requests answered as RFC 9110 says (304, 412; a malformed
- * conditional header is ignored), and a long immutable cache lifetime. A URL whose object is gone
- * (replaced, removed, or its video deleted) answers 404, and so does every URL of a deleted
- * project at once, while the purge has not yet reached its objects: the project is looked up in D1
- * beside the R2 read, so the check adds no wait of its own.
+ * Serves thumbnails straight from R2: the stored bytes with their Content-Type, an ETag and
+ * Last-Modified, conditional requests answered as RFC 9110 says (304, 412; a malformed conditional
+ * header is ignored), and a long immutable cache lifetime. Beside the R2 read (so it adds no wait
+ * of its own), one D1 read of the video's row says whether the URL may be served at all: a
+ * deleted video's (or deleted project's) URLs answer 404 and a private video's 403
+ * playback_token_required, at once, whatever R2 still holds (its objects go a moment later, in
+ * the deletions queue's consumer). That read goes to the D1 primary, not the nearest replica: a
+ * replica may lag behind the DELETE or PATCH that just answered, and "at once" (contract section
+ * 7) must hold wherever the URL is asked for. Public thumbnails are read rarely at the origin
+ * (their long cache lifetime lets a CDN keep them), so the hot path pays little for it. Error
+ * answers carry `Cache-Control: no-store`, so no cache keeps a 403 once the video is public again.
  */
 const getThumbnail = route(
   {
@@ -28,7 +33,9 @@ const getThumbnail = route(
     summary: "A thumbnail image: a video's public thumbnailUrl",
     description:
       "Public, for anyone holding the URL (a video's `thumbnail.url`, or `thumbnailUrl` from a custom upload). " +
-      "Served with a long immutable cache lifetime: a replaced thumbnail gets a new URL, and the old one answers 404.",
+      "Served with a long immutable cache lifetime: a replaced thumbnail gets a new URL, and the old one answers 404. " +
+      "A deleted video's URLs answer 404 at once; a private video's answer `403 playback_token_required` (its " +
+      "playback token's `thumbnail` URL serves the image instead).",
     request: {
       params: z.object({
         projectId: z.string().openapi({ description: "The project's ULID", example: "01JD5Q3V7Y8N2M4K6P9R0S1T2V" }),
@@ -48,26 +55,32 @@ const getThumbnail = route(
       },
     },
   },
-  ["not_found", "precondition_failed"],
+  ["not_found", "playback_token_required", "precondition_failed"],
 );
 
-export const publicThumbnails = createRouter().openapi(getThumbnail, async (c) => {
+const router = createRouter();
+router.use(`${THUMBNAIL_PATH}/*`, async (c, next) => {
+  await next();
+  if (c.res.status >= 400) c.res.headers.set("Cache-Control", "no-store");
+});
+
+export const publicThumbnails = router.openapi(getThumbnail, async (c) => {
   const params = c.req.valid("param");
   const file = params.file;
   const projectId = parseUlid(params.projectId);
   const videoId = parseUlid(params.videoId);
   if (!projectId || !videoId || !FILE_NAME.test(file)) throw new ApiError("not_found");
-  // The object with its body in one R2 round trip; a conditional answer drops the body unread.
-  const [live, current] = await Promise.all([
-    isLiveProject(c.var.db, projectId),
+  // The object with its body in one R2 round trip; an answer without it drops the body unread.
+  const [visibility, current] = await Promise.all([
+    thumbnailVisibility(c.env.DB.withSession("first-primary"), projectId, videoId),
     c.env.MEDIA.get(thumbnailKeyForFile(projectId, videoId, file)),
   ]);
-  // A thumbnail written before objects moved under their video's prefix is still served.
-  const object = current ?? (live ? await c.env.MEDIA.get(legacyThumbnailKey(projectId, videoId, file)) : null);
-  if (!live) {
-    await object?.body.cancel();
-    throw new ApiError("not_found");
+  if (visibility === null || visibility === "private") {
+    await current?.body.cancel();
+    throw new ApiError(visibility === null ? "not_found" : "playback_token_required");
   }
+  // A thumbnail written before objects moved under their video's prefix is still served.
+  const object = current ?? (await c.env.MEDIA.get(legacyThumbnailKey(projectId, videoId, file)));
   if (!object) throw new ApiError("not_found");
   const headers = new Headers();
   object.writeHttpMetadata(headers);

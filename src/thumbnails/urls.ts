@@ -17,3 +17,8 @@ export function thumbnailOf(
     ? { source: "custom", url: publicThumbnailUrl(origin, video.custom_thumbnail_key) }
     : { source: "auto", url: publicThumbnailUrl(origin, posterKey(video.project_id, video.id)) };
 }
+
+/** The R2 key of the video's current thumbnail: its custom image when it has one, else the automatic poster frame. */
+export function thumbnailKeyOf(video: { project_id: string; id: string; custom_thumbnail_key: string | null }): string {
+  return video.custom_thumbnail_key ?? posterKey(video.project_id, video.id);
+}

@@ -1,5 +1,6 @@
 import type { Db } from "../lib/db";
 import { modeParam, type Tenant } from "../lib/tenant";
+import { UPLOADED_OR_LATER } from "../videos/model";
 
 /** A direct upload as POST /v1/uploads minted it (table `tus_uploads`). */
 export type TusUploadRow = {
@@ -32,7 +33,9 @@ export function insertTusUploadStatement(db: Db, row: TusUploadRow): D1PreparedS
     );
 }
 
-/** The tenant's upload, with whether its video is deleted and whether it is uploaded. */
+const UPLOADED_LIST = UPLOADED_OR_LATER.map((status) => `'${status}'`).join(", ");
+
+/** The tenant's upload, with whether its video is deleted and whether it is uploaded (or later). */
 export function findTusUpload(
   db: Db,
   tenant: Tenant,
@@ -40,7 +43,7 @@ export function findTusUpload(
 ): Promise<(TusUploadRow & { video_deleted: number; video_uploaded: number }) | null> {
   return db
     .prepare(
-      `SELECT u.*, v.deleted_at IS NOT NULL AS video_deleted, v.status = 'uploaded' AS video_uploaded
+      `SELECT u.*, v.deleted_at IS NOT NULL AS video_deleted, v.status IN (${UPLOADED_LIST}) AS video_uploaded
        FROM tus_uploads u JOIN videos v ON v.id = u.video_id
        WHERE u.id = ? AND u.project_id = ? AND u.livemode = coalesce(?, u.livemode)`,
     )

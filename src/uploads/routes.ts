@@ -99,7 +99,7 @@ export const directUploadRoutes = createRouter()
       expires_at: video.upload_expires_at as string,
       created_at: video.created_at,
     };
-    const url = creationUrl(publicOrigin(c), await uploadToken(c.var.config.cursorSecret, uploadId));
+    const url = creationUrl(publicOrigin(c), await uploadToken(c.var.config.uploadUrlSecret.current, uploadId));
     try {
       await c.var.db.batch([insertVideoStatement(c.var.db, video), insertTusUploadStatement(c.var.db, upload)]);
     } catch (error) {
@@ -149,7 +149,7 @@ export const directUploadRoutes = createRouter()
       {
         id: row.id,
         livemode: row.livemode === 1,
-        url: creationUrl(publicOrigin(c), await uploadToken(c.var.config.cursorSecret, row.id)),
+        url: creationUrl(publicOrigin(c), await uploadToken(c.var.config.uploadUrlSecret.current, row.id)),
         expiresAt: row.expires_at,
         videoId: row.video_id,
         status,

@@ -12,7 +12,7 @@ import { verifyUploadToken } from "./url";
  * OpenAPI document: these answer tus, not JSON (POST /v1/uploads describes them).
  */
 async function toUpload(c: Context<AppEnv>): Promise<Response> {
-  const uploadId = await verifyUploadToken(c.var.config.cursorSecret, c.req.param("token") ?? "");
+  const uploadId = await verifyUploadToken(c.var.config.uploadUrlSecret, c.req.param("token") ?? "");
   if (!uploadId) return tusAnswer(404, "*");
   return uploadObject(c.env.TUS_UPLOADS, uploadId).fetch(c.req.raw);
 }

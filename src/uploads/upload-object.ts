@@ -1,14 +1,13 @@
 import { DurableObject } from "cloudflare:workers";
 import { z } from "zod";
 import { mediaType } from "../http/body";
-import { projectDatabase } from "../lib/databases";
 import { logError } from "../lib/log";
 import type { Tenant } from "../lib/tenant";
 import { abortUpload } from "../videos/cleanup";
 import { deleteVideos } from "../videos/delete";
-import { canonicalParts } from "../videos/parts";
-import { acquireCompletionLease, findVideo, releaseCompletionLease } from "../videos/queries";
-import { markUploaded } from "../videos/uploaded";
+import { isUploaded } from "../videos/model";
+import { findVideo } from "../videos/queries";
+import { completeUpload } from "../videos/uploaded";
 import {
   headerInt,
   httpDate,
@@ -236,7 +235,7 @@ export class TusUpload extends DurableObject<Env> {
   /** DELETE on the upload: ends it, and deletes its video as DELETE /v1/videos/{id} does. */
   async #terminate(): Promise<Response> {
     const state = this.#current();
-    const db = this.#db();
+    const db = this.env.DB;
     this.#deleting = true;
     const [outcome] = await deleteVideos({ db, deletions: this.env.DELETION_QUEUE }, this.#tenant(), [
       state.videoId,
@@ -376,44 +375,39 @@ export class TusUpload extends DurableObject<Env> {
   }
 
   /**
-   * Every byte is held: completes the multipart upload under the video's completion lease, as the
-   * part API does, and marks the video uploaded through the one function that does so.
+   * Every byte is held: completes the upload as the part API does, through the one
+   * `completeUpload` (the lease, R2's completion, the video marked uploaded). An empty source gets
+   * its one empty part first (R2 completes nothing from no parts).
    */
   async #complete(): Promise<void> {
     const state = this.#current();
-    const db = this.#db();
-    const media = this.env.MEDIA;
-    const leased = await acquireCompletionLease(db, this.#tenant(), state.videoId, this.clock());
-    if (!leased) {
-      const video = await findVideo(db, this.#tenant(), state.videoId);
-      if (video?.status === "uploaded") return this.#finished();
-      if (!video) return this.#end();
-      throw new Error("the video's completion lease is held elsewhere");
-    }
-    const lease = leased.completion_lease_until as string;
-    if (state.length === 0) {
+    if (state.length === 0 && !this.#storedParts().some((part) => part.partNumber === 1)) {
       const part = await this.#multipart(state).uploadPart(1, new Uint8Array(0));
       this.ctx.storage.sql.exec("INSERT OR REPLACE INTO parts (number, etag) VALUES (1, ?)", part.etag);
     }
-    const parts = this.ctx.storage.sql
+    const completion = await completeUpload(
+      { db: this.env.DB, media: this.env.MEDIA, encodeQueue: this.env.ENCODE_QUEUE },
+      { tenant: this.#tenant(), videoId: state.videoId },
+      this.#storedParts(),
+      this.clock,
+    );
+    if (completion.outcome === "uploaded") return this.#finished();
+    if (completion.outcome === "busy") {
+      const video = await findVideo(this.env.DB, this.#tenant(), state.videoId);
+      if (video && isUploaded(video.status)) return this.#finished();
+      if (!video) return this.#end();
+      throw new Error("the video's completion lease is held elsewhere");
+    }
+    // This object cut every part itself: R2 refusing them is R2's or this object's failure, retried.
+    throw new Error(`the upload's completion failed: ${completion.outcome}`);
+  }
+
+  /** The parts in R2, by number, as the completion names them. */
+  #storedParts(): { partNumber: number; etag: string }[] {
+    return this.ctx.storage.sql
       .exec<{ number: number; etag: string }>("SELECT number, etag FROM parts ORDER BY number")
       .toArray()
       .map((row) => ({ partNumber: row.number, etag: row.etag }));
-    try {
-      await this.#multipart(state).complete(parts);
-    } catch (error) {
-      // As in the part API: a completion that died after R2 assembled the source finishes the record.
-      if (!(await media.head(state.sourceKey))) {
-        await releaseCompletionLease(db, this.#tenant(), state.videoId, lease, this.clock());
-        throw error;
-      }
-    }
-    await markUploaded(
-      { db, encodeQueue: this.env.ENCODE_QUEUE },
-      { tenant: this.#tenant(), videoId: state.videoId, lease, completedParts: canonicalParts(parts) },
-      this.clock(),
-    );
-    this.#finished();
   }
 
   #finished(): void {
@@ -446,7 +440,7 @@ export class TusUpload extends DurableObject<Env> {
   /** Whether the upload's video and project are still there (a D1 read: deletes close the URL at once). */
   #live(): Promise<boolean> {
     const state = this.#current();
-    return videoIsLive(this.#db(), state.projectId, state.videoId);
+    return videoIsLive(this.env.DB, state.projectId, state.videoId);
   }
 
   #closed(now: number): boolean {
@@ -474,10 +468,6 @@ export class TusUpload extends DurableObject<Env> {
   #save(state: State): void {
     this.ctx.storage.sql.exec("INSERT OR REPLACE INTO state (one, doc) VALUES (1, ?)", JSON.stringify(state));
     this.#state = state;
-  }
-
-  #db() {
-    return projectDatabase(this.env, this.#current().projectId);
   }
 
   /**

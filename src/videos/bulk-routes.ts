@@ -2,6 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { videoWriter } from "../auth/guards";
 import { jsonBody, receiveJson } from "../http/body";
 import { ERRORS } from "../http/errors";
+import { onlyMethods } from "../http/not-found";
 import { route } from "../http/route";
 import { createRouter } from "../http/router";
 import { jsonRequest, jsonResponse } from "../http/schemas";
@@ -59,20 +60,23 @@ async function applyVisibility(db: Db, tenant: Tenant, ids: string[], visibility
   }
 }
 
-export const bulkRoutes = createRouter().openapi(bulk, async (c) => {
-  const body = c.req.valid("json");
-  const ids = distinctIds(body.videoIds);
-  const outcomes =
-    body.action === "delete"
-      ? await deleteVideos(storeOf(c), c.var.tenant, ids)
-      : await applyVisibility(c.var.db, c.var.tenant, ids, body.visibility);
-  const results = outcomes.map((outcome) =>
-    outcome.ok
-      ? { id: outcome.id, ok: true as const }
-      : { id: outcome.id, ok: false as const, error: { code: outcome.code, message: ITEM_MESSAGES[outcome.code] } },
-  );
-  // An answer a retry should run again (it stopped at an infrastructure failure) is not replayed.
-  const stopped = outcomes.some((o) => !o.ok && (o.code === "internal_error" || o.code === "not_attempted"));
-  if (stopped) c.set("idempotencyKeyUnused", true);
-  return c.json({ results }, 200);
-});
+export const bulkRoutes = createRouter()
+  .openapi(bulk, async (c) => {
+    const body = c.req.valid("json");
+    const ids = distinctIds(body.videoIds);
+    const outcomes =
+      body.action === "delete"
+        ? await deleteVideos(storeOf(c), c.var.tenant, ids)
+        : await applyVisibility(c.var.db, c.var.tenant, ids, body.visibility);
+    const results = outcomes.map((outcome) =>
+      outcome.ok
+        ? { id: outcome.id, ok: true as const }
+        : { id: outcome.id, ok: false as const, error: { code: outcome.code, message: ITEM_MESSAGES[outcome.code] } },
+    );
+    // An answer a retry should run again (it stopped at an infrastructure failure) is not replayed.
+    const stopped = outcomes.some((o) => !o.ok && (o.code === "internal_error" || o.code === "not_attempted"));
+    if (stopped) c.set("idempotencyKeyUnused", true);
+    return c.json({ results }, 200);
+  })
+  // `/v1/videos/{id}` would take "bulk" for an id under its methods (GET, PATCH, DELETE).
+  .all(bulk.path, onlyMethods([bulk.method]));

@@ -1,6 +1,6 @@
 import type { Db } from "../lib/db";
 import { logError } from "../lib/log";
-import { deleteAll } from "../lib/r2";
+import { deleteAll, R2_ERRORS, r2ErrorCode } from "../lib/r2";
 import { videoPrefix } from "../lib/storage-keys";
 import { type UploadObjects, uploadObject } from "../lib/upload-objects";
 import type { VideoRow } from "./model";
@@ -57,6 +57,6 @@ export async function abortUpload(media: R2Bucket, row: Pick<VideoRow, "source_k
     await media.resumeMultipartUpload(row.source_key, row.upload_r2_id).abort();
   } catch (error) {
     // Already completed or aborted: nothing is left to abort.
-    if (!/NoSuchUpload|10024/.test(String(error))) throw error;
+    if (r2ErrorCode(error) !== R2_ERRORS.noSuchUpload) throw error;
   }
 }

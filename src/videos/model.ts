@@ -13,6 +13,13 @@ export const VIDEO_STATUSES = [
 ] as const;
 export type VideoStatus = (typeof VIDEO_STATUSES)[number];
 
+/** The statuses of a video whose source is whole in R2: `uploaded` or any later one. */
+export const UPLOADED_OR_LATER: readonly VideoStatus[] = ["uploaded", "processing", "ready", "errored"];
+
+export function isUploaded(status: VideoStatus): boolean {
+  return UPLOADED_OR_LATER.includes(status);
+}
+
 export type VideoRow = {
   id: string;
   project_id: string;

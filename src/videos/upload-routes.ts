@@ -6,13 +6,12 @@ import { route } from "../http/route";
 import { createRouter } from "../http/router";
 import { binaryBody, decimalInt, jsonRequest, jsonResponse, pathId } from "../http/schemas";
 import { idempotent } from "../idempotency/middleware";
-import { logError } from "../lib/log";
-import { completionInFlight, type VideoRow } from "./model";
+import { completionInFlight, isUploaded, type VideoRow } from "./model";
 import { canonicalParts, partsProblem } from "./parts";
 import { pathVideo, present } from "./present";
-import { acquireCompletionLease, recordPart, releaseCompletionLease, storedParts } from "./queries";
+import { recordPart, storedParts } from "./queries";
 import { ProjectQuerySchema, UploadCompleteSchema, VideoSchema } from "./schemas";
-import { markUploaded } from "./uploaded";
+import { completeUpload } from "./uploaded";
 
 /**
  * A completion naming all 10,000 parts (about 60 bytes each) is larger than the 64 KiB other JSON
@@ -79,18 +78,13 @@ function refuseUpload(row: VideoRow, now: number): void {
   // A tus upload's object owns its multipart upload: parts from elsewhere would break its count.
   if (
     row.tus_upload_id !== null ||
-    row.status === "uploaded" ||
+    isUploaded(row.status) ||
     !row.upload_r2_id ||
     !row.upload_expires_at ||
     Date.parse(row.upload_expires_at) <= now
   ) {
     throw new ApiError("upload_not_active");
   }
-}
-
-/** R2 refuses a completion whose parts are wrong (missing, out of order, too small): the client's error. */
-function isPartError(error: unknown): boolean {
-  return /part|EntityTooSmall|1002[5-7]|10011/i.test(String(error));
 }
 
 export const uploadRoutes = createRouter()
@@ -127,8 +121,9 @@ export const uploadRoutes = createRouter()
     const row = await pathVideo(c, c.req.valid("param").id);
     const now = Date.now();
     // A repeat of the completion that made the video uploaded (its answer was lost, say) answers
-    // the video again; other parts are no completion of this upload (contract §14).
-    if (row.status === "uploaded") {
+    // the video again, however far its encoding went; other parts are no completion of this upload
+    // (contract §14).
+    if (isUploaded(row.status)) {
       if (row.completed_parts === canonicalParts(parts)) return c.json(present(c, row, now), 200);
       throw new ApiError("upload_not_active");
     }
@@ -138,44 +133,30 @@ export const uploadRoutes = createRouter()
     // Before the lease: the video stays waiting for its upload, its parts kept, for another try.
     if (problem)
       throw new ApiError("invalid_parts", { message: problem, details: [{ path: "parts", message: problem }] });
-    const leased = await acquireCompletionLease(c.var.db, c.var.tenant, row.id, now);
-    if (!leased) {
-      // Another request changed the video between the read and the lease: say why, as it is now.
-      refuseUpload(await pathVideo(c, row.id), Date.now());
-      throw new ApiError("upload_completion_in_progress");
-    }
-    const lease = leased.completion_lease_until as string;
-    try {
-      const upload = c.env.MEDIA.resumeMultipartUpload(leased.source_key, leased.upload_r2_id as string);
-      await upload.complete([...parts].sort((a, b) => a.partNumber - b.partNumber));
-    } catch (error) {
-      // A completion that died after R2 assembled the source, before D1 recorded it, left the
-      // object behind and the multipart upload gone: this retry finishes the record instead of
-      // reading R2's "no such upload" as the client's mistake.
-      if (!(await c.env.MEDIA.head(leased.source_key))) {
-        await releaseCompletionLease(c.var.db, c.var.tenant, leased.id, lease, Date.now());
-        if (isPartError(error)) {
-          // R2's own words go to the log; the client gets this API's.
-          logError("upload complete: parts refused", error, { videoId: leased.id });
-          throw new ApiError("invalid_body", {
-            message: "The parts do not complete the upload.",
-            details: [
-              {
-                path: "parts",
-                message:
-                  "every part must have been uploaded with the etag given, and every part but the last must be at least 5 MiB",
-              },
-            ],
-          });
-        }
-        throw error;
-      }
-      logError("upload complete: R2 had completed it already; recording it now", error, { videoId: leased.id });
-    }
-    const finished = await markUploaded(
-      { db: c.var.db, encodeQueue: c.env.ENCODE_QUEUE },
-      { tenant: c.var.tenant, videoId: leased.id, lease, completedParts: canonicalParts(parts) },
-      Date.now(),
+    const completion = await completeUpload(
+      { db: c.var.db, media: c.env.MEDIA, encodeQueue: c.env.ENCODE_QUEUE },
+      { tenant: c.var.tenant, videoId: row.id },
+      parts,
     );
-    return c.json(present(c, finished ?? (await pathVideo(c, leased.id))), 200);
+    switch (completion.outcome) {
+      case "uploaded":
+        return c.json(present(c, completion.video ?? (await pathVideo(c, row.id))), 200);
+      case "parts_refused":
+        throw new ApiError("invalid_body", {
+          message: "The parts do not complete the upload.",
+          details: [
+            {
+              path: "parts",
+              message:
+                "every part must have been uploaded with the etag given, and every part but the last must be at least 5 MiB",
+            },
+          ],
+        });
+      case "upload_gone":
+        throw new ApiError("upload_not_active");
+      case "busy":
+        // Another request changed the video between the read and the lease: say why, as it is now.
+        refuseUpload(await pathVideo(c, row.id), Date.now());
+        throw new ApiError("upload_completion_in_progress");
+    }
   });

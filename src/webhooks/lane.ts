@@ -1,6 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
 import { readConfig } from "../config";
-import { projectDatabase } from "../lib/databases";
 import { deliverOrReschedule } from "./consumer";
 import { type DeliveryMessage, DeliveryMessageSchema, type Lanes } from "./delivery-queue";
 
@@ -76,7 +75,7 @@ export class DeliveryLane extends DurableObject<Env> {
     (message) =>
       deliverOrReschedule(
         {
-          db: projectDatabase(this.env, message.projectId),
+          db: this.env.DB,
           queue: this.env.WEBHOOK_QUEUE,
           fetch: (...args) => fetch(...args),
           targets: { allowHttp: readConfig(this.env).allowHttpWebhooks },

@@ -290,7 +290,9 @@ export interface paths {
         get?: never;
         /**
          * Upload the watermark image (raw PNG or WebP, at most 1 MiB); sets watermark.imageKey
-         * @description **Auth:** the session cookie `svc_session`.
+         * @description One still picture of at most 4096×4096 pixels: an animated image (APNG, animated WebP) or a larger one is `400 invalid_image`.
+         *
+         *     **Auth:** the session cookie `svc_session`.
          */
         put: operations["putWatermarkImage"];
         post?: never;
@@ -677,7 +679,7 @@ export interface paths {
         };
         /**
          * A thumbnail image: a video's public thumbnailUrl
-         * @description Public, for anyone holding the URL (a video's `thumbnail.url`, or `thumbnailUrl` from a custom upload). Served with a long immutable cache lifetime: a replaced thumbnail gets a new URL, and the old one answers 404.
+         * @description Public, for anyone holding the URL (a video's `thumbnail.url`, or `thumbnailUrl` from a custom upload). Served with a long immutable cache lifetime: a replaced thumbnail gets a new URL, and the old one answers 404. A deleted video's URLs answer 404 at once; a private video's answer `403 playback_token_required` (its playback token's `thumbnail` URL serves the image instead).
          *
          *     **Auth:** none.
          */
@@ -1160,6 +1162,11 @@ export interface components {
              * @description The MP4 under the token, when the video has one
              */
             mp4: string | null;
+            /**
+             * Format: uri
+             * @description The video's current thumbnail under the token (its custom one, else the poster frame), with its own Content-Type and `Cache-Control: private`; `404 not_found` while it has none
+             */
+            thumbnail: string;
         };
         PlaybackTokenRequest: {
             /**
@@ -5436,7 +5443,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description A PNG or WebP image, at most 1 MiB (1,048,576 bytes) */
+        /** @description A still PNG or WebP image, at most 1 MiB (1,048,576 bytes) and 4096×4096 pixels */
         requestBody: {
             content: {
                 "image/png": string;
@@ -8539,7 +8546,8 @@ export interface operations {
                      *       "token": "string",
                      *       "expiresAt": "2026-11-22T06:00:00.000Z",
                      *       "hls": "https://video-api.example.com/",
-                     *       "mp4": "https://video-api.example.com/"
+                     *       "mp4": "https://video-api.example.com/",
+                     *       "thumbnail": "https://video-api.example.com/"
                      *     }
                      */
                     "application/json": components["schemas"]["PlaybackToken"];
@@ -13225,6 +13233,41 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description `playback_token_required` */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "playback_token_required",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "playback_token_required";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
             };
             /** @description `not_found` */
             404: {

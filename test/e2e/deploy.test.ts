@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { SECRETS } from "../../src/lib/secrets";
 
 const root = path.resolve(import.meta.dirname, "../..");
 const toml = readFileSync(path.join(root, "wrangler.toml"), "utf8");
@@ -42,10 +43,14 @@ describe("the README's deploy walks a new account through everything wrangler.to
     for (const database of valuesOf("database_name")) expect(deploy).toContain(`npx wrangler d1 create ${database}\n`);
   });
 
-  it("puts every secret the Worker requires, and PUBLIC_BASE_URL where a redeploy keeps it", () => {
-    for (const secret of ["ADMIN_TOKEN", "CURSOR_SECRET", "PLAYBACK_SECRET"]) {
+  it("puts every secret the Worker requires, says how to rotate each, and PUBLIC_BASE_URL where a redeploy keeps it", () => {
+    // The list is the Worker's own (src/config.ts), so a secret added there must be added here too.
+    for (const secret of ["ADMIN_TOKEN", ...Object.values(SECRETS)]) {
       expect(deploy).toContain(`wrangler secret put ${secret}`);
     }
+    const configuration = readme.slice(readme.indexOf("## Configuration"), readme.indexOf("## Deploy to Cloudflare"));
+    for (const secret of Object.values(SECRETS)) expect(configuration).toContain(`\`${secret}_PREVIOUS\``);
+    expect(deploy).toContain("wrangler secret put CURSOR_SECRET_PREVIOUS");
     expect(toml).toMatch(/^PUBLIC_BASE_URL = /m);
     expect(deploy).toContain("PUBLIC_BASE_URL` belongs in `wrangler.toml`");
   });

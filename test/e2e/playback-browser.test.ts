@@ -70,10 +70,10 @@ describe.skipIf(!available)("playback in Debian's Chromium", () => {
       );
       expect(await cues.jsonValue()).toBe(1);
       const sprite = await page.evaluate(async () => {
-        const track = (document.querySelector('track[label="thumbnails"]') as HTMLTrackElement).track;
-        const text = (track.cues?.[0] as VTTCue).text;
+        const element = document.querySelector('track[label="thumbnails"]') as HTMLTrackElement;
+        const text = (element.track.cues?.[0] as VTTCue | undefined)?.text ?? "";
         const image = new Image();
-        image.src = new URL(text, (document.querySelector('track[label="thumbnails"]') as HTMLTrackElement).src).href;
+        image.src = new URL(text, element.src).href;
         await image.decode();
         return { text, width: image.naturalWidth, height: image.naturalHeight };
       });

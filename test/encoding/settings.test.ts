@@ -5,6 +5,7 @@ import { IMAGES } from "../fixtures/images";
 import { api, bearer, errorCode, json, newKey, newProject, newSession, type Session, withCookie } from "../helpers";
 import { apiWith } from "../support/app";
 import { InstrumentedD1 } from "../support/d1";
+import { greyPng, greyRows, zlib } from "../support/images";
 
 type Settings = {
   enabledResolutions: string[];
@@ -264,5 +265,34 @@ describe("watermark image", () => {
     expect(response.status).toBe(status);
     expect(await errorCode(response)).toBe(code);
     expect((await api(path, withCookie(session))).headers.get("etag")).toBe('"1"');
+  });
+});
+
+describe("a watermark is one still picture of at most 4096×4096 (contract section 8)", () => {
+  it.each([
+    ["an APNG (acTL)", IMAGES.animatedPng, "image/png"],
+    ["an animated WebP", IMAGES.animatedWebp, "image/webp"],
+  ] as const)("refuses %s with invalid_image, the settings unchanged", async (_, bytes, type) => {
+    const { session, path } = await setUp();
+    const response = await uploadWatermark(session, path, bytes, type);
+    expect(response.status).toBe(400);
+    expect(await errorCode(response)).toBe("invalid_image");
+    const settings = (await (await api(path, withCookie(session))).json()) as Settings;
+    expect(settings.watermark.imageKey).toBeNull();
+  });
+
+  it("takes 4096 pixels a side, and refuses one more either way", async () => {
+    const { session, path } = await setUp();
+    const png = async (width: number, height: number) => greyPng(width, height, await zlib(greyRows(width, height)));
+    expect((await uploadWatermark(session, path, await png(4096, 2))).status).toBe(200);
+    expect((await uploadWatermark(session, path, await png(2, 4096))).status).toBe(200);
+    for (const [width, height] of [
+      [4097, 2],
+      [2, 4097],
+    ] as const) {
+      const response = await uploadWatermark(session, path, await png(width, height));
+      expect(response.status, `${width}×${height}`).toBe(400);
+      expect(await errorCode(response)).toBe("invalid_image");
+    }
   });
 });

@@ -24,6 +24,25 @@ describe("HTTP conventions", () => {
     expect(withId.headers.get("allow")).toBe("DELETE, GET, HEAD");
   });
 
+  it("answers other methods on /v1/videos/bulk with 405, not as a video id that is not found", async () => {
+    for (const method of ["GET", "PATCH", "DELETE", "PUT"]) {
+      const response = await api("/v1/videos/bulk", method === "GET" ? { method } : json(method, {}));
+      expect(response.status, method).toBe(405);
+      expect(response.headers.get("allow")).toBe("POST");
+      expect(((await response.json()) as { error: { code: string } }).error.code).toBe("method_not_allowed");
+    }
+  });
+
+  it("serves the vendored files through the Worker, a missing one as any unknown path (run_worker_first)", async () => {
+    const script = await api("/vendor/hls/hls.light.min.js");
+    expect(script.status).toBe(200);
+    expect(script.headers.get("content-type")).toContain("javascript");
+    expect((await script.text()).length).toBeGreaterThan(100_000);
+    const missing = await api("/vendor/hls/nothing.js");
+    expect(missing.status).toBe(404);
+    expect(((await missing.json()) as { error: { code: string } }).error.code).toBe("not_found");
+  });
+
   it("puts a fresh request id on every response, successes included", async () => {
     const session = await newSession();
     const first = await api("/v1/account", withCookie(session));

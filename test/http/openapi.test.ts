@@ -20,10 +20,10 @@ type Document = {
 
 /**
  * Served, but not operations of the API: its own description, playback and the embed page
- * (described by the Playback tag), and the encoder's internal calls back.
+ * (described by the Playback tag), the encoder's internal calls back, and the static files.
  */
 const NOT_OPERATIONS = ["GET /", "GET /docs", "GET /v1/openapi.json"];
-const NOT_OPERATION_PREFIXES = ["/play/", "/embed/", "/internal/"];
+const NOT_OPERATION_PREFIXES = ["/play/", "/embed/", "/internal/", "/vendor/"];
 
 async function document(): Promise<Document> {
   return (await (await api("/v1/openapi.json")).json()) as Document;

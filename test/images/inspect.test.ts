@@ -32,7 +32,7 @@ describe("real images", () => {
     ["losslessWebp", "image/webp", 16, 12],
     ["alphaWebp", "image/webp", 16, 12],
   ] as const)("accepts %s as %s, %ix%i", (name, type, width, height) => {
-    expect(inspectImage(IMAGES[name], type)).toEqual({ ok: true, image: { type, width, height } });
+    expect(inspectImage(IMAGES[name], type)).toEqual({ ok: true, image: { type, width, height, animated: false } });
   });
 
   it.each([
@@ -55,6 +55,16 @@ describe("real images", () => {
 
   it.each(IMAGE_TYPES)("refuses empty bytes as %s", (type) => {
     expect(problem(new Uint8Array(0), type)).not.toBeNull();
+  });
+});
+
+describe("animations", () => {
+  it.each([
+    ["animatedPng", "image/png"],
+    ["animatedWebp", "image/webp"],
+  ] as const)("tells %s is animated", (name, type) => {
+    const inspection = inspectImage(IMAGES[name], type);
+    expect(inspection).toEqual({ ok: true, image: { type, width: 16, height: 12, animated: true } });
   });
 });
 

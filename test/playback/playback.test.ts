@@ -1,10 +1,15 @@
+import { env } from "cloudflare:workers";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { stripMetadata } from "../../src/images/strip";
+import { posterKey } from "../../src/lib/storage-keys";
 import { parseRange } from "../../src/playback/range";
 import { mintPlaybackToken, verifyPlaybackToken } from "../../src/playback/tokens";
+import { IMAGES } from "../fixtures/images";
 import { api, bearer, errorCode, json, newWorkspace, withCookie } from "../helpers";
 import { emptyPool, fakeEncoder, finishAll, playable, probeFacts, uploadedVideo } from "../pipeline/support";
 
 const SECRET = "test-playback-secret-0123456789abcdef01";
+const KEYS = { current: SECRET, previous: null };
 const VIDEO_ID = "01JD6Q2V4Y9T3KX8M1N5P7R2S4";
 
 describe("Range parsing (RFC 9110 §14)", () => {
@@ -19,6 +24,9 @@ describe("Range parsing (RFC 9110 §14)", () => {
     ["bytes=1000-", 1000, "unsatisfiable"],
     ["bytes=5000-6000", 1000, "unsatisfiable"],
     ["bytes=-0", 1000, "unsatisfiable"],
+    ["bytes=99999999999999999999-", 1000, "unsatisfiable"],
+    ["bytes=0-99999999999999999999", 1000, { offset: 0, length: 1000 }],
+    ["bytes=-99999999999999999999", 1000, { offset: 0, length: 1000 }],
     ["bytes=0-", 0, "unsatisfiable"],
     [undefined, 1000, null],
     ["bytes=5-1", 1000, null],
@@ -38,9 +46,9 @@ describe("playback tokens", () => {
   it("verifies a token it made, for its video, until it expires", async () => {
     const token = await mintPlaybackToken(SECRET, VIDEO_ID, expiry);
     expect(token).toMatch(/^[0-9A-Z]{26}\.\d+\.[A-Za-z0-9_-]{43}$/);
-    expect(await verifyPlaybackToken(SECRET, token, now)).toBe(VIDEO_ID);
-    expect(await verifyPlaybackToken(SECRET, token, expiry * 1000 - 1)).toBe(VIDEO_ID);
-    expect(await verifyPlaybackToken(SECRET, token, expiry * 1000)).toBeNull();
+    expect(await verifyPlaybackToken(KEYS, token, now)).toBe(VIDEO_ID);
+    expect(await verifyPlaybackToken(KEYS, token, expiry * 1000 - 1)).toBe(VIDEO_ID);
+    expect(await verifyPlaybackToken(KEYS, token, expiry * 1000)).toBeNull();
   });
 
   it("refuses an altered token, another secret's, and anything else", async () => {
@@ -56,7 +64,7 @@ describe("playback tokens", () => {
       "not-a-token",
       `${token}.x`,
     ]) {
-      expect(await verifyPlaybackToken(SECRET, altered, now)).toBeNull();
+      expect(await verifyPlaybackToken(KEYS, altered, now)).toBeNull();
     }
   });
 });
@@ -291,7 +299,7 @@ describe("playback over HTTP", () => {
     const html = await page.text();
     expect(html).toContain('<script src="/vendor/player/player.js"></script>');
     expect(html).toContain(`<hls-video slot="media" src="http://api.test/play/${id}/master.m3u8"`);
-    expect(html).toMatch(/<media-poster-image slot="poster" src="http:\/\/api\.test\/thumbnails\/[^"]+\/poster\.jpg">/);
+    expect(html).toContain(`<media-poster-image slot="poster" src="http://api.test/play/${id}/thumbnail">`);
     expect(html).not.toMatch(/https?:\/\/(?!api\.test)/);
     await api(`/v1/videos/${id}`, bearer(key, json("PATCH", { visibility: "private" })));
     const refused = await api(`/embed/${id}`);
@@ -301,8 +309,106 @@ describe("playback over HTTP", () => {
     const token = await mintPlaybackToken(SECRET, id, Math.floor(Date.now() / 1000) + 600);
     const byToken = await (await api(`/embed/${token}`)).text();
     expect(byToken).toContain(`src="http://api.test/play/${token}/master.m3u8"`);
+    // A private video's poster shows through the token's thumbnail URL, not the public one (403).
+    expect(byToken).toContain(`<media-poster-image slot="poster" src="http://api.test/play/${token}/thumbnail">`);
     expect((await api("/embed/01JD6Q2V4Y9T3KX8M1N5P7R2S4")).status).toBe(404);
     expect((await api("/embed/garbage")).status).toBe(403);
     expect(await errorCode(await api("/play/garbage/x.txt"))).toBe("invalid_playback_token");
+  });
+
+  it("honours If-Range: a Range whose If-Range names another file, or is malformed, gets the whole file", async () => {
+    const { id } = await readyVideo({ mp4: true });
+    const whole = await api(`/play/${id}/video.mp4`);
+    const etag = whole.headers.get("etag") as string;
+    const lastModified = whole.headers.get("last-modified") as string;
+    await whole.arrayBuffer();
+    for (const ifRange of [etag, lastModified]) {
+      const partial = await api(`/play/${id}/video.mp4`, { headers: { range: "bytes=0-9", "if-range": ifRange } });
+      expect(partial.status, ifRange).toBe(206);
+      expect(new Uint8Array(await partial.arrayBuffer())).toEqual(MP4.slice(0, 10));
+    }
+    const earlier = new Date(Date.parse(lastModified) - 60_000).toUTCString();
+    for (const ifRange of ['"another"', `W/${etag}`, earlier, "yesterday", '"a', "garbage"]) {
+      const full = await api(`/play/${id}/video.mp4`, { headers: { range: "bytes=0-9", "if-range": ifRange } });
+      expect(full.status, ifRange).toBe(200);
+      expect(full.headers.get("content-range")).toBeNull();
+      expect(new Uint8Array(await full.arrayBuffer())).toEqual(MP4);
+    }
+    // An If-Range that fails also lifts an unsatisfiable range: the whole file, not 416.
+    const lifted = await api(`/play/${id}/video.mp4`, { headers: { range: "bytes=5000-", "if-range": '"x"' } });
+    expect(lifted.status).toBe(200);
+    await lifted.arrayBuffer();
+  });
+
+  it("answers a range starting past the end with 416 however large its numbers", async () => {
+    const { id } = await readyVideo({ mp4: true });
+    for (const range of ["bytes=99999999999999999999-", "bytes=99999999999999999999-99999999999999999999"]) {
+      const response = await api(`/play/${id}/video.mp4`, { headers: { range } });
+      expect(response.status, range).toBe(416);
+      expect(response.headers.get("content-range")).toBe("bytes */1000");
+      expect(await errorCode(response)).toBe("range_not_satisfiable");
+    }
+    const huge = await api(`/play/${id}/video.mp4`, { headers: { range: "bytes=990-99999999999999999999" } });
+    expect(huge.status).toBe(206);
+    expect(huge.headers.get("content-range")).toBe("bytes 990-999/1000");
+    await huge.arrayBuffer();
+  });
+
+  it("answers other methods on /play/ with 405 and Allow", async () => {
+    const { id } = await readyVideo();
+    for (const [method, path] of [
+      ["POST", `/play/${id}/master.m3u8`],
+      ["PUT", `/play/${id}/360p/seg_00000.ts`],
+      ["DELETE", `/play/${id}/thumbnail`],
+    ]) {
+      const response = await api(path as string, { method });
+      expect(response.status, `${method} ${path}`).toBe(405);
+      expect(await errorCode(response)).toBe("method_not_allowed");
+      expect(response.headers.get("allow")).toBe("GET, HEAD, OPTIONS");
+      expect(response.headers.get("access-control-allow-origin")).toBe("*");
+    }
+  });
+
+  it("serves the current thumbnail under the token (private) and the id (public), privately cached", async () => {
+    const { id, key } = await readyVideo({ visibility: "private" });
+    const minted = await api(`/v1/videos/${id}/playback-tokens`, bearer(key, json("POST", {})));
+    const token = (await minted.json()) as { token: string; thumbnail: string };
+    expect(token.thumbnail).toBe(`http://api.test/play/${token.token}/thumbnail`);
+    const poster = await api(`/play/${token.token}/thumbnail`);
+    expect(poster.status).toBe(200);
+    expect(poster.headers.get("content-type")).toBe("image/jpeg");
+    expect(poster.headers.get("cache-control")).toBe("private");
+    expect(new Uint8Array(await poster.arrayBuffer())).toEqual(
+      new Uint8Array([0xff, 0xd8, 0xff, 0xe0, 0, 0, 0xff, 0xd9]),
+    );
+    // By id, a private video's thumbnail is refused as its other /play/ files are.
+    const byId = await api(`/play/${id}/thumbnail`);
+    expect(byId.status).toBe(403);
+    expect(await errorCode(byId)).toBe("playback_token_required");
+    // A custom thumbnail is the current one, with its own type.
+    const custom = await api(
+      `/v1/videos/${id}/thumbnail`,
+      bearer(key, { method: "PUT", body: IMAGES.rgbPng, headers: { "content-type": "image/png" } }),
+    );
+    expect(custom.status).toBe(200);
+    const image = await api(`/play/${token.token}/thumbnail`);
+    expect(image.headers.get("content-type")).toBe("image/png");
+    expect(image.headers.get("cache-control")).toBe("private");
+    expect(new Uint8Array(await image.arrayBuffer())).toEqual(stripMetadata(IMAGES.rgbPng, "image/png"));
+    // Public: the id URL serves the same.
+    await api(`/v1/videos/${id}`, bearer(key, json("PATCH", { visibility: "public" })));
+    const byIdNow = await api(`/play/${id}/thumbnail`);
+    expect(byIdNow.status).toBe(200);
+    expect(byIdNow.headers.get("content-type")).toBe("image/png");
+    await byIdNow.arrayBuffer();
+    // No thumbnail at all (the custom one removed, the poster gone): 404 not_found.
+    await api(`/v1/videos/${id}/thumbnail`, bearer(key, { method: "DELETE" }));
+    const row = (await env.DB.prepare("SELECT project_id FROM videos WHERE id = ?").bind(id).first()) as {
+      project_id: string;
+    };
+    await env.MEDIA.delete(posterKey(row.project_id, id));
+    const none = await api(`/play/${token.token}/thumbnail`);
+    expect(none.status).toBe(404);
+    expect(await errorCode(none)).toBe("not_found");
   });
 });

@@ -130,6 +130,10 @@ describe("production configuration", () => {
     ["ADMIN_TOKEN", { ...production, ADMIN_TOKEN: "short" }],
     ["CURSOR_SECRET", { ...production, ADMIN_TOKEN: longToken, CURSOR_SECRET: "" }],
     ["PLAYBACK_SECRET", { ...production, ADMIN_TOKEN: longToken, PLAYBACK_SECRET: "too-short" }],
+    ["UPLOAD_URL_SECRET", { ...production, ADMIN_TOKEN: longToken, UPLOAD_URL_SECRET: "" }],
+    ["IDEMPOTENCY_SECRET", { ...production, ADMIN_TOKEN: longToken, IDEMPOTENCY_SECRET: "short" }],
+    ["ENCODER_CALLBACK_SECRET", { ...production, ADMIN_TOKEN: longToken, ENCODER_CALLBACK_SECRET: " " }],
+    ["CURSOR_SECRET_PREVIOUS", { ...production, ADMIN_TOKEN: longToken, CURSOR_SECRET_PREVIOUS: "too-short" }],
   ])("refuses to run without a proper %s, naming it in the log", async (name, vars) => {
     const logged = vi.spyOn(console, "error").mockImplementation(() => {});
     const response = await apiWith(vars, "/v1/openapi.json");

@@ -1,14 +1,16 @@
 import { env } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { crc32 } from "../../src/images/crc32";
 import { inspectImage } from "../../src/images/inspect";
 import { stripMetadata } from "../../src/images/strip";
 import { customThumbnailKey, legacyThumbnailKey, posterKey, videoPrefix } from "../../src/lib/storage-keys";
 import { IMAGES } from "../fixtures/images";
-import { api, bearer, errorCode, newKey, newVideo, newWorkspace, type VideoBody, withCookie } from "../helpers";
+import { api, bearer, errorCode, json, newKey, newVideo, newWorkspace, type VideoBody, withCookie } from "../helpers";
+import { emptyPool, fakeEncoder, finishAll, playable, probeFacts } from "../pipeline/support";
 import { apiWith } from "../support/app";
 import { InstrumentedD1 } from "../support/d1";
-import { paddedPng } from "../support/images";
+import { greyPng, greyRows, paddedPng, zlib } from "../support/images";
+import { sentMessage } from "../support/queues";
 
 const FIVE_MIB = 5 * 1024 * 1024;
 type Result = { videoId: string; thumbnailUrl: string; source: string };
@@ -247,6 +249,36 @@ describe("PUT /v1/videos/{id}/thumbnail", () => {
   });
 });
 
+describe("a thumbnail's pixels are decoded (contract section 7)", () => {
+  it("refuses a PNG whose image data does not decode, or holds less than its IHDR declares", async () => {
+    const { key, video } = await setUp();
+    const rows = greyRows(32, 24);
+    expect((await put(key, video.id, greyPng(32, 24, await zlib(rows)), "image/png")).status).toBe(200);
+    const garbled = await zlib(rows);
+    for (let i = 8; i < garbled.length - 4; i++) garbled[i] = (garbled[i] as number) ^ 0x5a;
+    for (const bytes of [greyPng(32, 24, garbled), greyPng(32, 25, await zlib(rows))]) {
+      const response = await put(key, video.id, bytes, "image/png");
+      expect(response.status).toBe(400);
+      expect(await errorCode(response)).toBe("invalid_image");
+    }
+  });
+
+  it("refuses a JPEG whose scan is cut short (its markers intact) or whose frame header is taller than its data", async () => {
+    const { key, video } = await setUp();
+    const jpeg = IMAGES.baselineJpg;
+    const sos = jpeg.findIndex((v, i) => v === 0xff && jpeg[i + 1] === 0xda);
+    const start = sos + 2 + (((jpeg[sos + 2] as number) << 8) | (jpeg[sos + 3] as number));
+    const cut = new Uint8Array([...jpeg.subarray(0, start + ((jpeg.length - 2 - start) >> 1)), 0xff, 0xd9]);
+    const taller = jpeg.slice();
+    taller[jpeg.findIndex((v, i) => v === 0xff && jpeg[i + 1] === 0xc0) + 5] = 0x04;
+    for (const bytes of [cut, taller]) {
+      const response = await put(key, video.id, bytes, "image/jpeg");
+      expect(response.status).toBe(400);
+      expect(await errorCode(response)).toBe("invalid_image");
+    }
+  });
+});
+
 describe("DELETE /v1/videos/{id}/thumbnail", () => {
   it("restores the automatic poster frame and deletes the custom image", async () => {
     const { key, project, video } = await setUp();
@@ -341,4 +373,56 @@ describe("the public thumbnail route", () => {
       expect(await errorCode(response)).toBe("not_found");
     },
   );
+});
+
+describe("a private or deleted video's thumbnail URLs (contract section 7)", () => {
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
+  /** A ready video with its poster frame, and its poster URL. */
+  async function readyVideo() {
+    const encoder = fakeEncoder();
+    await emptyPool();
+    const { key, project } = await newWorkspace();
+    const { id } = await playable(encoder, key, probeFacts(8));
+    await finishAll(encoder, id);
+    return { key, id, poster: `/thumbnails/${project.id}/${id}/poster.jpg` };
+  }
+
+  it("answer 403 playback_token_required while the video is private, the poster and a custom one, at once", async () => {
+    const { key, id, poster } = await readyVideo();
+    expect((await api(poster)).status).toBe(200);
+    const custom = (await (await put(key, id, IMAGES.rgbPng, "image/png")).json()) as Result;
+    expect((await open(custom.thumbnailUrl)).status).toBe(200);
+    await api(`/v1/videos/${id}`, bearer(key, json("PATCH", { visibility: "private" })));
+    for (const path of [poster, new URL(custom.thumbnailUrl).pathname]) {
+      const refused = await api(path);
+      expect(refused.status, path).toBe(403);
+      expect(await errorCode(refused)).toBe("playback_token_required");
+      // No cache keeps the refusal once the video is public again.
+      expect(refused.headers.get("cache-control")).toBe("no-store");
+    }
+    await api(`/v1/videos/${id}`, bearer(key, json("PATCH", { visibility: "unlisted" })));
+    expect((await api(poster)).status).toBe(200);
+    expect((await open(custom.thumbnailUrl)).status).toBe(200);
+  });
+
+  it("answer 404 as soon as the DELETE answers, while the objects still wait for the clean-up", async () => {
+    const { key, id, poster } = await readyVideo();
+    const custom = (await (await put(key, id, IMAGES.rgbPng, "image/png")).json()) as Result;
+    // The deletions queue keeps the message: its consumer (the R2 clean-up) runs later.
+    vi.spyOn(env.DELETION_QUEUE, "send").mockResolvedValue(sentMessage);
+    const customKey = (await env.DB.prepare("SELECT custom_thumbnail_key AS k FROM videos WHERE id = ?")
+      .bind(id)
+      .first<{ k: string }>()) as { k: string };
+    expect((await api(`/v1/videos/${id}`, bearer(key, { method: "DELETE" }))).status).toBe(204);
+    // The deletions queue has not run: R2 still holds both images.
+    expect(await env.MEDIA.head(customKey.k)).not.toBeNull();
+    for (const path of [poster, new URL(custom.thumbnailUrl).pathname]) {
+      const gone = await api(path);
+      expect(gone.status, path).toBe(404);
+      expect(await errorCode(gone)).toBe("not_found");
+    }
+  });
 });

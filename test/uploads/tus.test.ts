@@ -191,6 +191,11 @@ describe("the tus protocol", () => {
     expect(await offsetOf(location)).toBe(1000);
     // 404: an altered URL or upload, or one that never existed.
     const altered = `${upload.url.slice(0, -3)}AAA`;
+    // The signature's unused low bits: another spelling of its last character decodes to the same
+    // bytes, and is still not this URL.
+    for (const respelled of otherSpellings(upload.url)) {
+      expectStatus(await tus(respelled, { method: "POST", headers: { ...TUS, "upload-length": "1" } }), 404);
+    }
     expectStatus(await tus(altered, { method: "POST", headers: { ...TUS, "upload-length": "1" } }), 404);
     expectStatus(await tus(`${altered}/source`, { method: "HEAD", headers: TUS }), 404);
     expectStatus(await tus("http://api.test/tus/nothing/source", { method: "HEAD", headers: TUS }), 404);
@@ -279,6 +284,33 @@ describe("the tus protocol", () => {
     expect(await offsetOf(location)).toBe(0);
     expect(await videoStatus(key, upload.video.id)).toBe("uploaded");
     expect((await stored(upload))?.byteLength).toBe(0);
+  });
+});
+
+describe("a tus completion, through the part API's completeUpload (issue 25, item 8)", () => {
+  it("is finished when its video has moved past uploaded meanwhile, and the upload reads completed", async () => {
+    const { key } = await newWorkspace();
+    const upload = await newUpload(key);
+    const location = await create(upload.url, 10);
+    // Another completion holds the lease as the last byte arrives: this one is left to the alarm.
+    const held = new Date(Date.now() + 60_000).toISOString();
+    await env.DB.prepare("UPDATE videos SET status = 'upload_completing', completion_lease_until = ? WHERE id = ?")
+      .bind(held, upload.video.id)
+      .run();
+    expect((await patch(location, 0, "0123456789")).status).toBe(204);
+    // That completion recorded the video, and its encoding started.
+    await env.DB.prepare("UPDATE videos SET status = 'processing', completion_lease_until = NULL WHERE id = ?")
+      .bind(upload.video.id)
+      .run();
+    await runDurableObjectAlarm(objectOf(upload));
+    const phase = await runInDurableObject(objectOf(upload), (_: TusUpload, s) => {
+      const doc = JSON.parse(s.storage.sql.exec<{ doc: string }>("SELECT doc FROM state").one().doc) as {
+        phase: string;
+      };
+      return doc.phase;
+    });
+    expect(phase).toBe("completed");
+    expect((await progress(key, upload.id)).status).toBe("completed");
   });
 });
 
@@ -405,3 +437,12 @@ describe("the part API on a tus upload's video", () => {
     expect(await errorCode(response)).toBe("upload_not_active");
   });
 });
+
+/** The other spellings of a URL whose last base64url character carries 4 unused bits. */
+function otherSpellings(url: string): string[] {
+  const ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+  const last = ALPHABET.indexOf(url.at(-1) as string);
+  return Array.from({ length: 16 }, (_, low) => (last & 0b110000) | low)
+    .filter((value) => value !== last)
+    .map((value) => `${url.slice(0, -1)}${ALPHABET[value]}`);
+}

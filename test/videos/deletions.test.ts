@@ -1,6 +1,7 @@
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { DeletionMessage } from "../../src/videos/deletion-queue";
+import { forEachVideo } from "../../src/videos/r2-work";
 import { IMAGES } from "../fixtures/images";
 import { api, bearer, json, newVideo, newWorkspace } from "../helpers";
 import { apiWith } from "../support/app";
@@ -94,5 +95,30 @@ describe("a delete's follow-up", () => {
     vi.spyOn(console, "error").mockImplementation(() => {});
     expect((await runQueue("video-deletions", [{ videoIds: ["nope"] }, {}])).explicitAcks).toEqual(["m0", "m1"]);
     expect((await runQueue("video-deletions-dlq", [{ videoIds: [], eventIds: [] }])).explicitAcks).toEqual(["m0"]);
+  });
+});
+
+describe("the R2 work of deleted videos (issue 25, item 14)", () => {
+  it("runs at most 10 videos' tasks at once across the isolate, whatever the batch, and says which failed", async () => {
+    let now = 0;
+    let most = 0;
+    const task = async (row: { id: string }) => {
+      now += 1;
+      most = Math.max(most, now);
+      await new Promise((resolve) => setTimeout(resolve, 1));
+      now -= 1;
+      if (row.id.endsWith("7")) throw new Error("R2 failed");
+    };
+    const rows = (prefix: string) => Array.from({ length: 100 }, (_, i) => ({ id: `${prefix}${i}` }));
+    vi.spyOn(console, "error").mockImplementation(() => {});
+    // Two messages of a batch, consumed side by side, share the isolate's places.
+    const [first, second] = await Promise.all([
+      forEachVideo(rows("a"), task, "test"),
+      forEachVideo(rows("b"), task, "test"),
+    ]);
+    expect(most).toBe(10);
+    expect(first?.length).toBe(90);
+    expect(second?.map((row) => row.id)).not.toContain("b7");
+    vi.restoreAllMocks();
   });
 });

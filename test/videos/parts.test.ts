@@ -1,7 +1,10 @@
-import { describe, expect, it } from "vitest";
+import { env } from "cloudflare:workers";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { R2_ERRORS, r2ErrorCode } from "../../src/lib/r2";
 import { MIN_PART_BYTES, partsProblem } from "../../src/videos/parts";
 import type { StoredPart } from "../../src/videos/queries";
 import { api, bearer, errorCode, json, newVideo, newWorkspace, type VideoBody } from "../helpers";
+import { apiWith } from "../support/app";
 
 const MiB = 1024 * 1024;
 const stored = (...sizes: number[]) =>
@@ -54,4 +57,94 @@ describe("a completion whose parts break the rule", () => {
     expect(completed.status).toBe(200);
     expect(await completed.json()).toMatchObject({ status: "uploaded" });
   });
+});
+
+describe("R2's refusals of a completion, by R2's error codes (issue 25, item 7)", () => {
+  it("are what Miniflare's R2 throws: 10025 for an unknown part or etag, 10011 for a part too small", async () => {
+    const key = `test/${crypto.randomUUID()}`;
+    const unknownPart = await env.MEDIA.createMultipartUpload(key);
+    await unknownPart.uploadPart(1, new Uint8Array([1, 2, 3]));
+    const thrown = await unknownPart.complete([{ partNumber: 1, etag: "bogus" }]).catch((error: unknown) => error);
+    expect(r2ErrorCode(thrown)).toBe(R2_ERRORS.invalidPart);
+    // Every completion error names the operation, so matching "part" in the text told nothing.
+    expect(String(thrown)).toMatch(/MultipartUpload/);
+    const small = await env.MEDIA.createMultipartUpload(`${key}-small`);
+    const first = await small.uploadPart(1, new Uint8Array(10));
+    const second = await small.uploadPart(2, new Uint8Array(10));
+    expect(r2ErrorCode(await small.complete([first, second]).catch((error: unknown) => error))).toBe(
+      R2_ERRORS.entityTooSmall,
+    );
+    await small.abort();
+    expect(r2ErrorCode(await small.complete([first]).catch((error: unknown) => error))).toBe(R2_ERRORS.noSuchUpload);
+    expect(r2ErrorCode(new Error("completeMultipartUpload: no code here"))).toBeNull();
+    expect(r2ErrorCode("not an error")).toBeNull();
+  });
+
+  it("answer a transient R2 failure with 500 internal_error, never 400, and release the video", async () => {
+    const { key } = await newWorkspace();
+    const { video } = await newVideo(key);
+    const part = await api(
+      `/v1/videos/${video.id}/upload/parts/1`,
+      bearer(key, { method: "PUT", body: new Uint8Array([1, 2, 3]), headers: { "content-length": "3" } }),
+    );
+    const { etag } = (await part.json()) as { etag: string };
+    const failing = new Proxy(env.MEDIA, {
+      get(bucket, property) {
+        if (property !== "resumeMultipartUpload") {
+          const value = Reflect.get(bucket, property, bucket);
+          return typeof value === "function" ? value.bind(bucket) : value;
+        }
+        return (objectKey: string, uploadId: string) => {
+          const upload = bucket.resumeMultipartUpload(objectKey, uploadId);
+          return {
+            complete: async () => {
+              // What R2 throws when it fails on its side: its code, and the operation's name.
+              throw Object.assign(
+                new Error("completeMultipartUpload: We encountered an internal error. Please try again. (10001)"),
+                { code: 10001 },
+              );
+            },
+            abort: () => upload.abort(),
+          };
+        };
+      },
+    });
+    const body = json("POST", { parts: [{ partNumber: 1, etag }] });
+    const response = await apiWith({ MEDIA: failing }, `/v1/videos/${video.id}/upload/complete`, bearer(key, body));
+    expect(response.status).toBe(500);
+    expect(await errorCode(response)).toBe("internal_error");
+    // The lease is given back: the same completion succeeds once R2 does.
+    const retried = await api(`/v1/videos/${video.id}/upload/complete`, bearer(key, body));
+    expect(retried.status).toBe(200);
+  });
+});
+
+describe("a repeated completion (contract section 14)", () => {
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
+  it.each(["processing", "ready", "errored"] as const)(
+    "answers 200 with the video when it is %s with the same parts, 409 upload_not_active with others",
+    async (status) => {
+      const { key } = await newWorkspace();
+      const { video } = await newVideo(key);
+      const part = await api(
+        `/v1/videos/${video.id}/upload/parts/1`,
+        bearer(key, { method: "PUT", body: new Uint8Array([1, 2, 3]), headers: { "content-length": "3" } }),
+      );
+      const { etag } = (await part.json()) as { etag: string };
+      const complete = (parts: unknown) =>
+        api(`/v1/videos/${video.id}/upload/complete`, bearer(key, json("POST", { parts })));
+      expect((await complete([{ partNumber: 1, etag }])).status).toBe(200);
+      // The encoding moved the video on (the pipeline's own statements are tested in test/pipeline/).
+      await env.DB.prepare("UPDATE videos SET status = ? WHERE id = ?").bind(status, video.id).run();
+      const again = await complete([{ partNumber: 1, etag }]);
+      expect(again.status).toBe(200);
+      expect(await again.json()).toMatchObject({ id: video.id, status });
+      const other = await complete([{ partNumber: 1, etag: "another" }]);
+      expect(other.status).toBe(409);
+      expect(await errorCode(other)).toBe("upload_not_active");
+    },
+  );
 });
