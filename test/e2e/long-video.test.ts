@@ -1,5 +1,8 @@
+import { writeFileSync } from "node:fs";
 import { createServer, request as httpRequest } from "node:http";
 import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { keyedTenant } from "./client.ts";
 import { longClip, probe, uploadFile, type Video, waitForStatus } from "./media.ts";
@@ -141,6 +144,17 @@ describe("a 10-minute 720p source, end to end through npm run dev", () => {
     expect(atLate.ms).toBeLessThan(10_000);
     expect(high.ms).toBeLessThan(30_000);
 
+    // A frame anywhere, while processing: within 5 s, at the width asked, the same bytes again.
+    const frameAt = await timedGet("thumbnail?time=540.2&width=320");
+    expect(frameAt.status).toBe(200);
+    expect(frameAt.ms).toBeLessThan(5_000);
+    const frameFile = path.join(tmpdir(), `frame-${video.id}.jpg`);
+    writeFileSync(frameFile, frameAt.bytes);
+    expect((await probe(frameFile)).streams[0]).toMatchObject({ codec_name: "mjpeg", width: 320, height: 180 });
+    const frameAgain = await timedGet("thumbnail?time=540.2&width=320");
+    expect(frameAgain.etag).toBe(frameAt.etag);
+    expect(frameAgain.bytes).toEqual(frameAt.bytes);
+
     // A continuous timeline: each segment starts where the durations listed before it end.
     const origin = await firstTimestamps(`${base}/360p/${name(0)}`);
     for (const index of [1, late, late + 1]) {
@@ -160,6 +174,15 @@ describe("a 10-minute 720p source, end to end through npm run dev", () => {
     expect(after.bytes).toEqual(atLate.bytes);
     expect(after.etag).toBe(atLate.etag);
     expect(await (await fetch(`${base}/master.m3u8`)).text()).toBe(master);
+
+    // The storyboard: 60 cues of 10 s, tiles of a 240 px-wide sprite ten to a row.
+    const storyboard = await (await fetch(`${base}/storyboard.vtt`)).text();
+    const cues = [...storyboard.matchAll(/ --> .*\n(storyboard\.jpg#xywh=\d+,\d+,240,136)/g)];
+    expect(cues).toHaveLength(60);
+    const sprite = await timedGet("storyboard.jpg");
+    const spriteFile = path.join(tmpdir(), `storyboard-${video.id}.jpg`);
+    writeFileSync(spriteFile, sprite.bytes);
+    expect((await probe(spriteFile)).streams[0]).toMatchObject({ width: 2400, height: 6 * 136 });
 
     // The MP4: over 100 MB, though no request between the encoder and the Worker carried 50 MiB.
     const mp4 = await fetch(ready.playback?.mp4 ?? "", { method: "HEAD" });

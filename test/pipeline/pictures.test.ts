@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { frameKey, storyboardKey } from "../../src/lib/storage-keys";
 import { coordinatorOf } from "../../src/pipeline/coordinator-stub";
-import { api, bearer, json, newWorkspace } from "../helpers";
+import { api, bearer, errorCode, json, newWorkspace } from "../helpers";
 import {
   callback,
   emptyPool,
@@ -163,5 +163,74 @@ describe("the storyboard over /play", () => {
     };
     expect((await api(`/play/${minted.token}/storyboard.vtt`)).status).toBe(200);
     expect((await api(`/play/${minted.token}/storyboard.jpg`)).status).toBe(200);
+  });
+});
+
+describe("frames over /play/<x>/thumbnail?time=", () => {
+  it("answers the frame at a time and width, made once: the same bytes and ETag for the same frame", async () => {
+    const { key, project } = await newWorkspace();
+    const { id } = await playable(encoder, key, probeFacts(20));
+    const asked = api(`/play/${id}/thumbnail?time=12.5&width=320`);
+    const [job] = await waitForFrameJobs(id, 1);
+    if (!job) throw new Error("no frame job");
+    expect(job).toMatchObject({ priority: "interactive", time: 12.52, width: 320 });
+    expect((await putFrame(job)).status).toBe(204);
+    const first = await asked;
+    expect(first.status).toBe(200);
+    expect(first.headers.get("content-type")).toBe("image/jpeg");
+    expect(first.headers.get("access-control-allow-origin")).toBe("*");
+    expect(new Uint8Array(await first.arrayBuffer())).toEqual(JPEG);
+    // 12.5 s and 12.51 s are the same frame at 25 fps: read back, with no new job.
+    const again = await api(`/play/${id}/thumbnail?time=12.51&width=320`);
+    expect(again.headers.get("etag")).toBe(first.headers.get("etag"));
+    expect(new Uint8Array(await again.arrayBuffer())).toEqual(JPEG);
+    expect(frameJobs(id)).toHaveLength(1);
+    expect(await env.MEDIA.head(frameKey(project.id, id, 313, 320))).not.toBeNull();
+    // No width: the highest rendition's.
+    void api(`/play/${id}/thumbnail?time=0`);
+    const [, full] = await waitForFrameJobs(id, 2);
+    expect(full).toMatchObject({ time: 0, width: 1280 });
+  });
+
+  it("refuses a time or width out of range or malformed with 400 invalid_query, after the video's own checks", async () => {
+    const { key } = await newWorkspace();
+    const { id } = await playable(encoder, key, probeFacts(20));
+    for (const query of [
+      "time=-1",
+      "time=20.5",
+      "time=abc",
+      "time=",
+      "time=1e1",
+      "time=1&time=2",
+      "time=1&width=15",
+      "time=1&width=1281",
+      "time=1&width=320.5",
+      "time=1&width=",
+    ]) {
+      const response = await api(`/play/${id}/thumbnail?${query}`);
+      expect(response.status, query).toBe(400);
+      expect(await errorCode(response), query).toBe("invalid_query");
+    }
+    expect(frameJobs(id)).toHaveLength(0);
+    // A private video's id URL is refused before its query is read.
+    expect((await api(`/v1/videos/${id}`, bearer(key, json("PATCH", { visibility: "private" })))).status).toBe(200);
+    const refused = await api(`/play/${id}/thumbnail?time=abc`);
+    expect(refused.status).toBe(403);
+    expect(await errorCode(refused)).toBe("playback_token_required");
+  });
+
+  it("says a frame that could not be made is not ready (503, Retry-After), and the video is untouched", async () => {
+    const { key } = await newWorkspace();
+    const { id } = await playable(encoder, key, probeFacts(20));
+    const asked = api(`/play/${id}/thumbnail?time=3`);
+    for (let attempt = 1; attempt <= 3; attempt++) {
+      const jobs = await waitForFrameJobs(id, attempt);
+      expect((await failWith(jobs.at(-1) as (typeof jobs)[number], "encoding_failed")).status).toBe(204);
+    }
+    const answer = await asked;
+    expect(answer.status).toBe(503);
+    expect(answer.headers.get("retry-after")).toBe("5");
+    expect(await errorCode(answer)).toBe("frame_not_ready");
+    expect((await encodingState(id)).phase).toBe("encoding");
   });
 });
