@@ -107,7 +107,8 @@ describe("caption tracks, end to end", () => {
       expect(Math.abs(durations(variant).reduce((a, b) => a + b, 0) - sum)).toBeLessThanOrEqual(0.5);
       const segmentUri = playlist.split("\n").find((line) => line && !line.startsWith("#")) as string;
       const segment = await text(new URL(segmentUri, playlistUrl).href);
-      expect(segment.split("\n")[1]).toBe("X-TIMESTAMP-MAP=MPEGTS:126000,LOCAL:00:00:00.000");
+      // The segments' clock starts at 11.4 s (encoder/plan.mjs, timelineStart): 1,026,000 at 90 kHz.
+      expect(segment.split("\n")[1]).toBe("X-TIMESTAMP-MAP=MPEGTS:1026000,LOCAL:00:00:00.000");
     }
   });
 
@@ -343,12 +344,23 @@ describe("caption tracks, end to end", () => {
           null,
           { timeout: 20_000 },
         );
-        // X-TIMESTAMP-MAP puts each cue at its own time on the video's timeline (without it, 1.4 s early).
-        const cues = await page.evaluate(() =>
-          Array.from((document.querySelector("video") as HTMLVideoElement).textTracks).flatMap((track) =>
-            Array.from(track.cues ?? []).map((cue) => [cue.startTime, cue.endTime, (cue as VTTCue).text]),
-          ),
-        );
+        // X-TIMESTAMP-MAP puts each cue at its own time on the video's timeline (without it, 11.4 s
+        // early): its time from the video's first picture, wherever the player put that picture.
+        const { cues: timed, firstPicture } = await page.evaluate(() => {
+          const media = document.querySelector("video") as HTMLVideoElement;
+          return {
+            firstPicture: media.buffered.start(0),
+            cues: Array.from(media.textTracks).flatMap((track) =>
+              Array.from(track.cues ?? []).map((cue) => [cue.startTime, cue.endTime, (cue as VTTCue).text]),
+            ),
+          };
+        });
+        console.log(`first picture at ${firstPicture} s of the player's clock; cues ${JSON.stringify(timed)}`);
+        const cues = timed.map(([start, end, words]) => [
+          (start as number) - firstPicture,
+          (end as number) - firstPicture,
+          words,
+        ]);
         expect(cues).toHaveLength(2);
         const [first, second] = cues as [[number, number, string], [number, number, string]];
         expect(first[0]).toBeCloseTo(1, 1);

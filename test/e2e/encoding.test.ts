@@ -77,10 +77,13 @@ describe("encoding, end to end through npm run dev", () => {
     expect(variant).toContain("#EXT-X-ENDLIST");
     expect(variant.match(/seg_\d+\.ts/g)?.length).toBe(1);
 
-    // The playlists are made from the plan: only the segments, the poster and the source are stored.
+    // The playlists (and the storyboard's WebVTT) are made from the plan: only the segments, the
+    // poster, the storyboard's sprite and the source are stored.
     const stored = storedKeys(server.persistTo, `videos/${tenant.projectId}/${id}/`).sort();
     expect(stored).toEqual(
-      ["hls/360p/seg_00000.ts", "poster.jpg", "source"].map((file) => `videos/${tenant.projectId}/${id}/${file}`),
+      ["hls/360p/seg_00000.ts", "poster.jpg", "source", "storyboard.jpg"].map(
+        (file) => `videos/${tenant.projectId}/${id}/${file}`,
+      ),
     );
     const poster = await fetch(video.thumbnail.url);
     expect(poster.status).toBe(200);
