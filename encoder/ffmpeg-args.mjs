@@ -137,18 +137,17 @@ function seekTo(seconds) {
   return ["-ss", decimal(Math.max(0, seconds - LEAD_IN_SECONDS)), "-noaccurate_seek"];
 }
 
+/**
+ * How every encoding run starts: quiet but for errors, no questions, outputs overwritten, progress
+ * on standard output (what the no-progress watchdog reads).
+ */
+const RUN_FLAGS = ["-hide_banner", "-nostdin", "-nostats", "-v", "error", "-y", "-progress", "pipe:1"];
+
 /** @param {Common} common */
 function inputs(common) {
   const { plan, source, watermark } = common;
   return [
-    "-hide_banner",
-    "-nostdin",
-    "-nostats",
-    "-v",
-    "error",
-    "-y",
-    "-progress",
-    "pipe:1",
+    ...RUN_FLAGS,
     "-copyts",
     "-filter_complex_threads",
     String(common.threads),
@@ -314,14 +313,7 @@ export function stillArgs(still) {
  */
 export function spriteArgs(sprite) {
   return [
-    "-hide_banner",
-    "-nostdin",
-    "-nostats",
-    "-v",
-    "error",
-    "-y",
-    "-progress",
-    "pipe:1",
+    ...RUN_FLAGS,
     "-protocol_whitelist",
     "file",
     "-f",

@@ -2,24 +2,11 @@
 import { describe, expect, it } from "vitest";
 import { frameAt, stillSize, storyboard, storyboardTimes } from "../pictures.mjs";
 import { frameTime, planEncoding } from "../plan.mjs";
+import { probed } from "./probes.mjs";
 
 /** @param {Partial<import("../plan.mjs").Probe>} [extra] */
 const planOf = (extra = {}) =>
-  planEncoding(
-    {
-      format: "mov",
-      duration: 60,
-      startTime: 0,
-      width: 1920,
-      height: 1080,
-      frameRate: 30,
-      videoStream: 0,
-      audioStream: 1,
-      interlaced: false,
-      ...extra,
-    },
-    { enabledResolutions: ["360p", "720p", "1080p"], mp4: true, watermark: null },
-  );
+  planEncoding(probed(extra), { enabledResolutions: ["360p", "720p", "1080p"], mp4: true, watermark: null });
 
 describe("stills", () => {
   it("snap a time to the nearest frame within the video", () => {

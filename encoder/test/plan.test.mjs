@@ -17,20 +17,8 @@ import {
   segmentSeconds,
   Unplannable,
 } from "../plan.mjs";
+import { probed } from "./probes.mjs";
 
-/** @param {Partial<import("../plan.mjs").Probe>} [extra] @returns {import("../plan.mjs").Probe} */
-const probe = (extra = {}) => ({
-  format: "mov",
-  duration: 60,
-  startTime: 0,
-  width: 1920,
-  height: 1080,
-  frameRate: 30,
-  videoStream: 0,
-  audioStream: 1,
-  interlaced: false,
-  ...extra,
-});
 /** @type {import("../plan.mjs").PlanSettings} */
 const settings = { enabledResolutions: ["360p", "720p", "1080p"], mp4: true, watermark: null };
 
@@ -53,13 +41,13 @@ describe("the output frame rate", () => {
 
 describe("segments", () => {
   it("are whole numbers of frames of about 4 s: 120 frames at 29.97 (4.004 s), the last one short", () => {
-    const plan = planEncoding(probe({ duration: 60.027, frameRate: 30000 / 1001 }), settings);
+    const plan = planEncoding(probed({ duration: 60.027, frameRate: 30000 / 1001 }), settings);
     expect(plan.framesPerSegment).toBe(120);
     expect(plan.frames).toBe(1800);
     expect(segmentCount(plan)).toBe(15);
     expect(segmentSeconds(plan, 0)).toBeCloseTo(4.004, 6);
     expect(segmentFrames(plan, 14)).toEqual({ first: 1680, count: 120 });
-    const short = planEncoding(probe({ duration: 10.5, frameRate: 25 }), settings);
+    const short = planEncoding(probed({ duration: 10.5, frameRate: 25 }), settings);
     expect(short.framesPerSegment).toBe(100);
     expect(segmentCount(short)).toBe(3);
     expect(segmentFrames(short, 2)).toEqual({ first: 200, count: 63 });
@@ -74,7 +62,7 @@ describe("segments", () => {
       [1, 60],
       [0.04, 25],
     ])) {
-      const plan = planEncoding(probe({ duration, frameRate: rate }), settings);
+      const plan = planEncoding(probed({ duration, frameRate: rate }), settings);
       let sum = 0;
       for (let i = 0; i < segmentCount(plan); i++) sum += segmentSeconds(plan, i);
       expect(sum).toBeCloseTo(plan.duration, 2);
@@ -83,7 +71,7 @@ describe("segments", () => {
   });
 
   it("give two frames at 1 fps one segment of 2 s", () => {
-    const plan = planEncoding(probe({ duration: 2, frameRate: 1, audioStream: null }), settings);
+    const plan = planEncoding(probed({ duration: 2, frameRate: 1, audioStream: null }), settings);
     expect(plan.framesPerSegment).toBe(4);
     expect(plan.frames).toBe(2);
     expect(segmentCount(plan)).toBe(1);
@@ -91,7 +79,7 @@ describe("segments", () => {
   });
 
   it("start where the durations listed before them end", () => {
-    const plan = planEncoding(probe({ duration: 100, frameRate: 30000 / 1001 }), settings);
+    const plan = planEncoding(probed({ duration: 100, frameRate: 30000 / 1001 }), settings);
     let listed = 0;
     for (let i = 0; i < segmentCount(plan); i++) {
       expect(frameTime(plan, segmentFrames(plan, i).first)).toBeCloseTo(listed, 9);
@@ -100,7 +88,7 @@ describe("segments", () => {
   });
 
   it("take the audio packets of the AAC grid from the B-frame delay before their start, tiling the video", () => {
-    const plan = planEncoding(probe({ duration: 60.027, frameRate: 30000 / 1001 }), settings);
+    const plan = planEncoding(probed({ duration: 60.027, frameRate: 30000 / 1001 }), settings);
     expect(firstAudioPacket(plan, 0)).toBe(0);
     // Segment 1 starts at 4.004 s; its keyframe's decode time is two frames earlier.
     expect(firstAudioPacket(plan, 1)).toBe(Math.ceil(((4.004 - 2 * (1001 / 30000)) * AUDIO_RATE) / AUDIO_FRAME));
@@ -115,15 +103,15 @@ describe("segments", () => {
   });
 
   it("use no B-frames under 20 fps, so audio cuts at the segment's own start", () => {
-    const plan = planEncoding(probe({ duration: 30, frameRate: 12 }), settings);
+    const plan = planEncoding(probed({ duration: 30, frameRate: 12 }), settings);
     expect(plan.bFrames).toBe(false);
     expect(firstAudioPacket(plan, 1)).toBe(Math.ceil((4 * AUDIO_RATE) / AUDIO_FRAME));
   });
 
   it("run about 16 s of a 1080p ladder at once, fewer of costlier ladders, at least one", () => {
-    expect(runLength(planEncoding(probe(), settings))).toBe(4);
-    expect(runLength(planEncoding(probe({ width: 1280, height: 720 }), settings))).toBe(8);
-    const uhd = planEncoding(probe({ width: 3840, height: 2160 }), {
+    expect(runLength(planEncoding(probed(), settings))).toBe(4);
+    expect(runLength(planEncoding(probed({ width: 1280, height: 720 }), settings))).toBe(8);
+    const uhd = planEncoding(probed({ width: 3840, height: 2160 }), {
       ...settings,
       enabledResolutions: ["360p", "720p", "1080p", "2160p"],
     });
@@ -133,7 +121,7 @@ describe("segments", () => {
 
 describe("the plan", () => {
   it("keeps the ladder, with each rendition's level, peak rate, BANDWIDTH and CODECS", () => {
-    const plan = planEncoding(probe(), settings);
+    const plan = planEncoding(probed(), settings);
     expect(plan.renditions.map((r) => [r.resolution, r.width, r.height, r.level, r.codecs])).toEqual([
       ["360p", 640, 360, 30, "avc1.64001e,mp4a.40.2"],
       ["720p", 1280, 720, 31, "avc1.64001f,mp4a.40.2"],
@@ -151,23 +139,23 @@ describe("the plan", () => {
   });
 
   it("cuts a test video to its first 10 s", () => {
-    const plan = planEncoding(probe({ duration: 20, frameRate: 25 }), settings, { maxDuration: 10 });
+    const plan = planEncoding(probed({ duration: 20, frameRate: 25 }), settings, { maxDuration: 10 });
     expect(plan.duration).toBe(10);
     expect(plan.frames).toBe(250);
   });
 
   it("refuses sources over 12 hours, beyond 16:1 or 1:16, and pictures too large", () => {
-    expect(() => planEncoding(probe({ duration: 12 * 3600 + 1 }), settings)).toThrow(Unplannable);
-    expect(() => planEncoding(probe({ duration: 12 * 3600 }), settings)).not.toThrow();
+    expect(() => planEncoding(probed({ duration: 12 * 3600 + 1 }), settings)).toThrow(Unplannable);
+    expect(() => planEncoding(probed({ duration: 12 * 3600 }), settings)).not.toThrow();
     // SAR 100:1 on a 320×240 picture: 32000×240 displayed.
-    expect(() => planEncoding(probe({ width: 32000, height: 240 }), settings)).toThrow(/16:1/);
-    expect(() => planEncoding(probe({ width: 100, height: 1700 }), settings)).toThrow(/16:1/);
-    expect(() => planEncoding(probe({ width: 3840, height: 240 }), settings)).not.toThrow();
-    expect(() => planEncoding(probe({ duration: 0 }), settings)).toThrow(Unplannable);
+    expect(() => planEncoding(probed({ width: 32000, height: 240 }), settings)).toThrow(/16:1/);
+    expect(() => planEncoding(probed({ width: 100, height: 1700 }), settings)).toThrow(/16:1/);
+    expect(() => planEncoding(probed({ width: 3840, height: 240 }), settings)).not.toThrow();
+    expect(() => planEncoding(probed({ duration: 0 }), settings)).toThrow(Unplannable);
   });
 
   it("puts the poster 1 s in, or a quarter into a clip shorter than 4 s", () => {
-    expect(planEncoding(probe({ duration: 60 }), settings).posterTime).toBe(1);
-    expect(planEncoding(probe({ duration: 2, frameRate: 25 }), settings).posterTime).toBe(0.5);
+    expect(planEncoding(probed({ duration: 60 }), settings).posterTime).toBe(1);
+    expect(planEncoding(probed({ duration: 2, frameRate: 25 }), settings).posterTime).toBe(0.5);
   });
 });

@@ -2,21 +2,13 @@
 import { describe, expect, it } from "vitest";
 import { planEncoding } from "../plan.mjs";
 import { ProtocolError, parseHeartbeat, parseJob, parseResult, segmentIndex, segmentName } from "../protocol.mjs";
+import { probed } from "./probes.mjs";
 
-const plan = planEncoding(
-  {
-    format: "mov",
-    duration: 30,
-    startTime: 0,
-    width: 1280,
-    height: 720,
-    frameRate: 25,
-    videoStream: 0,
-    audioStream: 1,
-    interlaced: false,
-  },
-  { enabledResolutions: ["360p", "720p"], mp4: true, watermark: { position: "top-right", opacity: 0.5 } },
-);
+const plan = planEncoding(probed({ duration: 30, width: 1280, height: 720, frameRate: 25 }), {
+  enabledResolutions: ["360p", "720p"],
+  mp4: true,
+  watermark: { position: "top-right", opacity: 0.5 },
+});
 const base = () => ({
   version: 2,
   jobId: "run-0-3",
