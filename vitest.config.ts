@@ -38,7 +38,7 @@ export default defineConfig({
                 UPLOAD_URL_SECRET: "test-upload-url-secret-0123456789abcdef",
                 IDEMPOTENCY_SECRET: "test-idempotency-secret-0123456789abcde",
                 ENCODER_CALLBACK_SECRET: "test-encoder-callback-secret-0123456789",
-                // Jobs go to a fake encoder the tests install (test/pipeline/support.ts).
+                // Jobs go to a fake encoder the tests install (test/encoding/pipeline/support.ts).
                 ENCODER_URL: "http://encoder.test",
                 ENCODER_CALLBACK_URL: "http://api.test",
                 ENCODER_TOKEN: "test-encoder-token-0123456789abcdef012",

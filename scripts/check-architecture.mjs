@@ -1,14 +1,29 @@
 #!/usr/bin/env node
-// `npm run arch`: the import graph (dependency-cruiser, .dependency-cruiser.cjs) and two rules it
-// cannot see: SQL for D1 is prepared only in query modules (`queries.ts`, `*-queries.ts`), and
-// every statement there on a table whose rows have a mode binds one (scripts/mode-scoping.mjs).
+// `npm run arch`: the import graph (dependency-cruiser, .dependency-cruiser.cjs) and three rules it
+// cannot see: no two folders of src/ import each other, even through other files
+// (scripts/folder-cycles.mjs); SQL for D1 is prepared only in query modules (`queries.ts`,
+// `*-queries.ts`); and every statement there on a table whose rows have a mode binds one
+// (scripts/mode-scoping.mjs).
 import { spawnSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
+import { folderCycles } from "./folder-cycles.mjs";
 import { checkModeScoping, MODE_TABLES } from "./mode-scoping.mjs";
 
 const graph = spawnSync("depcruise", ["src", "--config", ".dependency-cruiser.cjs"], { stdio: "inherit" });
 if (graph.status !== 0) process.exit(graph.status ?? 1);
+
+const cruised = spawnSync("depcruise", ["src", "--config", ".dependency-cruiser.cjs", "--output-type", "json"], {
+  maxBuffer: 256 * 1024 * 1024,
+});
+if (cruised.status !== 0) process.exit(cruised.status ?? 1);
+const cycles = folderCycles(JSON.parse(cruised.stdout.toString("utf8")).modules);
+if (cycles.length > 0) {
+  console.error("Folders of src/ that import each other (move the shared piece down, or pass it in: STYLE.md 12):");
+  for (const { folders, imports } of cycles) console.error(`  ${folders.join(", ")}:\n    ${imports.join("\n    ")}`);
+  process.exit(1);
+}
+console.log("✔ no folder of src/ imports another that imports it back");
 
 const files = readdirSync("src", { recursive: true, withFileTypes: true })
   .filter((entry) => entry.isFile() && entry.name.endsWith(".ts"))

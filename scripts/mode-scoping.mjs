@@ -44,7 +44,7 @@ export const MODE_TABLES = declaredModeTables();
 
 /** Folders whose every statement is system work, and why. */
 export const SYSTEM_FOLDERS = {
-  "src/pipeline/":
+  "src/encoding/pipeline/":
     "the encoding pipeline's statements name a video by id for its encoder, whose calls back carry their attempt's " +
     "own token: no caller, so no caller's mode",
 };

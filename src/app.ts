@@ -2,22 +2,21 @@ import { adminRoutes } from "./admin/routes";
 import { apiKeyRoutes } from "./api-keys/routes";
 import { authRoutes } from "./auth/routes";
 import { captionRoutes } from "./captions/routes";
+import { callbackRoutes } from "./encoding/pipeline/callback-routes";
 import { encodingRoutes } from "./encoding/routes";
-import { registerWebhookDocs } from "./events/types";
 import { createBaseApp, finishApp } from "./http/app";
-import { callbackRoutes } from "./pipeline/callback-routes";
-import { registerEncodingWebhookDocs } from "./pipeline/events";
 import { embedRoutes } from "./playback/embed-routes";
 import { playbackRoutes } from "./playback/routes";
 import { playbackTokenRoutes } from "./playback/token-routes";
 import { projectRoutes } from "./projects/routes";
 import { publicThumbnails } from "./thumbnails/public-routes";
 import { thumbnailRoutes } from "./thumbnails/routes";
+import { uploadRoutes } from "./uploads/part-routes";
 import { directUploadRoutes } from "./uploads/routes";
 import { tusRoutes } from "./uploads/tus-routes";
 import { bulkRoutes } from "./videos/bulk-routes";
 import { videoRoutes } from "./videos/routes";
-import { uploadRoutes } from "./videos/upload-routes";
+import { registerWebhookDocs } from "./webhooks/docs";
 import { webhookRoutes } from "./webhooks/routes";
 
 /** The composition root: every capability's router, mounted on the base app. */
@@ -51,6 +50,5 @@ export function createApp() {
   // Public, outside /v1: tus upload URLs, whose token is their credential.
   app.route("/", tusRoutes);
   registerWebhookDocs(app.openAPIRegistry);
-  registerEncodingWebhookDocs(app.openAPIRegistry);
   return finishApp(app);
 }

@@ -1,10 +1,11 @@
 import { createApp } from "./app";
+import { coordinatorOf } from "./encoding/pipeline/coordinator-stub";
+import { consumeDeadEncodes, consumeEncodes, ENCODE_DEAD_LETTERS, ENCODE_QUEUE } from "./encoding/pipeline/queue";
 import { logError } from "./lib/log";
-import { coordinatorOf } from "./pipeline/coordinator-stub";
-import { consumeDeadEncodes, consumeEncodes, ENCODE_DEAD_LETTERS, ENCODE_QUEUE } from "./pipeline/queue";
 import { consumeProjectDeletions, PROJECT_DELETION_QUEUE } from "./projects/deletions";
 import { SCHEDULED_TASKS } from "./scheduled";
 import { publishNow } from "./subscribers";
+import { tusUploads } from "./uploads/objects";
 import { consumeDeadDeletions, consumeDeletions, DELETION_DEAD_LETTERS, DELETION_QUEUE } from "./videos/deletion-queue";
 import {
   consumeDeadLetters,
@@ -14,9 +15,9 @@ import {
 } from "./webhooks/delivery-queue";
 import { lanesOf } from "./webhooks/lane";
 
-export { EncoderContainer } from "./pipeline/container";
-export { VideoEncoding } from "./pipeline/coordinator";
-export { EncoderPool } from "./pipeline/pool";
+export { EncoderContainer } from "./encoding/pipeline/container";
+export { VideoEncoding } from "./encoding/pipeline/coordinator";
+export { EncoderPool } from "./encoding/pipeline/pool";
 export { RateLimiter } from "./rate-limit/limiter";
 export { TusUpload } from "./uploads/upload-object";
 export { DeliveryLane } from "./webhooks/lane";
@@ -34,7 +35,7 @@ const CONSUMERS: Record<string, (batch: MessageBatch<unknown>, env: Env) => Prom
       return {
         db,
         media: env.MEDIA,
-        uploads: env.TUS_UPLOADS,
+        uploads: tusUploads(env.TUS_UPLOADS),
         publish: publishNow(env, db),
         cancelEncoding: (id) => coordinatorOf(env, id).cancel(),
       };
@@ -46,7 +47,7 @@ const CONSUMERS: Record<string, (batch: MessageBatch<unknown>, env: Env) => Prom
     consumeProjectDeletions(batch, {
       db: env.DB,
       media: env.MEDIA,
-      uploads: env.TUS_UPLOADS,
+      uploads: tusUploads(env.TUS_UPLOADS),
       queue: env.PROJECT_DELETION_QUEUE,
       cancelEncoding: (id) => coordinatorOf(env, id).cancel(),
     }),

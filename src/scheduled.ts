@@ -1,11 +1,13 @@
 import { deleteExpiredSessions } from "./auth/session-queries";
+import { coordinatorOf } from "./encoding/pipeline/coordinator-stub";
+import { sweepEncodings } from "./encoding/pipeline/sweeper";
 import { sweepUnpublished } from "./events/publish";
 import { deleteExpiredKeys } from "./idempotency/middleware";
-import { coordinatorOf } from "./pipeline/coordinator-stub";
-import { sweepEncodings } from "./pipeline/sweeper";
 import { sweepDeletedProjects } from "./projects/deletions";
 import { publisherOf } from "./subscribers";
-import { sweepDeletedVideos, sweepExpiredTestVideos, sweepExpiredUploads } from "./videos/sweeper";
+import { tusUploads } from "./uploads/objects";
+import { sweepExpiredUploads } from "./uploads/sweeper";
+import { sweepDeletedVideos, sweepExpiredTestVideos } from "./videos/sweeper";
 import { deleteExpiredDeliveries } from "./webhooks/retention";
 import { sendLostAttempts } from "./webhooks/subscriber";
 
@@ -15,14 +17,14 @@ import { sendLostAttempts } from "./webhooks/subscriber";
  */
 export const SCHEDULED_TASKS: Record<string, (env: Env) => Promise<unknown>> = {
   "deleted videos' R2 clean-up": (env) =>
-    sweepDeletedVideos({ db: env.DB, media: env.MEDIA, uploads: env.TUS_UPLOADS }),
+    sweepDeletedVideos({ db: env.DB, media: env.MEDIA, uploads: tusUploads(env.TUS_UPLOADS) }),
   "expired uploads": (env) => sweepExpiredUploads({ db: env.DB, media: env.MEDIA }),
   "expired test videos": (env) => sweepExpiredTestVideos({ db: env.DB, deletions: env.DELETION_QUEUE }),
   "deleted projects' purge": (env) =>
     sweepDeletedProjects({
       db: env.DB,
       media: env.MEDIA,
-      uploads: env.TUS_UPLOADS,
+      uploads: tusUploads(env.TUS_UPLOADS),
       cancelEncoding: (id) => coordinatorOf(env, id).cancel(),
     }),
   "expired sessions": (env) => deleteExpiredSessions(env.DB),

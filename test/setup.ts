@@ -1,8 +1,9 @@
 import { applyD1Migrations } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeEach, vi } from "vitest";
-import { coordinatorOf } from "../src/pipeline/coordinator-stub";
+import { coordinatorOf } from "../src/encoding/pipeline/coordinator-stub";
 import { publishNow } from "../src/subscribers";
+import { tusUploads } from "../src/uploads/objects";
 import { type DeletionMessage, finishDeletion } from "../src/videos/deletion-queue";
 import { sentMessage } from "./support/queues";
 
@@ -18,7 +19,7 @@ beforeEach(() => {
       {
         db: env.DB,
         media: env.MEDIA,
-        uploads: env.TUS_UPLOADS,
+        uploads: tusUploads(env.TUS_UPLOADS),
         publish: publishNow(env),
         cancelEncoding: (id) => coordinatorOf(env, id).cancel(),
       },
@@ -30,6 +31,6 @@ beforeEach(() => {
   // through the queue handler: here its message is only kept, never handed to the live consumer.
   vi.spyOn(env.PROJECT_DELETION_QUEUE, "send").mockResolvedValue(sentMessage);
   // An uploaded video's encode message is kept for the tests that run the encodings queue's
-  // handler themselves (test/pipeline/), never handed to the live consumer.
+  // handler themselves (test/encoding/pipeline/), never handed to the live consumer.
   vi.spyOn(env.ENCODE_QUEUE, "send").mockResolvedValue(sentMessage);
 });

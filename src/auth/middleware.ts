@@ -1,7 +1,6 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { getCookie } from "hono/cookie";
 import { createMiddleware } from "hono/factory";
-import { findKeyCaller, KEY_PATTERN, touchApiKey } from "../api-keys/queries";
 import type { AppEnv } from "../http/context";
 import { bearerToken } from "../http/credentials";
 import { ApiError, type ErrorCode } from "../http/errors";
@@ -9,6 +8,7 @@ import { documented } from "../http/route";
 import { isMode, type Mode, type Tenant } from "../lib/tenant";
 import { parseUlid } from "../lib/ulid";
 import type { AuthedEnv, Caller, ProjectEnv, Scope, TenantEnv } from "./context";
+import { findKeyCaller, KEY_PATTERN, touchApiKey } from "./key-queries";
 import { findSession, SESSION_COOKIE } from "./session-queries";
 
 type ProjectSource =

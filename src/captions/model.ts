@@ -1,4 +1,4 @@
-import { PLAY_PATH } from "../playback/urls";
+import { PLAY_PATH } from "../videos/urls";
 import { captionPaths } from "./hls";
 
 /**

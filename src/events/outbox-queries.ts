@@ -1,15 +1,17 @@
 import { type Db, IN_JSON_LIST } from "../lib/db";
 import { isoTime } from "../lib/time";
-import type { EventType } from "./types";
+
+// The outbox knows an event type only by its name: the catalog of types and payloads is
+// src/videos/events.ts, above this mechanism.
 
 /**
  * An event as the outbox holds it until its subscribers have it; `livemode` (1 live, 0 test) is its
  * subject video's mode (contract §16): it goes to that mode's endpoints only.
  */
-export type OutboxEvent = { id: string; project_id: string; livemode: number; type: EventType; subject_id: string };
+export type OutboxEvent = { id: string; project_id: string; livemode: number; type: string; subject_id: string };
 
 /** An event to record: its id, what it is about, and its payload as delivered. */
-export type NewEvent = { id: string; type: EventType; subjectId: string; payload: unknown };
+export type NewEvent = { id: string; type: string; subjectId: string; payload: unknown };
 
 /**
  * Records events in the outbox: a statement for the same batch as the change they describe, so an

@@ -1,7 +1,6 @@
 import type { Db } from "../lib/db";
 import { isoTime, MINUTE } from "../lib/time";
 import { markPublishedStatement, type OutboxEvent, unpublishedEvents } from "./outbox-queries";
-import type { EventType } from "./types";
 
 /**
  * Who takes events from the outbox: webhook delivery, and internal subscribers (the encoding
@@ -11,7 +10,7 @@ import type { EventType } from "./types";
  */
 export type Subscriber = {
   name: string;
-  types: readonly EventType[];
+  types: readonly string[];
   take(events: OutboxEvent[], now: number): Promise<void>;
 };
 

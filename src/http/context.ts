@@ -20,3 +20,20 @@ export type AppEnv = {
     idempotencyKeyUnused?: boolean;
   };
 };
+
+/**
+ * Who is calling, as much of it as the middleware beneath authentication needs (rate limits count
+ * per key or session and per account; idempotency keys are kept per caller). `authenticate`
+ * (src/auth/) sets the full caller, which has this shape; declaring the shape here keeps those
+ * capabilities from importing authentication, which uses them.
+ */
+export type CallerIdentity = { accountId: string } & (
+  | { kind: "key"; keyId: string }
+  | { kind: "session"; sessionId: string }
+);
+
+/** A request that may be behind `authenticate`: its caller and project, when it is. */
+export type MaybeCallerEnv = {
+  Bindings: Env;
+  Variables: AppEnv["Variables"] & { caller?: CallerIdentity; projectId?: string };
+};

@@ -1,8 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { createMiddleware } from "hono/factory";
-import type { ProjectEnv } from "../auth/context";
 import { bodyBytes } from "../http/body";
-import type { AppEnv } from "../http/context";
+import type { CallerIdentity, MaybeCallerEnv } from "../http/context";
 import { ApiError } from "../http/errors";
 import { documented } from "../http/route";
 import { openText, sealText } from "../lib/crypto";
@@ -26,10 +25,10 @@ const REPLAYED_HEADERS = ["content-type", "location", "etag"];
 const SEAL_LABEL = "idempotency-key answers";
 
 type StoredAnswer = { status: number; headers: Record<string, string>; body: string };
-type IdempotentEnv = { Bindings: Env; Variables: AppEnv["Variables"] & Partial<ProjectEnv["Variables"]> };
+type IdempotentEnv = MaybeCallerEnv;
 
 /** The caller a key belongs to: the API key, the session's account, or the operator. */
-function scopeOf(caller: ProjectEnv["Variables"]["caller"] | undefined): string {
+function scopeOf(caller: CallerIdentity | undefined): string {
   if (!caller) return "operator";
   return caller.kind === "key" ? `key:${caller.keyId}` : `account:${caller.accountId}`;
 }

@@ -5,8 +5,8 @@ import { tracksStatement } from "../captions/queries";
 import type { AppEnv } from "../http/context";
 import { ApiError } from "../http/errors";
 import { publicOrigin } from "../http/public-url";
+import { EMBED_PATH, PLAY_PATH, playbackThumbnailUrl } from "../videos/urls";
 import { playableVideoWith } from "./subject";
-import { EMBED_PATH, PLAY_PATH, playbackThumbnailUrl } from "./urls";
 
 /**
  * The player the Worker serves itself, from its static assets (scripts/build-assets.ts bundles

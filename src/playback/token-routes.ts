@@ -9,8 +9,8 @@ import { idempotent } from "../idempotency/middleware";
 import { isoTime } from "../lib/time";
 import { pathVideo } from "../videos/present";
 import { ProjectQuerySchema, VideoParamsSchema } from "../videos/schemas";
+import { playbackThumbnailUrl, playbackUrls } from "../videos/urls";
 import { mintPlaybackToken } from "./tokens";
-import { playbackThumbnailUrl, playbackUrls } from "./urls";
 
 const TokenRequestSchema = z
   .strictObject({

@@ -4,8 +4,7 @@ import { logError } from "../lib/log";
 import { deleteSome } from "../lib/r2";
 import { projectPrefixes } from "../lib/storage-keys";
 import { isoTime } from "../lib/time";
-import type { UploadObjects } from "../lib/upload-objects";
-import { endUpload } from "../videos/cleanup";
+import { endUpload, type TusUploads } from "../videos/cleanup";
 import { forEachVideo } from "../videos/r2-work";
 import {
   clearUploadsStatement,
@@ -41,7 +40,7 @@ export type PurgeResult = {
 export type PurgeDeps = {
   db: Db;
   media: R2Bucket;
-  uploads: UploadObjects;
+  uploads: TusUploads;
   /** Stops a video's encoding: its jobs end, and it stores nothing more. */
   cancelEncoding: (videoId: string) => Promise<void>;
 };

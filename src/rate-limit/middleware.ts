@@ -1,8 +1,7 @@
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import ipaddr from "ipaddr.js";
-import type { Caller, ProjectEnv } from "../auth/context";
-import type { AppEnv } from "../http/context";
+import type { AppEnv, CallerIdentity, MaybeCallerEnv } from "../http/context";
 import { ApiError } from "../http/errors";
 import { documented } from "../http/route";
 import { sha256Hex } from "../lib/crypto";
@@ -12,7 +11,7 @@ import { POLICIES, type PolicyName, type RequestPolicyName, TENANT_MULTIPLIER } 
 type Bucket = ConsumeInput["buckets"][number] & { name: string };
 
 /** A per-caller policy counts behind `authenticate` (its caller and project); a per-address one anywhere. */
-type LimitedEnv = { Bindings: Env; Variables: AppEnv["Variables"] & Partial<ProjectEnv["Variables"]> };
+type LimitedEnv = MaybeCallerEnv;
 
 /** Where a policy's buckets live (one Durable Object) and what they are. */
 export type Plan = { object: string; buckets: Bucket[] };
@@ -30,7 +29,7 @@ export function clientSubject(ip: string | undefined): string {
   return `ip6:${prefix.join(":")}::/64`;
 }
 
-function callerSubject(caller: Caller): string {
+function callerSubject(caller: CallerIdentity): string {
   return caller.kind === "key" ? `key:${caller.keyId}` : `session:${caller.sessionId}`;
 }
 

@@ -6,8 +6,8 @@ import { createRouter } from "../http/router";
 import { binaryResponse, headerRefs } from "../http/schemas";
 import { legacyThumbnailKey, thumbnailKeyForFile } from "../lib/storage-keys";
 import { parseUlid } from "../lib/ulid";
+import { THUMBNAIL_PATH } from "../videos/urls";
 import { thumbnailVisibility } from "./queries";
-import { THUMBNAIL_PATH } from "./urls";
 
 const FILE_NAME = /^[0-9A-Za-z]{1,40}\.(jpg|png|webp)$/;
 

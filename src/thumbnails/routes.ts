@@ -15,9 +15,9 @@ import { customThumbnailKey } from "../lib/storage-keys";
 import { parseUlid, ulid } from "../lib/ulid";
 import { rateLimit } from "../rate-limit/middleware";
 import type { VideoRow } from "../videos/model";
-import { swapCustomThumbnail } from "../videos/queries";
 import { ProjectQuerySchema, VideoParamsSchema } from "../videos/schemas";
-import { thumbnailOf } from "./urls";
+import { thumbnailOf } from "../videos/urls";
+import { swapCustomThumbnail } from "./queries";
 
 export const MAX_THUMBNAIL_BYTES = 5 * 1024 * 1024;
 /** Its pixels decoded: a corrupt or truncated pixel stream is refused (contract section 7). */

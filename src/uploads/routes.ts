@@ -9,11 +9,11 @@ import { idempotent } from "../idempotency/middleware";
 import { sourceKey } from "../lib/storage-keys";
 import { creationMode, livemodeOf } from "../lib/tenant";
 import { ulid } from "../lib/ulid";
-import { uploadObject } from "../lib/upload-objects";
 import { newVideoRow } from "../videos/model";
 import { present } from "../videos/present";
 import { insertVideoStatement } from "../videos/queries";
 import { ProjectQuerySchema } from "../videos/schemas";
+import { uploadObject } from "./objects";
 import { MAX_UPLOAD_BYTES } from "./protocol";
 import { findTusUpload, insertTusUploadStatement, type TusUploadRow } from "./queries";
 import {

@@ -7,7 +7,7 @@ import { abortUpload } from "../videos/cleanup";
 import { deleteVideos } from "../videos/delete";
 import { isUploaded } from "../videos/model";
 import { findVideo } from "../videos/queries";
-import { completeUpload } from "../videos/uploaded";
+import { completeUpload } from "./complete";
 import {
   headerInt,
   httpDate,

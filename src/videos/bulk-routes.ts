@@ -12,8 +12,8 @@ import { logError } from "../lib/log";
 import type { Tenant } from "../lib/tenant";
 import { parseUlid } from "../lib/ulid";
 import { rateLimit } from "../rate-limit/middleware";
-import { deleteVideos, type ItemCode, type ItemOutcome, stopAt, storeOf } from "./delete";
-import type { Visibility } from "./model";
+import { deleteVideos, type ItemOutcome, stopAt, storeOf } from "./delete";
+import type { ItemCode, Visibility } from "./model";
 import { setVisibility } from "./queries";
 import { BulkRequestSchema, BulkResultSchema, ProjectQuerySchema } from "./schemas";
 

@@ -2,13 +2,19 @@ import type { Db } from "../lib/db";
 import { logError } from "../lib/log";
 import { deleteAll, R2_ERRORS, r2ErrorCode } from "../lib/r2";
 import { videoPrefix } from "../lib/storage-keys";
-import { type UploadObjects, uploadObject } from "../lib/upload-objects";
+import { clearCleanedUp } from "./cleanup-queries";
 import type { VideoRow } from "./model";
-import { clearCleanedUp } from "./queries";
 import { forEachVideo } from "./r2-work";
 
-/** What the clean-up touches: D1, R2, and the Durable Objects of tus uploads. */
-export type CleanUpStore = { db: Db; media: R2Bucket; uploads: UploadObjects };
+/**
+ * How the clean-up ends a tus upload: its object aborts the multipart upload and drops the tail it
+ * keeps. The uploads capability gives it (`tusUploads`, src/uploads/objects.ts); it sits above
+ * videos, so the clean-up takes it rather than importing it.
+ */
+export type TusUploads = { terminate(uploadId: string): Promise<void> };
+
+/** What the clean-up touches: D1, R2, and the tus uploads. */
+export type CleanUpStore = { db: Db; media: R2Bucket; uploads: TusUploads };
 
 /**
  * Removes what deleted videos leave in R2: aborts their multipart uploads, deletes everything under
@@ -42,11 +48,11 @@ async function cleanUpOne(store: CleanUpStore, row: VideoRow): Promise<void> {
  * and drops the tail it keeps), then the multipart upload itself, which is all a part upload has.
  */
 export async function endUpload(
-  store: { media: R2Bucket; uploads: UploadObjects },
+  store: Pick<CleanUpStore, "media" | "uploads">,
   row: Pick<VideoRow, "source_key" | "upload_r2_id" | "tus_upload_id">,
 ): Promise<void> {
   if (!row.upload_r2_id) return;
-  if (row.tus_upload_id) await uploadObject(store.uploads, row.tus_upload_id).terminate();
+  if (row.tus_upload_id) await store.uploads.terminate(row.tus_upload_id);
   await abortUpload(store.media, row);
 }
 

@@ -5,17 +5,9 @@ import { logError } from "../lib/log";
 import type { Tenant } from "../lib/tenant";
 import { monotonicUlids } from "../lib/ulid";
 import { sendDeletion } from "./deletion-queue";
-import { completionInFlight, type VideoRow } from "./model";
+import { completionInFlight, type ItemCode, type VideoRow } from "./model";
 import { deleteVideosStatements, findVideos } from "./queries";
 
-/** The codes a bulk entry can fail with (contract §6). */
-export const ITEM_CODES = [
-  "video_not_found",
-  "upload_completion_in_progress",
-  "internal_error",
-  "not_attempted",
-] as const;
-export type ItemCode = (typeof ITEM_CODES)[number];
 export type ItemOutcome = { id: string; ok: true } | { id: string; ok: false; code: ItemCode };
 
 /** What a delete touches on the request's path: D1 (the request's session) and one queue send. */

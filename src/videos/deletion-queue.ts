@@ -3,7 +3,7 @@ import { logError } from "../lib/log";
 import { consumeEach, logDeadLetters } from "../lib/queue";
 import { CanonicalUlidSchema } from "../lib/ulid";
 import { type CleanUpStore, cleanUpDeleted } from "./cleanup";
-import { deletedWithLeftovers } from "./queries";
+import { deletedWithLeftovers } from "./cleanup-queries";
 
 export const DELETION_QUEUE = "video-deletions";
 export const DELETION_DEAD_LETTERS = "video-deletions-dlq";

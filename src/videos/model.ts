@@ -204,3 +204,12 @@ export function toVideo(
     updatedAt: row.updated_at,
   };
 }
+
+/** The codes a bulk entry can fail with (contract §6). */
+export const ITEM_CODES = [
+  "video_not_found",
+  "upload_completion_in_progress",
+  "internal_error",
+  "not_attempted",
+] as const;
+export type ItemCode = (typeof ITEM_CODES)[number];

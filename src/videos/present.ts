@@ -2,10 +2,9 @@ import type { Context } from "hono";
 import type { TenantEnv } from "../auth/context";
 import { found } from "../http/found";
 import { publicOrigin } from "../http/public-url";
-import { playbackUrls } from "../playback/urls";
-import { thumbnailOf } from "../thumbnails/urls";
 import { toVideo, type Video, type VideoRow } from "./model";
 import { findVideo } from "./queries";
+import { playbackUrls, thumbnailOf } from "./urls";
 
 /** The video object with its public URLs under `origin` (section 7 and 12), wherever it is built. */
 export function videoAt(origin: string, row: VideoRow, now: number = Date.now()): Video {

@@ -2,8 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { ModeQuerySchema } from "../auth/guards";
 import { livemodeSchema, pathId, TimestampSchema, textSchema, UlidSchema } from "../http/schemas";
 import { parseUlid, ULID_PATTERN_ANY_CASE } from "../lib/ulid";
-import { ITEM_CODES } from "./delete";
-import { VIDEO_STATUSES, VISIBILITIES } from "./model";
+import { ITEM_CODES, VIDEO_STATUSES, VISIBILITIES } from "./model";
 
 export const VisibilitySchema = z.enum(VISIBILITIES).openapi({ description: "Default public" });
 

@@ -1,35 +1,22 @@
 import type { Position } from "../lib/cursor";
 import { isoTime } from "../lib/time";
-import { abortUpload, type CleanUpStore, cleanUpDeleted } from "./cleanup";
+import { type CleanUpStore, cleanUpDeleted } from "./cleanup";
+import { pendingCleanups } from "./cleanup-queries";
 import { deleteVideos, type Store } from "./delete";
 import { TEST_VIDEO_LIFETIME_MS } from "./model";
-import { clearExpiredUploads, expiredTestVideos, expiredUploads, pendingCleanups } from "./queries";
-import { forEachVideo } from "./r2-work";
+import { expiredTestVideos } from "./queries";
 
-const BATCH = 100;
+/** How many videos one query of a sweep reads. */
+export const SWEEP_BATCH = 100;
 
 /** Retries the R2 clean-up of deleted videos that a delete could not finish at the time. */
 export async function sweepDeletedVideos(store: CleanUpStore): Promise<void> {
-  await cleanUpDeleted(store, await pendingCleanups(store.db, BATCH));
-}
-
-/**
- * Aborts the R2 multipart uploads of upload sessions that expired unfinished, so an abandoned
- * upload holds no storage; the video stays, waiting for an upload it can no longer get.
- */
-export async function sweepExpiredUploads(
-  store: Pick<CleanUpStore, "db" | "media">,
-  now: number = Date.now(),
-): Promise<number> {
-  const rows = await expiredUploads(store.db, now, BATCH);
-  const aborted = await forEachVideo(rows, (row) => abortUpload(store.media, row), "expired upload: abort");
-  await clearExpiredUploads(store.db, aborted);
-  return aborted.length;
+  await cleanUpDeleted(store, await pendingCleanups(store.db, SWEEP_BATCH));
 }
 
 /** How much one run of the expiry sweep deletes at most: `batches` reads of `batch` videos. */
 export type ExpiryLimits = { batch: number; batches: number };
-const EXPIRY_LIMITS: ExpiryLimits = { batch: BATCH, batches: 10 };
+const EXPIRY_LIMITS: ExpiryLimits = { batch: SWEEP_BATCH, batches: 10 };
 
 /**
  * Deletes test videos 24 hours after their creation (contract §16), exactly as

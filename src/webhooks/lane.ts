@@ -1,6 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import { readConfig } from "../config";
-import { deliverOrReschedule } from "./consumer";
+import { deliverOrReschedule } from "./delivery";
 import { type DeliveryMessage, DeliveryMessageSchema, type Lanes } from "./delivery-queue";
 
 /** Sends in flight at once to one endpoint; more wait their turn in the lane. */

@@ -1,4 +1,4 @@
-import { EVENT_TYPES, type EventType } from "../events/types";
+import { EVENT_TYPES, type EventType } from "../videos/events";
 
 export const DELIVERY_STATES = ["pending", "succeeded", "failed"] as const;
 export type DeliveryState = (typeof DELIVERY_STATES)[number];

@@ -1,8 +1,8 @@
 import type { Subscriber } from "../events/publish";
-import { EVENT_TYPES } from "../events/types";
 import type { Db } from "../lib/db";
 import { isoTime, MINUTE } from "../lib/time";
 import { monotonicUlids } from "../lib/ulid";
+import { EVENT_TYPES } from "../videos/events";
 import { insertAttemptsStatement, type NewAttempt, pendingAttempts } from "./attempt-queries";
 import { enqueue } from "./delivery-queue";
 import { enabledEndpoints } from "./endpoint-queries";
@@ -27,7 +27,7 @@ export function webhookSubscriber(bindings: Bindings): Subscriber {
       const attempts: NewAttempt[] = events.flatMap((event) =>
         endpoints
           .filter((endpoint) => endpoint.project_id === event.project_id && endpoint.livemode === event.livemode)
-          .filter((endpoint) => subscribedTypes(endpoint).includes(event.type))
+          .filter((endpoint) => (subscribedTypes(endpoint) as readonly string[]).includes(event.type))
           .map((endpoint) => ({
             id: nextId(now),
             endpointId: endpoint.id,

@@ -134,9 +134,9 @@ export async function listVideos(db: Db, tenant: Tenant, after: Position | null)
     const text = `export function runningAttempt(db: Db, videoId: string) {
   return db.prepare("SELECT * FROM videos WHERE id = ?1").bind(videoId).first();
 }`;
-    expect(check(text, "src/pipeline/queries.ts")).toEqual([]);
-    expect(checkModeScoping("src/pipeline/queries.ts", text).allModes).toEqual([
-      "src/pipeline/queries.ts: runningAttempt",
+    expect(check(text, "src/encoding/pipeline/queries.ts")).toEqual([]);
+    expect(checkModeScoping("src/encoding/pipeline/queries.ts", text).allModes).toEqual([
+      "src/encoding/pipeline/queries.ts: runningAttempt",
     ]);
   });
 });

@@ -1,7 +1,7 @@
 import type { z } from "@hono/zod-openapi";
 import { describe, expect, it } from "vitest";
-import { VideoDeletedEventSchema } from "../../src/events/types";
 import { ROUTES } from "../../src/http/route";
+import { VideoDeletedEventSchema } from "../../src/videos/events";
 import { api } from "../helpers";
 
 type Media = { schema?: { $ref?: string; contentMediaType?: string; format?: string }; example?: unknown };

@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { createApp } from "../../src/app";
 import { ROUTES } from "../../src/http/route";
+import { spokenDuration } from "../../src/webhooks/docs";
+import { DELIVERY_TIMEOUT_MS, RETRY_DELAYS_SECONDS } from "../../src/webhooks/model";
 import { api } from "../helpers";
 
 type Operation = {
@@ -83,8 +85,18 @@ describe("the OpenAPI document", () => {
   it("describes every event type's webhook with its payload", async () => {
     const doc = await document();
     expect(Object.keys(doc.webhooks)).toEqual(["video.deleted", "video.playable", "video.ready", "video.errored"]);
-    for (const schema of ["VideoDeletedEvent", "VideoReadyEvent", "VideoErroredEvent"]) {
+    for (const schema of ["VideoDeletedEvent", "VideoPlayableEvent", "VideoReadyEvent", "VideoErroredEvent"]) {
       expect(doc.components.schemas).toHaveProperty(schema);
+    }
+  });
+
+  it("states delivery's timeout and retry waits from the constants delivery runs by", async () => {
+    const doc = (await document()) as Document & { webhooks: Record<string, { post: { description: string } }> };
+    const waits = RETRY_DELAYS_SECONDS.map(spokenDuration);
+    expect(waits).toEqual(["5 s", "5 min", "30 min", "2 h", "5 h", "10 h", "10 h"]);
+    for (const entry of Object.values(doc.webhooks)) {
+      expect(entry.post.description).toContain(`Answer 2xx within ${DELIVERY_TIMEOUT_MS / 1000} s;`);
+      expect(entry.post.description).toContain(`retried after ${waits.slice(0, -1).join(", ")} and ${waits.at(-1)}.`);
     }
   });
 

@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { MODES, type Mode } from "../../src/lib/tenant";
 import { api, bearer, json, newVideo, withCookie } from "../helpers";
-import { emptyPool, fakeEncoder, finishAll, playable, probeFacts } from "../pipeline/support";
+import { emptyPool, fakeEncoder, finishAll, playable, probeFacts } from "../encoding/pipeline/support";
 import { twoModes } from "./support";
 
 /**

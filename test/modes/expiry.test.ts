@@ -1,8 +1,8 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { VideoDeletedEventSchema } from "../../src/events/types";
 import { isoTime } from "../../src/lib/time";
 import { SCHEDULED_TASKS } from "../../src/scheduled";
+import { VideoDeletedEventSchema } from "../../src/videos/events";
 import { TEST_VIDEO_LIFETIME_MS } from "../../src/videos/model";
 import { expiredTestVideos } from "../../src/videos/queries";
 import { sweepExpiredTestVideos } from "../../src/videos/sweeper";

@@ -6,7 +6,7 @@ import { parseRange } from "../../src/playback/range";
 import { mintPlaybackToken, verifyPlaybackToken } from "../../src/playback/tokens";
 import { IMAGES } from "../fixtures/images";
 import { api, bearer, errorCode, json, newWorkspace, withCookie } from "../helpers";
-import { emptyPool, fakeEncoder, finishAll, playable, probeFacts, uploadedVideo } from "../pipeline/support";
+import { emptyPool, fakeEncoder, finishAll, playable, probeFacts, uploadedVideo } from "../encoding/pipeline/support";
 
 const SECRET = "test-playback-secret-0123456789abcdef01";
 const KEYS = { current: SECRET, previous: null };

@@ -4,6 +4,7 @@ import { customThumbnailKey, legacyThumbnailKey, posterKey, projectPrefixes } fr
 import { isoTime } from "../../src/lib/time";
 import { continuePurge, type ProjectDeletionMessage } from "../../src/projects/deletions";
 import { PURGE_LIMITS, type PurgeLimits, purgeProject } from "../../src/projects/purge";
+import { tusUploads } from "../../src/uploads/objects";
 import { IMAGES } from "../fixtures/images";
 import {
   ADMIN,
@@ -448,7 +449,7 @@ describe("the purge's bounds", () => {
 
     // One step per stage and one for the project row is the least a run may take.
     const limits: PurgeLimits = { rows: 2, keys: 2, uploads: 1, steps: 16 };
-    const deps = { db: env.DB, media: env.MEDIA, uploads: env.TUS_UPLOADS, cancelEncoding: async () => {} };
+    const deps = { db: env.DB, media: env.MEDIA, uploads: tusUploads(env.TUS_UPLOADS), cancelEncoding: async () => {} };
     // Every list and delete of R2 stays within `keys`.
     const list = vi.spyOn(env.MEDIA, "list");
     const remove = vi.spyOn(env.MEDIA, "delete");
@@ -492,7 +493,7 @@ describe("the purge's bounds", () => {
     const deps = {
       db: db.binding,
       media: env.MEDIA,
-      uploads: env.TUS_UPLOADS,
+      uploads: tusUploads(env.TUS_UPLOADS),
       queue: env.PROJECT_DELETION_QUEUE,
       cancelEncoding: async () => {},
     };

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { isoTime } from "../../src/lib/time";
-import { sweepExpiredUploads } from "../../src/videos/sweeper";
+import { sweepExpiredUploads } from "../../src/uploads/sweeper";
 import { IMAGES } from "../fixtures/images";
 import {
   ADMIN,

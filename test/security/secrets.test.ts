@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { SECRETS } from "../../src/lib/secrets";
 import { api, bearer, errorCode, json, newVideo, newWorkspace } from "../helpers";
-import { emptyPool, encoding, fakeEncoder } from "../pipeline/support";
+import { emptyPool, encoding, fakeEncoder } from "../encoding/pipeline/support";
 import { apiWith } from "../support/app";
 import { newUpload, TUS } from "../uploads/support";
 

@@ -12,7 +12,7 @@ import {
   probeFacts,
   putSegment,
   encoding as startEncoding,
-} from "../pipeline/support";
+} from "../encoding/pipeline/support";
 import type { BudgetedRoute } from "../round-trip-budget";
 import { create, newUpload, TUS } from "../uploads/support";
 

@@ -6,7 +6,7 @@ import { stripMetadata } from "../../src/images/strip";
 import { customThumbnailKey, legacyThumbnailKey, posterKey, videoPrefix } from "../../src/lib/storage-keys";
 import { IMAGES } from "../fixtures/images";
 import { api, bearer, errorCode, json, newKey, newVideo, newWorkspace, type VideoBody, withCookie } from "../helpers";
-import { emptyPool, fakeEncoder, finishAll, playable, probeFacts } from "../pipeline/support";
+import { emptyPool, fakeEncoder, finishAll, playable, probeFacts } from "../encoding/pipeline/support";
 import { apiWith } from "../support/app";
 import { InstrumentedD1 } from "../support/d1";
 import { greyPng, greyRows, paddedPng, zlib } from "../support/images";

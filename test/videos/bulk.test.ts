@@ -1,6 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { publishNow } from "../../src/subscribers";
+import { tusUploads } from "../../src/uploads/objects";
 import { deleteVideos } from "../../src/videos/delete";
 import { type DeletionMessage, finishDeletion } from "../../src/videos/deletion-queue";
 import { api, bearer, errorCode, json, newKey, newVideos, newWorkspace, withCookie } from "../helpers";
@@ -234,7 +235,7 @@ describe("round trips", () => {
       {
         db: db.binding,
         media: env.MEDIA,
-        uploads: env.TUS_UPLOADS,
+        uploads: tusUploads(env.TUS_UPLOADS),
         publish: publishNow({ ...env, DB: db.binding }),
         cancelEncoding: async () => {},
       },

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { expect } from "vitest";
 import { toBase64 } from "../../src/lib/encoding";
-import { deliverOrReschedule } from "../../src/webhooks/consumer";
+import { deliverOrReschedule } from "../../src/webhooks/delivery";
 import type { DeliveryMessage } from "../../src/webhooks/delivery-queue";
 import { api, bearer, json, newVideo, newWorkspace } from "../helpers";
 import { apiWith } from "../support/app";

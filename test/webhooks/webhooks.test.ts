@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { VideoDeletedEventSchema } from "../../src/events/types";
-import { deliverOrReschedule, FAILURE_DELAY_SECONDS, MAX_FAILURES } from "../../src/webhooks/consumer";
+import { VideoDeletedEventSchema } from "../../src/videos/events";
+import { deliverOrReschedule, FAILURE_DELAY_SECONDS, MAX_FAILURES } from "../../src/webhooks/delivery";
 import { api, bearer, errorCode, json, newKey, newVideo, newWorkspace, withCookie } from "../helpers";
 import { apiWith } from "../support/app";
 import { InstrumentedD1 } from "../support/d1";

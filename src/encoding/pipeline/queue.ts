@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { logError } from "../lib/log";
-import { consumeEach, logDeadLetters } from "../lib/queue";
-import { CanonicalUlidSchema } from "../lib/ulid";
+import { logError } from "../../lib/log";
+import { consumeEach, logDeadLetters } from "../../lib/queue";
+import { CanonicalUlidSchema } from "../../lib/ulid";
 import { coordinatorOf } from "./coordinator-stub";
 
 export const ENCODE_QUEUE = "video-encodings";

@@ -1,11 +1,11 @@
+import { queueEncoding } from "../encoding/pipeline/queue";
 import type { Db } from "../lib/db";
 import { logError } from "../lib/log";
 import { R2_ERRORS, r2ErrorCode } from "../lib/r2";
 import type { Tenant } from "../lib/tenant";
-import { queueEncoding } from "../pipeline/queue";
-import type { VideoRow } from "./model";
+import type { VideoRow } from "../videos/model";
 import { canonicalParts } from "./parts";
-import { acquireCompletionLease, finishCompletion, releaseCompletionLease } from "./queries";
+import { acquireCompletionLease, finishCompletion, releaseCompletionLease } from "./source-queries";
 
 /** What marking a video uploaded touches: D1, and the encodings queue the video goes on to. */
 export type UploadedDeps = { db: Db; encodeQueue: Queue };

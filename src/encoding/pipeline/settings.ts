@@ -1,9 +1,9 @@
 import { z } from "zod";
-import type { PlanSettings } from "../../encoder/plan.mjs";
-import { DEFAULT_SETTINGS, type EncodingDocument, POSITIONS, RESOLUTIONS } from "../encoding/settings";
-import { logError } from "../lib/log";
-import { watermarkCopyKey } from "../lib/storage-keys";
-import type { VideoRow } from "../videos/model";
+import type { PlanSettings } from "../../../encoder/plan.mjs";
+import { logError } from "../../lib/log";
+import { watermarkCopyKey } from "../../lib/storage-keys";
+import type { VideoRow } from "../../videos/model";
+import { DEFAULT_SETTINGS, type EncodingDocument, POSITIONS, RESOLUTIONS } from "../settings";
 
 /**
  * The settings an encoding keeps (`videos.encode_settings`): the project's when it started, so

@@ -1,6 +1,6 @@
-import { type Config, readConfig } from "../config";
-import { signText, timingSafeEqual } from "../lib/crypto";
-import { acceptedSecrets, type RotatingSecret } from "../lib/secrets";
+import { type Config, readConfig } from "../../config";
+import { signText, timingSafeEqual } from "../../lib/crypto";
+import { acceptedSecrets, type RotatingSecret } from "../../lib/secrets";
 import { type Encoder, encoderOf } from "./encoder";
 
 /** What the encoding's objects and routes use, from the Worker's bindings and configuration. */

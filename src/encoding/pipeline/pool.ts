@@ -1,7 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
-import type { Priority } from "../../encoder/protocol.mjs";
-import { readConfig } from "../config";
-import { logError } from "../lib/log";
+import type { Priority } from "../../../encoder/protocol.mjs";
+import { readConfig } from "../../config";
+import { logError } from "../../lib/log";
 import { coordinatorOf } from "./coordinator-stub";
 
 /**

@@ -6,14 +6,14 @@ import {
   parseHeartbeat,
   parseResult,
   segmentIndex,
-} from "../../encoder/protocol.mjs";
-import type { AppEnv } from "../http/context";
-import { bearerToken } from "../http/credentials";
-import { ApiError } from "../http/errors";
-import { logError } from "../lib/log";
-import { READ_CHUNK_BYTES, rangeBody } from "../lib/r2";
-import { segmentKey, sourceKey, watermarkCopyKey } from "../lib/storage-keys";
-import { parseUlid } from "../lib/ulid";
+} from "../../../encoder/protocol.mjs";
+import type { AppEnv } from "../../http/context";
+import { bearerToken } from "../../http/credentials";
+import { ApiError } from "../../http/errors";
+import { logError } from "../../lib/log";
+import { READ_CHUNK_BYTES, rangeBody } from "../../lib/r2";
+import { segmentKey, sourceKey, watermarkCopyKey } from "../../lib/storage-keys";
+import { parseUlid } from "../../lib/ulid";
 import { CALLBACK_PATH, encodingContext, isCallbackToken, type JobPath } from "./context";
 import { coordinatorOf } from "./coordinator-stub";
 

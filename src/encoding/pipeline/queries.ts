@@ -1,8 +1,8 @@
-import { recordEventsStatement } from "../events/outbox-queries";
-import type { Db } from "../lib/db";
-import { isoTime } from "../lib/time";
-import type { Rendition, VideoRow } from "../videos/model";
-import type { VideoEncodingEvent } from "./events";
+import { recordEventsStatement } from "../../events/outbox-queries";
+import type { Db } from "../../lib/db";
+import { isoTime } from "../../lib/time";
+import type { VideoEncodingEvent } from "../../videos/events";
+import type { Rendition, VideoRow } from "../../videos/model";
 
 /** A live video of a live project, as one condition on `videos`. */
 const LIVE = "deleted_at IS NULL AND project_id IN (SELECT id FROM projects WHERE deleted_at IS NULL)";

@@ -1,7 +1,7 @@
 import { getContainer } from "@cloudflare/containers";
-import { type Job, parseJob } from "../../encoder/protocol.mjs";
-import type { Config } from "../config";
-import { logError } from "../lib/log";
+import { type Job, parseJob } from "../../../encoder/protocol.mjs";
+import type { Config } from "../../config";
+import { logError } from "../../lib/log";
 
 /**
  * Where jobs run: the encoder program (encoder/PROTOCOL.md, version 2), one job per slot. A slot is

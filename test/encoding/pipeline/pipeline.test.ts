@@ -1,14 +1,14 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { segmentName } from "../../encoder/protocol.mjs";
-import { mp4Key, posterKey, segmentKey, videoPrefix } from "../../src/lib/storage-keys";
-import type { VideoEncoding } from "../../src/pipeline/coordinator";
-import { MAX_TRIES, QUIET_MS, SILENCE_MS } from "../../src/pipeline/coordinator";
-import { coordinatorOf } from "../../src/pipeline/coordinator-stub";
-import { sweepEncodings } from "../../src/pipeline/sweeper";
-import { api, bearer, json, newWorkspace, withCookie } from "../helpers";
-import { runQueue } from "../support/handlers";
+import { segmentName } from "../../../encoder/protocol.mjs";
+import type { VideoEncoding } from "../../../src/encoding/pipeline/coordinator";
+import { MAX_TRIES, QUIET_MS, SILENCE_MS } from "../../../src/encoding/pipeline/coordinator";
+import { coordinatorOf } from "../../../src/encoding/pipeline/coordinator-stub";
+import { sweepEncodings } from "../../../src/encoding/pipeline/sweeper";
+import { mp4Key, posterKey, segmentKey, videoPrefix } from "../../../src/lib/storage-keys";
+import { api, bearer, json, newWorkspace, withCookie } from "../../helpers";
+import { runQueue } from "../../support/handlers";
 import {
   callback,
   emptyPool,

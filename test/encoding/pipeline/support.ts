@@ -1,12 +1,12 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { vi } from "vitest";
-import type { Probe } from "../../encoder/plan.mjs";
-import { type Job, parseJob, segmentName } from "../../encoder/protocol.mjs";
-import { coordinatorOf, poolOf } from "../../src/pipeline/coordinator-stub";
-import { ENCODE_QUEUE } from "../../src/pipeline/queue";
-import { api, bearer, json, newVideo } from "../helpers";
-import { runQueue } from "../support/handlers";
+import type { Probe } from "../../../encoder/plan.mjs";
+import { type Job, parseJob, segmentName } from "../../../encoder/protocol.mjs";
+import { coordinatorOf, poolOf } from "../../../src/encoding/pipeline/coordinator-stub";
+import { ENCODE_QUEUE } from "../../../src/encoding/pipeline/queue";
+import { api, bearer, json, newVideo } from "../../helpers";
+import { runQueue } from "../../support/handlers";
 
 /**
  * A fake encoder at ENCODER_URL (http://encoder.test, vitest.config.ts): it records the jobs the

@@ -1,4 +1,4 @@
-import type { StoredPart } from "./queries";
+import type { StoredPart } from "./source-queries";
 
 /** A completion's parts in one canonical text: by part number, each with its etag. */
 export function canonicalParts(parts: { partNumber: number; etag: string }[]): string {

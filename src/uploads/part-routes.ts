@@ -6,12 +6,12 @@ import { route } from "../http/route";
 import { createRouter } from "../http/router";
 import { binaryBody, decimalInt, jsonRequest, jsonResponse, pathId } from "../http/schemas";
 import { idempotent } from "../idempotency/middleware";
-import { completionInFlight, isUploaded, type VideoRow } from "./model";
+import { completionInFlight, isUploaded, type VideoRow } from "../videos/model";
+import { pathVideo, present } from "../videos/present";
+import { ProjectQuerySchema, UploadCompleteSchema, VideoSchema } from "../videos/schemas";
+import { completeUpload } from "./complete";
 import { canonicalParts, partsProblem } from "./parts";
-import { pathVideo, present } from "./present";
-import { recordPart, storedParts } from "./queries";
-import { ProjectQuerySchema, UploadCompleteSchema, VideoSchema } from "./schemas";
-import { completeUpload } from "./uploaded";
+import { recordPart, storedParts } from "./source-queries";
 
 /**
  * A completion naming all 10,000 parts (about 60 bytes each) is larger than the 64 KiB other JSON

@@ -1,5 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
-import { MIN_STILL_WIDTH } from "../../encoder/pictures.mjs";
+import { MIN_STILL_WIDTH } from "../../../encoder/pictures.mjs";
 import {
   frameTime,
   type Plan,
@@ -8,19 +8,19 @@ import {
   segmentCount,
   topRendition,
   Unplannable,
-} from "../../encoder/plan.mjs";
-import { type Job, type Part, type Priority, type Result, segmentName } from "../../encoder/protocol.mjs";
-import { readSettings } from "../encoding/queries";
-import { DEFAULT_SETTINGS } from "../encoding/settings";
-import { logError } from "../lib/log";
-import { frameKey, mp4Key, posterKey, segmentKey, storyboardKey } from "../lib/storage-keys";
-import { ulid } from "../lib/ulid";
-import { publishNow } from "../subscribers";
-import type { VideoRow } from "../videos/model";
-import { videoAt } from "../videos/present";
+} from "../../../encoder/plan.mjs";
+import { type Job, type Part, type Priority, type Result, segmentName } from "../../../encoder/protocol.mjs";
+import { logError } from "../../lib/log";
+import { frameKey, mp4Key, posterKey, segmentKey, storyboardKey } from "../../lib/storage-keys";
+import { ulid } from "../../lib/ulid";
+import { publishNow } from "../../subscribers";
+import { encodingEvent } from "../../videos/events";
+import type { VideoRow } from "../../videos/model";
+import { videoAt } from "../../videos/present";
+import { readSettings } from "../queries";
+import { DEFAULT_SETTINGS } from "../settings";
 import { callbackPath, callbackToken, encodingContext } from "./context";
 import { poolOf } from "./coordinator-stub";
-import { encodingEvent } from "./events";
 import { type Change, changeEncoding, claimEncoding, liveVideo, recordHeartbeat } from "./queries";
 import { type EncodeSettings, keepWatermark, planSettings, settingsOf, snapshot } from "./settings";
 

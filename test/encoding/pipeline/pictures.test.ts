@@ -1,8 +1,8 @@
 import { env } from "cloudflare:workers";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { frameKey, storyboardKey } from "../../src/lib/storage-keys";
-import { coordinatorOf } from "../../src/pipeline/coordinator-stub";
-import { api, bearer, errorCode, json, newWorkspace } from "../helpers";
+import { coordinatorOf } from "../../../src/encoding/pipeline/coordinator-stub";
+import { frameKey, storyboardKey } from "../../../src/lib/storage-keys";
+import { api, bearer, errorCode, json, newWorkspace } from "../../helpers";
 import {
   callback,
   emptyPool,

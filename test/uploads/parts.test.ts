@@ -1,8 +1,8 @@
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { R2_ERRORS, r2ErrorCode } from "../../src/lib/r2";
-import { MIN_PART_BYTES, partsProblem } from "../../src/videos/parts";
-import type { StoredPart } from "../../src/videos/queries";
+import { MIN_PART_BYTES, partsProblem } from "../../src/uploads/parts";
+import type { StoredPart } from "../../src/uploads/source-queries";
 import { api, bearer, errorCode, json, newVideo, newWorkspace, type VideoBody } from "../helpers";
 import { apiWith } from "../support/app";
 
@@ -137,7 +137,7 @@ describe("a repeated completion (contract section 14)", () => {
       const complete = (parts: unknown) =>
         api(`/v1/videos/${video.id}/upload/complete`, bearer(key, json("POST", { parts })));
       expect((await complete([{ partNumber: 1, etag }])).status).toBe(200);
-      // The encoding moved the video on (the pipeline's own statements are tested in test/pipeline/).
+      // The encoding moved the video on (the pipeline's own statements are tested in test/encoding/pipeline/).
       await env.DB.prepare("UPDATE videos SET status = ? WHERE id = ?").bind(status, video.id).run();
       const again = await complete([{ partNumber: 1, etag }]);
       expect(again.status).toBe(200);

@@ -1,5 +1,5 @@
-import { logError } from "../lib/log";
-import { isoTime } from "../lib/time";
+import { logError } from "../../lib/log";
+import { isoTime } from "../../lib/time";
 import { coordinatorOf } from "./coordinator-stub";
 import { silentEncodings, waitingEncodes } from "./queries";
 
