@@ -13,7 +13,7 @@ import { publicThumbnails } from "./thumbnails/public-routes";
 import { thumbnailRoutes } from "./thumbnails/routes";
 import { uploadRoutes } from "./uploads/part-routes";
 import { directUploadRoutes } from "./uploads/routes";
-import { tusRoutes } from "./uploads/tus-routes";
+import { tusRoutes } from "./uploads/tus/routes";
 import { bulkRoutes } from "./videos/bulk-routes";
 import { videoRoutes } from "./videos/routes";
 import { registerWebhookDocs } from "./webhooks/docs";

@@ -19,7 +19,7 @@ export { EncoderContainer } from "./encoding/pipeline/container";
 export { VideoEncoding } from "./encoding/pipeline/coordinator";
 export { EncoderPool } from "./encoding/pipeline/pool";
 export { RateLimiter } from "./rate-limit/limiter";
-export { TusUpload } from "./uploads/upload-object";
+export { TusUpload } from "./uploads/tus/object";
 export { DeliveryLane } from "./webhooks/lane";
 
 const app = createApp();

@@ -1,6 +1,6 @@
 import type { TusUploads } from "../videos/cleanup";
 
-/** The Durable Objects of tus direct uploads (src/uploads/upload-object.ts), one per upload, named by its id. */
+/** The Durable Objects of tus direct uploads (src/uploads/tus/object.ts), one per upload, named by its id. */
 export type UploadObjects = Env["TUS_UPLOADS"];
 
 export function uploadObject(objects: UploadObjects, uploadId: string) {

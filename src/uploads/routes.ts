@@ -14,7 +14,6 @@ import { present } from "../videos/present";
 import { insertVideoStatement } from "../videos/queries";
 import { ProjectQuerySchema } from "../videos/schemas";
 import { uploadObject } from "./objects";
-import { MAX_UPLOAD_BYTES } from "./protocol";
 import { findTusUpload, insertTusUploadStatement, type TusUploadRow } from "./queries";
 import {
   DirectUploadCreateSchema,
@@ -23,7 +22,8 @@ import {
   UploadProgressSchema,
   type UploadStatus,
 } from "./schemas";
-import { creationUrl, uploadToken } from "./url";
+import { MAX_UPLOAD_BYTES } from "./tus/protocol";
+import { creationUrl, uploadToken } from "./tus/url";
 
 const TUS_DESCRIPTION =
   "The answer's `url` is a tus 1.0.0 creation endpoint (extensions `creation`, `termination`, " +

@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { livemodeSchema, pathId, TimestampSchema, UlidSchema } from "../http/schemas";
 import { VideoCreateSchema, VideoSchema } from "../videos/schemas";
-import { MAX_UPLOAD_BYTES } from "./protocol";
+import { MAX_UPLOAD_BYTES } from "./tus/protocol";
 
 /** `*`, or an origin: `scheme://host[:port]`, nothing after it. Stored as the URL standard writes it. */
 const CorsOriginSchema = z

@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { timelineStart } from "../../encoder/plan.mjs";
 import { mintPlaybackToken } from "../../src/playback/tokens";
-import { api, bearer, errorCode, json, newWorkspace, withCookie } from "../helpers";
 import { emptyPool, fakeEncoder, finishAll, playable, probeFacts } from "../encoding/pipeline/support";
+import { api, bearer, errorCode, json, newWorkspace, withCookie } from "../helpers";
 
 const SECRET = "test-playback-secret-0123456789abcdef01";
 const VTT = "WEBVTT\n\n00:00:00.500 --> 00:00:02.000\nHello\n";

@@ -1,8 +1,8 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { MODES, type Mode } from "../../src/lib/tenant";
-import { api, bearer, json, newVideo, withCookie } from "../helpers";
 import { emptyPool, fakeEncoder, finishAll, playable, probeFacts } from "../encoding/pipeline/support";
+import { api, bearer, json, newVideo, withCookie } from "../helpers";
 import { twoModes } from "./support";
 
 /**

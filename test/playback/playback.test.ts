@@ -4,9 +4,9 @@ import { stripMetadata } from "../../src/images/strip";
 import { posterKey } from "../../src/lib/storage-keys";
 import { parseRange } from "../../src/playback/range";
 import { mintPlaybackToken, verifyPlaybackToken } from "../../src/playback/tokens";
+import { emptyPool, fakeEncoder, finishAll, playable, probeFacts, uploadedVideo } from "../encoding/pipeline/support";
 import { IMAGES } from "../fixtures/images";
 import { api, bearer, errorCode, json, newWorkspace, withCookie } from "../helpers";
-import { emptyPool, fakeEncoder, finishAll, playable, probeFacts, uploadedVideo } from "../encoding/pipeline/support";
 
 const SECRET = "test-playback-secret-0123456789abcdef01";
 const KEYS = { current: SECRET, previous: null };

@@ -1,8 +1,8 @@
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { SECRETS } from "../../src/lib/secrets";
-import { api, bearer, errorCode, json, newVideo, newWorkspace } from "../helpers";
 import { emptyPool, encoding, fakeEncoder } from "../encoding/pipeline/support";
+import { api, bearer, errorCode, json, newVideo, newWorkspace } from "../helpers";
 import { apiWith } from "../support/app";
 import { newUpload, TUS } from "../uploads/support";
 

@@ -1,7 +1,5 @@
 import type { Job } from "../../encoder/protocol.mjs";
 import type { Mode } from "../../src/lib/tenant";
-import { IMAGES } from "../fixtures/images";
-import { ADMIN, api, bearer, clientIp, json, newProject, newVideo, newWorkspace, signUp, withCookie } from "../helpers";
 import {
   emptyPool,
   fakeEncoder,
@@ -13,6 +11,8 @@ import {
   putSegment,
   encoding as startEncoding,
 } from "../encoding/pipeline/support";
+import { IMAGES } from "../fixtures/images";
+import { ADMIN, api, bearer, clientIp, json, newProject, newVideo, newWorkspace, signUp, withCookie } from "../helpers";
 import type { BudgetedRoute } from "../round-trip-budget";
 import { create, newUpload, TUS } from "../uploads/support";
 

@@ -2,7 +2,7 @@ import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { sourceKey } from "../../src/lib/storage-keys";
-import type { TusUpload } from "../../src/uploads/upload-object";
+import type { TusUpload } from "../../src/uploads/tus/object";
 import { api, bearer, errorCode, json, newProject, newWorkspace, withCookie } from "../helpers";
 import {
   bytesOf,
@@ -267,7 +267,7 @@ describe("the tus protocol", () => {
     expect((await patch(location, 0, source.slice(0, 5 * MiB))).status).toBe(204);
     // Forget the tail kept in memory, as an evicted object would.
     const held = await runInDurableObject(objectOf(upload), (instance: TusUpload) => {
-      const cache = instance as unknown as { tailCache: Uint8Array | null };
+      const cache = (instance as unknown as { store: { tailCache: Uint8Array | null } }).store;
       const size = cache.tailCache?.byteLength;
       cache.tailCache = null;
       return size;

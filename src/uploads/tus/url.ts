@@ -1,7 +1,7 @@
-import { signBytes, timingSafeEqual } from "../lib/crypto";
-import { toBase64Url } from "../lib/encoding";
-import { acceptedSecrets, type RotatingSecret } from "../lib/secrets";
-import { parseUlid } from "../lib/ulid";
+import { signBytes, timingSafeEqual } from "../../lib/crypto";
+import { toBase64Url } from "../../lib/encoding";
+import { acceptedSecrets, type RotatingSecret } from "../../lib/secrets";
+import { parseUlid } from "../../lib/ulid";
 
 /**
  * An upload URL is its own credential (contract section 13): `/tus/{token}`, whose token is the

@@ -1,7 +1,7 @@
 /**
  * tus 1.0.0 as this service speaks it (contract section 13): the headers, the limits, and the
- * answers' shape. Pure: the Durable Object (`upload-object.ts`) and the Worker's entry
- * (`tus-routes.ts`) both build their answers here, so every answer carries the same headers.
+ * answers' shape. Pure: the Durable Object (`object.ts`) and the Worker's entry
+ * (`routes.ts`) both build their answers here, so every answer carries the same headers.
  */
 
 export const TUS_VERSION = "1.0.0";

@@ -1,0 +1,177 @@
+import { z } from "zod";
+import { abortUpload } from "../../videos/cleanup";
+
+/** What POST /v1/uploads gives the object: everything it needs to answer without D1. */
+export const UploadInitSchema = z.strictObject({
+  uploadId: z.string().min(1),
+  videoId: z.string().min(1),
+  projectId: z.string().min(1),
+  sourceKey: z.string().min(1),
+  r2UploadId: z.string().min(1),
+  corsOrigin: z.string().min(1),
+  maxSizeBytes: z.int().positive(),
+  expiresAt: z.int().positive(),
+  url: z.url(),
+});
+export type UploadInit = z.infer<typeof UploadInitSchema>;
+
+/**
+ * - `open`: taking bytes (or waiting for its creation, while `length` is null);
+ * - `completing`: every byte is held and the multipart upload is being completed (retried until it is);
+ * - `completed`: the video is uploaded;
+ * - `ended`: terminated, deleted or expired: its multipart upload aborted, its bytes gone.
+ */
+export type Phase = "open" | "completing" | "completed" | "ended";
+
+export type State = UploadInit & {
+  length: number | null;
+  partSize: number;
+  /** Bytes held durably: the parts in R2 and the tail in this object's storage. */
+  offset: number;
+  phase: Phase;
+};
+
+/** A part in R2, as a multipart completion names it. */
+export type StoredPart = { partNumber: number; etag: string };
+
+/** The tail is kept in rows of at most this many bytes (SQLite-backed objects cap a row at 2 MB). */
+const TAIL_ROW_BYTES = 1024 * 1024;
+
+/**
+ * Where one tus upload keeps what it holds (tusd's data store, for R2 and a Durable Object): its
+ * state, the parts it has put in the R2 multipart upload, and the tail (the bytes after the last
+ * whole part) in the object's own SQLite storage. Every change of the offset is written in the same
+ * transaction as the bytes it counts, so `offset` only ever counts bytes that are durably held.
+ *
+ * Storage: table `state` (one row, the JSON of `State`), `parts` (number, etag), `tail` (seq, bytes).
+ */
+export class UploadStore {
+  #state: State | null;
+  /**
+   * The tail's bytes as stored, kept in memory between PATCHes; null when it must be read. (Not
+   * `#private`: a test forgets it, as an evicted object would.)
+   */
+  private tailCache: Uint8Array | null = null;
+
+  constructor(
+    private readonly storage: DurableObjectStorage,
+    private readonly media: R2Bucket,
+  ) {
+    storage.sql.exec(
+      "CREATE TABLE IF NOT EXISTS state (one INTEGER PRIMARY KEY CHECK (one = 1), doc TEXT NOT NULL);" +
+        "CREATE TABLE IF NOT EXISTS parts (number INTEGER PRIMARY KEY, etag TEXT NOT NULL);" +
+        "CREATE TABLE IF NOT EXISTS tail (seq INTEGER PRIMARY KEY, bytes BLOB NOT NULL);",
+    );
+    const row = storage.sql.exec<{ doc: string }>("SELECT doc FROM state").toArray()[0];
+    this.#state = row ? (JSON.parse(row.doc) as State) : null;
+  }
+
+  /** The upload's state; null for an upload this object never had. */
+  get state(): State | null {
+    return this.#state;
+  }
+
+  current(): State {
+    if (!this.#state) throw new Error("the upload object has no state");
+    return this.#state;
+  }
+
+  save(state: State): void {
+    this.storage.sql.exec("INSERT OR REPLACE INTO state (one, doc) VALUES (1, ?)", JSON.stringify(state));
+    this.#state = state;
+  }
+
+  /** Uploads one part to R2, then records it and its offset, dropping the tail it absorbed. */
+  async storePart(number: number, bytes: Uint8Array, offset: number): Promise<void> {
+    const part = await this.#multipart().uploadPart(number, bytes);
+    this.storage.transactionSync(() => {
+      this.#recordPart(number, part.etag);
+      this.storage.sql.exec("DELETE FROM tail");
+      this.save({ ...this.current(), offset });
+    });
+  }
+
+  /** The one empty part an empty source needs (R2 completes nothing from no parts), once. */
+  async storeEmptyPart(): Promise<void> {
+    if (this.parts().some((part) => part.partNumber === 1)) return;
+    const part = await this.#multipart().uploadPart(1, new Uint8Array(0));
+    this.#recordPart(1, part.etag);
+  }
+
+  /** Appends bytes to the stored tail and moves the offset past them, in one transaction. */
+  appendTail(bytes: Uint8Array, offset: number): void {
+    this.storage.transactionSync(() => {
+      for (let at = 0; at < bytes.byteLength; at += TAIL_ROW_BYTES) {
+        this.storage.sql.exec(
+          "INSERT INTO tail (seq, bytes) VALUES ((SELECT coalesce(max(seq), 0) + 1 FROM tail), ?)",
+          bytes.slice(at, at + TAIL_ROW_BYTES),
+        );
+      }
+      this.save({ ...this.current(), offset });
+    });
+  }
+
+  /** The tail's bytes. */
+  tail(): Uint8Array {
+    if (this.tailCache) return this.tailCache;
+    const rows = this.storage.sql.exec<{ bytes: ArrayBuffer }>("SELECT bytes FROM tail ORDER BY seq").toArray();
+    const tail = new Uint8Array(rows.reduce((sum, row) => sum + row.bytes.byteLength, 0));
+    let at = 0;
+    for (const row of rows) {
+      tail.set(new Uint8Array(row.bytes), at);
+      at += row.bytes.byteLength;
+    }
+    return tail;
+  }
+
+  /**
+   * Keeps the tail's bytes in memory (`bytes`, as stored), or forgets them (null) while a change
+   * may leave memory and storage apart.
+   */
+  cacheTail(bytes: Uint8Array | null): void {
+    this.tailCache = bytes;
+  }
+
+  /** The parts in R2, by number, as the completion names them. */
+  parts(): StoredPart[] {
+    return this.storage.sql
+      .exec<{ number: number; etag: string }>("SELECT number, etag FROM parts ORDER BY number")
+      .toArray()
+      .map((row) => ({ partNumber: row.number, etag: row.etag }));
+  }
+
+  /** The video has its source: drops the parts and the tail, and counts every byte. */
+  completed(): void {
+    this.#drop(() => {
+      const state = this.current();
+      return { ...state, offset: state.length ?? state.offset, phase: "completed" };
+    });
+  }
+
+  /** Aborts the multipart upload (unless the source is complete) and drops every byte held here. */
+  async end(): Promise<void> {
+    const state = this.current();
+    if (state.phase !== "completed") {
+      await abortUpload(this.media, { source_key: state.sourceKey, upload_r2_id: state.r2UploadId });
+    }
+    this.#drop(() => ({ ...this.current(), phase: "ended" }));
+  }
+
+  #drop(next: () => State): void {
+    this.storage.transactionSync(() => {
+      this.storage.sql.exec("DELETE FROM parts");
+      this.storage.sql.exec("DELETE FROM tail");
+      this.save(next());
+    });
+    this.tailCache = null;
+  }
+
+  #recordPart(number: number, etag: string): void {
+    this.storage.sql.exec("INSERT OR REPLACE INTO parts (number, etag) VALUES (?, ?)", number, etag);
+  }
+
+  #multipart(): R2MultipartUpload {
+    const state = this.current();
+    return this.media.resumeMultipartUpload(state.sourceKey, state.r2UploadId);
+  }
+}
