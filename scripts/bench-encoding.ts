@@ -8,12 +8,15 @@
 // - playback: the service's master playlist and a segment of about 1 MiB beside the bench floor
 //   Worker (scripts/bench-floor) reading the very same bytes from its R2.
 // Figures, not pass/fail: the targets are printed beside them for people to read.
-import { spawn } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { execFileSync, spawn } from "node:child_process";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { wholeRun } from "../encoder/direct.mjs";
-import { segmentCount } from "../encoder/plan.mjs";
+import { defaultThreads, wholeRun } from "../encoder/direct.mjs";
+import { spriteArgs, stillArgs } from "../encoder/ffmpeg-args.mjs";
+import { storyboard } from "../encoder/pictures.mjs";
+import { frameTime, type Plan, segmentCount } from "../encoder/plan.mjs";
+import type { SourceInput } from "../encoder/source.mjs";
 import { serveFile } from "../encoder/test/file-server.mjs";
 import { makeClip } from "../encoder/test/media.mjs";
 import { keyedTenant } from "../test/e2e/client.ts";
@@ -102,6 +105,25 @@ function encoderDisk(): number {
   return total;
 }
 
+/**
+ * CPU seconds the encoder process and its finished children (every ffmpeg and ffprobe it ran and
+ * waited for) have used so far: utime + stime + cutime + cstime of /proc/<pid>/stat.
+ */
+function encoderCpuSeconds(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat
+      .slice(stat.lastIndexOf(")") + 2)
+      .split(" ")
+      .map(Number);
+    const ticks = (fields[11] ?? 0) + (fields[12] ?? 0) + (fields[13] ?? 0) + (fields[14] ?? 0);
+    return ticks / CLOCK_TICKS;
+  } catch {
+    return 0;
+  }
+}
+const CLOCK_TICKS = Number(execFileSync("getconf", ["CLK_TCK"]).toString().trim()) || 100;
+
 /** One GET: its status and milliseconds to the end of its body. */
 async function timed(url: string) {
   const started = performance.now();
@@ -160,6 +182,7 @@ export async function benchPipeline(server: DevServer) {
       const served = await serveFile(file);
       let directMs: number;
       let directCpu = 0;
+      let storyboardShare = 0;
       try {
         const whole = await wholeRun(binaries, {
           source: served.source,
@@ -169,9 +192,13 @@ export async function benchPipeline(server: DevServer) {
         });
         const direct = await timedFfmpeg(whole.args);
         directMs = direct.ms;
-        if (spec.minutes === 1) directCpu = direct.cpu;
+        directCpu = direct.cpu;
+        const board = await storyboardCost(whole.plan, served.source, path.join(dir, "storyboard"));
+        storyboardShare = board.cpu / direct.cpu;
         console.log(
-          `  ${spec.minutes} min ${spec.width}x${spec.height}: ${segmentCount(whole.plan)} segments a rendition`,
+          `  ${spec.minutes} min ${spec.width}x${spec.height}: ${segmentCount(whole.plan)} segments a rendition; ` +
+            `the storyboard (${board.tiles} tiles and the sprite) ${board.cpu.toFixed(1)} CPU-s, ` +
+            `${(storyboardShare * 100).toFixed(1)}% of the encode's ${direct.cpu.toFixed(0)} CPU-s`,
         );
       } finally {
         await served.close();
@@ -183,6 +210,7 @@ export async function benchPipeline(server: DevServer) {
         if (encoderPid) peakMemory = Math.max(peakMemory, treeMemory(encoderPid));
         peakDisk = Math.max(peakDisk, encoderDisk());
       }, 250);
+      const cpuBefore = encoderCpuSeconds(encoderPid);
       const { video, completedAt } = await uploadFile(tenant.call, file);
       const playable = await eventOf(receiver, video.id, "video.playable");
       const playableMs = Date.parse(playable.timestamp) - completedAt;
@@ -195,6 +223,8 @@ export async function benchPipeline(server: DevServer) {
       );
       const ready = await eventOf(receiver, video.id, "video.ready");
       clearInterval(sampler);
+      // Every job has reported by now: the encoder waited for each ffmpeg it ran.
+      const pipelineCpu = encoderCpuSeconds(encoderPid) - cpuBefore;
       const readyMs = Date.parse(ready.timestamp) - completedAt;
       const row = {
         minutes: spec.minutes,
@@ -210,22 +240,87 @@ export async function benchPipeline(server: DevServer) {
         encoderPeakMemory: peakMemory,
         encoderPeakDisk: peakDisk,
         directCpuSeconds: directCpu,
+        pipelineCpuSeconds: pipelineCpu,
+        storyboardShare,
       };
       rows.push(row);
       console.log(
         `  ${spec.minutes} min: playable ${seconds(playableMs)} (target <= 10 s); segment 0 in ${seconds(first.ms)}, ` +
           `at 90% in ${seconds(late.ms)}; ready ${seconds(readyMs)}; one ffmpeg ${seconds(directMs)}; ` +
-          `ready/ffmpeg ${row.ratio.toFixed(2)}x (target <= 1.5x); encoder peak ${mib(peakMemory)} memory, ${mib(peakDisk)} disk`,
+          `ready/ffmpeg ${row.ratio.toFixed(2)}x (target <= 1.5x); encoder peak ${mib(peakMemory)} memory, ${mib(peakDisk)} disk; ` +
+          `CPU: the pipeline's jobs ${pipelineCpu.toFixed(0)} s, one ffmpeg ${directCpu.toFixed(0)} s`,
       );
       if (spec.minutes === 1) playbackVideo = { id: video.id, tenant };
       rmSync(file, { force: true });
     }
-    const projection = project(rows.find((row) => row.minutes === 1)?.directCpuSeconds ?? 0);
+    const oneMinute = rows.find((row) => row.minutes === 1);
+    const projection = oneMinute ? project(oneMinute.pipelineCpuSeconds) : null;
     return { summary: { sources: rows, projection }, playbackVideo };
   } finally {
     await receiver.close();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * What a video's storyboard costs, made as the encoder's storyboard job makes it (encoder/job.mjs):
+ * a still per cue at the tile size, one after the other, then the sprite; CPU seconds in all.
+ */
+async function storyboardCost(plan: Plan, source: SourceInput, dir: string) {
+  mkdirSync(dir, { recursive: true });
+  const board = storyboard(plan);
+  let cpu = 0;
+  for (const [i, cue] of board.cues.entries()) {
+    const file = path.join(dir, `tile_${String(i).padStart(3, "0")}.jpg`);
+    const time = frameTime(plan, cue.frame);
+    const args = stillArgs({
+      plan,
+      source,
+      watermark: null,
+      threads: defaultThreads(),
+      features: binaries.features,
+      time,
+      width: board.tileWidth,
+      file,
+    });
+    cpu += (await timedFfmpeg(args)).cpu;
+  }
+  const sprite = spriteArgs({
+    pattern: path.join(dir, "tile_%03d.jpg"),
+    columns: board.columns,
+    rows: board.rows,
+    file: path.join(dir, "storyboard.jpg"),
+  });
+  cpu += (await timedFfmpeg(sprite)).cpu;
+  return { tiles: board.cues.length, cpu };
+}
+
+/**
+ * Frames at a time (contract section 17) of a ready video: `count` times spread over it, each
+ * asked once (the first ask makes the frame: the coordinator runs a still job) and then asked
+ * again `samples` times in turn (served from R2); milliseconds, median and p95 of each.
+ */
+export async function benchFrames(baseUrl: string, videoId: string, duration: number, count: number, samples: number) {
+  const urls = Array.from(
+    { length: count },
+    (_, i) => `${baseUrl}/play/${videoId}/thumbnail?time=${(((i + 0.5) * duration) / count).toFixed(3)}&width=640`,
+  );
+  const first: number[] = [];
+  for (const url of urls) first.push(await timedGet(url));
+  const again: number[] = [];
+  for (let i = 0; i < samples; i++) again.push(await timedGet(urls[i % urls.length] as string));
+  const stats = (values: number[]) => {
+    const sorted = [...values].sort((a, b) => a - b);
+    return { median: percentile(sorted, 50), p95: percentile(sorted, 95) };
+  };
+  const result = { count, samples, first: stats(first), again: stats(again) };
+  console.log(
+    `\nframes at a time (${count} times over a ${duration.toFixed(0)} s ready video, 640 px wide): first ask median ` +
+      `${result.first.median.toFixed(0)} ms, p95 ${result.first.p95.toFixed(0)} ms (target <= 5 s); asked again ` +
+      `(${samples} samples) median ${result.again.median.toFixed(1)} ms, p95 ${result.again.p95.toFixed(1)} ms ` +
+      "(beside the playback floor: its row below)",
+  );
+  return result;
 }
 
 /**
@@ -242,9 +337,9 @@ function project(cpuPerMinute: number) {
   const cost = cpu * 0.00002 + cpu * 6 * 0.0000025 + cpu * 12 * 0.00000007;
   const projection = { cpuPerMinute, cpuSecondsPerHour: cpu, slotsPerVideo, readySeconds: wallSeconds, costUsd: cost };
   console.log(
-    `  production projection: a minute of 1080p (360p+720p+1080p) took ${cpuPerMinute.toFixed(0)} CPU-s here, so an hour ` +
+    `  production projection: a minute of 1080p (360p+720p+1080p and the MP4) took the pipeline's jobs ${cpuPerMinute.toFixed(0)} CPU-s here, so an hour ` +
       `is ${cpu.toFixed(0)} vCPU-s: ready in about ${seconds(wallSeconds * 1000)} on ${slotsPerVideo} instances ` +
-      `(ENCODER_VIDEO_SLOTS), $${cost.toFixed(3)} by the published prices (plus the MP4's remux and R2)`,
+      `(ENCODER_VIDEO_SLOTS), $${cost.toFixed(3)} by the published prices (plus R2)`,
   );
   return projection;
 }
@@ -291,7 +386,7 @@ export async function preparePlayback(server: DevServer, made?: { id: string; te
     const { id: mp4Id } = await uploadVideo(tenant.call, new Uint8Array(small));
     const mp4Url = (await waitForStatus(tenant.call, mp4Id, ["ready"], 120)).playback?.mp4;
     if (!mp4Url) throw new Error(`video ${mp4Id}: no MP4`);
-    return { id, segment, tokenHls: token.json.hls as string, mp4Url };
+    return { id, duration: video.duration ?? 0, segment, tokenHls: token.json.hls as string, mp4Url };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

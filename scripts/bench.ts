@@ -14,7 +14,7 @@ import { E2E_ADMIN_TOKEN, startDevServer } from "../test/e2e/server.ts";
 import { type BudgetedRoute, ROUND_TRIP_BUDGET } from "../test/round-trip-budget.ts";
 import { paddedPng } from "../test/support/images.ts";
 import { startBackgroundLoad } from "./bench-background.ts";
-import { benchPipeline, comparePlaybackWithFloor, preparePlayback } from "./bench-encoding.ts";
+import { benchFrames, benchPipeline, comparePlaybackWithFloor, preparePlayback } from "./bench-encoding.ts";
 import { benchWebhookIsolation } from "./bench-webhooks.ts";
 import { percentile } from "./percentile.ts";
 
@@ -283,7 +283,7 @@ try {
     playbackState ??= preparePlayback(server, pipeline?.playbackVideo);
     return playbackState;
   };
-  let played = { id: "", segment: { path: "", bytes: 0 }, tokenHls: "", mp4Url: "" };
+  let played = { id: "", duration: 0, segment: { path: "", bytes: 0 }, tokenHls: "", mp4Url: "" };
   const usePlayback = async () => {
     played = await playback();
   };
@@ -829,9 +829,13 @@ try {
   );
   // The playback floor runs whenever a playback case ran, or when it is selected by its name.
   let playbackFloor = null;
+  let frames = null;
   if (playbackState || selected("playback floor")) {
-    const { id, segment } = await playback();
-    playbackFloor = await comparePlaybackWithFloor(base, id, ["master.m3u8", segment.path], SAMPLES);
+    const { id, duration, segment } = await playback();
+    frames = await benchFrames(base, id, duration, 10, SAMPLES);
+    // The floor row of a frame: the same bytes the repeated asks serve, from the floor's R2.
+    const frame = `thumbnail?time=${(duration / 2).toFixed(3)}&width=640`;
+    playbackFloor = await comparePlaybackWithFloor(base, id, ["master.m3u8", segment.path, frame], SAMPLES);
   }
   const loaded = await loadedPass(cases.filter((c, i) => i === 0 || selected(c.name)));
   const webhooks = selected("webhook isolation") ? await benchWebhookIsolation(server.baseUrl) : null;
@@ -846,6 +850,7 @@ try {
         pipeline: pipeline?.summary ?? null,
         results,
         playbackFloor,
+        frames,
         loaded,
         webhooks,
       },

@@ -1,8 +1,8 @@
 import { deleteExpiredSessions } from "./auth/session-queries";
 import { coordinatorOf } from "./encoding/pipeline/coordinator-stub";
 import { sweepEncodings } from "./encoding/pipeline/sweeper";
-import { sweepUnpublished } from "./events/publish";
 import { deleteExpiredKeys } from "./idempotency/middleware";
+import { sweepUnpublished } from "./outbox/publish";
 import { sweepDeletedProjects } from "./projects/deletions";
 import { publisherOf } from "./subscribers";
 import { tusUploads } from "./uploads/objects";

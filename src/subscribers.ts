@@ -1,5 +1,5 @@
-import { type Publisher, publishEvents } from "./events/publish";
 import type { Db } from "./lib/db";
+import { type Publisher, publishEvents } from "./outbox/publish";
 import { webhookSubscriber } from "./webhooks/subscriber";
 
 /**

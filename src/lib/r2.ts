@@ -108,3 +108,13 @@ export function rangeBody(
     { highWaterMark: 0 },
   );
 }
+
+/** Aborts an R2 multipart upload; one already completed or aborted is not an error. */
+export async function abortMultipartUpload(media: R2Bucket, key: string, uploadId: string): Promise<void> {
+  try {
+    await media.resumeMultipartUpload(key, uploadId).abort();
+  } catch (error) {
+    // Already completed or aborted: nothing is left to abort.
+    if (r2ErrorCode(error) !== R2_ERRORS.noSuchUpload) throw error;
+  }
+}

@@ -9,5 +9,5 @@ export function uploadObject(objects: UploadObjects, uploadId: string) {
 
 /** The tus uploads as a video's clean-up and a project's purge end them. */
 export function tusUploads(objects: UploadObjects): TusUploads {
-  return { terminate: (uploadId) => uploadObject(objects, uploadId).terminate() };
+  return { end: (uploadId) => uploadObject(objects, uploadId).end() };
 }

@@ -1,6 +1,6 @@
 import type { Db } from "../lib/db";
 import { logError } from "../lib/log";
-import { deleteAll, R2_ERRORS, r2ErrorCode } from "../lib/r2";
+import { abortMultipartUpload, deleteAll } from "../lib/r2";
 import { videoPrefix } from "../lib/storage-keys";
 import { clearCleanedUp } from "./cleanup-queries";
 import type { VideoRow } from "./model";
@@ -11,7 +11,7 @@ import { forEachVideo } from "./r2-work";
  * keeps. The uploads capability gives it (`tusUploads`, src/uploads/objects.ts); it sits above
  * videos, so the clean-up takes it rather than importing it.
  */
-export type TusUploads = { terminate(uploadId: string): Promise<void> };
+export type TusUploads = { end(uploadId: string): Promise<void> };
 
 /** What the clean-up touches: D1, R2, and the tus uploads. */
 export type CleanUpStore = { db: Db; media: R2Bucket; uploads: TusUploads };
@@ -52,17 +52,6 @@ export async function endUpload(
   row: Pick<VideoRow, "source_key" | "upload_r2_id" | "tus_upload_id">,
 ): Promise<void> {
   if (!row.upload_r2_id) return;
-  if (row.tus_upload_id) await store.uploads.terminate(row.tus_upload_id);
-  await abortUpload(store.media, row);
-}
-
-/** Aborts the video's R2 multipart upload, if it has one; one already gone is not an error. */
-export async function abortUpload(media: R2Bucket, row: Pick<VideoRow, "source_key" | "upload_r2_id">) {
-  if (!row.upload_r2_id) return;
-  try {
-    await media.resumeMultipartUpload(row.source_key, row.upload_r2_id).abort();
-  } catch (error) {
-    // Already completed or aborted: nothing is left to abort.
-    if (r2ErrorCode(error) !== R2_ERRORS.noSuchUpload) throw error;
-  }
+  if (row.tus_upload_id) await store.uploads.end(row.tus_upload_id);
+  if (row.upload_r2_id) await abortMultipartUpload(store.media, row.source_key, row.upload_r2_id);
 }

@@ -1,8 +1,9 @@
 import { livemodeOf, type Mode } from "../lib/tenant";
 import { isoTime } from "../lib/time";
+
 export const VISIBILITIES = ["public", "unlisted", "private"] as const;
 export type Visibility = (typeof VISIBILITIES)[number];
-/** Every status a video can have; the videos table's CHECK lists the same (test/videos/model.test.ts). */
+/** Every status a video can have; the videos table's CHECK lists the same (test/http/constants.test.ts). */
 export const VIDEO_STATUSES = [
   "waiting_for_upload",
   "upload_completing",

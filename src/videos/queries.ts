@@ -1,8 +1,8 @@
-import { recordEventsStatement } from "../events/outbox-queries";
 import type { Position } from "../lib/cursor";
 import { type Condition, type Db, IN_JSON_LIST, newestFirstPage } from "../lib/db";
 import { modeConditions, modeParam, type Tenant } from "../lib/tenant";
 import { isoTime } from "../lib/time";
+import { recordEventsStatement } from "../outbox/queries";
 import { videoDeletedEvent } from "./events";
 import type { VideoRow, VideoStatus, Visibility } from "./model";
 

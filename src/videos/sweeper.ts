@@ -6,17 +6,16 @@ import { deleteVideos, type Store } from "./delete";
 import { TEST_VIDEO_LIFETIME_MS } from "./model";
 import { expiredTestVideos } from "./queries";
 
-/** How many videos one query of a sweep reads. */
-export const SWEEP_BATCH = 100;
+const BATCH = 100;
 
 /** Retries the R2 clean-up of deleted videos that a delete could not finish at the time. */
 export async function sweepDeletedVideos(store: CleanUpStore): Promise<void> {
-  await cleanUpDeleted(store, await pendingCleanups(store.db, SWEEP_BATCH));
+  await cleanUpDeleted(store, await pendingCleanups(store.db, BATCH));
 }
 
 /** How much one run of the expiry sweep deletes at most: `batches` reads of `batch` videos. */
 export type ExpiryLimits = { batch: number; batches: number };
-const EXPIRY_LIMITS: ExpiryLimits = { batch: SWEEP_BATCH, batches: 10 };
+const EXPIRY_LIMITS: ExpiryLimits = { batch: BATCH, batches: 10 };
 
 /**
  * Deletes test videos 24 hours after their creation (contract §16), exactly as

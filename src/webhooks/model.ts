@@ -3,7 +3,7 @@ import { EVENT_TYPES, type EventType } from "../videos/events";
 export const DELIVERY_STATES = ["pending", "succeeded", "failed"] as const;
 export type DeliveryState = (typeof DELIVERY_STATES)[number];
 
-/** Waits before attempts 2 to 8, in seconds: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h; then given up. */
+/** Waits before attempts 2 to 8, in seconds; then given up. The reference states them from here (docs.ts). */
 export const RETRY_DELAYS_SECONDS = [5, 300, 1800, 7200, 18000, 36000, 36000] as const;
 /** A 2xx within this is success. */
 export const DELIVERY_TIMEOUT_MS = 15_000;

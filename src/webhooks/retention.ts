@@ -1,7 +1,7 @@
-import { deleteEventsBefore } from "../events/outbox-queries";
 import type { Db } from "../lib/db";
 import { drain } from "../lib/drain";
 import { DAY, isoTime } from "../lib/time";
+import { deleteEventsBefore } from "../outbox/queries";
 import { deleteAttemptsBefore } from "./attempt-queries";
 
 /** Delivery attempts, and published events no attempt refers to, are kept this long. */

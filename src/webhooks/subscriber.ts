@@ -1,7 +1,7 @@
-import type { Subscriber } from "../events/publish";
 import type { Db } from "../lib/db";
 import { isoTime, MINUTE } from "../lib/time";
 import { monotonicUlids } from "../lib/ulid";
+import type { Subscriber } from "../outbox/publish";
 import { EVENT_TYPES } from "../videos/events";
 import { insertAttemptsStatement, type NewAttempt, pendingAttempts } from "./attempt-queries";
 import { enqueue } from "./delivery-queue";

@@ -51,7 +51,7 @@ function countingUploads(count: () => void): Env["TUS_UPLOADS"] {
         fetch: counted((request: Request) => stub.fetch(request)),
         init: counted((...args: Parameters<typeof stub.init>) => stub.init(...args)),
         progress: counted(() => stub.progress()),
-        terminate: counted(() => stub.terminate()),
+        end: counted(() => stub.end()),
       };
     },
   } as unknown as Env["TUS_UPLOADS"];

@@ -21,8 +21,8 @@ import { readSettings } from "../queries";
 import { DEFAULT_SETTINGS } from "../settings";
 import { callbackPath, callbackToken, encodingContext } from "./context";
 import { poolOf } from "./coordinator-stub";
+import { type EncodeSettings, keepWatermark, planSettings, settingsOf, snapshot } from "./encode-settings";
 import { type Change, changeEncoding, claimEncoding, liveVideo, recordHeartbeat } from "./queries";
-import { type EncodeSettings, keepWatermark, planSettings, settingsOf, snapshot } from "./settings";
 
 /** Tries per unit of work: a job that fails or goes silent this many times errors the video. */
 export const MAX_TRIES = 3;

@@ -1,6 +1,6 @@
-import { recordEventsStatement } from "../../events/outbox-queries";
 import type { Db } from "../../lib/db";
 import { isoTime } from "../../lib/time";
+import { recordEventsStatement } from "../../outbox/queries";
 import type { VideoEncodingEvent } from "../../videos/events";
 import type { Rendition, VideoRow } from "../../videos/model";
 

@@ -4,11 +4,9 @@ import { isUploaded } from "../../videos/model";
 import { findVideo } from "../../videos/queries";
 import { completeUpload } from "../complete";
 import { videoIsLive } from "../queries";
-import { create, head, patch, terminate, type Upload, uploadTenant } from "./handlers";
+import { deleteUpload, headUpload, patchUpload, postUpload, type TusContext } from "./handlers";
 import { optionsAnswer, speaksTus, TUS_VERSION, tusAnswer, tusMethod, UPLOAD_METHODS, URL_METHODS } from "./protocol";
-import { type Phase, type UploadInit, UploadInitSchema, UploadStore } from "./store";
-
-export type { UploadInit } from "./store";
+import { type Phase, type UploadInit, UploadInitSchema, UploadStore, uploadTenant } from "./store";
 
 export type UploadProgress = { offset: number; length: number | null; phase: Phase; started: boolean };
 
@@ -24,7 +22,7 @@ const COMPLETION_RETRY_MS = 10_000;
  * An alarm at the expiry aborts the multipart upload and drops the bytes.
  */
 export class TusUpload extends DurableObject<Env> {
-  /** (Not `#private`: a test reaches the store's tail as an evicted object would lose it.) */
+  /** Not `#private`: test/uploads/tus.test.ts clears `store.tailCache` to act as an evicted object. */
   private readonly store: UploadStore;
   /** Requests that touch the upload run one at a time, in arrival order. */
   #chain: Promise<unknown> = Promise.resolve();
@@ -63,11 +61,11 @@ export class TusUpload extends DurableObject<Env> {
   }
 
   /** Ends the upload from outside (its video or project was deleted): aborts and drops everything. */
-  async terminate(): Promise<void> {
+  async end(): Promise<void> {
     // The delete this object makes itself (tus DELETE) ends the upload right after: waiting for
     // it here, from its own delete's clean-up, would wait for itself.
     if (this.#deleting || this.store.state?.phase === "ended") return;
-    await this.#exclusive(() => this.#end());
+    await this.#exclusive(() => this.#abort());
   }
 
   override async fetch(request: Request): Promise<Response> {
@@ -90,15 +88,15 @@ export class TusUpload extends DurableObject<Env> {
         if (this.#closed()) return tusAnswer(404, cors);
         if (!(await this.#live())) {
           // Deleted, the video or its project: the URL is closed at once, whatever the clean-up's pace.
-          await this.#end();
+          await this.#abort();
           return tusAnswer(404, cors);
         }
-        const upload = this.#upload();
-        if (method === "POST") return await create(upload, request);
+        const tus = this.#context();
+        if (method === "POST") return await postUpload(tus, request);
         if (this.store.current().length === null) return tusAnswer(404, cors);
-        if (method === "HEAD") return await head(upload);
-        if (method === "PATCH") return await patch(upload, request);
-        return await terminate(upload);
+        if (method === "HEAD") return await headUpload(tus);
+        if (method === "PATCH") return await patchUpload(tus, request);
+        return await deleteUpload(tus);
       } catch (error) {
         logError("tus request", error, { uploadId: state.uploadId, method });
         return tusAnswer(500, cors);
@@ -120,7 +118,7 @@ export class TusUpload extends DurableObject<Env> {
       }
       const now = this.clock();
       if (now >= state.expiresAt) {
-        await this.#end();
+        await this.#abort();
         return;
       }
       await this.ctx.storage.setAlarm(
@@ -130,10 +128,10 @@ export class TusUpload extends DurableObject<Env> {
   }
 
   /** What a method's handler works with. */
-  #upload(): Upload {
+  #context(): TusContext {
     return {
       store: this.store,
-      env: this.env,
+      deletions: { db: this.env.DB, deletions: this.env.DELETION_QUEUE },
       reception: {
         interruptWith: (stop) => {
           this.#interrupt = stop;
@@ -143,7 +141,7 @@ export class TusUpload extends DurableObject<Env> {
         },
       },
       completeOrRetry: () => this.#completeOrRetry(),
-      end: () => this.#end(),
+      end: () => this.#abort(),
       deletingVideo: async (task) => {
         this.#deleting = true;
         try {
@@ -183,7 +181,7 @@ export class TusUpload extends DurableObject<Env> {
     if (completion.outcome === "busy") {
       const video = await findVideo(this.env.DB, tenant, state.videoId);
       if (video && isUploaded(video.status)) return this.store.completed();
-      if (!video) return this.#end();
+      if (!video) return this.#abort();
       throw new Error("the video's completion lease is held elsewhere");
     }
     // This object cut every part itself: R2 refusing them is R2's or this object's failure, retried.
@@ -191,7 +189,7 @@ export class TusUpload extends DurableObject<Env> {
   }
 
   /** Aborts the multipart upload (unless the source is complete) and drops every byte held here. */
-  async #end(): Promise<void> {
+  async #abort(): Promise<void> {
     const state = this.store.state;
     if (!state || state.phase === "ended") return;
     await this.store.end();

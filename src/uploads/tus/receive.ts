@@ -25,9 +25,7 @@ export async function receiveBody(
   const length = start.length as number;
   const partSize = start.partSize;
   const limit = Math.min(MAX_PATCH_BYTES, length - start.offset);
-  const tail = store.tail();
-  // Whatever happens below, the tail in memory is trusted again only once stored.
-  store.cacheTail(null);
+  const tail = store.takeTail();
   let base = start.offset - tail.byteLength;
   let buffer = new Uint8Array(Math.min(partSize, length - base));
   buffer.set(tail);
@@ -82,8 +80,7 @@ export async function receiveBody(
     reception.interruptWith(null);
     reception.receiving(false);
   }
-  if (filled > stored) store.appendTail(buffer.subarray(stored, filled), base + filled);
-  store.cacheTail(buffer.slice(0, filled));
+  store.settleTail(buffer.subarray(0, filled), filled - stored);
   if (store.current().offset === length) store.save({ ...store.current(), phase: "completing" });
   return tooLarge;
 }

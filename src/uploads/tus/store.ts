@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { abortUpload } from "../../videos/cleanup";
+import { abortMultipartUpload } from "../../lib/r2";
+import type { Tenant } from "../../lib/tenant";
 
 /** What POST /v1/uploads gives the object: everything it needs to answer without D1. */
 export const UploadInitSchema = z.strictObject({
@@ -31,8 +32,13 @@ export type State = UploadInit & {
   phase: Phase;
 };
 
-/** A part in R2, as a multipart completion names it. */
-export type StoredPart = { partNumber: number; etag: string };
+/**
+ * Whose video the upload acts on: its own, by id, whatever its mode. The URL is the credential
+ * for this one video (contract §13), so no mode narrows what it reaches.
+ */
+export function uploadTenant(state: State): Tenant {
+  return { projectId: state.projectId, mode: "both" };
+}
 
 /** The tail is kept in rows of at most this many bytes (SQLite-backed objects cap a row at 2 MB). */
 const TAIL_ROW_BYTES = 1024 * 1024;
@@ -98,22 +104,15 @@ export class UploadStore {
     this.#recordPart(1, part.etag);
   }
 
-  /** Appends bytes to the stored tail and moves the offset past them, in one transaction. */
-  appendTail(bytes: Uint8Array, offset: number): void {
-    this.storage.transactionSync(() => {
-      for (let at = 0; at < bytes.byteLength; at += TAIL_ROW_BYTES) {
-        this.storage.sql.exec(
-          "INSERT INTO tail (seq, bytes) VALUES ((SELECT coalesce(max(seq), 0) + 1 FROM tail), ?)",
-          bytes.slice(at, at + TAIL_ROW_BYTES),
-        );
-      }
-      this.save({ ...this.current(), offset });
-    });
-  }
-
-  /** The tail's bytes. */
-  tail(): Uint8Array {
-    if (this.tailCache) return this.tailCache;
+  /**
+   * The tail's bytes, for a body that goes on from them: from memory when the last body left them
+   * there, else from SQLite. Until `settleTail`, memory is not trusted: a body that fails midway
+   * leaves the stored tail and the parts as the only truth.
+   */
+  takeTail(): Uint8Array {
+    const cached = this.tailCache;
+    this.tailCache = null;
+    if (cached) return cached;
     const rows = this.storage.sql.exec<{ bytes: ArrayBuffer }>("SELECT bytes FROM tail ORDER BY seq").toArray();
     const tail = new Uint8Array(rows.reduce((sum, row) => sum + row.bytes.byteLength, 0));
     let at = 0;
@@ -125,15 +124,29 @@ export class UploadStore {
   }
 
   /**
-   * Keeps the tail's bytes in memory (`bytes`, as stored), or forgets them (null) while a change
-   * may leave memory and storage apart.
+   * The body is taken: `tail` is the new tail, of which the last `unstored` bytes are not stored
+   * yet. Appends those and moves the offset past them in one transaction, then keeps the whole
+   * tail in memory for the next body.
    */
-  cacheTail(bytes: Uint8Array | null): void {
-    this.tailCache = bytes;
+  settleTail(tail: Uint8Array, unstored: number): void {
+    if (unstored > 0) {
+      const fresh = tail.subarray(tail.byteLength - unstored);
+      const offset = this.current().offset + unstored;
+      this.storage.transactionSync(() => {
+        for (let at = 0; at < fresh.byteLength; at += TAIL_ROW_BYTES) {
+          this.storage.sql.exec(
+            "INSERT INTO tail (seq, bytes) VALUES ((SELECT coalesce(max(seq), 0) + 1 FROM tail), ?)",
+            fresh.slice(at, at + TAIL_ROW_BYTES),
+          );
+        }
+        this.save({ ...this.current(), offset });
+      });
+    }
+    this.tailCache = tail.slice();
   }
 
   /** The parts in R2, by number, as the completion names them. */
-  parts(): StoredPart[] {
+  parts(): R2UploadedPart[] {
     return this.storage.sql
       .exec<{ number: number; etag: string }>("SELECT number, etag FROM parts ORDER BY number")
       .toArray()
@@ -152,7 +165,7 @@ export class UploadStore {
   async end(): Promise<void> {
     const state = this.current();
     if (state.phase !== "completed") {
-      await abortUpload(this.media, { source_key: state.sourceKey, upload_r2_id: state.r2UploadId });
+      await abortMultipartUpload(this.media, state.sourceKey, state.r2UploadId);
     }
     this.#drop(() => ({ ...this.current(), phase: "ended" }));
   }

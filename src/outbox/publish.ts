@@ -1,12 +1,11 @@
 import type { Db } from "../lib/db";
 import { isoTime, MINUTE } from "../lib/time";
-import { markPublishedStatement, type OutboxEvent, unpublishedEvents } from "./outbox-queries";
+import { markPublishedStatement, type OutboxEvent, unpublishedEvents } from "./queries";
 
 /**
- * Who takes events from the outbox: webhook delivery, and internal subscribers (the encoding
- * pipeline starts on an upload's event). A subscriber's `take` must be safe to repeat with the
- * same events: a crash after it and before the events are marked published makes the sweep give
- * them again.
+ * Who takes events from the outbox (src/subscribers.ts lists them: webhook delivery). A
+ * subscriber's `take` must be safe to repeat with the same events: a crash after it and before the
+ * events are marked published makes the sweep give them again.
  */
 export type Subscriber = {
   name: string;
