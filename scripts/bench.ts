@@ -814,19 +814,23 @@ try {
     );
   }
   // Ratios between cases go through each one's own bare ratio, for the same reason.
+  // Each line only when the cases it compares ran (BENCH_ONLY may leave them out).
+  const ratioLine = (label: string, value: number) => {
+    if (Number.isFinite(value)) console.log(`${label}: ${value.toFixed(2)}`);
+  };
   const single = xBareOf("GET /v1/videos/{id}");
-  console.log(`bulk delete x100 / GET video: ${(xBareOf("POST /v1/videos/bulk delete") / single).toFixed(2)}`);
-  console.log(
-    `deliveries page of 100 / GET video: ${(xBareOf("GET …/deliveries page of 100, top") / single).toFixed(2)}`,
-  );
+  ratioLine("bulk delete x100 / GET video", xBareOf("POST /v1/videos/bulk delete") / single);
+  ratioLine("deliveries page of 100 / GET video", xBareOf("GET …/deliveries page of 100, top") / single);
   const top = xBareOf("GET …/deliveries page of 100, top");
   for (const r of results.filter((r) => r.name.startsWith("GET …/deliveries"))) {
-    console.log(`${r.name} / the top page: ${(xBare(r) / top).toFixed(2)}`);
+    ratioLine(`${r.name} / the top page`, xBare(r) / top);
   }
-  console.log(
-    `workerd peak RSS (VmHWM, ${workerdPids(server.processGroup).length} processes): ${basePeak.toFixed(1)} MiB before the thumbnail uploads, ` +
-      `${thumbnailPeak.toFixed(1)} MiB after them`,
-  );
+  if (Number.isFinite(basePeak) && Number.isFinite(thumbnailPeak)) {
+    console.log(
+      `workerd peak RSS (VmHWM, ${workerdPids(server.processGroup).length} processes): ${basePeak.toFixed(1)} MiB before the thumbnail uploads, ` +
+        `${thumbnailPeak.toFixed(1)} MiB after them`,
+    );
+  }
   // The playback floor runs whenever a playback case ran, or when it is selected by its name.
   let playbackFloor = null;
   let frames = null;
