@@ -143,12 +143,12 @@ describe("the storyboard over /play", () => {
     expect(vtt.headers.get("content-type")).toBe("text/vtt");
     expect(vtt.headers.get("access-control-allow-origin")).toBe("*");
     expect(await vtt.text()).toBe(
-      [
+      `${[
         "WEBVTT",
         "00:00:00.000 --> 00:00:08.333\nstoryboard.jpg#xywh=0,0,240,136",
         "00:00:08.333 --> 00:00:16.667\nstoryboard.jpg#xywh=240,0,240,136",
         "00:00:16.667 --> 00:00:25.000\nstoryboard.jpg#xywh=480,0,240,136",
-      ].join("\n\n") + "\n",
+      ].join("\n\n")}\n`,
     );
     const sprite = await api(`/play/${id}/storyboard.jpg`);
     expect(sprite.status).toBe(200);
