@@ -20,6 +20,7 @@ import { videoAt } from "../../videos/present";
 import { readSettings } from "../queries";
 import { DEFAULT_SETTINGS } from "../settings";
 import { callbackPath, callbackToken, encodingContext } from "./context";
+import { EncodingStore, type Kind, type Unit } from "./coordinator-store";
 import { poolOf } from "./coordinator-stub";
 import { type EncodeSettings, keepWatermark, planSettings, settingsOf, snapshot } from "./encode-settings";
 import { type Change, changeEncoding, claimEncoding, liveVideo, recordHeartbeat } from "./queries";
@@ -48,23 +49,6 @@ export const MP4_PART_BYTES = 32 * 1024 * 1024;
 export const TEST_MODE_SECONDS = 10;
 
 type Phase = "idle" | "waiting" | "encoding" | "ready" | "errored" | "cancelled";
-type Kind = "probe" | "still" | "segments" | "mp4" | "frame" | "storyboard";
-type Unit = {
-  id: string;
-  kind: Kind;
-  priority: Priority;
-  /** Segments units: one rendition (a viewer's) or null for every rendition still missing there. */
-  rendition: string | null;
-  /** Segments units: the segments `first` to `last` (exclusive). Frame units: the frame and the width. */
-  first: number;
-  last: number;
-  rank: number;
-  tries: number;
-  job: string | null;
-  slot: string | null;
-  started: number | null;
-  heard: number | null;
-};
 type Video = { projectId: string; videoId: string };
 type Outcome = "stored" | "gone" | "failed";
 type Waiter = { resolve: (outcome: Outcome) => void };
@@ -95,7 +79,7 @@ type Waiter = { resolve: (outcome: Outcome) => void };
  * that fails MAX_TRIES times is refused to its viewer, never errors the video.
  */
 export class VideoEncoding extends DurableObject<Env> {
-  private readonly sql: SqlStorage;
+  private readonly store: EncodingStore;
   private readonly waiters = new Map<string, Waiter[]>();
   private lastRowBeat = 0;
   /** Scheduling runs one at a time: it reads the free slots and queued units, then awaits. */
@@ -103,30 +87,17 @@ export class VideoEncoding extends DurableObject<Env> {
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    this.sql = ctx.storage.sql;
-    this.sql.exec("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)");
-    this.sql.exec(`CREATE TABLE IF NOT EXISTS segments (
-      rendition TEXT NOT NULL, idx INTEGER NOT NULL, state TEXT NOT NULL, job TEXT, at INTEGER NOT NULL,
-      PRIMARY KEY (rendition, idx))`);
-    this.sql.exec(`CREATE TABLE IF NOT EXISTS units (
-      id TEXT PRIMARY KEY, kind TEXT NOT NULL, priority TEXT NOT NULL, rendition TEXT, first INTEGER NOT NULL,
-      last INTEGER NOT NULL, rank REAL NOT NULL, tries INTEGER NOT NULL DEFAULT 0, job TEXT, slot TEXT,
-      started INTEGER, heard INTEGER)`);
-    this.sql.exec("CREATE TABLE IF NOT EXISTS slots (slot TEXT PRIMARY KEY, kind TEXT NOT NULL)");
-    this.sql.exec(
-      "CREATE TABLE IF NOT EXISTS frames (frame INTEGER NOT NULL, width INTEGER NOT NULL, PRIMARY KEY (frame, width))",
-    );
+    this.store = new EncodingStore(ctx.storage.sql);
   }
 
   // ─── state ────────────────────────────────────────────────────────────────────────────────
 
   private get<T>(key: string): T | null {
-    const row = this.sql.exec<{ value: string }>("SELECT value FROM meta WHERE key = ?", key).toArray()[0];
-    return row ? (JSON.parse(row.value) as T) : null;
+    return this.store.get<T>(key);
   }
 
   private set(key: string, value: unknown) {
-    this.sql.exec("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", key, JSON.stringify(value));
+    this.store.set(key, value);
   }
 
   private phase(): Phase {
@@ -141,14 +112,6 @@ export class VideoEncoding extends DurableObject<Env> {
 
   private plan(): Plan | null {
     return this.get<Plan>("plan");
-  }
-
-  private units(where = "1", ...params: unknown[]): Unit[] {
-    return this.sql.exec<Unit>(`SELECT * FROM units WHERE ${where} ORDER BY rank, id`, ...params).toArray();
-  }
-
-  private unitOfJob(jobId: string): Unit | null {
-    return this.units("job = ?", jobId)[0] ?? null;
   }
 
   /** The video is being encoded. */
@@ -167,9 +130,9 @@ export class VideoEncoding extends DurableObject<Env> {
     return {
       phase: this.phase(),
       plan: this.plan(),
-      units: this.units(),
-      slots: this.sql.exec<{ slot: string; kind: string }>("SELECT * FROM slots ORDER BY slot").toArray(),
-      stored: this.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM segments WHERE state = 'stored'").one().n,
+      units: this.store.units(),
+      slots: this.store.slots(),
+      stored: this.store.storedCount(),
     };
   }
 
@@ -180,7 +143,7 @@ export class VideoEncoding extends DurableObject<Env> {
     if (this.phase() === "idle") {
       this.set("video", video);
       this.set("phase", "waiting");
-      this.addUnit({ id: "probe", kind: "probe", priority: "interactive", rank: -2e15 });
+      this.store.addUnit({ id: "probe", kind: "probe", priority: "interactive", rank: -2e15 });
     }
     await this.resume();
   }
@@ -195,7 +158,7 @@ export class VideoEncoding extends DurableObject<Env> {
 
   /** The pool grants slots of `kind`: they run the queued units, or go back. */
   async granted(kind: Priority, slots: string[]) {
-    for (const slot of slots) this.sql.exec("INSERT OR REPLACE INTO slots (slot, kind) VALUES (?, ?)", slot, kind);
+    for (const slot of slots) this.store.hold(slot, kind);
     if (!this.serving()) {
       await this.giveBack(slots);
       return;
@@ -214,16 +177,10 @@ export class VideoEncoding extends DurableObject<Env> {
     if (!plan.renditions.some((r) => r.resolution === rendition) || index < 0 || index >= segmentCount(plan)) {
       return "gone";
     }
-    if (this.isStored(rendition, index)) return "stored";
-    const covered = this.units(
-      "kind = 'segments' AND rendition = ? AND first <= ? AND last > ?",
-      rendition,
-      index,
-      index,
-    );
-    if (covered.length === 0) {
+    if (this.store.isStored(rendition, index)) return "stored";
+    if (this.store.covering(rendition, index).length === 0) {
       const last = Math.min(segmentCount(plan), index + LOOKAHEAD);
-      this.addUnit({
+      this.store.addUnit({
         id: `live-${rendition}-${index}`,
         kind: "segments",
         priority: "interactive",
@@ -234,13 +191,7 @@ export class VideoEncoding extends DurableObject<Env> {
       });
     }
     // Where a viewer is, the background goes next: the runs at and after the segment move first.
-    const boost = -Date.now();
-    this.sql.exec(
-      "UPDATE units SET rank = ? WHERE kind = 'segments' AND rendition IS NULL AND job IS NULL AND last > ? AND first <= ?",
-      boost,
-      index,
-      index + runLength(plan),
-    );
+    this.store.rankRuns(-Date.now(), index, index + runLength(plan));
     const answer = this.waitFor(`${rendition}/${index}`);
     await this.schedule();
     return answer;
@@ -271,8 +222,8 @@ export class VideoEncoding extends DurableObject<Env> {
     const plan = this.plan();
     if (!plan || !this.serving()) return "gone";
     if (frame < 0 || frame >= plan.frames || width < MIN_STILL_WIDTH || width > topRendition(plan).width) return "gone";
-    if (this.isFrameStored(frame, width)) return "stored";
-    this.addUnit({
+    if (this.store.isFrameStored(frame, width)) return "stored";
+    this.store.addUnit({
       id: `frame-${frame}-${width}`,
       kind: "frame",
       priority: "interactive",
@@ -291,7 +242,7 @@ export class VideoEncoding extends DurableObject<Env> {
    * the watermark image its settings named (the video's own copy is read first).
    */
   job(jobId: string): { kind: Kind; video: Video; watermarkKey: string | null } | null {
-    const unit = this.serving() ? this.unitOfJob(jobId) : null;
+    const unit = this.serving() ? this.store.unitOfJob(jobId) : null;
     if (!unit) return null;
     const settings = this.get<EncodeSettings>("settings");
     return { kind: unit.kind, video: this.video(), watermarkKey: settings?.watermark?.imageKey ?? null };
@@ -299,9 +250,9 @@ export class VideoEncoding extends DurableObject<Env> {
 
   /** A heartbeat of job `jobId`: the slot it runs on (to keep its encoder awake), or null when it is void. */
   heartbeat(jobId: string): string | null {
-    const unit = this.serving() ? this.unitOfJob(jobId) : null;
+    const unit = this.serving() ? this.store.unitOfJob(jobId) : null;
     if (!unit) return null;
-    this.sql.exec("UPDATE units SET heard = ? WHERE id = ?", Date.now(), unit.id);
+    this.store.heard(unit.id, Date.now());
     return unit.slot ?? "";
   }
 
@@ -311,53 +262,30 @@ export class VideoEncoding extends DurableObject<Env> {
    * `void` (the job is).
    */
   reserveSegment(jobId: string, rendition: string, index: number): { verdict: "store" | "skip" | "void"; key: string } {
-    const unit = this.active() ? this.unitOfJob(jobId) : null;
+    const unit = this.active() ? this.store.unitOfJob(jobId) : null;
     if (unit?.kind !== "segments" || index < unit.first || index >= unit.last) return { verdict: "void", key: "" };
     if (unit.rendition !== null && unit.rendition !== rendition) return { verdict: "void", key: "" };
     const { projectId, videoId } = this.video();
     const key = segmentKey(projectId, videoId, rendition, segmentName(index));
     const now = Date.now();
-    const current = this.sql
-      .exec<{ state: string; job: string | null; at: number }>(
-        "SELECT state, job, at FROM segments WHERE rendition = ? AND idx = ?",
-        rendition,
-        index,
-      )
-      .toArray()[0];
+    const current = this.store.segment(rendition, index);
     if (current?.state === "stored") return { verdict: "skip", key };
     if (current && current.job !== jobId && current.at > now - RESERVATION_MS) return { verdict: "skip", key };
-    this.sql.exec(
-      "INSERT OR REPLACE INTO segments (rendition, idx, state, job, at) VALUES (?, ?, 'storing', ?, ?)",
-      rendition,
-      index,
-      jobId,
-      now,
-    );
+    this.store.reserve(rendition, index, jobId, now);
     return { verdict: "store", key };
   }
 
   /** The reserved segment is stored: viewers waiting for it get it. `void` when the video is gone. */
   segmentStored(jobId: string, rendition: string, index: number): "ok" | "void" {
     if (this.phase() === "cancelled" || this.phase() === "idle") return "void";
-    this.sql.exec(
-      "UPDATE segments SET state = 'stored', at = ? WHERE rendition = ? AND idx = ? AND job = ?",
-      Date.now(),
-      rendition,
-      index,
-      jobId,
-    );
+    this.store.stored(rendition, index, jobId, Date.now());
     this.wake(`${rendition}/${index}`, "stored");
     return "ok";
   }
 
   /** Storing the reserved segment failed: another job may store it. */
   segmentAbandoned(jobId: string, rendition: string, index: number) {
-    this.sql.exec(
-      "DELETE FROM segments WHERE rendition = ? AND idx = ? AND job = ? AND state = 'storing'",
-      rendition,
-      index,
-      jobId,
-    );
+    this.store.abandon(rendition, index, jobId);
   }
 
   /**
@@ -365,7 +293,7 @@ export class VideoEncoding extends DurableObject<Env> {
    * under `key`, `skip` it (a frame stored already keeps its bytes), or `void` (the job is).
    */
   reserveStill(jobId: string): { verdict: "store" | "skip" | "void"; key: string } {
-    const unit = this.serving() ? this.unitOfJob(jobId) : null;
+    const unit = this.serving() ? this.store.unitOfJob(jobId) : null;
     const { projectId, videoId } = this.video();
     switch (unit?.kind) {
       case "still":
@@ -374,7 +302,7 @@ export class VideoEncoding extends DurableObject<Env> {
         return { verdict: "store", key: storyboardKey(projectId, videoId) };
       case "frame": {
         const key = frameKey(projectId, videoId, unit.first, unit.last);
-        return { verdict: this.isFrameStored(unit.first, unit.last) ? "skip" : "store", key };
+        return { verdict: this.store.isFrameStored(unit.first, unit.last) ? "skip" : "store", key };
       }
       default:
         return { verdict: "void", key: "" };
@@ -386,14 +314,14 @@ export class VideoEncoding extends DurableObject<Env> {
    * the picture goes too: the delete's clean-up may have listed the prefix before it arrived).
    */
   async stillStored(jobId: string): Promise<"ok" | "void"> {
-    const unit = this.serving() ? this.unitOfJob(jobId) : null;
+    const unit = this.serving() ? this.store.unitOfJob(jobId) : null;
     if (!unit) return "void";
     if (unit.kind === "still") this.set("poster", true);
     if (unit.kind === "storyboard") this.set("storyboard", true);
     if (unit.kind === "frame") {
       // A ready video's deletion does not reach its coordinator: its row says.
       if (this.phase() === "ready" && !(await liveVideo(this.env.DB, this.video().videoId))) return "void";
-      this.sql.exec("INSERT OR IGNORE INTO frames (frame, width) VALUES (?, ?)", unit.first, unit.last);
+      this.store.frameStored(unit.first, unit.last);
       this.wake(`frame/${unit.first}/${unit.last}`, "stored");
     }
     return "ok";
@@ -401,13 +329,13 @@ export class VideoEncoding extends DurableObject<Env> {
 
   /** The MP4 job's multipart upload, or null when the job is void. */
   mp4Upload(jobId: string): { key: string; uploadId: string } | null {
-    const unit = this.active() ? this.unitOfJob(jobId) : null;
+    const unit = this.active() ? this.store.unitOfJob(jobId) : null;
     return unit?.kind === "mp4" ? this.get<{ key: string; uploadId: string }>("mp4") : null;
   }
 
   /** The job's last message (checked by the route). False when the job is void (its answer is then 410). */
   async jobResult(jobId: string, result: Result): Promise<boolean> {
-    const unit = this.serving() ? this.unitOfJob(jobId) : null;
+    const unit = this.serving() ? this.store.unitOfJob(jobId) : null;
     if (!unit || result.jobId !== jobId) return false;
     const slot = unit.slot;
     // A probe's or an MP4's result without what it made is as good as a failure.
@@ -421,10 +349,10 @@ export class VideoEncoding extends DurableObject<Env> {
       // An encoder stopped from outside (a redeploy, say) did not fail the work: no try is counted.
       await this.failed(unit, !(result.status === "failed" && result.code === "interrupted"));
     } else {
-      this.sql.exec("DELETE FROM units WHERE id = ?", unit.id);
+      this.store.deleteUnit(unit.id);
       if (unit.kind === "probe" && result.probe) await this.planned(result.probe);
       else if (unit.kind === "mp4" && result.mp4) await this.mp4Done(result.mp4.parts);
-      else if (unit.kind === "frame" && !this.isFrameStored(unit.first, unit.last)) {
+      else if (unit.kind === "frame" && !this.store.isFrameStored(unit.first, unit.last)) {
         // Done without storing it (a job cannot): its viewers are told.
         this.wake(`frame/${unit.first}/${unit.last}`, "failed");
       }
@@ -450,10 +378,7 @@ export class VideoEncoding extends DurableObject<Env> {
     if (!this.serving()) return;
     await this.checkJobs();
     await this.schedule();
-    const slots = this.sql
-      .exec<{ slot: string }>("SELECT slot FROM slots")
-      .toArray()
-      .map((r) => r.slot);
+    const slots = this.store.slots().map((held) => held.slot);
     if (slots.length > 0) await poolOf(this.env).renew(this.video().videoId, slots);
     if (Date.now() - this.lastRowBeat >= ROW_HEARTBEAT_MS && this.phase() === "encoding") {
       this.lastRowBeat = Date.now();
@@ -466,44 +391,8 @@ export class VideoEncoding extends DurableObject<Env> {
 
   // ─── how the work moves ───────────────────────────────────────────────────────────────────
 
-  private addUnit(unit: Partial<Unit> & Pick<Unit, "id" | "kind" | "priority" | "rank">) {
-    this.sql.exec(
-      "INSERT OR IGNORE INTO units (id, kind, priority, rendition, first, last, rank) VALUES (?, ?, ?, ?, ?, ?, ?)",
-      unit.id,
-      unit.kind,
-      unit.priority,
-      unit.rendition ?? null,
-      unit.first ?? 0,
-      unit.last ?? 0,
-      unit.rank,
-    );
-  }
-
-  /** The slots this video holds that no unit runs on (of `kind`, or of both). */
-  private idleSlots(kind?: Priority): string[] {
-    return this.sql
-      .exec<{ slot: string }>(
-        `SELECT slot FROM slots WHERE ${kind ? "kind = ? AND " : ""}slot NOT IN (SELECT slot FROM units WHERE slot IS NOT NULL)`,
-        ...(kind ? [kind] : []),
-      )
-      .toArray()
-      .map((r) => r.slot);
-  }
-
-  private isFrameStored(frame: number, width: number): boolean {
-    return this.sql.exec("SELECT 1 FROM frames WHERE frame = ? AND width = ?", frame, width).toArray().length > 0;
-  }
-
-  private isStored(rendition: string, index: number): boolean {
-    return (
-      this.sql
-        .exec("SELECT 1 FROM segments WHERE rendition = ? AND idx = ? AND state = 'stored'", rendition, index)
-        .toArray().length > 0
-    );
-  }
-
   private async arm() {
-    const working = this.active() || (this.serving() && this.units().length > 0);
+    const working = this.active() || (this.serving() && this.store.units().length > 0);
     if (working && (await this.ctx.storage.getAlarm()) === null) {
       await this.ctx.storage.setAlarm(Date.now() + TICK_MS);
     }
@@ -523,15 +412,15 @@ export class VideoEncoding extends DurableObject<Env> {
     if (!this.serving()) return;
     const video = this.video();
     for (const kind of ["interactive", "background"] as const) {
-      const idle = this.idleSlots(kind);
-      const queued = this.units("priority = ? AND job IS NULL", kind);
+      const idle = this.store.idleSlots(kind);
+      const queued = this.store.queued(kind);
       const dispatching: Promise<void>[] = [];
       while (idle.length > 0 && queued.length > 0) {
         dispatching.push(this.dispatch(idle.shift() as string, queued.shift() as Unit));
       }
       await Promise.all(dispatching);
       if (idle.length > 0) await this.giveBack(idle);
-      const want = this.units("priority = ? AND job IS NULL", kind).length;
+      const want = this.store.queued(kind).length;
       const granted = await poolOf(this.env).acquire({
         videoId: video.videoId,
         projectId: video.projectId,
@@ -539,8 +428,7 @@ export class VideoEncoding extends DurableObject<Env> {
         want,
       });
       if (granted.length > 0) {
-        for (const slot of granted)
-          this.sql.exec("INSERT OR REPLACE INTO slots (slot, kind) VALUES (?, ?)", slot, kind);
+        for (const slot of granted) this.store.hold(slot, kind);
         await this.scheduleNow();
         return;
       }
@@ -555,26 +443,19 @@ export class VideoEncoding extends DurableObject<Env> {
     // Unique on any encoder: the video's id, the unit and the job's number.
     const jobId = `${video.videoId}-${unit.id.replace(/[^A-Za-z0-9_-]/g, "")}-${sequence}`;
     const now = Date.now();
-    this.sql.exec(
-      "UPDATE units SET job = ?, slot = ?, started = ?, heard = ? WHERE id = ?",
-      jobId,
-      slot,
-      now,
-      now,
-      unit.id,
-    );
+    this.store.started(unit.id, jobId, slot, now);
     try {
       if (unit.kind === "probe" && !(await this.claim())) return;
       const job = await this.jobOf(unit, jobId);
       if (!job) {
         // Nothing left to make in this unit (stored meanwhile): the slot takes the next unit.
-        this.sql.exec("DELETE FROM units WHERE id = ?", unit.id);
+        this.store.deleteUnit(unit.id);
         return;
       }
       const { encoder } = encodingContext(this.env);
       const answer = await encoder.start(slot, job);
       if (answer === "accepted") return;
-      this.sql.exec("UPDATE units SET job = NULL, slot = NULL, started = NULL, heard = NULL WHERE id = ?", unit.id);
+      this.store.unstarted(unit.id);
       if (answer === "busy") {
         // The encoder there is still busy with a job it was told to stop: the slot is kept (so the
         // pool does not hand it straight back) and tried again a little later.
@@ -623,24 +504,13 @@ export class VideoEncoding extends DurableObject<Env> {
       }
       case "segments": {
         const renditions = (unit.rendition ? [unit.rendition] : plan.renditions.map((r) => r.resolution)).filter(
-          (rendition) => this.missingIn(rendition, unit.first, unit.last) > 0,
+          (rendition) =>
+            this.store.storedCount({ rendition, first: unit.first, last: unit.last }) < unit.last - unit.first,
         );
         if (renditions.length === 0) return null;
         return { ...base, kind: "segments", plan, from: unit.first, to: unit.last, renditions };
       }
     }
-  }
-
-  private missingIn(rendition: string, first: number, last: number): number {
-    const stored = this.sql
-      .exec<{ n: number }>(
-        "SELECT COUNT(*) AS n FROM segments WHERE rendition = ? AND idx >= ? AND idx < ? AND state = 'stored'",
-        rendition,
-        first,
-        last,
-      )
-      .one().n;
-    return last - first - stored;
   }
 
   /**
@@ -706,25 +576,21 @@ export class VideoEncoding extends DurableObject<Env> {
     if (!plan) return;
     // The poster is the first background job (interactive slots are for probes and viewers), the
     // storyboard comes after the first run of segments.
-    if (!this.get<boolean>("poster"))
-      this.addUnit({ id: "poster", kind: "still", priority: "background", rank: -1e15 });
+    if (!this.get<boolean>("poster")) {
+      this.store.addUnit({ id: "poster", kind: "still", priority: "background", rank: -1e15 });
+    }
     if (!this.get<boolean>("storyboard")) {
-      this.addUnit({ id: "storyboard", kind: "storyboard", priority: "background", rank: 0.5 });
+      this.store.addUnit({ id: "storyboard", kind: "storyboard", priority: "background", rank: 0.5 });
     }
     const count = segmentCount(plan);
     const length = runLength(plan);
     const covered = new Set<number>();
-    for (const unit of this.units("kind = 'segments' AND rendition IS NULL")) {
+    for (const unit of this.store.backgroundRuns()) {
       for (let i = unit.first; i < unit.last; i++) covered.add(i);
     }
     const missing = new Set<number>();
     for (const r of plan.renditions) {
-      const have = new Set(
-        this.sql
-          .exec<{ idx: number }>("SELECT idx FROM segments WHERE rendition = ? AND state = 'stored'", r.resolution)
-          .toArray()
-          .map((row) => row.idx),
-      );
+      const have = this.store.storedOf(r.resolution);
       for (let i = 0; i < count; i++) if (!have.has(i) && !covered.has(i)) missing.add(i);
     }
     let runStart: number | null = null;
@@ -732,7 +598,7 @@ export class VideoEncoding extends DurableObject<Env> {
       const gap = i < count && missing.has(i);
       if (gap && runStart === null) runStart = i;
       if (runStart !== null && (!gap || i - runStart === length)) {
-        this.addUnit({
+        this.store.addUnit({
           id: `run-${runStart}`,
           kind: "segments",
           priority: "background",
@@ -754,8 +620,8 @@ export class VideoEncoding extends DurableObject<Env> {
     this.repair();
     const plan = this.plan() as Plan;
     const total = plan.renditions.length * segmentCount(plan);
-    const stored = this.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM segments WHERE state = 'stored'").one().n;
-    const segmentsLeft = this.units("kind = 'segments'").length;
+    const stored = this.store.storedCount();
+    const segmentsLeft = this.store.segmentUnits().length;
     if (stored >= total && segmentsLeft === 0 && this.get<boolean>("poster") && this.get<boolean>("storyboard")) {
       if (!plan.mp4 || this.get<boolean>("mp4Done")) {
         await this.finish({
@@ -765,7 +631,7 @@ export class VideoEncoding extends DurableObject<Env> {
         });
         return;
       }
-      this.addUnit({ id: "mp4", kind: "mp4", priority: "background", rank: -3e15 });
+      this.store.addUnit({ id: "mp4", kind: "mp4", priority: "background", rank: -3e15 });
     }
     await this.schedule();
   }
@@ -786,7 +652,7 @@ export class VideoEncoding extends DurableObject<Env> {
     const tries = unit.tries + (counted ? 1 : 0);
     if (unit.kind === "mp4") await this.abortMp4();
     if (unit.kind === "frame" && tries >= MAX_TRIES) {
-      this.sql.exec("DELETE FROM units WHERE id = ?", unit.id);
+      this.store.deleteUnit(unit.id);
       this.wake(`frame/${unit.first}/${unit.last}`, "failed");
       return;
     }
@@ -802,24 +668,19 @@ export class VideoEncoding extends DurableObject<Env> {
     if (unit.kind === "segments") {
       const plan = this.plan() as Plan;
       const renditions = unit.rendition ? [unit.rendition] : plan.renditions.map((r) => r.resolution);
-      while (first < unit.last && renditions.every((r) => this.isStored(r, first))) first += 1;
+      while (first < unit.last && renditions.every((r) => this.store.isStored(r, first))) first += 1;
     }
     if (unit.kind === "segments" && first >= unit.last) {
-      this.sql.exec("DELETE FROM units WHERE id = ?", unit.id);
+      this.store.deleteUnit(unit.id);
       return;
     }
-    this.sql.exec(
-      "UPDATE units SET tries = ?, first = ?, job = NULL, slot = NULL, started = NULL, heard = NULL WHERE id = ?",
-      tries,
-      first,
-      unit.id,
-    );
+    this.store.requeue(unit.id, tries, first);
   }
 
   private async abortMp4() {
     const upload = this.get<{ key: string; uploadId: string }>("mp4");
     if (!upload) return;
-    this.sql.exec("DELETE FROM meta WHERE key = 'mp4'");
+    this.store.forget("mp4");
     const { media } = encodingContext(this.env);
     await media
       .resumeMultipartUpload(upload.key, upload.uploadId)
@@ -834,7 +695,7 @@ export class VideoEncoding extends DurableObject<Env> {
   private async checkJobs() {
     const now = Date.now();
     const { encoder } = encodingContext(this.env);
-    for (const unit of this.units("job IS NOT NULL AND heard < ?", now - QUIET_MS)) {
+    for (const unit of this.store.quietSince(now - QUIET_MS)) {
       let lost = (unit.heard ?? 0) < now - SILENCE_MS;
       if (!lost && unit.slot) {
         lost = await encoder.status(unit.slot, unit.job as string).then(
@@ -844,7 +705,7 @@ export class VideoEncoding extends DurableObject<Env> {
       }
       if (!lost) continue;
       // Still the same job (a result may have come meanwhile)?
-      if (this.unitOfJob(unit.job as string) === null) continue;
+      if (this.store.unitOfJob(unit.job as string) === null) continue;
       if (unit.slot) {
         await encoder
           .cancel(unit.slot, unit.job as string)
@@ -858,7 +719,7 @@ export class VideoEncoding extends DurableObject<Env> {
 
   private async giveBack(slots: string[]) {
     if (slots.length === 0) return;
-    for (const slot of slots) this.sql.exec("DELETE FROM slots WHERE slot = ?", slot);
+    for (const slot of slots) this.store.release(slot);
     await poolOf(this.env).release(this.video().videoId, slots);
   }
 
@@ -902,9 +763,8 @@ export class VideoEncoding extends DurableObject<Env> {
    */
   private async stopEverything() {
     const ready = this.phase() === "ready";
-    const others = ready ? "kind != 'frame'" : "1";
     const { encoder } = encodingContext(this.env);
-    const running = this.units(`job IS NOT NULL AND slot IS NOT NULL AND ${others}`);
+    const running = this.store.running(ready);
     await Promise.all(
       running.map((unit) =>
         encoder
@@ -913,16 +773,16 @@ export class VideoEncoding extends DurableObject<Env> {
       ),
     );
     if (!ready) await this.abortMp4();
-    this.sql.exec(`DELETE FROM units WHERE ${others}`);
-    this.sql.exec("DELETE FROM segments");
+    this.store.deleteUnits(ready);
+    this.store.clearSegments();
     for (const key of [...this.waiters.keys()]) {
       if (!(ready && key.startsWith("frame/"))) this.wake(key, ready ? "stored" : "gone");
     }
-    if (this.units().length > 0) {
-      await this.giveBack(this.idleSlots());
+    if (this.store.units().length > 0) {
+      await this.giveBack(this.store.idleSlots());
       return;
     }
-    this.sql.exec("DELETE FROM slots");
+    this.store.releaseAll();
     const video = this.get<Video>("video");
     if (video)
       await poolOf(this.env)

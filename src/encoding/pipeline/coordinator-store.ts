@@ -1,0 +1,278 @@
+import type { Priority } from "../../../encoder/protocol.mjs";
+
+export type Kind = "probe" | "still" | "segments" | "mp4" | "frame" | "storyboard";
+
+/** A unit of a video's encoding: one encoder job when it runs. */
+export type Unit = {
+  id: string;
+  kind: Kind;
+  priority: Priority;
+  /** Segments units: one rendition (a viewer's) or null for every rendition still missing there. */
+  rendition: string | null;
+  /** Segments units: the segments `first` to `last` (exclusive). Frame units: the frame and the width. */
+  first: number;
+  last: number;
+  rank: number;
+  tries: number;
+  job: string | null;
+  slot: string | null;
+  started: number | null;
+  heard: number | null;
+};
+
+export type NewUnit = Partial<Unit> & Pick<Unit, "id" | "kind" | "priority" | "rank">;
+
+/** A segment a job has reserved (`storing`) or stored. */
+type SegmentRow = { state: "storing" | "stored"; job: string | null; at: number };
+
+/**
+ * What a video's coordinator (coordinator.ts) keeps, in its Durable Object's SQLite: the one module
+ * of its statements. Tables: `meta` (key → JSON: the video, its phase, plan, settings, the MP4's
+ * upload, what is stored of the poster and storyboard), `units` (the work, queued or running),
+ * `segments` (reserved and stored), `frames` (stored), `slots` (held from the pool).
+ */
+export class EncodingStore {
+  constructor(private readonly sql: SqlStorage) {
+    sql.exec("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)");
+    sql.exec(`CREATE TABLE IF NOT EXISTS segments (
+      rendition TEXT NOT NULL, idx INTEGER NOT NULL, state TEXT NOT NULL, job TEXT, at INTEGER NOT NULL,
+      PRIMARY KEY (rendition, idx))`);
+    sql.exec(`CREATE TABLE IF NOT EXISTS units (
+      id TEXT PRIMARY KEY, kind TEXT NOT NULL, priority TEXT NOT NULL, rendition TEXT, first INTEGER NOT NULL,
+      last INTEGER NOT NULL, rank REAL NOT NULL, tries INTEGER NOT NULL DEFAULT 0, job TEXT, slot TEXT,
+      started INTEGER, heard INTEGER)`);
+    sql.exec("CREATE TABLE IF NOT EXISTS slots (slot TEXT PRIMARY KEY, kind TEXT NOT NULL)");
+    sql.exec(
+      "CREATE TABLE IF NOT EXISTS frames (frame INTEGER NOT NULL, width INTEGER NOT NULL, PRIMARY KEY (frame, width))",
+    );
+  }
+
+  // ─── meta ─────────────────────────────────────────────────────────────────────────────────
+
+  get<T>(key: string): T | null {
+    const row = this.sql.exec<{ value: string }>("SELECT value FROM meta WHERE key = ?", key).toArray()[0];
+    return row ? (JSON.parse(row.value) as T) : null;
+  }
+
+  set(key: string, value: unknown): void {
+    this.sql.exec("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", key, JSON.stringify(value));
+  }
+
+  forget(key: string): void {
+    this.sql.exec("DELETE FROM meta WHERE key = ?", key);
+  }
+
+  // ─── units ────────────────────────────────────────────────────────────────────────────────
+
+  #units(where: string, ...params: unknown[]): Unit[] {
+    return this.sql.exec<Unit>(`SELECT * FROM units WHERE ${where} ORDER BY rank, id`, ...params).toArray();
+  }
+
+  /** Every unit, in the order they run. */
+  units(): Unit[] {
+    return this.#units("1");
+  }
+
+  unitOfJob(jobId: string): Unit | null {
+    return this.#units("job = ?", jobId)[0] ?? null;
+  }
+
+  /** The units of `priority` waiting for a slot, in the order they run. */
+  queued(priority: Priority): Unit[] {
+    return this.#units("priority = ? AND job IS NULL", priority);
+  }
+
+  /** The segments units of `rendition` (a viewer's) that cover segment `index`. */
+  covering(rendition: string, index: number): Unit[] {
+    return this.#units("kind = 'segments' AND rendition = ? AND first <= ? AND last > ?", rendition, index, index);
+  }
+
+  /** The background runs (segments units of every rendition). */
+  backgroundRuns(): Unit[] {
+    return this.#units("kind = 'segments' AND rendition IS NULL");
+  }
+
+  /** Segments units, queued or running. */
+  segmentUnits(): Unit[] {
+    return this.#units("kind = 'segments'");
+  }
+
+  /** Running units not heard from since `before`. */
+  quietSince(before: number): Unit[] {
+    return this.#units("job IS NOT NULL AND heard < ?", before);
+  }
+
+  /** Running units with their slot; without frames' when `keepFrames`. */
+  running(keepFrames: boolean): Unit[] {
+    return this.#units(`job IS NOT NULL AND slot IS NOT NULL${keepFrames ? " AND kind != 'frame'" : ""}`);
+  }
+
+  /** Adds a unit, unless one of its id is there. */
+  addUnit(unit: NewUnit): void {
+    this.sql.exec(
+      "INSERT OR IGNORE INTO units (id, kind, priority, rendition, first, last, rank) VALUES (?, ?, ?, ?, ?, ?, ?)",
+      unit.id,
+      unit.kind,
+      unit.priority,
+      unit.rendition ?? null,
+      unit.first ?? 0,
+      unit.last ?? 0,
+      unit.rank,
+    );
+  }
+
+  deleteUnit(id: string): void {
+    this.sql.exec("DELETE FROM units WHERE id = ?", id);
+  }
+
+  /** Every unit goes; but frames' when `keepFrames`. */
+  deleteUnits(keepFrames: boolean): void {
+    this.sql.exec(`DELETE FROM units${keepFrames ? " WHERE kind != 'frame'" : ""}`);
+  }
+
+  /** The unit runs as job `jobId` on `slot`, from `at`. */
+  started(id: string, jobId: string, slot: string, at: number): void {
+    this.sql.exec("UPDATE units SET job = ?, slot = ?, started = ?, heard = ? WHERE id = ?", jobId, slot, at, at, id);
+  }
+
+  /** The unit's job was heard from at `at`. */
+  heard(id: string, at: number): void {
+    this.sql.exec("UPDATE units SET heard = ? WHERE id = ?", at, id);
+  }
+
+  /** The unit waits for a slot again, from segment (or frame) `first`, with `tries` counted. */
+  requeue(id: string, tries: number, first: number): void {
+    this.sql.exec(
+      "UPDATE units SET tries = ?, first = ?, job = NULL, slot = NULL, started = NULL, heard = NULL WHERE id = ?",
+      tries,
+      first,
+      id,
+    );
+  }
+
+  /** The unit's job never started: it waits for a slot again, with nothing counted. */
+  unstarted(id: string): void {
+    this.sql.exec("UPDATE units SET job = NULL, slot = NULL, started = NULL, heard = NULL WHERE id = ?", id);
+  }
+
+  /** The queued background runs that end past segment `index` and start by `upTo` run at `rank`. */
+  rankRuns(rank: number, index: number, upTo: number): void {
+    this.sql.exec(
+      "UPDATE units SET rank = ? WHERE kind = 'segments' AND rendition IS NULL AND job IS NULL AND last > ? AND first <= ?",
+      rank,
+      index,
+      upTo,
+    );
+  }
+
+  // ─── segments and frames ──────────────────────────────────────────────────────────────────
+
+  segment(rendition: string, index: number): SegmentRow | null {
+    return (
+      this.sql
+        .exec<SegmentRow>("SELECT state, job, at FROM segments WHERE rendition = ? AND idx = ?", rendition, index)
+        .toArray()[0] ?? null
+    );
+  }
+
+  /** Segment `index` of `rendition` is reserved to job `jobId` from `at`. */
+  reserve(rendition: string, index: number, jobId: string, at: number): void {
+    this.sql.exec(
+      "INSERT OR REPLACE INTO segments (rendition, idx, state, job, at) VALUES (?, ?, 'storing', ?, ?)",
+      rendition,
+      index,
+      jobId,
+      at,
+    );
+  }
+
+  /** The segment job `jobId` reserved is stored. */
+  stored(rendition: string, index: number, jobId: string, at: number): void {
+    this.sql.exec(
+      "UPDATE segments SET state = 'stored', at = ? WHERE rendition = ? AND idx = ? AND job = ?",
+      at,
+      rendition,
+      index,
+      jobId,
+    );
+  }
+
+  /** Job `jobId` will not store the segment it reserved. */
+  abandon(rendition: string, index: number, jobId: string): void {
+    this.sql.exec(
+      "DELETE FROM segments WHERE rendition = ? AND idx = ? AND job = ? AND state = 'storing'",
+      rendition,
+      index,
+      jobId,
+    );
+  }
+
+  isStored(rendition: string, index: number): boolean {
+    return this.segment(rendition, index)?.state === "stored";
+  }
+
+  /** The indexes of `rendition`'s stored segments. */
+  storedOf(rendition: string): Set<number> {
+    return new Set(
+      this.sql
+        .exec<{ idx: number }>("SELECT idx FROM segments WHERE rendition = ? AND state = 'stored'", rendition)
+        .toArray()
+        .map((row) => row.idx),
+    );
+  }
+
+  /** How many segments are stored: of every rendition, or of `rendition` from `first` to `last` (exclusive). */
+  storedCount(range?: { rendition: string; first: number; last: number }): number {
+    if (!range)
+      return this.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM segments WHERE state = 'stored'").one().n;
+    return this.sql
+      .exec<{ n: number }>(
+        "SELECT COUNT(*) AS n FROM segments WHERE rendition = ? AND idx >= ? AND idx < ? AND state = 'stored'",
+        range.rendition,
+        range.first,
+        range.last,
+      )
+      .one().n;
+  }
+
+  clearSegments(): void {
+    this.sql.exec("DELETE FROM segments");
+  }
+
+  isFrameStored(frame: number, width: number): boolean {
+    return this.sql.exec("SELECT 1 FROM frames WHERE frame = ? AND width = ?", frame, width).toArray().length > 0;
+  }
+
+  frameStored(frame: number, width: number): void {
+    this.sql.exec("INSERT OR IGNORE INTO frames (frame, width) VALUES (?, ?)", frame, width);
+  }
+
+  // ─── slots ────────────────────────────────────────────────────────────────────────────────
+
+  hold(slot: string, kind: Priority): void {
+    this.sql.exec("INSERT OR REPLACE INTO slots (slot, kind) VALUES (?, ?)", slot, kind);
+  }
+
+  release(slot: string): void {
+    this.sql.exec("DELETE FROM slots WHERE slot = ?", slot);
+  }
+
+  releaseAll(): void {
+    this.sql.exec("DELETE FROM slots");
+  }
+
+  slots(): { slot: string; kind: Priority }[] {
+    return this.sql.exec<{ slot: string; kind: Priority }>("SELECT slot, kind FROM slots ORDER BY slot").toArray();
+  }
+
+  /** The slots held that no unit runs on (of `kind`, or of both). */
+  idleSlots(kind?: Priority): string[] {
+    return this.sql
+      .exec<{ slot: string }>(
+        `SELECT slot FROM slots WHERE ${kind ? "kind = ? AND " : ""}slot NOT IN (SELECT slot FROM units WHERE slot IS NOT NULL)`,
+        ...(kind ? [kind] : []),
+      )
+      .toArray()
+      .map((r) => r.slot);
+  }
+}
