@@ -11,7 +11,8 @@
 // the priming packets are dropped with, so segments from different runs join without a gap or
 // an overlap.
 
-import { frameAt, stillSize } from "./pictures.mjs";
+import { join } from "node:path";
+import { frameAt, stillSize, storyboard, storyboardTimes } from "./pictures.mjs";
 import {
   AUDIO_BITRATE,
   AUDIO_FRAME,
@@ -333,6 +334,22 @@ export function spriteArgs(sprite) {
     ...STILL_OUTPUT,
     sprite.file,
   ];
+}
+
+/**
+ * The storyboard job's ffmpeg runs, in order: a still per cue at the tile size
+ * (`dir/tile_NNN.jpg`), then the sprite that tiles them into `file` (`dir/storyboard.jpg`).
+ * @param {Common} common @param {string} dir
+ * @returns {{ stills: string[][], sprite: string[], file: string }}
+ */
+export function storyboardArgs(common, dir) {
+  const board = storyboard(common.plan);
+  const stills = storyboardTimes(common.plan).map((time, i) =>
+    stillArgs({ ...common, time, width: board.tileWidth, file: join(dir, `tile_${String(i).padStart(3, "0")}.jpg`) }),
+  );
+  const file = join(dir, "storyboard.jpg");
+  const sprite = spriteArgs({ pattern: join(dir, "tile_%03d.jpg"), columns: board.columns, rows: board.rows, file });
+  return { stills, sprite, file };
 }
 
 /**

@@ -9,10 +9,8 @@ import { mkdtemp, open, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { callbackClient, JobGone } from "./callback.mjs";
 import { runFfmpeg } from "./encode.mjs";
-import { spriteArgs, stillArgs } from "./ffmpeg-args.mjs";
+import { stillArgs, storyboardArgs } from "./ffmpeg-args.mjs";
 import { runMp4 } from "./mp4.mjs";
-import { storyboard } from "./pictures.mjs";
-import { frameTime } from "./plan.mjs";
 import { probe } from "./probe.mjs";
 import { PROTOCOL_VERSION } from "./protocol.mjs";
 import { OutputInvalid, runSegments } from "./segments.mjs";
@@ -201,28 +199,20 @@ export class RunningJob {
       case "still": {
         const watermark = await this.watermark(client, dir);
         const file = join(dir, "still.jpg");
-        await this.still({ time: job.time, width: job.width ?? undefined, file, watermark, client });
+        const common = this.common(job.plan, client, watermark);
+        await this.ffmpeg(stillArgs({ ...common, time: job.time, width: job.width ?? undefined, file }));
         await client.putStill(file);
         return done;
       }
       case "storyboard": {
         // A still per cue at the tile size, one after the other, then tiled into one sprite.
         const watermark = await this.watermark(client, dir);
-        const board = storyboard(job.plan);
-        for (const [i, cue] of board.cues.entries()) {
-          const file = join(dir, `tile_${String(i).padStart(3, "0")}.jpg`);
-          const time = frameTime(job.plan, cue.frame);
-          await this.still({ time, width: board.tileWidth, file, watermark, client });
-          this.advance((i + 1) / (board.cues.length + 1));
+        const { stills, sprite, file } = storyboardArgs(this.common(job.plan, client, watermark), dir);
+        for (const [i, args] of stills.entries()) {
+          await this.ffmpeg(args);
+          this.advance((i + 1) / (stills.length + 1));
         }
-        const file = join(dir, "storyboard.jpg");
-        const args = spriteArgs({
-          pattern: join(dir, "tile_%03d.jpg"),
-          columns: board.columns,
-          rows: board.rows,
-          file,
-        });
-        await this.ffmpeg(args);
+        await this.ffmpeg(sprite);
         await client.putStill(file);
         return done;
       }
@@ -240,23 +230,14 @@ export class RunningJob {
   }
 
   /**
-   * Writes the JPEG of the video at `time` seconds, `width` wide (default the highest rendition's).
-   * @param {{ time: number, width: number | undefined, file: string, watermark: Awaited<ReturnType<RunningJob["watermark"]>>, client: CallbackClient }} still
+   * What every picture's ffmpeg run of this job shares: the plan, the source through the Worker,
+   * the watermark, the threads and what this ffmpeg can do.
+   * @param {import("./plan.mjs").Plan} plan @param {CallbackClient} client
+   * @param {Awaited<ReturnType<RunningJob["watermark"]>>} watermark
    */
-  async still({ time, width, file, watermark, client }) {
-    if (!("plan" in this.job)) throw new Error("a still needs the plan");
+  common(plan, client, watermark) {
     const { deps } = this;
-    const args = stillArgs({
-      plan: this.job.plan,
-      source: client.source,
-      watermark,
-      threads: deps.threads,
-      features: deps.binaries.features,
-      time,
-      width,
-      file,
-    });
-    await this.ffmpeg(args);
+    return { plan, source: client.source, watermark, threads: deps.threads, features: deps.binaries.features };
   }
 
   /** Runs ffmpeg with `args`; a failure throws OutputInvalid with its last lines. @param {string[]} args */

@@ -13,9 +13,8 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } f
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { defaultThreads, wholeRun } from "../encoder/direct.mjs";
-import { spriteArgs, stillArgs } from "../encoder/ffmpeg-args.mjs";
-import { storyboard } from "../encoder/pictures.mjs";
-import { frameTime, type Plan, segmentCount } from "../encoder/plan.mjs";
+import { storyboardArgs } from "../encoder/ffmpeg-args.mjs";
+import { type Plan, segmentCount } from "../encoder/plan.mjs";
 import type { SourceInput } from "../encoder/source.mjs";
 import { serveFile } from "../encoder/test/file-server.mjs";
 import { makeClip } from "../encoder/test/media.mjs";
@@ -263,36 +262,16 @@ export async function benchPipeline(server: DevServer) {
 }
 
 /**
- * What a video's storyboard costs, made as the encoder's storyboard job makes it (encoder/job.mjs):
- * a still per cue at the tile size, one after the other, then the sprite; CPU seconds in all.
+ * What a video's storyboard costs, made by the encoder's own storyboard runs (`storyboardArgs`: a
+ * still per cue at the tile size, then the sprite), one after the other; CPU seconds in all.
  */
 async function storyboardCost(plan: Plan, source: SourceInput, dir: string) {
   mkdirSync(dir, { recursive: true });
-  const board = storyboard(plan);
+  const common = { plan, source, watermark: null, threads: defaultThreads(), features: binaries.features };
+  const { stills, sprite } = storyboardArgs(common, dir);
   let cpu = 0;
-  for (const [i, cue] of board.cues.entries()) {
-    const file = path.join(dir, `tile_${String(i).padStart(3, "0")}.jpg`);
-    const time = frameTime(plan, cue.frame);
-    const args = stillArgs({
-      plan,
-      source,
-      watermark: null,
-      threads: defaultThreads(),
-      features: binaries.features,
-      time,
-      width: board.tileWidth,
-      file,
-    });
-    cpu += (await timedFfmpeg(args)).cpu;
-  }
-  const sprite = spriteArgs({
-    pattern: path.join(dir, "tile_%03d.jpg"),
-    columns: board.columns,
-    rows: board.rows,
-    file: path.join(dir, "storyboard.jpg"),
-  });
-  cpu += (await timedFfmpeg(sprite)).cpu;
-  return { tiles: board.cues.length, cpu };
+  for (const args of [...stills, sprite]) cpu += (await timedFfmpeg(args)).cpu;
+  return { tiles: stills.length, cpu };
 }
 
 /**

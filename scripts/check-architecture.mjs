@@ -10,14 +10,28 @@ import path from "node:path";
 import { folderCycles } from "./folder-cycles.mjs";
 import { checkModeScoping, MODE_TABLES } from "./mode-scoping.mjs";
 
-const graph = spawnSync("depcruise", ["src", "--config", ".dependency-cruiser.cjs"], { stdio: "inherit" });
-if (graph.status !== 0) process.exit(graph.status ?? 1);
-
+// One run of dependency-cruiser: its rules' violations and the graph the folder check reads.
 const cruised = spawnSync("depcruise", ["src", "--config", ".dependency-cruiser.cjs", "--output-type", "json"], {
   maxBuffer: 256 * 1024 * 1024,
+  stdio: ["ignore", "pipe", "inherit"],
 });
 if (cruised.status !== 0) process.exit(cruised.status ?? 1);
-const cycles = folderCycles(JSON.parse(cruised.stdout.toString("utf8")).modules);
+const { summary, modules } = JSON.parse(cruised.stdout.toString("utf8"));
+const violations = summary.violations.filter((violation) => violation.rule.severity === "error");
+if (violations.length > 0) {
+  const comments = new Map(summary.ruleSetUsed.forbidden.map((rule) => [rule.name, rule.comment]));
+  for (const { rule, from, to, cycle } of violations) {
+    const path = cycle ? [from, ...cycle.map((step) => step.name ?? step)].join(" → ") : `${from} → ${to}`;
+    console.error(`  error ${rule.name}: ${path}${comments.get(rule.name) ? `\n    ${comments.get(rule.name)}` : ""}`);
+  }
+  console.error(`x ${violations.length} dependency violations`);
+  process.exit(1);
+}
+console.log(
+  `✔ no dependency violations found (${summary.totalCruised} modules, ${summary.totalDependenciesCruised} dependencies cruised)`,
+);
+
+const cycles = folderCycles(modules);
 if (cycles.length > 0) {
   console.error("Folders of src/ that import each other (move the shared piece down, or pass it in: STYLE.md 12):");
   for (const { folders, imports } of cycles) console.error(`  ${folders.join(", ")}:\n    ${imports.join("\n    ")}`);

@@ -5,7 +5,7 @@ import { logError } from "./lib/log";
 import { consumeProjectDeletions, PROJECT_DELETION_QUEUE } from "./projects/deletions";
 import { SCHEDULED_TASKS } from "./scheduled";
 import { publishNow } from "./subscribers";
-import { tusUploads } from "./uploads/objects";
+import { tusUploads } from "./uploads/tus/objects";
 import { consumeDeadDeletions, consumeDeletions, DELETION_DEAD_LETTERS, DELETION_QUEUE } from "./videos/deletion-queue";
 import {
   consumeDeadLetters,

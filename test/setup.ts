@@ -3,7 +3,7 @@ import { env } from "cloudflare:workers";
 import { beforeEach, vi } from "vitest";
 import { coordinatorOf } from "../src/encoding/pipeline/coordinator-stub";
 import { publishNow } from "../src/subscribers";
-import { tusUploads } from "../src/uploads/objects";
+import { tusUploads } from "../src/uploads/tus/objects";
 import { type DeletionMessage, finishDeletion } from "../src/videos/deletion-queue";
 import { sentMessage } from "./support/queues";
 

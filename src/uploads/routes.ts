@@ -13,7 +13,6 @@ import { newVideoRow } from "../videos/model";
 import { present } from "../videos/present";
 import { insertVideoStatement } from "../videos/queries";
 import { ProjectQuerySchema } from "../videos/schemas";
-import { uploadObject } from "./objects";
 import { findTusUpload, insertTusUploadStatement, type TusUploadRow } from "./queries";
 import {
   DirectUploadCreateSchema,
@@ -22,6 +21,7 @@ import {
   UploadProgressSchema,
   type UploadStatus,
 } from "./schemas";
+import { uploadObject } from "./tus/objects";
 import { MAX_UPLOAD_BYTES } from "./tus/protocol";
 import { creationUrl, uploadToken } from "./tus/url";
 

@@ -8,7 +8,7 @@ import { forEachVideo } from "./r2-work";
 
 /**
  * How the clean-up ends a tus upload: its object aborts the multipart upload and drops the tail it
- * keeps. The uploads capability gives it (`tusUploads`, src/uploads/objects.ts); it sits above
+ * keeps. The uploads capability gives it (`tusUploads`, src/uploads/tus/objects.ts); it sits above
  * videos, so the clean-up takes it rather than importing it.
  */
 export type TusUploads = { end(uploadId: string): Promise<void> };
@@ -51,7 +51,8 @@ export async function endUpload(
   store: Pick<CleanUpStore, "media" | "uploads">,
   row: Pick<VideoRow, "source_key" | "upload_r2_id" | "tus_upload_id">,
 ): Promise<void> {
-  if (!row.upload_r2_id) return;
+  const uploadId = row.upload_r2_id;
+  if (!uploadId) return;
   if (row.tus_upload_id) await store.uploads.end(row.tus_upload_id);
-  if (row.upload_r2_id) await abortMultipartUpload(store.media, row.source_key, row.upload_r2_id);
+  await abortMultipartUpload(store.media, row.source_key, uploadId);
 }

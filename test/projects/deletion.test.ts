@@ -4,7 +4,7 @@ import { customThumbnailKey, legacyThumbnailKey, posterKey, projectPrefixes } fr
 import { isoTime } from "../../src/lib/time";
 import { continuePurge, type ProjectDeletionMessage } from "../../src/projects/deletions";
 import { PURGE_LIMITS, type PurgeLimits, purgeProject } from "../../src/projects/purge";
-import { tusUploads } from "../../src/uploads/objects";
+import { tusUploads } from "../../src/uploads/tus/objects";
 import { IMAGES } from "../fixtures/images";
 import {
   ADMIN,

@@ -7,6 +7,16 @@ import { api, bearer, errorCode, json, newVideo, newWorkspace, type VideoBody } 
 import { apiWith } from "../support/app";
 
 const MiB = 1024 * 1024;
+
+/** PUTs part `n` of the video's upload: the answer's status, and the part as a completion names it. */
+async function putPart(key: string, videoId: string, n: number, bytes: Uint8Array) {
+  const response = await api(
+    `/v1/videos/${videoId}/upload/parts/${n}`,
+    bearer(key, { method: "PUT", body: bytes, headers: { "content-length": String(bytes.byteLength) } }),
+  );
+  const { etag } = (await response.json()) as { etag: string };
+  return { status: response.status, part: { partNumber: n, etag } };
+}
 const stored = (...sizes: number[]) =>
   new Map<number, StoredPart>(sizes.map((size, i) => [i + 1, { part_number: i + 1, size, etag: `e${i + 1}` }]));
 
@@ -35,12 +45,9 @@ describe("a completion whose parts break the rule", () => {
     const { key } = await newWorkspace();
     const { video } = await newVideo(key);
     const put = async (n: number, size: number) => {
-      const response = await api(
-        `/v1/videos/${video.id}/upload/parts/${n}`,
-        bearer(key, { method: "PUT", body: new Uint8Array(size), headers: { "content-length": String(size) } }),
-      );
-      expect(response.status).toBe(200);
-      return { partNumber: n, etag: ((await response.json()) as { etag: string }).etag };
+      const { status, part } = await putPart(key, video.id, n, new Uint8Array(size));
+      expect(status).toBe(200);
+      return part;
     };
     const parts = [await put(1, 6 * MiB), await put(2, 5 * MiB), await put(3, MiB)];
     const refused = await api(`/v1/videos/${video.id}/upload/complete`, bearer(key, json("POST", { parts })));
@@ -83,11 +90,7 @@ describe("R2's refusals of a completion, by R2's error codes (issue 25, item 7)"
   it("answer a transient R2 failure with 500 internal_error, never 400, and release the video", async () => {
     const { key } = await newWorkspace();
     const { video } = await newVideo(key);
-    const part = await api(
-      `/v1/videos/${video.id}/upload/parts/1`,
-      bearer(key, { method: "PUT", body: new Uint8Array([1, 2, 3]), headers: { "content-length": "3" } }),
-    );
-    const { etag } = (await part.json()) as { etag: string };
+    const { etag } = (await putPart(key, video.id, 1, new Uint8Array([1, 2, 3]))).part;
     const failing = new Proxy(env.MEDIA, {
       get(bucket, property) {
         if (property !== "resumeMultipartUpload") {
@@ -129,11 +132,7 @@ describe("a repeated completion (contract section 14)", () => {
     async (status) => {
       const { key } = await newWorkspace();
       const { video } = await newVideo(key);
-      const part = await api(
-        `/v1/videos/${video.id}/upload/parts/1`,
-        bearer(key, { method: "PUT", body: new Uint8Array([1, 2, 3]), headers: { "content-length": "3" } }),
-      );
-      const { etag } = (await part.json()) as { etag: string };
+      const { etag } = (await putPart(key, video.id, 1, new Uint8Array([1, 2, 3]))).part;
       const complete = (parts: unknown) =>
         api(`/v1/videos/${video.id}/upload/complete`, bearer(key, json("POST", { parts })));
       expect((await complete([{ partNumber: 1, etag }])).status).toBe(200);

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { publishNow } from "../../src/subscribers";
-import { tusUploads } from "../../src/uploads/objects";
+import { tusUploads } from "../../src/uploads/tus/objects";
 import { deleteVideos } from "../../src/videos/delete";
 import { type DeletionMessage, finishDeletion } from "../../src/videos/deletion-queue";
 import { api, bearer, errorCode, json, newKey, newVideos, newWorkspace, withCookie } from "../helpers";

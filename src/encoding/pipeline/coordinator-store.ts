@@ -221,16 +221,19 @@ export class EncodingStore {
     );
   }
 
-  /** How many segments are stored: of every rendition, or of `rendition` from `first` to `last` (exclusive). */
-  storedCount(range?: { rendition: string; first: number; last: number }): number {
-    if (!range)
-      return this.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM segments WHERE state = 'stored'").one().n;
+  /** How many segments are stored, of every rendition. */
+  storedCount(): number {
+    return this.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM segments WHERE state = 'stored'").one().n;
+  }
+
+  /** How many segments of `rendition` from `first` to `last` (exclusive) are stored. */
+  storedIn(rendition: string, first: number, last: number): number {
     return this.sql
       .exec<{ n: number }>(
         "SELECT COUNT(*) AS n FROM segments WHERE rendition = ? AND idx >= ? AND idx < ? AND state = 'stored'",
-        range.rendition,
-        range.first,
-        range.last,
+        rendition,
+        first,
+        last,
       )
       .one().n;
   }

@@ -92,26 +92,18 @@ export class VideoEncoding extends DurableObject<Env> {
 
   // ─── state ────────────────────────────────────────────────────────────────────────────────
 
-  private get<T>(key: string): T | null {
-    return this.store.get<T>(key);
-  }
-
-  private set(key: string, value: unknown) {
-    this.store.set(key, value);
-  }
-
   private phase(): Phase {
-    return this.get<Phase>("phase") ?? "idle";
+    return this.store.get<Phase>("phase") ?? "idle";
   }
 
   private video(): Video {
-    const video = this.get<Video>("video");
+    const video = this.store.get<Video>("video");
     if (!video) throw new Error("the coordinator has no video");
     return video;
   }
 
   private plan(): Plan | null {
-    return this.get<Plan>("plan");
+    return this.store.get<Plan>("plan");
   }
 
   /** The video is being encoded. */
@@ -141,8 +133,8 @@ export class VideoEncoding extends DurableObject<Env> {
   /** An uploaded video to encode (the encodings queue's message); again is harmless. */
   async start(video: Video) {
     if (this.phase() === "idle") {
-      this.set("video", video);
-      this.set("phase", "waiting");
+      this.store.set("video", video);
+      this.store.set("phase", "waiting");
       this.store.addUnit({ id: "probe", kind: "probe", priority: "interactive", rank: -2e15 });
     }
     await this.resume();
@@ -244,7 +236,7 @@ export class VideoEncoding extends DurableObject<Env> {
   job(jobId: string): { kind: Kind; video: Video; watermarkKey: string | null } | null {
     const unit = this.serving() ? this.store.unitOfJob(jobId) : null;
     if (!unit) return null;
-    const settings = this.get<EncodeSettings>("settings");
+    const settings = this.store.get<EncodeSettings>("settings");
     return { kind: unit.kind, video: this.video(), watermarkKey: settings?.watermark?.imageKey ?? null };
   }
 
@@ -316,8 +308,8 @@ export class VideoEncoding extends DurableObject<Env> {
   async stillStored(jobId: string): Promise<"ok" | "void"> {
     const unit = this.serving() ? this.store.unitOfJob(jobId) : null;
     if (!unit) return "void";
-    if (unit.kind === "still") this.set("poster", true);
-    if (unit.kind === "storyboard") this.set("storyboard", true);
+    if (unit.kind === "still") this.store.set("poster", true);
+    if (unit.kind === "storyboard") this.store.set("storyboard", true);
     if (unit.kind === "frame") {
       // A ready video's deletion does not reach its coordinator: its row says.
       if (this.phase() === "ready" && !(await liveVideo(this.env.DB, this.video().videoId))) return "void";
@@ -330,7 +322,7 @@ export class VideoEncoding extends DurableObject<Env> {
   /** The MP4 job's multipart upload, or null when the job is void. */
   mp4Upload(jobId: string): { key: string; uploadId: string } | null {
     const unit = this.active() ? this.store.unitOfJob(jobId) : null;
-    return unit?.kind === "mp4" ? this.get<{ key: string; uploadId: string }>("mp4") : null;
+    return unit?.kind === "mp4" ? this.store.get<{ key: string; uploadId: string }>("mp4") : null;
   }
 
   /** The job's last message (checked by the route). False when the job is void (its answer is then 410). */
@@ -367,10 +359,10 @@ export class VideoEncoding extends DurableObject<Env> {
   async cancel() {
     const phase = this.phase();
     if (phase === "cancelled" || phase === "idle") {
-      this.set("phase", "cancelled");
+      this.store.set("phase", "cancelled");
       return;
     }
-    this.set("phase", "cancelled");
+    this.store.set("phase", "cancelled");
     await this.stopEverything();
   }
 
@@ -438,8 +430,8 @@ export class VideoEncoding extends DurableObject<Env> {
   /** Runs `unit` on `slot`: its job goes to the encoder there. */
   private async dispatch(slot: string, unit: Unit) {
     const video = this.video();
-    const sequence = (this.get<number>("jobs") ?? 0) + 1;
-    this.set("jobs", sequence);
+    const sequence = (this.store.get<number>("jobs") ?? 0) + 1;
+    this.store.set("jobs", sequence);
     // Unique on any encoder: the video's id, the unit and the job's number.
     const jobId = `${video.videoId}-${unit.id.replace(/[^A-Za-z0-9_-]/g, "")}-${sequence}`;
     const now = Date.now();
@@ -494,18 +486,17 @@ export class VideoEncoding extends DurableObject<Env> {
       case "mp4": {
         // One multipart upload per try of the MP4 (a failed try aborts it): a job started again
         // after a busy answer writes into the same one.
-        if (!this.get("mp4")) {
+        if (!this.store.get("mp4")) {
           const { media } = encodingContext(this.env);
           const key = mp4Key(video.projectId, video.videoId);
           const upload = await media.createMultipartUpload(key, { httpMetadata: { contentType: "video/mp4" } });
-          this.set("mp4", { key, uploadId: upload.uploadId });
+          this.store.set("mp4", { key, uploadId: upload.uploadId });
         }
         return { ...base, kind: "mp4", plan, partSize: MP4_PART_BYTES };
       }
       case "segments": {
         const renditions = (unit.rendition ? [unit.rendition] : plan.renditions.map((r) => r.resolution)).filter(
-          (rendition) =>
-            this.store.storedCount({ rendition, first: unit.first, last: unit.last }) < unit.last - unit.first,
+          (rendition) => this.store.storedIn(rendition, unit.first, unit.last) < unit.last - unit.first,
         );
         if (renditions.length === 0) return null;
         return { ...base, kind: "segments", plan, from: unit.first, to: unit.last, renditions };
@@ -529,18 +520,18 @@ export class VideoEncoding extends DurableObject<Env> {
       await this.cancel();
       return false;
     }
-    this.set("settings", settingsOf(row));
-    this.set("testMode", isTestVideo(row));
+    this.store.set("settings", settingsOf(row));
+    this.store.set("testMode", isTestVideo(row));
     return true;
   }
 
   /** The probe's facts: the plan is made, the video becomes playable, the work is queued. */
   private async planned(probe: NonNullable<Extract<Result, { status: "done" }>["probe"]>) {
-    const settings = this.get<EncodeSettings>("settings") ?? snapshot(DEFAULT_SETTINGS);
+    const settings = this.store.get<EncodeSettings>("settings") ?? snapshot(DEFAULT_SETTINGS);
     let plan: Plan;
     try {
       plan = planEncoding(probe, planSettings(settings), {
-        maxDuration: this.get<boolean>("testMode") ? TEST_MODE_SECONDS : undefined,
+        maxDuration: this.store.get<boolean>("testMode") ? TEST_MODE_SECONDS : undefined,
       });
     } catch (error) {
       if (!(error instanceof Unplannable)) throw error;
@@ -562,8 +553,8 @@ export class VideoEncoding extends DurableObject<Env> {
       await this.cancel();
       return;
     }
-    this.set("plan", plan);
-    this.set("phase", "encoding");
+    this.store.set("plan", plan);
+    this.store.set("phase", "encoding");
     this.repair();
   }
 
@@ -576,10 +567,10 @@ export class VideoEncoding extends DurableObject<Env> {
     if (!plan) return;
     // The poster is the first background job (interactive slots are for probes and viewers), the
     // storyboard comes after the first run of segments.
-    if (!this.get<boolean>("poster")) {
+    if (!this.store.get<boolean>("poster")) {
       this.store.addUnit({ id: "poster", kind: "still", priority: "background", rank: -1e15 });
     }
-    if (!this.get<boolean>("storyboard")) {
+    if (!this.store.get<boolean>("storyboard")) {
       this.store.addUnit({ id: "storyboard", kind: "storyboard", priority: "background", rank: 0.5 });
     }
     const count = segmentCount(plan);
@@ -622,8 +613,13 @@ export class VideoEncoding extends DurableObject<Env> {
     const total = plan.renditions.length * segmentCount(plan);
     const stored = this.store.storedCount();
     const segmentsLeft = this.store.segmentUnits().length;
-    if (stored >= total && segmentsLeft === 0 && this.get<boolean>("poster") && this.get<boolean>("storyboard")) {
-      if (!plan.mp4 || this.get<boolean>("mp4Done")) {
+    if (
+      stored >= total &&
+      segmentsLeft === 0 &&
+      this.store.get<boolean>("poster") &&
+      this.store.get<boolean>("storyboard")
+    ) {
+      if (!plan.mp4 || this.store.get<boolean>("mp4Done")) {
         await this.finish({
           status: "ready",
           renditions: plan.renditions.map(({ resolution, width, height }) => ({ resolution, width, height })),
@@ -637,11 +633,11 @@ export class VideoEncoding extends DurableObject<Env> {
   }
 
   private async mp4Done(parts: Part[]) {
-    const upload = this.get<{ key: string; uploadId: string }>("mp4");
+    const upload = this.store.get<{ key: string; uploadId: string }>("mp4");
     if (!upload) throw new Error("no MP4 upload for a finished MP4 job");
     const { media } = encodingContext(this.env);
     await media.resumeMultipartUpload(upload.key, upload.uploadId).complete(parts);
-    this.set("mp4Done", true);
+    this.store.set("mp4Done", true);
   }
 
   /**
@@ -678,7 +674,7 @@ export class VideoEncoding extends DurableObject<Env> {
   }
 
   private async abortMp4() {
-    const upload = this.get<{ key: string; uploadId: string }>("mp4");
+    const upload = this.store.get<{ key: string; uploadId: string }>("mp4");
     if (!upload) return;
     this.store.forget("mp4");
     const { media } = encodingContext(this.env);
@@ -746,9 +742,9 @@ export class VideoEncoding extends DurableObject<Env> {
 
   /** Ready or errored: the row and its event, then every job and slot goes. */
   private async finish(change: Extract<Change, { status: "ready" | "errored" }>) {
-    this.set("phase", change.status);
+    this.store.set("phase", change.status);
     const changed = await this.changeRow(change);
-    if (!changed) this.set("phase", "cancelled");
+    if (!changed) this.store.set("phase", "cancelled");
     if (change.status === "errored") {
       const { media } = encodingContext(this.env);
       const { projectId, videoId } = this.video();
@@ -783,7 +779,7 @@ export class VideoEncoding extends DurableObject<Env> {
       return;
     }
     this.store.releaseAll();
-    const video = this.get<Video>("video");
+    const video = this.store.get<Video>("video");
     if (video)
       await poolOf(this.env)
         .forget(video.videoId)

@@ -1,6 +1,5 @@
 import { mediaType } from "../../http/body";
-import type { Store as DeletionStore } from "../../videos/delete";
-import { deleteVideos } from "../../videos/delete";
+import { type Store as DeletionStore, deleteVideos } from "../../videos/delete";
 import { headerInt, httpDate, MAX_PATCH_BYTES, OFFSET_CONTENT_TYPE, partSizeFor, tusAnswer } from "./protocol";
 import { type Reception, receiveBody } from "./receive";
 import { type UploadStore, uploadTenant } from "./store";

@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import type { AppEnv } from "../../http/context";
 import { createRouter } from "../../http/router";
-import { uploadObject } from "../objects";
+import { uploadObject } from "./objects";
 import { tusAnswer } from "./protocol";
 import { verifyUploadToken } from "./url";
 

@@ -1,4 +1,4 @@
-import type { TusUploads } from "../videos/cleanup";
+import type { TusUploads } from "../../videos/cleanup";
 
 /** The Durable Objects of tus direct uploads (src/uploads/tus/object.ts), one per upload, named by its id. */
 export type UploadObjects = Env["TUS_UPLOADS"];
