@@ -71,7 +71,7 @@ try {
       (result.median / result.bare).toFixed(2).padStart(7),
     );
   }
-  // D1 write statements per second, inside the Worker (README, "Scaling").
+  // D1 write statements per second, inside the Worker (docs/scaling.md).
   for (const mode of ["single", "batch"] as const) {
     const runs: number[] = [];
     for (let i = 0; i < 5; i++) {

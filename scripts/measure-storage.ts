@@ -1,5 +1,5 @@
 // `node scripts/measure-storage.ts`: what a video, a delivery attempt and an event cost in D1,
-// table and indexes included (README, "Scaling"). Creates rows through the API of a real dev
+// table and indexes included (docs/scaling.md). Creates rows through the API of a real dev
 // server, stops it, then reads the bytes of each table and index from SQLite's dbstat.
 import { readdirSync } from "node:fs";
 import path from "node:path";

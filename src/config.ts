@@ -127,7 +127,7 @@ function requiredSecret(name: (typeof SECRETS)[keyof typeof SECRETS], vars: z.in
 /**
  * The encoder's job API token: shared with the encoder (which is given it when it starts), so it
  * is not among the Worker's own signing secrets; a new value takes effect as the encoders restart
- * with it (README, "Deploy to Cloudflare").
+ * with it (docs/deploy.md).
  */
 function encoderToken(value: string | undefined): string {
   const token = value?.trim() ?? "";

@@ -25,7 +25,7 @@ import type { ImageInfo } from "./inspect";
 
 /**
  * The most pixels decoded (4 megapixels: 2560×1600, 2048×2048). Decoding holds the whole picture in
- * memory, at 8 to 11 bytes a pixel measured (README, "Images"), and a Worker isolate has
+ * memory, at 8 to 11 bytes a pixel measured (docs/images.md), and a Worker isolate has
  * 128 MB for every request it serves: a larger thumbnail is refused rather than risking them all.
  */
 export const MAX_DECODED_PIXELS = 4 * 1024 * 1024;

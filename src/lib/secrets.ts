@@ -1,7 +1,7 @@
 /**
  * The Worker's secrets, one per purpose, each rotatable on its own (STYLE rule 16): by their
  * configuration field, the environment variable that holds each. Their values are read and checked
- * in `src/config.ts`; what each signs or seals is in the README's "Configuration".
+ * in `src/config.ts`; what each signs or seals is in docs/configuration.md.
  */
 export const SECRETS = {
   cursorSecret: "CURSOR_SECRET",
@@ -14,7 +14,7 @@ export const SECRETS = {
 /**
  * A secret as configured: `current` makes every new signature or ciphertext, and while `previous`
  * is set (`<NAME>_PREVIOUS`, the value before a rotation) what it made is still accepted, so a
- * rotation voids nothing in flight (README, "Deploy to Cloudflare").
+ * rotation voids nothing in flight (docs/deploy.md).
  */
 export type RotatingSecret = { current: string; previous: string | null };
 

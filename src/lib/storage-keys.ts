@@ -1,5 +1,5 @@
 /**
- * Every R2 key the service writes is built here, and nowhere else (README, "Storage"). A video's
+ * Every R2 key the service writes is built here, and nowhere else (docs/storage.md). A video's
  * objects all live under its own prefix, so listing or removing that prefix is the whole of them;
  * a project's live under its video prefixes and its own.
  */

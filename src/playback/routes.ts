@@ -46,7 +46,7 @@ const THUMBNAIL_CACHE = "private";
  * or a token. One D1 read (the video, and its tracks where they matter, in one batch) and at most
  * one R2 read per request, and for a segment or frame not made yet the video's coordinator;
  * `no-cache` lets a CDN keep the bytes but revalidate every use, so a video made private or deleted
- * stops playing at once (README, "Encoding and playback").
+ * stops playing at once (docs/encoding.md).
  */
 export const playbackRoutes = new Hono<AppEnv>()
   .use(`${PLAY_PATH}/*`, async (c, next) => {

@@ -7,8 +7,8 @@ import { SECRETS } from "../../src/lib/secrets";
 
 const root = path.resolve(import.meta.dirname, "../..");
 const toml = readFileSync(path.join(root, "wrangler.toml"), "utf8");
-const readme = readFileSync(path.join(root, "README.md"), "utf8");
-const deploy = readme.slice(readme.indexOf("## Deploy to Cloudflare"), readme.indexOf("## Architecture"));
+const deploy = readFileSync(path.join(root, "docs/deploy.md"), "utf8");
+const configuration = readFileSync(path.join(root, "docs/configuration.md"), "utf8");
 
 /** Every value of `name = "…"` in the file (queues, buckets, databases). */
 const valuesOf = (name: string) => [...toml.matchAll(new RegExp(`^${name} = "([^"]+)"`, "gm"))].map((m) => m[1]);
@@ -34,7 +34,7 @@ describe("the Worker's zod, less its locales (scripts/zod-without-locales.mjs)",
   });
 });
 
-describe("the README's deploy walks a new account through everything wrangler.toml binds", () => {
+describe("docs/deploy.md walks a new account through everything wrangler.toml binds", () => {
   it("creates every queue, dead-letter queue, bucket and database", () => {
     const queues = new Set([...valuesOf("queue"), ...valuesOf("dead_letter_queue")]);
     expect(queues.size).toBeGreaterThanOrEqual(5);
@@ -48,7 +48,6 @@ describe("the README's deploy walks a new account through everything wrangler.to
     for (const secret of ["ADMIN_TOKEN", ...Object.values(SECRETS)]) {
       expect(deploy).toContain(`wrangler secret put ${secret}`);
     }
-    const configuration = readme.slice(readme.indexOf("## Configuration"), readme.indexOf("## Deploy to Cloudflare"));
     for (const secret of Object.values(SECRETS)) expect(configuration).toContain(`\`${secret}_PREVIOUS\``);
     expect(deploy).toContain("wrangler secret put CURSOR_SECRET_PREVIOUS");
     expect(toml).toMatch(/^PUBLIC_BASE_URL = /m);
