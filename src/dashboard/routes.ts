@@ -9,8 +9,9 @@ import { contentSecurityPolicy, DASHBOARD_PATH, dashboardPage, prefersHtml } fro
  */
 export const dashboardRoutes = new Hono<AppEnv>()
   .get("/", async (c, next) => {
-    if (!prefersHtml(c.req.header("accept"))) return next();
+    // Either answer depends on Accept: a cache in front must keep them apart.
     c.header("Vary", "Accept");
+    if (!prefersHtml(c.req.header("accept"))) return next();
     return c.redirect(DASHBOARD_PATH, 302);
   })
   .get(DASHBOARD_PATH, page)

@@ -90,6 +90,7 @@ describe("GET / by who asks", () => {
     ]) {
       const response = await api("/", { headers: accept ? { accept } : {}, redirect: "manual" });
       expect(response.status, accept).toBe(200);
+      expect(response.headers.get("vary")).toContain("Accept");
       expect(((await response.json()) as { openapi: string }).openapi).toBe("/v1/openapi.json");
     }
   });

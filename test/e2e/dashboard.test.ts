@@ -1,4 +1,6 @@
-import { mkdirSync, readFileSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -458,4 +460,60 @@ describe.skipIf(!available)("the dashboard in Chromium (contract section 18)", (
     expect(cspViolations).toEqual([]);
     expect(checked.length).toBeGreaterThanOrEqual(12);
   });
+
+  it("resumes an upload where it stopped when the same file is chosen again after a reload", async () => {
+    await page.getByLabel("Email").fill(EMAIL);
+    await page.getByLabel("Password").fill(PASSWORD);
+    await page.getByRole("button", { name: "Log in" }).click();
+    await page.getByRole("button", { name: "Log out" }).waitFor();
+    await page.goto(projectUrl);
+    await page.getByRole("heading", { name: "Videos" }).waitFor();
+    // A file on disk (its modification time is the same each time it is chosen), over one tus PATCH.
+    const file = path.join(mkdtempSync(path.join(tmpdir(), "dashboard-")), "long-take.mp4");
+    writeFileSync(file, Buffer.concat([Buffer.from(clip), randomBytes(20 * 1024 * 1024)]));
+    const offsets: string[] = [];
+    let patches = 0;
+    // The connection is lost after the first PATCH (16 MiB): every later one fails.
+    await page.route("**/tus/**", (route) => {
+      const request = route.request();
+      if (request.method() !== "PATCH") return route.continue();
+      patches += 1;
+      offsets.push(request.headers()["upload-offset"] ?? "");
+      return patches > 1 ? route.abort("connectionreset") : route.continue();
+    });
+    await page.getByLabel("Upload video").setInputFiles(file);
+    await expect.poll(() => patches, { timeout: 30_000 }).toBeGreaterThan(1);
+    // Reloaded while the connection is still down (tus-js-client's retries are refused too).
+    await page.reload();
+    await page.getByRole("link", { name: "long-take", exact: true }).waitFor();
+    await page.unroute("**/tus/**");
+
+    const resumed: string[] = [];
+    page.on("request", (request) => {
+      if (request.url().includes("/tus/") && request.method() === "PATCH")
+        resumed.push(request.headers()["upload-offset"] ?? "");
+    });
+    await page.getByLabel("Upload video").setInputFiles(file);
+    await page
+      .getByText(/\(resumed\)|Uploaded/)
+      .first()
+      .waitFor();
+    await page.waitForFunction(
+      () =>
+        (document.querySelector('progress[aria-label="Uploading long-take.mp4"]') as HTMLProgressElement | null)
+          ?.value === 100,
+      null,
+      { timeout: 60_000 },
+    );
+    expect(offsets[0]).toBe("0");
+    expect(resumed[0]).toBe(String(16 * 1024 * 1024));
+    // One video, uploaded once: it goes on to encoding.
+    const projectId = new URL(projectUrl).pathname.split("/")[3];
+    const takes = async () => {
+      const list = await (await page.request.get(`${server.baseUrl}/v1/videos?projectId=${projectId}`)).json();
+      return list.data.filter((video: { title: string }) => video.title === "long-take") as { status: string }[];
+    };
+    expect(await takes()).toHaveLength(1);
+    await expect.poll(async () => (await takes())[0]?.status, { timeout: 30_000 }).not.toBe("waiting_for_upload");
+  }, 120_000);
 });
