@@ -79,6 +79,15 @@ export default defineConfig({
       },
       {
         test: {
+          // The dashboard's client-side logic (dashboard/, contract section 18): routes, forms'
+          // errors, uploads' titles and resume keys, paging, bulk results, settings patches, charts.
+          name: "dashboard",
+          include: ["dashboard/**/*.test.ts"],
+          environment: "node",
+        },
+      },
+      {
+        test: {
           // The encoder program (encoder/): units, and integration runs of the real server and
           // ffmpeg against a fake Worker.
           name: "encoder",

@@ -46,6 +46,53 @@ export const BUNDLED: Bundle[] = [
   },
 ];
 
+/**
+ * The dashboard (contract section 18, `dashboard/`): its Preact views, typed API client and tus
+ * uploads bundled into one script and one stylesheet, served under /vendor/dashboard/ to the page
+ * src/dashboard/page.ts answers at /dashboard.
+ */
+export const DASHBOARD = {
+  entry: path.join(root, "dashboard/main.tsx"),
+  sources: path.join(root, "dashboard"),
+  packages: ["preact", "openapi-fetch", "tus-js-client"],
+  to: "dashboard/dashboard.js",
+  style: "dashboard/dashboard.css",
+};
+
+/** The newest modification time of the dashboard's own files (its tests excepted). */
+function dashboardSourcesModified(): number {
+  let newest = -1;
+  for (const entry of readdirSync(DASHBOARD.sources, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile() || entry.name.endsWith(".test.ts")) continue;
+    newest = Math.max(newest, modified(path.join(entry.parentPath, entry.name)));
+  }
+  return newest;
+}
+
+function buildDashboard(wanted: Set<string>) {
+  const target = path.join(VENDOR, DASHBOARD.to);
+  const style = path.join(VENDOR, DASHBOARD.style);
+  wanted.add(target);
+  wanted.add(style);
+  const inputs = [
+    modified(fileURLToPath(import.meta.url)),
+    dashboardSourcesModified(),
+    ...DASHBOARD.packages.map((name) => modified(path.join(root, "node_modules", name, "package.json"))),
+  ];
+  if (Math.min(modifiedOrNever(target), modifiedOrNever(style)) >= Math.max(...inputs)) return;
+  buildSync({
+    entryPoints: [DASHBOARD.entry],
+    bundle: true,
+    minify: true,
+    format: "esm",
+    target: "es2022",
+    jsx: "automatic",
+    jsxImportSource: "preact",
+    outfile: target,
+    logLevel: "warning",
+  });
+}
+
 const modified = (file: string) => statSync(file).mtimeMs; // throws, naming the file, when it is missing
 
 function modifiedOrNever(file: string): number {
@@ -90,6 +137,7 @@ export function buildAssets() {
       logLevel: "warning",
     });
   }
+  buildDashboard(wanted);
   for (const entry of readdirSync(VENDOR, { recursive: true, withFileTypes: true })) {
     const file = path.join(entry.parentPath, entry.name);
     if (entry.isFile() && !wanted.has(file)) rmSync(file);

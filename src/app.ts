@@ -2,6 +2,7 @@ import { adminRoutes } from "./admin/routes";
 import { apiKeyRoutes } from "./api-keys/routes";
 import { authRoutes } from "./auth/routes";
 import { captionRoutes } from "./captions/routes";
+import { dashboardRoutes } from "./dashboard/routes";
 import { callbackRoutes } from "./encoding/pipeline/callback-routes";
 import { encodingRoutes } from "./encoding/routes";
 import { createBaseApp, finishApp } from "./http/app";
@@ -49,6 +50,8 @@ export function createApp() {
   app.route("/", callbackRoutes);
   // Public, outside /v1: tus upload URLs, whose token is their credential.
   app.route("/", tusRoutes);
+  // The dashboard's page (its script and style are static assets), and a browser's `GET /`.
+  app.route("/", dashboardRoutes);
   registerWebhookDocs(app.openAPIRegistry);
   return finishApp(app);
 }

@@ -66,12 +66,17 @@ async function resolveCaller<E extends AppEnv>(
   return { caller: { kind: "session", ...caller }, ownsProject };
 }
 
-/** Cookie-authenticated writes from a browser must come from this service or an allowed origin. */
+/**
+ * Cookie-authenticated writes from a browser must come from this service (the request's own origin,
+ * or PUBLIC_BASE_URL's: the dashboard it serves, with no configuration) or an allowed origin.
+ */
 function checkOrigin<E extends AppEnv>(c: Context<E>): void {
   const origin = c.req.header("origin");
   if (origin === undefined || !UNSAFE_METHODS.has(c.req.method)) return;
   const normalized = origin.replace(/\/$/, "");
-  if (c.var.config.allowedOrigins.has(normalized) || normalized === new URL(c.req.url).origin) return;
+  const { allowedOrigins, publicBaseUrl } = c.var.config;
+  if (allowedOrigins.has(normalized) || normalized === new URL(c.req.url).origin || normalized === publicBaseUrl)
+    return;
   throw new ApiError("forbidden_origin");
 }
 

@@ -1,0 +1,196 @@
+import { useCallback, useEffect, useId, useState } from "preact/hooks";
+import { api, type CaptionTrack, must, sendFile, type Video, withQuery } from "../api";
+import { Field, Problem } from "../components";
+import { captionsType } from "../embed";
+import { type FormProblems, messageOf, NO_PROBLEMS, problemsOf } from "../errors";
+
+type Scope = { projectId: string; mode: "live" | "test" };
+
+/** `Custom thumbnail` (a JPEG, PNG or WebP) and `Remove custom thumbnail` (contract section 7). */
+export function CustomThumbnail(props: { video: Video; scope: Scope; onChanged: () => void }) {
+  const id = useId();
+  const [error, setError] = useState<string | null>(null);
+  const [status, setStatus] = useState<string | null>(null);
+  const { video } = props;
+  const upload = async (file: File | undefined) => {
+    if (!file) return;
+    setError(null);
+    setStatus("Uploading…");
+    try {
+      await sendFile(
+        "PUT",
+        withQuery(`/v1/videos/${video.id}/thumbnail`, props.scope),
+        file,
+        file.type || "image/jpeg",
+      );
+      setStatus("Custom thumbnail saved.");
+      props.onChanged();
+    } catch (failure) {
+      setStatus(null);
+      setError(messageOf(failure));
+    }
+  };
+  const remove = async () => {
+    setError(null);
+    try {
+      await must(api.DELETE("/v1/videos/{id}/thumbnail", { params: { path: { id: video.id }, query: props.scope } }));
+      setStatus("Custom thumbnail removed: the poster frame is back.");
+      props.onChanged();
+    } catch (failure) {
+      setError(messageOf(failure));
+    }
+  };
+  const shown = video.visibility !== "private";
+  return (
+    <section class="card">
+      <h2>Thumbnail</h2>
+      <div class="thumb-row">
+        {shown && <img src={video.thumbnail.url} alt="The video's current thumbnail" width={160} height={90} />}
+        <div>
+          <p class="hint">
+            Now: {video.thumbnail.source === "custom" ? "a custom image" : "the automatic poster frame"}.
+          </p>
+          <div class="field">
+            <label for={id}>Custom thumbnail</label>
+            <input
+              id={id}
+              type="file"
+              accept="image/jpeg,image/png,image/webp"
+              aria-describedby={error ? `${id}-error` : undefined}
+              onChange={(event) => void upload(event.currentTarget.files?.[0])}
+            />
+            {error && (
+              <span id={`${id}-error`} class="error">
+                {error}
+              </span>
+            )}
+          </div>
+          <button type="button" disabled={video.thumbnail.source !== "custom"} onClick={remove}>
+            Remove custom thumbnail
+          </button>
+          {status && <p role="status">{status}</p>}
+        </div>
+      </div>
+    </section>
+  );
+}
+
+/** `Captions` (contract section 17): a `.vtt` or `.srt` file with its `Language`, and the tracks. */
+export function Captions(props: { video: Video; scope: Scope }) {
+  const id = useId();
+  const [tracks, setTracks] = useState<CaptionTrack[]>([]);
+  const [language, setLanguage] = useState("");
+  const [file, setFile] = useState<File | null>(null);
+  const [problems, setProblems] = useState<FormProblems>(NO_PROBLEMS);
+  const [listError, setListError] = useState<string | null>(null);
+  const videoId = props.video.id;
+  const load = useCallback(async () => {
+    try {
+      const list = await must(
+        api.GET("/v1/videos/{id}/captions", { params: { path: { id: videoId }, query: props.scope } }),
+      );
+      setTracks(list.data);
+    } catch (failure) {
+      setListError(messageOf(failure));
+    }
+  }, [videoId, props.scope.projectId, props.scope.mode]);
+  useEffect(() => {
+    void load();
+  }, [load]);
+
+  const add = async (event: Event) => {
+    event.preventDefault();
+    setProblems(NO_PROBLEMS);
+    const type = file ? captionsType(file.name) : null;
+    if (!file || !type) {
+      setProblems({ form: null, fields: { file: "Choose a .vtt or .srt file." } });
+      return;
+    }
+    if (!language.trim()) {
+      setProblems({ form: null, fields: { language: "Type the captions' language, e.g. en or pt-BR." } });
+      return;
+    }
+    try {
+      const path = `/v1/videos/${videoId}/captions/${encodeURIComponent(language.trim())}`;
+      await sendFile("PUT", withQuery(path, props.scope), file, type);
+      setLanguage("");
+      await load();
+    } catch (failure) {
+      const found = problemsOf(failure, ["language", "label"]);
+      setProblems(found);
+    }
+  };
+  const remove = async (track: CaptionTrack) => {
+    try {
+      await must(
+        api.DELETE("/v1/videos/{id}/captions/{language}", {
+          params: { path: { id: videoId, language: track.language }, query: props.scope },
+        }),
+      );
+      await load();
+    } catch (failure) {
+      setListError(messageOf(failure));
+    }
+  };
+  return (
+    <section class="card">
+      <h2>Captions</h2>
+      <Problem message={listError} />
+      {tracks.length === 0 ? (
+        <p class="hint">No captions yet.</p>
+      ) : (
+        <table class="simple">
+          <thead>
+            <tr>
+              <th scope="col">Language</th>
+              <th scope="col">Label</th>
+              <th scope="col">
+                <span class="visually-hidden">Actions</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {tracks.map((track) => (
+              <tr key={track.language}>
+                <td>{track.language}</td>
+                <td>{track.label}</td>
+                <td>
+                  <button type="button" onClick={() => remove(track)}>
+                    Delete
+                  </button>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <form noValidate onSubmit={add}>
+        <div class="field">
+          <label for={id}>Captions</label>
+          <input
+            id={id}
+            type="file"
+            accept=".vtt,.srt,text/vtt,application/x-subrip"
+            aria-describedby={problems.fields.file ? `${id}-error` : undefined}
+            onChange={(event) => setFile(event.currentTarget.files?.[0] ?? null)}
+          />
+          {problems.fields.file && (
+            <span id={`${id}-error`} class="error">
+              {problems.fields.file}
+            </span>
+          )}
+        </div>
+        <Field
+          label="Language"
+          name="language"
+          placeholder="en"
+          value={language}
+          onInput={(event) => setLanguage(event.currentTarget.value)}
+          error={problems.fields.language}
+        />
+        <Problem message={problems.form} />
+        <button type="submit">Add captions</button>
+      </form>
+    </section>
+  );
+}

@@ -1,0 +1,519 @@
+import { randomBytes } from "node:crypto";
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { launchChromium, requireChromium } from "./chromium.ts";
+import { horizontalOverflow, seriousViolations, tabTo } from "./dashboard-support.ts";
+import { clip as makeClip } from "./media.ts";
+import { startReceiver } from "./receiver.ts";
+import { type DevServer, E2E_ADMIN_TOKEN, startDevServer } from "./server.ts";
+
+/**
+ * The dashboard (contract section 18) as a person uses it, in Debian's Chromium against a real
+ * `wrangler dev` with the real encoder: every step found by its accessible name, axe-core on every
+ * view, a 360 px phone, the keyboard alone for an upload and a bulk delete. It writes the
+ * screenshots docs/dashboard.md shows.
+ */
+const available = requireChromium("the dashboard test");
+const ROOT = path.resolve(import.meta.dirname, "../..");
+const DOCS = path.join(ROOT, "docs");
+const THUMBNAIL = readFileSync(path.join(ROOT, "test/fixtures/images/baseline.jpg"));
+const CAPTIONS = "WEBVTT\n\n00:00:00.000 --> 00:00:02.000\nHello from the dashboard\n";
+const EMAIL = `dash-${Date.now()}@example.com`;
+const PASSWORD = "a dashboard password";
+
+let server: DevServer;
+let browser: Browser;
+let context: BrowserContext;
+let page: Page;
+let clip: Uint8Array;
+let projectUrl = "";
+const cspViolations: string[] = [];
+const checked: string[] = [];
+
+/** axe on the view as it is now, no serious or critical violation; and `Log out` where signed in. */
+async function checkView(name: string, options: { signedIn?: boolean } = {}) {
+  expect(await seriousViolations(page), name).toEqual([]);
+  if (options.signedIn !== false)
+    await expect(page.getByRole("button", { name: "Log out" }).isVisible()).resolves.toBe(true);
+  checked.push(name);
+}
+
+async function rowStatus(title: string): Promise<string> {
+  const cell = page.getByRole("row", { name: new RegExp(title) }).locator("td[data-label=Status]");
+  return ((await cell.textContent()) ?? "").trim();
+}
+
+async function clipboard(): Promise<string> {
+  return page.evaluate(() => navigator.clipboard.readText());
+}
+
+describe.skipIf(!available)("the dashboard in Chromium (contract section 18)", () => {
+  beforeAll(async () => {
+    mkdirSync(DOCS, { recursive: true });
+    clip = await makeClip({ width: 320, height: 180, seconds: 3, audio: true });
+    server = await startDevServer();
+    browser = await launchChromium();
+    context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: server.baseUrl });
+    page = await context.newPage();
+    page.on("console", (message) => {
+      if (message.text().includes("Content Security Policy")) cspViolations.push(message.text());
+    });
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await server?.stop();
+  });
+
+  it("signs up, waits for approval, is approved in /dashboard/operator, logs in and creates a project", async () => {
+    const started = Date.now();
+    await page.goto(`${server.baseUrl}/`);
+    expect(new URL(page.url()).pathname).toBe("/dashboard");
+    await page.getByRole("button", { name: "Log in" }).waitFor();
+    console.log(`dashboard: navigation to the sign-in form usable in ${Date.now() - started} ms`);
+    await checkView("signed out", { signedIn: false });
+
+    // An error in words next to its field; what was typed stays.
+    await page.getByLabel("Email").fill(EMAIL);
+    await page.getByLabel("Password").fill("short");
+    await page.getByRole("button", { name: "Sign up" }).click();
+    await expect(
+      page
+        .getByText(/at least 10|>=10|too small/i)
+        .first()
+        .isVisible(),
+    ).resolves.toBe(true);
+    expect(await page.getByLabel("Email").inputValue()).toBe(EMAIL);
+
+    await page.getByLabel("Password").fill(PASSWORD);
+    await page.getByRole("button", { name: "Sign up" }).click();
+    await page
+      .getByText(/approval/)
+      .first()
+      .waitFor();
+    await page.getByRole("button", { name: "Log in" }).click();
+    await page.getByRole("heading", { name: "Waiting for approval" }).waitFor();
+    expect(await page.getByText(/approval by an operator/).isVisible()).toBe(true);
+    await checkView("waiting for approval");
+
+    // The operator, in another tab: the token is kept in the tab's memory only.
+    const operator = await context.newPage();
+    await operator.goto(`${server.baseUrl}/dashboard/operator`);
+    await operator.getByLabel("Operator token").fill(E2E_ADMIN_TOKEN);
+    await operator.getByRole("button", { name: "Show accounts" }).click();
+    const row = operator.getByRole("row", { name: new RegExp(EMAIL) });
+    await row.waitFor();
+    expect(await operator.getByRole("heading", { name: "Waiting for approval" }).isVisible()).toBe(true);
+    const stored = await operator.evaluate(() =>
+      JSON.stringify([{ ...localStorage }, { ...sessionStorage }, document.cookie]),
+    );
+    expect(stored).not.toContain(E2E_ADMIN_TOKEN);
+    expect(JSON.stringify(await context.cookies())).not.toContain(E2E_ADMIN_TOKEN);
+    expect(await seriousViolations(operator)).toEqual([]);
+    await row.getByRole("button", { name: "Approve" }).click();
+    await operator.getByText(`${EMAIL}: approved.`).waitFor();
+    await operator.close();
+
+    await page.getByRole("button", { name: "Check again" }).click();
+    await page.getByRole("heading", { name: "Projects" }).waitFor();
+    await checkView("projects");
+    await page.getByRole("button", { name: "New project" }).click();
+    await page.getByRole("button", { name: "Create project" }).click();
+    await page.locator(".field .error").first().waitFor();
+    await page.getByLabel("Project name").fill("Demo project");
+    await page.getByRole("button", { name: "Create project" }).click();
+    await page.getByRole("heading", { name: "Videos" }).waitFor();
+    projectUrl = page.url();
+    await page.getByText("Demo project", { exact: true }).waitFor();
+    for (const name of ["Videos", "API keys", "Webhooks", "Encoding settings"]) {
+      expect(await page.getByRole("link", { name, exact: true }).isVisible(), name).toBe(true);
+    }
+    await checkView("videos (empty)");
+  });
+
+  it("switches test mode on, with its banner, and off", async () => {
+    const toggle = page.getByRole("switch", { name: "Test mode" });
+    await toggle.check();
+    await page.getByText(/Test mode: the lists show test objects only/).waitFor();
+    await checkView("videos in test mode");
+    await toggle.uncheck();
+    await page.getByText(/Test mode: the lists/).waitFor({ state: "detached" });
+  });
+
+  it("uploads over tus with a progress bar to 100, and the status turns ready without a reload", async () => {
+    await page
+      .getByLabel("Upload video")
+      .setInputFiles({ name: "first-clip.mp4", mimeType: "video/mp4", buffer: Buffer.from(clip) });
+    const bar = page.getByRole("progressbar", { name: "Uploading first-clip.mp4" });
+    await bar.waitFor();
+    await page.waitForFunction(
+      () =>
+        (document.querySelector('progress[aria-label="Uploading first-clip.mp4"]') as HTMLProgressElement | null)
+          ?.value === 100,
+      null,
+      { timeout: 30_000 },
+    );
+    await page.getByRole("link", { name: "first-clip", exact: true }).waitFor({ timeout: 10_000 });
+    await page.waitForFunction(
+      () => document.querySelector("td[data-label=Status]")?.textContent?.trim() === "ready",
+      null,
+      { timeout: 90_000, polling: 250 },
+    );
+    expect(await rowStatus("first-clip")).toBe("ready");
+
+    // The keyboard alone: Tab to the file input, Space opens the chooser.
+    const chooser = page.waitForEvent("filechooser");
+    await tabTo(page, page.getByLabel("Upload video"));
+    await page.keyboard.press("Space");
+    await (await chooser).setFiles({ name: "second-clip.mp4", mimeType: "video/mp4", buffer: Buffer.from(clip) });
+    await page.waitForFunction(
+      () =>
+        (document.querySelector('progress[aria-label="Uploading second-clip.mp4"]') as HTMLProgressElement | null)
+          ?.value === 100,
+      null,
+      { timeout: 30_000 },
+    );
+    await page.getByRole("link", { name: "second-clip", exact: true }).waitFor({ timeout: 10_000 });
+    await checkView("videos with uploads");
+  }, 180_000);
+
+  it("runs a bulk action with each item's result", async () => {
+    await page.getByRole("checkbox", { name: "first-clip", exact: true }).check();
+    await page.getByRole("checkbox", { name: "second-clip", exact: true }).check();
+    await page.getByRole("button", { name: "Make unlisted" }).click();
+    await page.getByText("first-clip: Made unlisted").waitFor();
+    await page.getByText("second-clip: Made unlisted").waitFor();
+    await page.waitForFunction(() =>
+      Array.from(document.querySelectorAll("td[data-label=Visibility]")).every(
+        (cell) => cell.textContent === "unlisted",
+      ),
+    );
+    await page.getByRole("checkbox", { name: "first-clip", exact: true }).uncheck();
+    await page.getByRole("checkbox", { name: "second-clip", exact: true }).uncheck();
+    await page.waitForFunction(
+      () => document.querySelector("td[data-label=Status]")?.textContent?.trim() === "ready",
+      null,
+      {
+        timeout: 90_000,
+      },
+    );
+    await page.screenshot({ path: path.join(DOCS, "dashboard-videos.png") });
+  }, 120_000);
+
+  it("edits a video on its page: title, visibility, thumbnail, captions, embed code, playback link", async () => {
+    await page.getByRole("link", { name: "first-clip", exact: true }).click();
+    await page.getByRole("heading", { name: "first-clip" }).waitFor();
+    await page.locator("iframe.player").waitFor();
+    expect(await page.locator("iframe.player").getAttribute("src")).toContain("/embed/");
+    expect(await page.getByText("Renditions", { exact: true }).isVisible()).toBe(true);
+    await checkView("video");
+
+    await page.getByLabel("Title").fill("Renamed clip");
+    await page.getByRole("button", { name: "Save", exact: true }).click();
+    await page.getByRole("heading", { name: "Renamed clip" }).waitFor();
+    await page.getByLabel("Visibility").selectOption("public");
+    await page.getByText("Visibility saved.").waitFor();
+
+    await page
+      .getByLabel("Custom thumbnail")
+      .setInputFiles({ name: "poster.jpg", mimeType: "image/jpeg", buffer: THUMBNAIL });
+    await page.getByText("Custom thumbnail saved.").waitFor();
+    await page.getByText("Now: a custom image.").waitFor();
+    await page.getByRole("button", { name: "Remove custom thumbnail" }).click();
+    await page.getByText("Now: the automatic poster frame.").waitFor();
+
+    await page
+      .getByLabel("Captions")
+      .setInputFiles({ name: "en.vtt", mimeType: "text/vtt", buffer: Buffer.from(CAPTIONS) });
+    await page.getByLabel("Language").fill("en");
+    await page.getByRole("button", { name: "Add captions" }).click();
+    const track = page.getByRole("row", { name: /English/ });
+    await track.waitFor();
+    await track.getByRole("button", { name: "Delete" }).click();
+    await track.waitFor({ state: "detached" });
+
+    await page.getByRole("button", { name: "Copy embed code" }).click();
+    await page.getByText("Embed code copied.").waitFor();
+    const code = await clipboard();
+    expect(code).toMatch(/^<iframe src="http:\/\/127\.0\.0\.1:\d+\/embed\/[0-9A-Z]{26}"/);
+
+    await page.getByRole("button", { name: "Create playback link" }).click();
+    const link = await page.getByLabel("Playback link").inputValue();
+    expect(link).toMatch(/\/play\/[^/]+\/.*\.m3u8$/);
+    expect((await fetch(link)).status).toBe(200);
+    await page.screenshot({ path: path.join(DOCS, "dashboard-video.png"), fullPage: true });
+  }, 60_000);
+
+  it("creates an API key shown once, copies and revokes it", async () => {
+    await page.getByRole("link", { name: "API keys", exact: true }).click();
+    await page.getByRole("heading", { name: "API keys" }).waitFor();
+    await page.getByRole("button", { name: "Create API key" }).click();
+    await page.getByLabel("Key name").fill("ci server");
+    await page.getByRole("checkbox", { name: "write" }).uncheck();
+    await page.getByRole("radio", { name: "Test" }).check();
+    await page.getByRole("button", { name: "Create key" }).click();
+    const field = page.getByRole("textbox", { name: "API key" });
+    await field.waitFor();
+    const key = await field.inputValue();
+    expect(key).toMatch(/^svc_test_/);
+    expect(await field.getAttribute("readonly")).not.toBeNull();
+    await page.getByRole("button", { name: "Copy", exact: true }).click();
+    expect(await clipboard()).toBe(key);
+    await checkView("API keys");
+    const asKey = () => fetch(`${server.baseUrl}/v1/videos`, { headers: { authorization: `Bearer ${key}` } });
+    expect((await asKey()).status).toBe(200);
+    await page.getByRole("button", { name: "Done" }).click();
+    expect(await page.content()).not.toContain(key);
+
+    await page
+      .getByRole("row", { name: /ci server/ })
+      .getByRole("button", { name: "Revoke" })
+      .click();
+    await page.getByRole("dialog").getByRole("button", { name: "Revoke" }).click();
+    await page.getByText("No API keys yet.").waitFor();
+    expect((await asKey()).status).toBe(401);
+  });
+
+  it("manages a webhook endpoint and its deliveries, and deletes videos in bulk with the keyboard alone", async () => {
+    const receiver = await startReceiver(500);
+    try {
+      await page.getByRole("link", { name: "Webhooks", exact: true }).click();
+      await page.getByRole("heading", { name: "Webhooks" }).waitFor();
+      await page.getByRole("button", { name: "Add endpoint" }).click();
+      await page.getByLabel("Endpoint URL").fill("not a url");
+      await page.getByRole("button", { name: "Create endpoint" }).click();
+      await page.locator(".field .error").first().waitFor();
+      expect(await page.getByLabel("Endpoint URL").inputValue()).toBe("not a url");
+      await page.getByLabel("Endpoint URL").fill(receiver.url());
+      await page.getByRole("checkbox", { name: "video.ready" }).uncheck();
+      await page.getByRole("button", { name: "Create endpoint" }).click();
+      const secret = await page.getByLabel("Signing secret").inputValue();
+      expect(secret).toMatch(/^whsec_/);
+      await page.getByRole("button", { name: "Done" }).click();
+      await page.getByRole("button", { name: "Rotate secret" }).click();
+      await page.getByLabel("Signing secret").waitFor();
+      const rotated = await page.getByLabel("Signing secret").inputValue();
+      expect(rotated).toMatch(/^whsec_/);
+      expect(rotated).not.toBe(secret);
+      await page.getByRole("button", { name: "Done" }).click();
+      await page.getByRole("button", { name: "Disable" }).click();
+      await page.getByRole("button", { name: "Enable" }).click();
+      await page.getByRole("button", { name: "Disable" }).waitFor();
+      await checkView("webhooks");
+
+      // A bulk delete, the keyboard alone: Tab to the row's checkbox, Space; Tab to the button,
+      // Enter; the dialog's Delete has the focus, Enter.
+      await page.getByRole("link", { name: "Videos", exact: true }).click();
+      const box = page.getByRole("checkbox", { name: "second-clip", exact: true });
+      await box.waitFor();
+      await page.locator("body").focus();
+      await tabTo(page, box);
+      await page.keyboard.press("Space");
+      expect(await box.isChecked()).toBe(true);
+      await page.keyboard.down("Shift");
+      await tabTo(page, page.getByRole("button", { name: "Delete selected" }));
+      await page.keyboard.up("Shift");
+      await page.keyboard.press("Enter");
+      const dialog = page.getByRole("dialog");
+      await dialog.waitFor();
+      await checkView("delete dialog");
+      expect(await dialog.getByRole("button", { name: "Delete" }).evaluate((b) => b === document.activeElement)).toBe(
+        true,
+      );
+      await page.keyboard.press("Enter");
+      await page.getByText("second-clip: Deleted").waitFor();
+      await page.getByRole("link", { name: "second-clip", exact: true }).waitFor({ state: "detached" });
+
+      // Its video.deleted went to the endpoint, which answered 500: a failed attempt to retry.
+      await expect.poll(() => receiver.received.length, { timeout: 20_000 }).toBeGreaterThan(0);
+      await page.getByRole("link", { name: "Webhooks", exact: true }).click();
+      await page.getByRole("link", { name: "Deliveries" }).click();
+      await page.getByRole("heading", { name: "Deliveries" }).waitFor();
+      await page.getByLabel("State").selectOption("failed");
+      await page.getByLabel("Event type").selectOption("video.deleted");
+      const failed = page.locator("tbody tr", { hasText: "failed" }).filter({ hasText: "video.deleted" }).first();
+      await expect
+        .poll(
+          async () => {
+            await page.getByRole("button", { name: "Refresh" }).click();
+            return failed.isVisible();
+          },
+          { timeout: 20_000 },
+        )
+        .toBe(true);
+      expect(await failed.textContent()).toContain("500");
+      await checkView("deliveries");
+      receiver.answers.push(204);
+      await failed.getByRole("button", { name: "Retry" }).click();
+      await page.getByText(/A new attempt of video\.deleted was queued/).waitFor();
+      await page.getByLabel("State").selectOption("succeeded");
+      await expect
+        .poll(
+          async () => {
+            await page.getByRole("button", { name: "Refresh" }).click();
+            return page.getByRole("row", { name: /video\.deleted/ }).count();
+          },
+          { timeout: 20_000 },
+        )
+        .toBeGreaterThan(0);
+      expect(await page.getByRole("button", { name: "Next page" }).isDisabled()).toBe(true);
+
+      await page.getByRole("link", { name: "Back to webhooks" }).click();
+      await page.getByRole("button", { name: "Delete" }).click();
+      await page.getByRole("dialog").getByRole("button", { name: "Delete" }).click();
+      await page.getByText("No endpoints yet.").waitFor();
+    } finally {
+      await receiver.close();
+    }
+  }, 120_000);
+
+  it("saves encoding settings, and shows a change made elsewhere instead of overwriting it", async () => {
+    await page.getByRole("link", { name: "Encoding settings", exact: true }).click();
+    await page.getByRole("heading", { name: "Encoding settings" }).waitFor();
+    await page.getByRole("checkbox", { name: "480p" }).check();
+    await page.getByRole("button", { name: "Save settings" }).click();
+    await page.getByText("Settings saved.").first().waitFor();
+    await checkView("encoding settings");
+
+    // Elsewhere (another tab, a script): MP4 fallback on.
+    const projectId = new URL(projectUrl).pathname.split("/")[3];
+    const elsewhere = await page.request.patch(`${server.baseUrl}/v1/projects/${projectId}/encoding-settings`, {
+      data: { mp4FallbackEnabled: true },
+    });
+    expect(elsewhere.status()).toBe(200);
+    await page.getByRole("checkbox", { name: "240p" }).check();
+    await page.getByRole("button", { name: "Save settings" }).click();
+    await page.getByText(/changed elsewhere/).waitFor();
+    expect(await page.getByText(/Your changes were: resolutions 240p, 360p, 480p/).isVisible()).toBe(true);
+    expect(await page.getByRole("checkbox", { name: "MP4 fallback" }).isChecked()).toBe(true);
+    expect(await page.getByRole("checkbox", { name: "240p" }).isChecked()).toBe(false);
+    const stored = await (
+      await page.request.get(`${server.baseUrl}/v1/projects/${projectId}/encoding-settings`)
+    ).json();
+    expect(stored.enabledResolutions).toEqual(["360p", "480p", "720p", "1080p"]);
+    await page.screenshot({ path: path.join(DOCS, "dashboard-settings.png"), fullPage: true });
+  });
+
+  it("shows the analytics view, and fits a 360 px phone on every view with no sideways scroll", async () => {
+    await page.getByRole("link", { name: "Analytics", exact: true }).click();
+    await page.getByRole("heading", { name: "Analytics" }).waitFor();
+    await checkView("analytics");
+
+    const phone = await browser.newContext({
+      viewport: { width: 360, height: 780 },
+      storageState: await context.storageState(),
+    });
+    const small = await phone.newPage();
+    try {
+      const base = new URL(projectUrl).pathname;
+      for (const view of ["", "/api-keys", "/webhooks", "/encoding-settings", "/analytics"]) {
+        await small.goto(`${server.baseUrl}${base}${view}`);
+        await small.getByRole("button", { name: "Log out" }).waitFor();
+        await small.getByText("Loading…").first().waitFor({ state: "detached" });
+        expect(await horizontalOverflow(small), view || "videos").toBeLessThanOrEqual(0);
+        if (view === "") {
+          await small.getByRole("link", { name: "Renamed clip" }).waitFor();
+          await small.screenshot({ path: path.join(DOCS, "dashboard-phone.png"), fullPage: true });
+          await small.getByRole("link", { name: "Renamed clip" }).click();
+          await small.getByRole("heading", { name: "Renamed clip" }).waitFor();
+          expect(await horizontalOverflow(small), "video").toBeLessThanOrEqual(0);
+        }
+      }
+      await small.goto(`${server.baseUrl}/dashboard/operator`);
+      await small.getByLabel("Operator token").waitFor();
+      expect(await horizontalOverflow(small), "operator").toBeLessThanOrEqual(0);
+    } finally {
+      await phone.close();
+    }
+  });
+
+  it("deletes a video from its page after the dialog, and logs out", async () => {
+    // Figures for docs/dashboard.md: a signed-in navigation to the videos view until its table is
+    // usable, and what the open view then asks of the Worker while it sits there.
+    const started = Date.now();
+    await page.goto(projectUrl);
+    await page.getByRole("link", { name: "Renamed clip" }).waitFor();
+    const usable = Date.now() - started;
+    const polls: string[] = [];
+    const listen = (request: { url(): string }) => {
+      if (new URL(request.url()).origin === server.baseUrl) polls.push(new URL(request.url()).pathname);
+    };
+    page.on("request", listen);
+    await page.waitForTimeout(15_000);
+    page.off("request", listen);
+    console.log(
+      `dashboard: videos view usable ${usable} ms after navigation; open for 15 s it made ${polls.length} requests (${[...new Set(polls)].join(", ")})`,
+    );
+    expect(polls.every((path) => path === "/v1/videos")).toBe(true);
+    expect(polls.length).toBeGreaterThanOrEqual(4);
+
+    await page.getByRole("link", { name: "Renamed clip" }).click();
+    await page.getByRole("button", { name: "Delete video" }).click();
+    await page.getByRole("dialog").getByRole("button", { name: "Delete" }).click();
+    await page.getByRole("heading", { name: "Videos" }).waitFor();
+    await page.getByText("No videos yet.", { exact: false }).waitFor();
+    await page.getByRole("button", { name: "Log out" }).click();
+    await page.getByRole("button", { name: "Log in" }).waitFor();
+    expect(cspViolations).toEqual([]);
+    expect(checked.length).toBeGreaterThanOrEqual(12);
+  });
+
+  it("resumes an upload where it stopped when the same file is chosen again after a reload", async () => {
+    await page.getByLabel("Email").fill(EMAIL);
+    await page.getByLabel("Password").fill(PASSWORD);
+    await page.getByRole("button", { name: "Log in" }).click();
+    await page.getByRole("button", { name: "Log out" }).waitFor();
+    await page.goto(projectUrl);
+    await page.getByRole("heading", { name: "Videos" }).waitFor();
+    // A file on disk (its modification time is the same each time it is chosen), over one tus PATCH.
+    const file = path.join(mkdtempSync(path.join(tmpdir(), "dashboard-")), "long-take.mp4");
+    writeFileSync(file, Buffer.concat([Buffer.from(clip), randomBytes(20 * 1024 * 1024)]));
+    const offsets: string[] = [];
+    let patches = 0;
+    // The connection is lost after the first PATCH (16 MiB): every later one fails.
+    await page.route("**/tus/**", (route) => {
+      const request = route.request();
+      if (request.method() !== "PATCH") return route.continue();
+      patches += 1;
+      offsets.push(request.headers()["upload-offset"] ?? "");
+      return patches > 1 ? route.abort("connectionreset") : route.continue();
+    });
+    await page.getByLabel("Upload video").setInputFiles(file);
+    await expect.poll(() => patches, { timeout: 30_000 }).toBeGreaterThan(1);
+    // Reloaded while the connection is still down (tus-js-client's retries are refused too).
+    await page.reload();
+    await page.getByRole("link", { name: "long-take", exact: true }).waitFor();
+    await page.unroute("**/tus/**");
+
+    const resumed: string[] = [];
+    page.on("request", (request) => {
+      if (request.url().includes("/tus/") && request.method() === "PATCH")
+        resumed.push(request.headers()["upload-offset"] ?? "");
+    });
+    await page.getByLabel("Upload video").setInputFiles(file);
+    await page
+      .getByText(/\(resumed\)|Uploaded/)
+      .first()
+      .waitFor();
+    await page.waitForFunction(
+      () =>
+        (document.querySelector('progress[aria-label="Uploading long-take.mp4"]') as HTMLProgressElement | null)
+          ?.value === 100,
+      null,
+      { timeout: 60_000 },
+    );
+    expect(offsets[0]).toBe("0");
+    expect(resumed[0]).toBe(String(16 * 1024 * 1024));
+    // One video, uploaded once: it goes on to encoding.
+    const projectId = new URL(projectUrl).pathname.split("/")[3];
+    const takes = async () => {
+      const list = await (await page.request.get(`${server.baseUrl}/v1/videos?projectId=${projectId}`)).json();
+      return list.data.filter((video: { title: string }) => video.title === "long-take") as { status: string }[];
+    };
+    expect(await takes()).toHaveLength(1);
+    await expect.poll(async () => (await takes())[0]?.status, { timeout: 30_000 }).not.toBe("waiting_for_upload");
+  }, 120_000);
+});
