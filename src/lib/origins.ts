@@ -60,21 +60,17 @@ function fits(pattern: string, origin: string): boolean {
 
 /**
  * Whether a request with these headers may play: any when the list is empty or the request names
- * no origin (native apps send neither header), else only an origin of the list.
+ * no origin (native apps send neither header), else only an origin of the list or `ownOrigin` (the
+ * service's own pages: the embed page plays from there).
  */
-export function originAllowed(allowedOrigins: readonly string[], headers: Headers): boolean {
+export function originAllowed(allowedOrigins: readonly string[], headers: Headers, ownOrigin?: string): boolean {
   if (allowedOrigins.length === 0) return true;
   const origin = requestOrigin(headers);
-  if (origin === null) return true;
+  if (origin === null || origin === ownOrigin) return true;
   return allowedOrigins.some((pattern) => fits(pattern, origin));
 }
 
 /** The allowed origins as a CSP `frame-ancestors` source list: `*` when any may frame. */
 export function frameAncestors(allowedOrigins: readonly string[]): string {
   return allowedOrigins.length === 0 ? "*" : allowedOrigins.join(" ");
-}
-
-/** Both lists apply to a token's request: the video's and the token's own. */
-export function originAllowedByAll(lists: readonly (readonly string[])[], headers: Headers): boolean {
-  return lists.every((list) => originAllowed(list, headers));
 }

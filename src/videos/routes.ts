@@ -149,7 +149,16 @@ export const videoRoutes = createRouter()
   .openapi(
     list,
     async (c) => {
-      const { status, visibility, tag, search, createdAfter, createdBefore, metadata: _declared, ...query } = c.req.valid("query");
+      const {
+        status,
+        visibility,
+        tag,
+        search,
+        createdAfter,
+        createdBefore,
+        metadata: _declared,
+        ...query
+      } = c.req.valid("query");
       const { tenant } = c.var;
       const filter: VideoFilter = {
         status,

@@ -148,7 +148,8 @@ export const VideoFilterSchema = z.object({
     .optional()
     .openapi({
       param: { style: "deepObject", explode: true },
-      description: "`metadata[<key>]=<value>`: only videos whose metadata has that exact pair (repeatable for other keys)",
+      description:
+        "`metadata[<key>]=<value>`: only videos whose metadata has that exact pair (repeatable for other keys)",
       example: { team: "blue" },
     }),
   createdAfter: queryTimestamp("Only videos created after this instant (exclusive)"),

@@ -1226,6 +1226,24 @@ export interface components {
              * @example 3600
              */
             expiresIn?: number;
+            /**
+             * @description A range bound in the token (contract §19): its playlists list only the segments covering it
+             * @example 10
+             */
+            start?: number;
+            /**
+             * @description The range's end, at most the duration
+             * @example 20
+             */
+            end?: number;
+            /**
+             * @description The token's own allowed origins, beside the video's (both apply)
+             * @example [
+             *       "https://example.com",
+             *       "https://*.example.com"
+             *     ]
+             */
+            allowedOrigins?: string[];
         };
         DirectUpload: {
             /**
@@ -8644,7 +8662,13 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "expiresIn": 3600
+                 *       "expiresIn": 3600,
+                 *       "start": 10,
+                 *       "end": 20,
+                 *       "allowedOrigins": [
+                 *         "https://example.com",
+                 *         "https://*.example.com"
+                 *       ]
                  *     }
                  */
                 "application/json": components["schemas"]["PlaybackTokenRequest"];
