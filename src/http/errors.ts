@@ -39,6 +39,7 @@ export const ERRORS = {
     message: "This video is private: play it through a playback token's URLs (POST /v1/videos/{id}/playback-tokens).",
   },
   invalid_playback_token: { status: 403, message: "The playback token is not valid or has expired." },
+  origin_not_allowed: { status: 403, message: "This video may not be played from this origin." },
   not_found: { status: 404, message: "Not found." },
   video_not_found: { status: 404, message: "No such video." },
   endpoint_not_found: { status: 404, message: "No such webhook endpoint." },

@@ -101,7 +101,12 @@ export const OPENAPI_DOCUMENT = {
         "quality and speed menus, storyboard previews, keyboard shortcuts, picture-in-picture, fullscreen). A private " +
         "video's id URLs answer 403 `playback_token_required`: mint a token, which stands in the path in place of " +
         "the id until it expires (403 `invalid_playback_token` once altered or expired). Unknown, deleted or not " +
-        "ready: 404 `not_found`. These public URLs need no credential and are not operations of this document.",
+        "ready: 404 `not_found`. A video (or a token) with `allowedOrigins` answers 403 `origin_not_allowed` to a " +
+        "request whose `Origin` (else `Referer`'s origin) it does not allow (neither header: allowed), and its embed " +
+        "page sends `Content-Security-Policy: frame-ancestors` with those origins. `master.m3u8?start=&end=` " +
+        "(seconds) is the video cut to the segments covering that span; a token may bind such a range, which the " +
+        "query cannot widen (400 `invalid_query` for a bad or out-of-range value). " +
+        "These public URLs need no credential and are not operations of this document.",
     },
     {
       name: "Webhooks",

@@ -5,6 +5,8 @@ import { tracksStatement } from "../captions/queries";
 import type { AppEnv } from "../http/context";
 import { ApiError } from "../http/errors";
 import { publicOrigin } from "../http/public-url";
+import { frameAncestors } from "../lib/origins";
+import { allowedOriginsOf } from "../videos/model";
 import { EMBED_PATH, PLAY_PATH, playbackThumbnailUrl } from "../videos/urls";
 import { playableVideoWith } from "./subject";
 
@@ -48,6 +50,15 @@ const STYLE = `
 `;
 
 /**
+ * The page's framing rule (contract §19): a `frame-ancestors` policy per list that restricts (the
+ * video's, the token's), each enforced, so only an origin both allow may frame it; none when any may.
+ */
+function frameAncestorsHeader(...lists: string[][]): Record<string, string[]> {
+  const policies = lists.filter((list) => list.length > 0).map((list) => `frame-ancestors ${frameAncestors(list)}`);
+  return policies.length === 0 ? {} : { "content-security-policy": policies };
+}
+
+/**
  * `GET /embed/<videoId or token>` (contract sections 12 and 17): a player page to put in an iframe,
  * with nothing loaded from elsewhere. Media Chrome gives it its controls: play, seek with
  * storyboard previews on the timeline (`storyboard.vtt`, when the video has one), volume, time,
@@ -62,7 +73,11 @@ const STYLE = `
 export const embedRoutes = new Hono<AppEnv>().get(`${EMBED_PATH}/:subject`, async (c) => {
   const subject = c.req.param("subject");
   try {
-    const { row, also: tracks } = await playableVideoWith<CaptionRow>(c, subject, { fresh: true }, tracksStatement);
+    const {
+      row,
+      also: tracks,
+      grant,
+    } = await playableVideoWith<CaptionRow>(c, subject, { fresh: true }, tracksStatement);
     const origin = publicOrigin(c);
     const poster = playbackThumbnailUrl(origin, subject);
     const root = `${origin}${PLAY_PATH}/${subject}`;
@@ -137,7 +152,7 @@ export const embedRoutes = new Hono<AppEnv>().get(`${EMBED_PATH}/:subject`, asyn
   </body>
 </html>`,
       200,
-      { "cache-control": "no-cache" },
+      { "cache-control": "no-cache", ...frameAncestorsHeader(allowedOriginsOf(row), grant.allowedOrigins ?? []) },
     );
   } catch (error) {
     if (!(error instanceof ApiError)) throw error;

@@ -16,13 +16,13 @@ export function variantUri(resolution: string): string {
  * The master playlist: one variant per rendition, lowest first, with the BANDWIDTH no segment
  * exceeds, its RESOLUTION, CODECS and FRAME-RATE.
  */
-export function masterPlaylist(plan: Plan): string {
+export function masterPlaylist(plan: Plan, variantQuery = ""): string {
   const rate = (plan.frameRate.num / plan.frameRate.den).toFixed(3);
   const lines = ["#EXTM3U", "#EXT-X-VERSION:3", "#EXT-X-INDEPENDENT-SEGMENTS"];
   for (const r of plan.renditions) {
     lines.push(
       `#EXT-X-STREAM-INF:BANDWIDTH=${r.bandwidth},RESOLUTION=${r.width}x${r.height},CODECS="${r.codecs}",FRAME-RATE=${rate}`,
-      variantUri(r.resolution),
+      `${variantUri(r.resolution)}${variantQuery}`,
     );
   }
   return `${lines.join("\n")}\n`;
@@ -30,22 +30,23 @@ export function masterPlaylist(plan: Plan): string {
 
 /**
  * A rendition's variant playlist: VOD, every segment listed with its exact duration (a whole
- * number of frames), so a player may start or seek anywhere at once.
+ * number of frames), so a player may start or seek anywhere at once; for a clip (contract §19), the
+ * segments from `first` to `last` only, its media sequence starting at `first`.
  */
-export function variantPlaylist(plan: Plan): string {
-  const count = segmentCount(plan);
-  const durations = Array.from({ length: count }, (_, index) => segmentSeconds(plan, index));
+export function variantPlaylist(plan: Plan, segments = { first: 0, last: segmentCount(plan) - 1 }): string {
+  const indexes = Array.from({ length: segments.last - segments.first + 1 }, (_, i) => segments.first + i);
+  const durations = indexes.map((index) => segmentSeconds(plan, index));
   const target = Math.max(1, Math.round(Math.max(...durations)));
   const lines = [
     "#EXTM3U",
     "#EXT-X-VERSION:3",
     `#EXT-X-TARGETDURATION:${target}`,
-    "#EXT-X-MEDIA-SEQUENCE:0",
+    `#EXT-X-MEDIA-SEQUENCE:${segments.first}`,
     "#EXT-X-PLAYLIST-TYPE:VOD",
     "#EXT-X-INDEPENDENT-SEGMENTS",
   ];
-  durations.forEach((seconds, index) => {
-    lines.push(`#EXTINF:${seconds.toFixed(6)},`, segmentName(index));
+  durations.forEach((seconds, i) => {
+    lines.push(`#EXTINF:${seconds.toFixed(6)},`, segmentName(segments.first + i));
   });
   lines.push("#EXT-X-ENDLIST");
   return `${lines.join("\n")}\n`;

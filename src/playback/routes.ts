@@ -14,6 +14,7 @@ import { sha256Hex } from "../lib/crypto";
 import { encodeOutputKey, frameKey, mp4Key, segmentKey, storyboardKey } from "../lib/storage-keys";
 import type { VideoRow } from "../videos/model";
 import { PLAY_PATH, thumbnailKeyOf } from "../videos/urls";
+import { coveringSegments, requestedSpan, spanQuery } from "./clip";
 import { masterPlaylist, variantPlaylist } from "./playlists";
 import { parseRange } from "./range";
 import { STORYBOARD_SPRITE, storyboardVtt } from "./storyboard";
@@ -89,15 +90,24 @@ export const playbackRoutes = new Hono<AppEnv>()
     const path = new URL(c.req.url).pathname.slice(`${PLAY_PATH}/${subject}/`.length);
     // The video first (a private one's id URLs answer 403 before the other checks), then the file.
     if (path === "master.m3u8") return serveMaster(c, subject);
-    const row = await playableVideo(c, subject, { fresh: false });
+    const { row, grant } = await playableVideoWith<never>(c, subject, { fresh: false });
     if (row.encode_plan === null) return legacyFile(c, row, path);
     const plan = JSON.parse(row.encode_plan) as Plan;
     const variant = /^([1-9][0-9]{0,4}p)\/index\.m3u8$/.exec(path);
     if (variant && hasRendition(plan, variant[1] as string)) {
-      return serveText(c.req.raw, variantPlaylist(plan), PLAYLIST, Date.parse(row.playable_at ?? row.updated_at));
+      const segments = coveringSegments(plan, requestedSpan(spanParams(c), grant, plan.duration));
+      const date = Date.parse(row.playable_at ?? row.updated_at);
+      return serveText(c.req.raw, variantPlaylist(plan, segments), PLAYLIST, date);
     }
     const segment = /^([1-9][0-9]{0,4}p)\/(seg_[0-9]{5,6}\.ts)$/.exec(path);
-    if (segment) return serveSegment(c, row, plan, segment[1] as string, segment[2] as string);
+    if (segment) {
+      // A token bound to a range plays the segments that cover it, and no other file of the video.
+      const bound = coveringSegments(plan, requestedSpan({}, grant, plan.duration));
+      const index = segmentIndex(segment[2] as string) as number;
+      if (index < bound.first || index > bound.last) throw new ApiError("not_found");
+      return serveSegment(c, row, plan, segment[1] as string, segment[2] as string);
+    }
+    if (grant.start !== undefined || grant.end !== undefined) throw new ApiError("not_found");
     if (path === "video.mp4" && row.status === "ready" && row.has_mp4 === 1) {
       return serveObject(c.env.MEDIA, mp4Key(row.project_id, row.id), c.req.raw, playback(TYPES.mp4));
     }
@@ -195,11 +205,19 @@ async function serveSegment(c: Context<AppEnv>, row: VideoRow, plan: Plan, resol
  * tracks, so adding or deleting a track changes it at once.
  */
 async function serveMaster(c: Context<AppEnv>, subject: string): Promise<Response> {
-  const { row, also: tracks } = await playableVideoWith<CaptionRow>(c, subject, { fresh: true }, tracksStatement);
+  const {
+    row,
+    also: tracks,
+    grant,
+  } = await playableVideoWith<CaptionRow>(c, subject, { fresh: true }, tracksStatement);
   let master: string;
   if (row.encode_plan !== null) {
-    master = masterPlaylist(JSON.parse(row.encode_plan) as Plan);
+    const plan = JSON.parse(row.encode_plan) as Plan;
+    master = masterPlaylist(plan, spanQuery(requestedSpan(spanParams(c), grant, plan.duration)));
   } else {
+    if (spanParams(c).start || spanParams(c).end || grant.start !== undefined || grant.end !== undefined) {
+      throw new ApiError("invalid_query", { details: [{ path: "start", message: "this video cannot be cut" }] });
+    }
     const key = encodeOutputKey(row.project_id, row.id, row.output_attempt as number, "master.m3u8");
     if (tracks.length === 0) return serveObject(c.env.MEDIA, key, c.req.raw, playback(PLAYLIST));
     const stored = await c.env.MEDIA.get(key);
@@ -210,6 +228,11 @@ async function serveMaster(c: Context<AppEnv>, subject: string): Promise<Respons
   // answers conditional requests.
   const date = tracks.length === 0 ? Date.parse(row.playable_at ?? row.updated_at) : undefined;
   return serveText(c.req.raw, withSubtitles(master, tracks), PLAYLIST, date);
+}
+
+/** The clip range a playlist request asks for (contract §19). */
+function spanParams(c: Context<AppEnv>) {
+  return { start: c.req.queries("start"), end: c.req.queries("end") };
 }
 
 /** Where the video's MPEG-TS timeline starts (90 kHz): what its caption segments are mapped to. */

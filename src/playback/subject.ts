@@ -1,18 +1,21 @@
 import type { Context } from "hono";
 import type { AppEnv } from "../http/context";
 import { ApiError } from "../http/errors";
+import { publicOrigin } from "../http/public-url";
 import type { Db } from "../lib/db";
+import { originAllowed } from "../lib/origins";
 import { parseUlid } from "../lib/ulid";
-import { isPlayable, type VideoRow } from "../videos/model";
+import { allowedOriginsOf, isPlayable, type VideoRow } from "../videos/model";
 import { playbackVideoStatement } from "./queries";
-import { verifyPlaybackToken } from "./tokens";
+import { type PlaybackGrant, readPlaybackToken } from "./tokens";
 
 /**
  * What `/play/<x>/` and `/embed/<x>` name (contract section 12), checked in the contract's order:
  * a ULID is a video id, anything else a token (`403 invalid_playback_token` unless it verifies);
  * an unknown or deleted video is `404 not_found`; a private video's id URL is
- * `403 playback_token_required`; a video not playable yet is `404 not_found`. Returns the video:
- * ready, or processing and playable (contract section 15).
+ * `403 playback_token_required`; a request from an origin the video (or the token) does not allow is
+ * `403 origin_not_allowed` (contract §19); a video not playable yet is `404 not_found`. Returns the
+ * video: ready, or processing and playable (contract section 15).
  *
  * `fresh` reads the D1 primary instead of the nearest replica: for the entry points of a playback
  * (the master playlist, the embed page), so a video made private or deleted stops starting to play
@@ -36,16 +39,22 @@ export async function playableVideoWith<T>(
   subject: string,
   options: { fresh: boolean },
   also?: (db: Db, videoId: string) => D1PreparedStatement,
-): Promise<{ row: VideoRow; also: T[] }> {
+): Promise<{ row: VideoRow; also: T[]; grant: PlaybackGrant }> {
   const id = parseUlid(subject);
-  const videoId = id ?? (await verifyPlaybackToken(c.var.config.playbackSecret, subject, Date.now()));
-  if (!videoId) throw new ApiError("invalid_playback_token");
+  const grant = id ? { videoId: id } : await readPlaybackToken(c.var.config.playbackSecret, subject, Date.now());
+  if (!grant) throw new ApiError("invalid_playback_token");
+  const { videoId } = grant;
   const db = options.fresh ? c.env.DB.withSession("first-primary") : c.var.db;
   const video = playbackVideoStatement(db, videoId);
   const [found, extra] = also ? await db.batch([video, also(db, videoId)]) : [await video.all<VideoRow>()];
   const row = found?.results[0] as VideoRow | undefined;
   if (!row) throw new ApiError("not_found");
   if (id && row.visibility === "private") throw new ApiError("playback_token_required");
+  // The service's own origin is always allowed: its embed page, framed by an allowed origin, plays from it.
+  const own = publicOrigin(c);
+  for (const list of [allowedOriginsOf(row), grant.allowedOrigins ?? []]) {
+    if (!originAllowed(list, c.req.raw.headers, own)) throw new ApiError("origin_not_allowed");
+  }
   if (!isPlayable(row)) throw new ApiError("not_found");
-  return { row, also: (extra?.results ?? []) as T[] };
+  return { row, also: (extra?.results ?? []) as T[], grant };
 }

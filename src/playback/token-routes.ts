@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { videoReader } from "../auth/guards";
 import { jsonBody } from "../http/body";
+import { ApiError } from "../http/errors";
 import { publicOrigin } from "../http/public-url";
 import { route } from "../http/route";
 import { createRouter } from "../http/router";
@@ -8,7 +9,7 @@ import { jsonRequest, jsonResponse, TimestampSchema } from "../http/schemas";
 import { idempotent } from "../idempotency/middleware";
 import { isoTime } from "../lib/time";
 import { pathVideo } from "../videos/present";
-import { ProjectQuerySchema, VideoParamsSchema } from "../videos/schemas";
+import { AllowedOriginsSchema, ProjectQuerySchema, VideoParamsSchema } from "../videos/schemas";
 import { playbackThumbnailUrl, playbackUrls } from "../videos/urls";
 import { mintPlaybackToken } from "./tokens";
 
@@ -20,6 +21,22 @@ const TokenRequestSchema = z
       .max(86_400)
       .optional()
       .openapi({ description: "Seconds until the token expires: 60 to 86400, default 3600", example: 3600 }),
+    start: z.number().min(0).optional().openapi({
+      description: "A range bound in the token (contract §19): its playlists list only the segments covering it",
+      example: 10,
+    }),
+    end: z
+      .number()
+      .positive()
+      .optional()
+      .openapi({ description: "The range's end, at most the duration", example: 20 }),
+    allowedOrigins: AllowedOriginsSchema.optional().openapi({
+      description: "The token's own allowed origins, beside the video's (both apply)",
+    }),
+  })
+  .refine((body) => body.start === undefined || body.end === undefined || body.start < body.end, {
+    message: "start must be before end",
+    path: ["start"],
   })
   .openapi("PlaybackTokenRequest");
 
@@ -61,12 +78,21 @@ const mint = route(
 );
 
 export const playbackTokenRoutes = createRouter().openapi(mint, async (c) => {
-  const { expiresIn = DEFAULT_EXPIRES_IN } = c.req.valid("json");
+  const { expiresIn = DEFAULT_EXPIRES_IN, start, end, allowedOrigins } = c.req.valid("json");
   const row = await pathVideo(c, c.req.valid("param").id);
+  // A range is checked against the duration once the source has been probed.
+  const pastEnd = (value: number | undefined) => value !== undefined && row.duration !== null && value > row.duration;
+  if (pastEnd(end) || pastEnd(start) || (start !== undefined && row.duration !== null && start >= row.duration)) {
+    throw new ApiError("invalid_body", { details: [{ path: "end", message: "the range must lie within the video" }] });
+  }
   const expiresAt = Math.floor(Date.now() / 1000) + expiresIn;
-  const token = await mintPlaybackToken(c.var.config.playbackSecret.current, row.id, expiresAt);
+  const token = await mintPlaybackToken(c.var.config.playbackSecret.current, row.id, expiresAt, {
+    ...(allowedOrigins === undefined ? {} : { allowedOrigins }),
+    ...(start === undefined ? {} : { start }),
+    ...(end === undefined ? {} : { end }),
+  });
   const origin = publicOrigin(c);
-  const urls = playbackUrls(origin, token, row.has_mp4 === 1);
+  const urls = playbackUrls(origin, token, row.has_mp4 === 1 && start === undefined && end === undefined);
   const thumbnail = playbackThumbnailUrl(origin, token);
   return c.json({ token, expiresAt: isoTime(expiresAt * 1000), ...urls, thumbnail }, 201);
 });

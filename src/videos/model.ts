@@ -64,6 +64,10 @@ export type VideoRow = {
   storage_cleared_at: string | null;
   /** The tus direct upload that owns the multipart upload (src/uploads/), or null for the part API's. */
   tus_upload_id: string | null;
+  /** JSON: the video's tags (string[]), metadata (string pairs) and allowed origins (patterns, [] = any): contract §19. */
+  tags: string;
+  metadata: string;
+  allowed_origins: string;
 };
 
 /** The encoding columns of a video no attempt has started on. */
@@ -97,6 +101,10 @@ export type NewVideo = {
   expiresAt: number;
   tusUploadId: string | null;
   now: number;
+  /** Contract §19; none when left out. */
+  tags?: string[] | undefined;
+  metadata?: Record<string, string> | undefined;
+  allowedOrigins?: string[] | undefined;
 };
 
 /** The row of a new video, waiting for its upload: the one rule, for the part API's and tus's. */
@@ -119,6 +127,9 @@ export function newVideoRow(video: NewVideo): VideoRow {
     deleted_at: null,
     completed_parts: null,
     tus_upload_id: video.tusUploadId,
+    tags: JSON.stringify(video.tags ?? []),
+    metadata: JSON.stringify(video.metadata ?? {}),
+    allowed_origins: JSON.stringify(video.allowedOrigins ?? []),
     ...NOT_ENCODED,
   };
 }
@@ -146,6 +157,9 @@ export type Video = {
   playback: Playback | null;
   /** Why the video is errored; null unless it is. */
   error: VideoError | null;
+  tags: string[];
+  metadata: Record<string, string>;
+  allowedOrigins: string[];
   createdAt: string;
   updatedAt: string;
 };
@@ -201,9 +215,17 @@ export function toVideo(
     playback: ready ? urls.playback : isPlayable(row) ? { hls: urls.playback.hls, mp4: null } : null,
     error:
       row.status === "errored" && row.error_code ? { code: row.error_code, message: row.error_message ?? "" } : null,
+    tags: JSON.parse(row.tags) as string[],
+    metadata: JSON.parse(row.metadata) as Record<string, string>,
+    allowedOrigins: allowedOriginsOf(row),
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
+}
+
+/** The video's allowed origins (contract §19): the patterns, [] when any origin may play it. */
+export function allowedOriginsOf(row: Pick<VideoRow, "allowed_origins">): string[] {
+  return JSON.parse(row.allowed_origins) as string[];
 }
 
 /** The codes a bulk entry can fail with (contract §6). */

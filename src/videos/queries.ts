@@ -4,15 +4,17 @@ import { modeConditions, modeParam, type Tenant } from "../lib/tenant";
 import { isoTime } from "../lib/time";
 import { recordEventsStatement } from "../outbox/queries";
 import { videoDeletedEvent } from "./events";
-import type { VideoRow, VideoStatus, Visibility } from "./model";
+import type { VideoRow, Visibility } from "./model";
+import type { VideoFilter } from "./search";
 
 /** The insert of a new video, to run alone or in a batch with what belongs to it. */
 export function insertVideoStatement(db: Db, row: VideoRow): D1PreparedStatement {
   return db
     .prepare(
       `INSERT INTO videos (id, project_id, livemode, title, status, visibility, source_key, upload_id, upload_r2_id,
-         upload_expires_at, completion_lease_until, created_at, updated_at, deleted_at, tus_upload_id)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         upload_expires_at, completion_lease_until, created_at, updated_at, deleted_at, tus_upload_id, tags, metadata,
+         allowed_origins)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     )
     .bind(
       row.id,
@@ -30,6 +32,9 @@ export function insertVideoStatement(db: Db, row: VideoRow): D1PreparedStatement
       row.updated_at,
       row.deleted_at,
       row.tus_upload_id,
+      row.tags,
+      row.metadata,
+      row.allowed_origins,
     );
 }
 
@@ -47,22 +52,37 @@ export function findVideo(db: Db, tenant: Tenant, id: string): Promise<VideoRow 
     .first<VideoRow>();
 }
 
+/** An edit of a video: only what is given changes (contract §14 and §19). */
+export type VideoPatch = {
+  title?: string | null | undefined;
+  visibility?: Visibility | undefined;
+  tags?: string[] | undefined;
+  /** Merge-patched into the metadata: a null value removes its key. */
+  metadata?: Record<string, string | null> | undefined;
+  allowedOrigins?: string[] | undefined;
+};
+
 /**
- * Edits a live video in one statement: `title` when given (null clears it), `visibility` when
- * given. Null when the video is not the tenant's live video.
+ * Edits a live video in one statement: `title` when given (null clears it), the rest when given,
+ * `metadata` merged (RFC 7396, as json_patch does) unless that leaves more than `maxPairs` pairs.
+ * Null when the video is not the tenant's live video, or the merge would pass `maxPairs`.
  */
 export function updateVideo(
   db: Db,
   tenant: Tenant,
   id: string,
-  patch: { title?: string | null | undefined; visibility?: Visibility | undefined },
+  patch: VideoPatch,
   now: number,
+  maxPairs: number,
 ): Promise<VideoRow | null> {
+  const metadata = patch.metadata === undefined ? "{}" : JSON.stringify(patch.metadata);
   return db
     .prepare(
       `UPDATE videos
-       SET title = CASE WHEN ?3 THEN ?4 ELSE title END, visibility = coalesce(?5, visibility), updated_at = ?6
+       SET title = CASE WHEN ?3 THEN ?4 ELSE title END, visibility = coalesce(?5, visibility), updated_at = ?6,
+           tags = coalesce(?8, tags), metadata = json_patch(metadata, ?9), allowed_origins = coalesce(?10, allowed_origins)
        WHERE id = ?1 AND project_id = ?2 AND livemode = coalesce(?7, livemode) AND deleted_at IS NULL
+         AND (SELECT count(*) FROM json_each(json_patch(metadata, ?9))) <= ?11
        RETURNING *`,
     )
     .bind(
@@ -73,6 +93,10 @@ export function updateVideo(
       patch.visibility ?? null,
       isoTime(now),
       modeParam(tenant),
+      patch.tags === undefined ? null : JSON.stringify(patch.tags),
+      metadata,
+      patch.allowedOrigins === undefined ? null : JSON.stringify(patch.allowedOrigins),
+      maxPairs,
     )
     .first<VideoRow>();
 }
@@ -89,11 +113,12 @@ export async function findVideos(db: Db, tenant: Tenant, ids: string[]): Promise
   return new Map(results.map((row) => [row.id, row]));
 }
 
-export type VideoFilter = { status?: VideoStatus | undefined; visibility?: Visibility | undefined };
-
 /**
- * `limit + 1` live videos of the tenant after `after`, newest first, with the status (as a client
- * sees it: a completion whose lease ran out is waiting again) and visibility asked for.
+ * `limit + 1` live videos of the tenant after `after`, newest first, that pass every part of the
+ * filter: the status as a client sees it (a completion whose lease ran out is waiting again), the
+ * visibility, every tag, every metadata pair, the title's words (the video_titles index) and the
+ * creation window. One seek on the project's newest-first index, the rest checked row by row,
+ * except a title search, whose matches come from the word index first.
  */
 export async function listVideos(
   db: Db,
@@ -120,6 +145,21 @@ export async function listVideos(
     conditions.push({ sql: "status = ?", params: [filter.status] });
   }
   if (filter.visibility !== undefined) conditions.push({ sql: "visibility = ?", params: [filter.visibility] });
+  for (const tag of filter.tags ?? []) {
+    conditions.push({ sql: "EXISTS (SELECT 1 FROM json_each(tags) WHERE value = ?)", params: [tag] });
+  }
+  for (const [key, value] of filter.metadata ?? []) {
+    // Keys are [A-Za-z0-9_.-] (checked before), so quoting them makes a path that cannot be anything else.
+    conditions.push({ sql: "metadata ->> ? = ?", params: [`$."${key}"`, value] });
+  }
+  if (filter.search !== undefined) {
+    conditions.push({
+      sql: "rowid IN (SELECT rowid FROM video_titles WHERE video_titles MATCH ?)",
+      params: [filter.search],
+    });
+  }
+  if (filter.createdAfter !== undefined) conditions.push({ sql: "created_at > ?", params: [filter.createdAfter] });
+  if (filter.createdBefore !== undefined) conditions.push({ sql: "created_at < ?", params: [filter.createdBefore] });
   const { sql, params } = newestFirstPage("videos", conditions, after, limit);
   return (
     await db

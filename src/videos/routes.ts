@@ -14,8 +14,9 @@ import { parseUlid, ulid } from "../lib/ulid";
 import { deleteVideos, storeOf } from "./delete";
 import { newVideoRow, UPLOAD_SESSION_MS } from "./model";
 import { pathVideo, present } from "./present";
-import { insertVideo, listVideos, updateVideo } from "./queries";
+import { findVideo, insertVideo, listVideos, updateVideo } from "./queries";
 import {
+  MAX_METADATA_PAIRS,
   ProjectQuerySchema,
   UploadSessionSchema,
   VideoCreateSchema,
@@ -24,6 +25,7 @@ import {
   VideoPatchSchema,
   VideoSchema,
 } from "./schemas";
+import { filterScope, metadataFilters, searchQuery, type VideoFilter } from "./search";
 
 const create = route({
   method: "post",
@@ -86,7 +88,7 @@ const edit = route(
       200: jsonResponse(VideoSchema, "The video as edited"),
     },
   },
-  ["video_not_found"],
+  ["video_not_found", "invalid_body"],
 );
 
 const remove = route(
@@ -125,6 +127,9 @@ export const videoRoutes = createRouter()
       expiresAt: now + UPLOAD_SESSION_MS,
       tusUploadId: null,
       now,
+      tags: body.tags,
+      metadata: body.metadata,
+      allowedOrigins: body.allowedOrigins,
     });
     try {
       await insertVideo(c.var.db, row);
@@ -144,24 +149,61 @@ export const videoRoutes = createRouter()
   .openapi(
     list,
     async (c) => {
-      const { status, visibility, ...query } = c.req.valid("query");
+      const {
+        status,
+        visibility,
+        tag,
+        search,
+        createdAfter,
+        createdBefore,
+        metadata: _declared,
+        ...query
+      } = c.req.valid("query");
       const { tenant } = c.var;
+      const filter: VideoFilter = {
+        status,
+        visibility,
+        tags: tag === undefined ? [] : [tag].flat(),
+        metadata: metadataFilters(new URL(c.req.url).searchParams),
+        search: search === undefined ? undefined : searchQuery(search),
+        createdAfter,
+        createdBefore,
+      };
       // A cursor is valid only for the listing it came from: this project and mode, this filter.
-      const scope = JSON.stringify(["videos", tenant.projectId, tenant.mode, status ?? null, visibility ?? null]);
+      const scope = JSON.stringify(["videos", tenant.projectId, tenant.mode, ...filterScope(filter)]);
       const cursors = { secret: c.var.config.cursorSecret, scope };
       const { limit, after } = await parsePage(query, cursors);
       const now = Date.now();
-      const rows = await listVideos(c.var.db, tenant, { status, visibility }, limit, after, now);
+      const rows = await listVideos(c.var.db, tenant, filter, limit, after, now);
       const page = await pageOf(rows, limit, cursors);
       return c.json({ data: page.data.map((row) => present(c, row, now)), nextCursor: page.nextCursor }, 200);
     },
-    validationHook({ query: { ...PAGE_QUERY_CODES, status: "invalid_query", visibility: "invalid_query" } }),
+    validationHook({
+      query: {
+        ...PAGE_QUERY_CODES,
+        status: "invalid_query",
+        visibility: "invalid_query",
+        tag: "invalid_query",
+        search: "invalid_query",
+        createdAfter: "invalid_query",
+        createdBefore: "invalid_query",
+      },
+    }),
   )
   .openapi(read, async (c) => c.json(present(c, await pathVideo(c, c.req.valid("param").id)), 200))
   .openapi(edit, async (c) => {
     const id = parseUlid(c.req.valid("param").id);
-    const row = id ? await updateVideo(c.var.db, c.var.tenant, id, c.req.valid("json"), Date.now()) : null;
-    if (!row) throw new ApiError("video_not_found");
+    const patch = c.req.valid("json");
+    const row = id ? await updateVideo(c.var.db, c.var.tenant, id, patch, Date.now(), MAX_METADATA_PAIRS) : null;
+    if (!row) {
+      // The update leaves the video alone when the merged metadata would hold too many pairs.
+      if (id && patch.metadata && (await findVideo(c.var.db, c.var.tenant, id))) {
+        throw new ApiError("invalid_body", {
+          details: [{ path: "metadata", message: `at most ${MAX_METADATA_PAIRS} pairs once merged` }],
+        });
+      }
+      throw new ApiError("video_not_found");
+    }
     return c.json(present(c, row), 200);
   })
   .openapi(remove, async (c) => {

@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { ModeQuerySchema } from "../auth/guards";
 import { livemodeSchema, pathId, TimestampSchema, textSchema, UlidSchema } from "../http/schemas";
+import { MAX_ALLOWED_ORIGINS, normalizeOriginPattern } from "../lib/origins";
 import { parseUlid, ULID_PATTERN_ANY_CASE } from "../lib/ulid";
 import { ITEM_CODES, VIDEO_STATUSES, VISIBILITIES } from "./model";
 
@@ -50,15 +51,109 @@ export const VideoSchema = z
         "and seeks anywhere; what is not encoded yet is encoded as it is asked for), and from then on",
     }),
     error: VideoErrorSchema.nullable().openapi({ description: "null unless the video is errored" }),
+    tags: z.array(z.string()).openapi({ description: "At most 20; default []" }),
+    metadata: z.record(z.string(), z.string()).openapi({ description: "At most 20 string pairs; default {}" }),
+    allowedOrigins: z.array(z.string()).openapi({
+      description: "The origins whose pages may play and frame the video (contract §19); [] allows any",
+      example: ["https://example.com", "https://*.example.com"],
+    }),
     createdAt: TimestampSchema,
     updatedAt: TimestampSchema,
   })
   .openapi("Video");
 
-/** The filters of the video list (contract §5); a value outside its set is `invalid_query`. */
+export const MAX_TAGS = 20;
+export const MAX_METADATA_PAIRS = 20;
+/** A metadata key (contract §19), in a body and in a `metadata[<key>]` filter alike. */
+export const METADATA_KEY = /^[A-Za-z0-9_.-]{1,40}$/;
+
+const TagSchema = textSchema().min(1).max(50);
+export const TagsSchema = z
+  .array(TagSchema)
+  .max(MAX_TAGS)
+  .transform((tags) => [...new Set(tags)])
+  .openapi({
+    description: `At most ${MAX_TAGS} tags, each 1–50 characters (a repeated one is kept once)`,
+    example: ["launch"],
+  });
+
+const MetadataKeySchema = z.string().regex(METADATA_KEY, "keys are 1–40 characters of [A-Za-z0-9_.-]");
+const MetadataValueSchema = textSchema().max(500);
+const pairsAtMost = (pairs: Record<string, unknown>) => Object.keys(pairs).length <= MAX_METADATA_PAIRS;
+const PAIRS_MESSAGE = `at most ${MAX_METADATA_PAIRS} pairs`;
+
+export const MetadataSchema = z
+  .record(MetadataKeySchema, MetadataValueSchema)
+  .refine(pairsAtMost, PAIRS_MESSAGE)
+  .openapi({ description: "String pairs: keys 1–40 characters of [A-Za-z0-9_.-], values at most 500 characters" });
+
+/** A metadata edit: merge-patched, a key set to null is removed (the result holds at most 20 pairs). */
+export const MetadataPatchSchema = z
+  .record(MetadataKeySchema, MetadataValueSchema.nullable())
+  .openapi({ description: "Merged into the video's metadata; a key set to null is removed" });
+
+export const AllowedOriginsSchema = z
+  .array(
+    z.string().transform((pattern, ctx) => {
+      const normal = normalizeOriginPattern(pattern);
+      if (normal === null) {
+        ctx.addIssue({ code: "custom", message: "must be scheme://host, with *. only as the host's first label" });
+        return z.NEVER;
+      }
+      return normal;
+    }),
+  )
+  .max(MAX_ALLOWED_ORIGINS)
+  .transform((origins) => [...new Set(origins)])
+  .openapi({
+    description: `At most ${MAX_ALLOWED_ORIGINS} origins (scheme and host, \`*.\` only as the host's first label); [] allows any`,
+    example: ["https://example.com", "https://*.example.com"],
+  });
+
+const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2}))?$/;
+
+/** An ISO 8601 timestamp of a query, as the canonical UTC form with milliseconds that created_at has. */
+function queryTimestamp(description: string) {
+  return z
+    .string()
+    .transform((text, ctx) => {
+      const time = ISO_TIMESTAMP.test(text) ? Date.parse(text) : Number.NaN;
+      if (Number.isNaN(time)) {
+        ctx.addIssue({ code: "custom", message: "must be an ISO 8601 timestamp" });
+        return z.NEVER;
+      }
+      return new Date(time).toISOString();
+    })
+    .optional()
+    .openapi({ description, format: "date-time", example: "2026-11-22T06:00:00.000Z" });
+}
+
+/**
+ * The filters of the video list (contract §5 and §19); a malformed value is `invalid_query`.
+ * `metadata[<key>]=<value>` filters are read beside these (a query schema cannot name their keys).
+ */
 export const VideoFilterSchema = z.object({
   status: z.enum(VIDEO_STATUSES).optional().openapi({ description: "Only videos with this status" }),
   visibility: VisibilitySchema.optional().openapi({ description: "Only videos with this visibility" }),
+  tag: z
+    .union([TagSchema, z.array(TagSchema).max(MAX_TAGS)])
+    .optional()
+    .openapi({ description: "Repeatable: only videos that have every tag given" }),
+  search: textSchema().min(1).max(200).optional().openapi({
+    description: "Words of the title, each matching a title word or its prefix, case- and accent-insensitive",
+  }),
+  // Read from the raw query by metadataFilters (its keys are `metadata[<key>]`), declared here for the document.
+  metadata: z
+    .record(z.string(), z.string())
+    .optional()
+    .openapi({
+      param: { style: "deepObject", explode: true },
+      description:
+        "`metadata[<key>]=<value>`: only videos whose metadata has that exact pair (repeatable for other keys)",
+      example: { team: "blue" },
+    }),
+  createdAfter: queryTimestamp("Only videos created after this instant (exclusive)"),
+  createdBefore: queryTimestamp("Only videos created before this instant (exclusive)"),
 });
 
 /** An edit of a video (contract §14): only the fields sent change; a null title clears it. */
@@ -66,6 +161,9 @@ export const VideoPatchSchema = z
   .strictObject({
     title: textSchema().trim().min(1).max(200).nullable().optional().openapi({ example: "Intro" }),
     visibility: VisibilitySchema.optional(),
+    tags: TagsSchema.optional(),
+    metadata: MetadataPatchSchema.optional(),
+    allowedOrigins: AllowedOriginsSchema.optional(),
   })
   .openapi("VideoPatch");
 
@@ -73,6 +171,9 @@ export const VideoCreateSchema = z
   .strictObject({
     title: textSchema().trim().min(1).max(200).optional().openapi({ example: "Intro" }),
     visibility: VisibilitySchema.optional(),
+    tags: TagsSchema.optional(),
+    metadata: MetadataSchema.optional(),
+    allowedOrigins: AllowedOriginsSchema.optional(),
   })
   .openapi("VideoCreateRequest");
 

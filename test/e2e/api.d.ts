@@ -851,6 +851,20 @@ export interface components {
             renditions: components["schemas"]["Rendition"][];
             playback: components["schemas"]["Playback"];
             error: components["schemas"]["VideoError"];
+            /** @description At most 20; default [] */
+            tags: string[];
+            /** @description At most 20 string pairs; default {} */
+            metadata: {
+                [key: string]: string;
+            };
+            /**
+             * @description The origins whose pages may play and frame the video (contract §19); [] allows any
+             * @example [
+             *       "https://example.com",
+             *       "https://*.example.com"
+             *     ]
+             */
+            allowedOrigins: string[];
             /**
              * Format: date-time
              * @description ISO 8601 UTC with milliseconds
@@ -1127,6 +1141,25 @@ export interface components {
              * @enum {string}
              */
             visibility?: "public" | "unlisted" | "private";
+            /**
+             * @description At most 20 tags, each 1–50 characters (a repeated one is kept once)
+             * @example [
+             *       "launch"
+             *     ]
+             */
+            tags?: string[];
+            /** @description String pairs: keys 1–40 characters of [A-Za-z0-9_.-], values at most 500 characters */
+            metadata?: {
+                [key: string]: string;
+            };
+            /**
+             * @description At most 10 origins (scheme and host, `*.` only as the host's first label); [] allows any
+             * @example [
+             *       "https://example.com",
+             *       "https://*.example.com"
+             *     ]
+             */
+            allowedOrigins?: string[];
         };
         VideoPatch: {
             /** @example Intro */
@@ -1136,6 +1169,25 @@ export interface components {
              * @enum {string}
              */
             visibility?: "public" | "unlisted" | "private";
+            /**
+             * @description At most 20 tags, each 1–50 characters (a repeated one is kept once)
+             * @example [
+             *       "launch"
+             *     ]
+             */
+            tags?: string[];
+            /** @description Merged into the video's metadata; a key set to null is removed */
+            metadata?: {
+                [key: string]: string | null;
+            };
+            /**
+             * @description At most 10 origins (scheme and host, `*.` only as the host's first label); [] allows any
+             * @example [
+             *       "https://example.com",
+             *       "https://*.example.com"
+             *     ]
+             */
+            allowedOrigins?: string[];
         };
         UploadCompleteRequest: {
             parts: {
@@ -1174,6 +1226,24 @@ export interface components {
              * @example 3600
              */
             expiresIn?: number;
+            /**
+             * @description A range bound in the token (contract §19): its playlists list only the segments covering it
+             * @example 10
+             */
+            start?: number;
+            /**
+             * @description The range's end, at most the duration
+             * @example 20
+             */
+            end?: number;
+            /**
+             * @description The token's own allowed origins, beside the video's (both apply)
+             * @example [
+             *       "https://example.com",
+             *       "https://*.example.com"
+             *     ]
+             */
+            allowedOrigins?: string[];
         };
         DirectUpload: {
             /**
@@ -6367,6 +6437,18 @@ export interface operations {
                 status?: "waiting_for_upload" | "upload_completing" | "uploaded" | "processing" | "ready" | "errored";
                 /** @description Only videos with this visibility */
                 visibility?: "public" | "unlisted" | "private";
+                /** @description Repeatable: only videos that have every tag given */
+                tag?: string | string[];
+                /** @description Words of the title, each matching a title word or its prefix, case- and accent-insensitive */
+                search?: string;
+                /** @description `metadata[<key>]=<value>`: only videos whose metadata has that exact pair (repeatable for other keys) */
+                metadata?: {
+                    [key: string]: string;
+                };
+                /** @description Only videos created after this instant (exclusive) */
+                createdAfter?: string;
+                /** @description Only videos created before this instant (exclusive) */
+                createdBefore?: string;
             };
             header?: {
                 /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
@@ -6418,6 +6500,14 @@ export interface operations {
                      *             "code": "invalid_source",
                      *             "message": "string"
                      *           },
+                     *           "tags": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {},
+                     *           "allowedOrigins": [
+                     *             "https://example.com",
+                     *             "https://*.example.com"
+                     *           ],
                      *           "createdAt": "2026-11-22T06:00:00.000Z",
                      *           "updatedAt": "2026-11-22T06:00:00.000Z"
                      *         }
@@ -6640,7 +6730,15 @@ export interface operations {
                 /**
                  * @example {
                  *       "title": "Intro",
-                 *       "visibility": "public"
+                 *       "visibility": "public",
+                 *       "tags": [
+                 *         "launch"
+                 *       ],
+                 *       "metadata": {},
+                 *       "allowedOrigins": [
+                 *         "https://example.com",
+                 *         "https://*.example.com"
+                 *       ]
                  *     }
                  */
                 "application/json": components["schemas"]["VideoCreateRequest"];
@@ -6688,6 +6786,14 @@ export interface operations {
                      *           "code": "invalid_source",
                      *           "message": "string"
                      *         },
+                     *         "tags": [
+                     *           "string"
+                     *         ],
+                     *         "metadata": {},
+                     *         "allowedOrigins": [
+                     *           "https://example.com",
+                     *           "https://*.example.com"
+                     *         ],
                      *         "createdAt": "2026-11-22T06:00:00.000Z",
                      *         "updatedAt": "2026-11-22T06:00:00.000Z"
                      *       },
@@ -7061,6 +7167,14 @@ export interface operations {
                      *         "code": "invalid_source",
                      *         "message": "string"
                      *       },
+                     *       "tags": [
+                     *         "string"
+                     *       ],
+                     *       "metadata": {},
+                     *       "allowedOrigins": [
+                     *         "https://example.com",
+                     *         "https://*.example.com"
+                     *       ],
                      *       "createdAt": "2026-11-22T06:00:00.000Z",
                      *       "updatedAt": "2026-11-22T06:00:00.000Z"
                      *     }
@@ -7532,7 +7646,15 @@ export interface operations {
                 /**
                  * @example {
                  *       "title": "Intro",
-                 *       "visibility": "public"
+                 *       "visibility": "public",
+                 *       "tags": [
+                 *         "launch"
+                 *       ],
+                 *       "metadata": {},
+                 *       "allowedOrigins": [
+                 *         "https://example.com",
+                 *         "https://*.example.com"
+                 *       ]
                  *     }
                  */
                 "application/json": components["schemas"]["VideoPatch"];
@@ -7578,6 +7700,14 @@ export interface operations {
                      *         "code": "invalid_source",
                      *         "message": "string"
                      *       },
+                     *       "tags": [
+                     *         "string"
+                     *       ],
+                     *       "metadata": {},
+                     *       "allowedOrigins": [
+                     *         "https://example.com",
+                     *         "https://*.example.com"
+                     *       ],
                      *       "createdAt": "2026-11-22T06:00:00.000Z",
                      *       "updatedAt": "2026-11-22T06:00:00.000Z"
                      *     }
@@ -8194,6 +8324,14 @@ export interface operations {
                      *         "code": "invalid_source",
                      *         "message": "string"
                      *       },
+                     *       "tags": [
+                     *         "string"
+                     *       ],
+                     *       "metadata": {},
+                     *       "allowedOrigins": [
+                     *         "https://example.com",
+                     *         "https://*.example.com"
+                     *       ],
                      *       "createdAt": "2026-11-22T06:00:00.000Z",
                      *       "updatedAt": "2026-11-22T06:00:00.000Z"
                      *     }
@@ -8524,7 +8662,13 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "expiresIn": 3600
+                 *       "expiresIn": 3600,
+                 *       "start": 10,
+                 *       "end": 20,
+                 *       "allowedOrigins": [
+                 *         "https://example.com",
+                 *         "https://*.example.com"
+                 *       ]
                  *     }
                  */
                 "application/json": components["schemas"]["PlaybackTokenRequest"];
@@ -8875,7 +9019,15 @@ export interface operations {
                  * @example {
                  *       "video": {
                  *         "title": "Intro",
-                 *         "visibility": "public"
+                 *         "visibility": "public",
+                 *         "tags": [
+                 *           "launch"
+                 *         ],
+                 *         "metadata": {},
+                 *         "allowedOrigins": [
+                 *           "https://example.com",
+                 *           "https://*.example.com"
+                 *         ]
                  *       },
                  *       "corsOrigin": "https://app.example.com",
                  *       "expiresIn": 60,
@@ -8931,6 +9083,14 @@ export interface operations {
                      *           "code": "invalid_source",
                      *           "message": "string"
                      *         },
+                     *         "tags": [
+                     *           "string"
+                     *         ],
+                     *         "metadata": {},
+                     *         "allowedOrigins": [
+                     *           "https://example.com",
+                     *           "https://*.example.com"
+                     *         ],
                      *         "createdAt": "2026-11-22T06:00:00.000Z",
                      *         "updatedAt": "2026-11-22T06:00:00.000Z"
                      *       }
@@ -13472,6 +13632,14 @@ export interface operations {
                  *           "code": "invalid_source",
                  *           "message": "string"
                  *         },
+                 *         "tags": [
+                 *           "string"
+                 *         ],
+                 *         "metadata": {},
+                 *         "allowedOrigins": [
+                 *           "https://example.com",
+                 *           "https://*.example.com"
+                 *         ],
                  *         "createdAt": "2026-11-22T06:00:00.000Z",
                  *         "updatedAt": "2026-11-22T06:00:00.000Z"
                  *       }
@@ -13546,6 +13714,14 @@ export interface operations {
                  *           "code": "invalid_source",
                  *           "message": "string"
                  *         },
+                 *         "tags": [
+                 *           "string"
+                 *         ],
+                 *         "metadata": {},
+                 *         "allowedOrigins": [
+                 *           "https://example.com",
+                 *           "https://*.example.com"
+                 *         ],
                  *         "createdAt": "2026-11-22T06:00:00.000Z",
                  *         "updatedAt": "2026-11-22T06:00:00.000Z"
                  *       }
@@ -13620,6 +13796,14 @@ export interface operations {
                  *           "code": "invalid_source",
                  *           "message": "string"
                  *         },
+                 *         "tags": [
+                 *           "string"
+                 *         ],
+                 *         "metadata": {},
+                 *         "allowedOrigins": [
+                 *           "https://example.com",
+                 *           "https://*.example.com"
+                 *         ],
                  *         "createdAt": "2026-11-22T06:00:00.000Z",
                  *         "updatedAt": "2026-11-22T06:00:00.000Z"
                  *       }

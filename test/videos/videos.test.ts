@@ -69,7 +69,7 @@ describe("POST /v1/videos", () => {
     ["an empty title", { title: "" }],
     ["a title over 200 characters", { title: "x".repeat(201) }],
     ["an unknown visibility", { visibility: "secret" }],
-    ["an unknown field", { title: "x", tags: [] }],
+    ["an unknown field", { title: "x", labels: [] }],
     ["a number title", { title: 3 }],
   ])("refuses %s with invalid_body", async (_, body) => {
     const { key } = await newWorkspace();
@@ -512,6 +512,9 @@ describe("the video object", () => {
         "renditions",
         "playback",
         "error",
+        "tags",
+        "metadata",
+        "allowedOrigins",
         "createdAt",
         "updatedAt",
       ].sort(),

@@ -1,0 +1,101 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { keyedTenant } from "./client.ts";
+import { clip, probe, uploadVideo, waitForStatus } from "./media.ts";
+import { type DevServer, startDevServer } from "./server.ts";
+
+// Contract §19 end to end through `npm run dev` and the real encoder: a clip playlist cut from a
+// ready video, allowed origins on /play/ and /embed/, and tags, metadata and search.
+
+let server: DevServer;
+let tenant: Awaited<ReturnType<typeof keyedTenant>>;
+
+beforeAll(async () => {
+  server = await startDevServer();
+  tenant = await keyedTenant(server.baseUrl, { name: "peers" });
+});
+
+afterAll(async () => {
+  await server?.stop();
+});
+
+const segmentsOf = (playlist: string) => playlist.split("\n").filter((line) => line.endsWith(".ts"));
+const secondsOf = (playlist: string) =>
+  playlist
+    .split("\n")
+    .filter((line) => line.startsWith("#EXTINF:"))
+    .reduce((sum, line) => sum + Number.parseFloat(line.slice(8)), 0);
+
+describe("contract §19 over HTTP", () => {
+  it("cuts a ready video's playlists to a range, and a ranged token's stay within it", async () => {
+    const source = await clip({ width: 640, height: 360, seconds: 14 });
+    const { id } = await uploadVideo(tenant.call, source, { title: "Clip source" });
+    const video = await waitForStatus(tenant.call, id, ["ready", "errored"], 120);
+    expect(video.status).toBe("ready");
+    const master = await fetch(`${server.baseUrl}/play/${id}/master.m3u8?start=4.5&end=9`);
+    expect(master.status).toBe(200);
+    const text = await master.text();
+    const variantUri = text.split("\n").find((line) => line.includes("index.m3u8")) as string;
+    expect(variantUri).toMatch(/\?start=4\.5&end=9$/);
+    const variant = await (await fetch(new URL(variantUri, master.url))).text();
+    const whole = await (await fetch(new URL(variantUri.split("?")[0] as string, master.url))).text();
+    expect(segmentsOf(variant).length).toBeGreaterThan(0);
+    expect(segmentsOf(variant).length).toBeLessThan(segmentsOf(whole).length);
+    // The listed segments add up to within one segment of end − start, and cover the span.
+    const longest = Math.max(
+      ...whole
+        .split("\n")
+        .filter((l) => l.startsWith("#EXTINF:"))
+        .map((l) => Number.parseFloat(l.slice(8))),
+    );
+    expect(Math.abs(secondsOf(variant) - 4.5)).toBeLessThanOrEqual(longest + 0.001);
+    expect(secondsOf(variant)).toBeGreaterThanOrEqual(4.5 - 0.001);
+    // A player reads the clip: ffprobe opens the cut playlist and finds its video.
+    const probed = await probe(`${server.baseUrl}/play/${id}/master.m3u8?start=4.5&end=9`);
+    expect(probed.streams.some((stream) => stream.codec_type === "video")).toBe(true);
+
+    const minted = await tenant.call("POST", `/v1/videos/${id}/playback-tokens`, { start: 4, end: 8 });
+    expect(minted.status).toBe(201);
+    const token = minted.json.token as string;
+    const ranged = await (await fetch(`${server.baseUrl}/play/${token}/${variantUri.split("?")[0]}`)).text();
+    expect(segmentsOf(ranged).length).toBeLessThan(segmentsOf(whole).length);
+    const widened = await fetch(`${server.baseUrl}/play/${token}/master.m3u8?start=0&end=14`);
+    expect(widened.status).toBe(400);
+    expect(((await widened.json()) as { error: { code: string } }).error.code).toBe("invalid_query");
+    const outside = segmentsOf(whole).find((name) => !segmentsOf(ranged).includes(name)) as string;
+    const folder = variantUri.split("/")[0];
+    expect((await fetch(`${server.baseUrl}/play/${token}/${folder}/${outside}`)).status).toBe(404);
+  });
+
+  it("refuses other origins on /play/ and /embed/, and frames the embed page only from allowed ones", async () => {
+    const source = await clip({ width: 320, height: 180, seconds: 2 });
+    const { id } = await uploadVideo(tenant.call, source, { allowedOrigins: ["https://site.example"] });
+    await waitForStatus(tenant.call, id, ["ready"], 120);
+    const master = `${server.baseUrl}/play/${id}/master.m3u8`;
+    const refused = await fetch(master, { headers: { origin: "https://elsewhere.example" } });
+    expect(refused.status).toBe(403);
+    expect(((await refused.json()) as { error: { code: string } }).error.code).toBe("origin_not_allowed");
+    expect((await fetch(master, { headers: { referer: "https://site.example/watch" } })).status).toBe(200);
+    expect((await fetch(master)).status).toBe(200);
+    const embed = await fetch(`${server.baseUrl}/embed/${id}`, { headers: { referer: "https://site.example/" } });
+    expect(embed.status).toBe(200);
+    expect(embed.headers.get("content-security-policy")).toBe("frame-ancestors https://site.example");
+    expect((await fetch(`${server.baseUrl}/embed/${id}`, { headers: { referer: "https://x.example/" } })).status).toBe(
+      403,
+    );
+  });
+
+  it("finds videos by tag, metadata and title words, accent-insensitively", async () => {
+    const made = await tenant.call("POST", "/v1/videos", {
+      title: "Démonstration produit",
+      tags: ["demo"],
+      metadata: { campaign: "fall" },
+    });
+    expect(made.status).toBe(201);
+    const id = made.json.video.id as string;
+    const found = await tenant.call("GET", "/v1/videos?search=DEMO%20prod&tag=demo&metadata[campaign]=fall");
+    expect(found.status).toBe(200);
+    expect(found.json.data.map((video: { id: string }) => video.id)).toEqual([id]);
+    const patched = await tenant.call("PATCH", `/v1/videos/${id}`, { metadata: { campaign: null, owner: "ana" } });
+    expect(patched.json.metadata).toEqual({ owner: "ana" });
+  });
+});

@@ -1,0 +1,262 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { normalizeOriginPattern, originAllowed, requestOrigin } from "../../src/lib/origins";
+import { mintPlaybackToken, readPlaybackToken } from "../../src/playback/tokens";
+import { emptyPool, fakeEncoder, finishAll, playable, probeFacts } from "../encoding/pipeline/support";
+import { api, bearer, errorCode, json, newWorkspace, withCookie } from "../helpers";
+
+const SECRET = "test-playback-secret-0123456789abcdef01";
+const KEYS = { current: SECRET, previous: null };
+const VIDEO_ID = "01JD6Q2V4Y9T3KX8M1N5P7R2S4";
+
+describe("origin patterns and the origin check (pure)", () => {
+  it.each([
+    ["https://example.com", "https://example.com"],
+    ["HTTPS://Example.COM", "https://example.com"],
+    ["https://*.example.com", "https://*.example.com"],
+    ["http://localhost:8080", "http://localhost:8080"],
+    ["https://example.com:443", "https://example.com"],
+    ["https://example.com/", null],
+    ["https://example.com/path", null],
+    ["example.com", null],
+    ["ftp://example.com", null],
+    ["https://a.*.example.com", null],
+    ["https://*example.com", null],
+    ["https://*", null],
+    ["https://user@example.com", null],
+    ["https://example.com:99999", null],
+  ])("%s → %s", (pattern, normal) => {
+    expect(normalizeOriginPattern(pattern)).toBe(normal);
+  });
+
+  const headers = (init: Record<string, string>) => new Headers(init);
+  const list = ["https://example.com", "https://*.example.org"];
+
+  it("allows any origin with an empty list, and a request naming no origin whatever the list", () => {
+    expect(originAllowed([], headers({ origin: "https://evil.test" }))).toBe(true);
+    expect(originAllowed(list, headers({}))).toBe(true);
+  });
+
+  it("takes Origin, else Referer's origin", () => {
+    expect(originAllowed(list, headers({ origin: "https://example.com" }))).toBe(true);
+    expect(originAllowed(list, headers({ referer: "https://example.com/page?x=1" }))).toBe(true);
+    expect(originAllowed(list, headers({ origin: "https://evil.test", referer: "https://example.com/" }))).toBe(false);
+    expect(originAllowed(list, headers({ referer: "https://evil.test/page" }))).toBe(false);
+    expect(requestOrigin(headers({ referer: "not a url" }))).toBe("null");
+    expect(originAllowed(list, headers({ origin: "null" }))).toBe(false);
+  });
+
+  it("matches scheme, host and port exactly, and *. as any subdomain", () => {
+    expect(originAllowed(list, headers({ origin: "http://example.com" }))).toBe(false);
+    expect(originAllowed(list, headers({ origin: "https://example.com:8443" }))).toBe(false);
+    expect(originAllowed(list, headers({ origin: "https://www.example.com" }))).toBe(false);
+    expect(originAllowed(list, headers({ origin: "https://a.example.org" }))).toBe(true);
+    expect(originAllowed(list, headers({ origin: "https://a.b.example.org" }))).toBe(true);
+    expect(originAllowed(list, headers({ origin: "https://example.org" }))).toBe(false);
+    expect(originAllowed(list, headers({ origin: "https://evilexample.org" }))).toBe(false);
+    expect(originAllowed(list, headers({ origin: "https://own.test" }), "https://own.test")).toBe(true);
+  });
+});
+
+describe("tokens with claims", () => {
+  it("bind origins and a range, and refuse an altered claim", async () => {
+    const expiry = Math.floor(Date.now() / 1000) + 600;
+    const token = await mintPlaybackToken(SECRET, VIDEO_ID, expiry, {
+      allowedOrigins: ["https://a.test"],
+      start: 2,
+      end: 5,
+    });
+    expect(await readPlaybackToken(KEYS, token, Date.now())).toEqual({
+      videoId: VIDEO_ID,
+      allowedOrigins: ["https://a.test"],
+      start: 2,
+      end: 5,
+    });
+    const [id, exp, claims, signature] = token.split(".") as [string, string, string, string];
+    const widened = Buffer.from(JSON.stringify({ s: 0, e: 100 })).toString("base64url");
+    expect(await readPlaybackToken(KEYS, `${id}.${exp}.${widened}.${signature}`, Date.now())).toBeNull();
+    expect(await readPlaybackToken(KEYS, `${id}.${exp}.${signature}`, Date.now())).toBeNull();
+    expect(claims.length).toBeGreaterThan(0);
+  });
+});
+
+describe("allowed origins and clips over HTTP", () => {
+  let encoder: ReturnType<typeof fakeEncoder>;
+  beforeEach(async () => {
+    encoder = fakeEncoder();
+    await emptyPool();
+  });
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
+  /** A ready video of 360p, 20 s long (five 4 s segments), with an MP4. */
+  async function readyVideo(seconds = 20) {
+    const { key, session, project } = await newWorkspace();
+    await api(
+      `/v1/projects/${project.id}/encoding-settings`,
+      withCookie(session, json("PATCH", { enabledResolutions: ["360p"], mp4FallbackEnabled: true })),
+    );
+    const { id } = await playable(encoder, key, probeFacts(seconds));
+    await finishAll(encoder, id, { mp4: new Uint8Array(100) });
+    return { key, id };
+  }
+
+  const restrict = (key: string, id: string, allowedOrigins: string[]) =>
+    api(`/v1/videos/${id}`, bearer(key, json("PATCH", { allowedOrigins })));
+
+  it("answers 403 origin_not_allowed on /play/ and /embed/ to an origin the video does not allow", async () => {
+    const { key, id } = await readyVideo(6);
+    const edited = await restrict(key, id, ["https://Example.com", "https://*.example.org"]);
+    expect(await edited.json()).toMatchObject({ allowedOrigins: ["https://example.com", "https://*.example.org"] });
+    for (const path of [
+      `/play/${id}/master.m3u8`,
+      `/play/${id}/360p/index.m3u8`,
+      `/play/${id}/360p/seg_00000.ts`,
+      `/play/${id}/video.mp4`,
+      `/play/${id}/thumbnail`,
+      `/embed/${id}`,
+    ]) {
+      const refused = await api(path, { headers: { origin: "https://evil.test" } });
+      expect(refused.status, path).toBe(403);
+      if (path.startsWith("/play/")) {
+        expect(await errorCode(refused)).toBe("origin_not_allowed");
+        expect(refused.headers.get("access-control-allow-origin")).toBe("*");
+      } else {
+        expect(await refused.text()).toContain("origin_not_allowed");
+      }
+      const byReferer = await api(path, { headers: { referer: "https://evil.test/watch" } });
+      expect(byReferer.status, path).toBe(403);
+      const allowedHeaders: Record<string, string>[] = [
+        { origin: "https://example.com" },
+        { referer: "https://cdn.example.org/p" },
+        {},
+      ];
+      for (const allowed of allowedHeaders) {
+        const ok = await api(path, { headers: allowed });
+        expect(ok.status, `${path} ${JSON.stringify(allowed)}`).toBe(200);
+        await ok.arrayBuffer();
+      }
+    }
+    // The service's own pages (the embed page's player) always play.
+    expect((await api(`/play/${id}/master.m3u8`, { headers: { origin: "http://api.test" } })).status).toBe(200);
+  });
+
+  it("frames the embed page only from allowed origins (frame-ancestors), and lifts the rule with []", async () => {
+    const { key, id } = await readyVideo(6);
+    const open = await api(`/embed/${id}`);
+    expect(open.headers.get("content-security-policy")).toBeNull();
+    await restrict(key, id, ["https://example.com", "https://*.example.org"]);
+    const page = await api(`/embed/${id}`);
+    expect(page.headers.get("content-security-policy")).toBe(
+      "frame-ancestors https://example.com https://*.example.org",
+    );
+    await restrict(key, id, []);
+    expect((await api(`/play/${id}/master.m3u8`, { headers: { origin: "https://evil.test" } })).status).toBe(200);
+  });
+
+  it("refuses bad allowedOrigins with invalid_body", async () => {
+    const { key, id } = await readyVideo(6);
+    for (const allowedOrigins of [
+      ["https://example.com/x"],
+      ["*"],
+      Array.from({ length: 11 }, (_, i) => `https://a${i}.test`),
+      "https://a.test",
+    ]) {
+      const response = await restrict(key, id, allowedOrigins as string[]);
+      expect(await errorCode(response), JSON.stringify(allowedOrigins)).toBe("invalid_body");
+    }
+    const created = await api("/v1/videos", bearer(key, json("POST", { allowedOrigins: ["https://*.*.test"] })));
+    expect(await errorCode(created)).toBe("invalid_body");
+  });
+
+  it("applies a token's own allowed origins beside the video's", async () => {
+    const { key, id } = await readyVideo(6);
+    const minted = await api(
+      `/v1/videos/${id}/playback-tokens`,
+      bearer(key, json("POST", { allowedOrigins: ["https://partner.test"] })),
+    );
+    expect(minted.status).toBe(201);
+    const { token } = (await minted.json()) as { token: string };
+    const at = (origin: string) => api(`/play/${token}/master.m3u8`, { headers: { origin } });
+    expect((await at("https://partner.test")).status).toBe(200);
+    expect(await errorCode(await at("https://other.test"))).toBe("origin_not_allowed");
+    const embed = await api(`/embed/${token}`);
+    expect(embed.headers.get("content-security-policy")).toBe("frame-ancestors https://partner.test");
+    // The video's own list applies too: both must allow.
+    await restrict(key, id, ["https://site.test"]);
+    expect(await errorCode(await at("https://partner.test"))).toBe("origin_not_allowed");
+    expect((await api(`/embed/${token}`)).headers.get("content-security-policy")).toBe(
+      "frame-ancestors https://site.test, frame-ancestors https://partner.test",
+    );
+    expect((await api(`/play/${id}/master.m3u8`, { headers: { origin: "https://site.test" } })).status).toBe(200);
+  });
+
+  const segmentsOf = (playlist: string) => playlist.split("\n").filter((line) => line.endsWith(".ts"));
+  const durationOf = (playlist: string) =>
+    playlist
+      .split("\n")
+      .filter((line) => line.startsWith("#EXTINF:"))
+      .reduce((sum, line) => sum + Number.parseFloat(line.slice(8)), 0);
+
+  it("cuts the master playlist to the segments covering ?start=&end=, its variants carrying the range", async () => {
+    const { id } = await readyVideo(20);
+    const master = await (await api(`/play/${id}/master.m3u8?start=5&end=11.5`)).text();
+    expect(master).toContain("360p/index.m3u8?start=5&end=11.5");
+    const variant = await (await api(`/play/${id}/360p/index.m3u8?start=5&end=11.5`)).text();
+    expect(segmentsOf(variant)).toEqual(["seg_00001.ts", "seg_00002.ts"]);
+    expect(variant).toContain("#EXT-X-MEDIA-SEQUENCE:1");
+    expect(variant).toContain("#EXT-X-ENDLIST");
+    expect(Math.abs(durationOf(variant) - 6.5)).toBeLessThanOrEqual(4);
+    // Either end may be left out.
+    expect(segmentsOf(await (await api(`/play/${id}/360p/index.m3u8?start=12`)).text())).toEqual([
+      "seg_00003.ts",
+      "seg_00004.ts",
+    ]);
+    expect(segmentsOf(await (await api(`/play/${id}/360p/index.m3u8?end=4`)).text())).toEqual(["seg_00000.ts"]);
+    // Without a range: the whole video, as before.
+    expect(await (await api(`/play/${id}/master.m3u8`)).text()).not.toContain("?start");
+    expect(segmentsOf(await (await api(`/play/${id}/360p/index.m3u8`)).text())).toHaveLength(5);
+  });
+
+  it.each([
+    "start=-1",
+    "start=abc",
+    "start=5&end=5",
+    "start=6&end=5",
+    "end=20.5",
+    "start=20",
+    "start=1&start=2",
+    "end=",
+    "start=1e1",
+  ])("refuses ?%s with 400 invalid_query", async (query) => {
+    const { id } = await readyVideo(20);
+    for (const path of ["master.m3u8", "360p/index.m3u8"]) {
+      const response = await api(`/play/${id}/${path}?${query}`);
+      expect(response.status, path).toBe(400);
+      expect(await errorCode(response)).toBe("invalid_query");
+    }
+  });
+
+  it("binds a range in a token, which the query narrows but never widens", async () => {
+    const { key, id } = await readyVideo(20);
+    const mint = (body: unknown) => api(`/v1/videos/${id}/playback-tokens`, bearer(key, json("POST", body)));
+    const minted = await mint({ start: 4, end: 12 });
+    expect(minted.status).toBe(201);
+    const { token, mp4 } = (await minted.json()) as { token: string; mp4: string | null };
+    expect(mp4).toBeNull();
+    const variant = await (await api(`/play/${token}/360p/index.m3u8`)).text();
+    expect(segmentsOf(variant)).toEqual(["seg_00001.ts", "seg_00002.ts"]);
+    expect(segmentsOf(await (await api(`/play/${token}/360p/index.m3u8?start=8`)).text())).toEqual(["seg_00002.ts"]);
+    for (const query of ["start=0", "end=20", "start=2&end=6"]) {
+      expect(await errorCode(await api(`/play/${token}/master.m3u8?${query}`)), query).toBe("invalid_query");
+    }
+    // Its segments only, and no whole-video file.
+    expect((await api(`/play/${token}/360p/seg_00001.ts`)).status).toBe(200);
+    for (const path of ["360p/seg_00000.ts", "360p/seg_00003.ts", "video.mp4"]) {
+      expect((await api(`/play/${token}/${path}`)).status, path).toBe(404);
+    }
+    for (const body of [{ start: 5, end: 5 }, { start: -1 }, { end: 21 }, { start: 20 }, { start: "1" }]) {
+      expect(await errorCode(await mint(body)), JSON.stringify(body)).toBe("invalid_body");
+    }
+  });
+});
