@@ -37,15 +37,26 @@ export async function playableVideoWith<T>(
   options: { fresh: boolean },
   also?: (db: Db, videoId: string) => D1PreparedStatement,
 ): Promise<{ row: VideoRow; also: T[] }> {
-  const id = parseUlid(subject);
-  const videoId = id ?? (await verifyPlaybackToken(c.var.config.playbackSecret, subject, Date.now()));
-  if (!videoId) throw new ApiError("invalid_playback_token");
+  const { videoId, byId } = await subjectOf(c, subject);
   const db = options.fresh ? c.env.DB.withSession("first-primary") : c.var.db;
   const video = playbackVideoStatement(db, videoId);
   const [found, extra] = also ? await db.batch([video, also(db, videoId)]) : [await video.all<VideoRow>()];
-  const row = found?.results[0] as VideoRow | undefined;
-  if (!row) throw new ApiError("not_found");
-  if (id && row.visibility === "private") throw new ApiError("playback_token_required");
-  if (!isPlayable(row)) throw new ApiError("not_found");
+  const row = checkPlayable((found?.results[0] as VideoRow | undefined) ?? null, byId);
   return { row, also: (extra?.results ?? []) as T[] };
+}
+
+/** The video a subject names: a ULID is its id; anything else a token, `403 invalid_playback_token` unless it verifies. */
+export async function subjectOf(c: Context<AppEnv>, subject: string): Promise<{ videoId: string; byId: boolean }> {
+  const id = parseUlid(subject);
+  const videoId = id ?? (await verifyPlaybackToken(c.var.config.playbackSecret, subject, Date.now()));
+  if (!videoId) throw new ApiError("invalid_playback_token");
+  return { videoId, byId: id !== null };
+}
+
+/** The checks after the video is read, in the contract's order: 404, a private video's id URL 403, not playable 404. */
+export function checkPlayable(row: VideoRow | null, byId: boolean): VideoRow {
+  if (!row) throw new ApiError("not_found");
+  if (byId && row.visibility === "private") throw new ApiError("playback_token_required");
+  if (!isPlayable(row)) throw new ApiError("not_found");
+  return row;
 }

@@ -13,6 +13,7 @@ import { creationMode } from "../lib/tenant";
 import { parseUlid, ulid } from "../lib/ulid";
 import { deleteVideos, storeOf } from "./delete";
 import { newVideoRow, UPLOAD_SESSION_MS } from "./model";
+import { forgetPlaybackStates } from "./playback-state";
 import { pathVideo, present } from "./present";
 import { insertVideo, listVideos, updateVideo } from "./queries";
 import {
@@ -162,6 +163,8 @@ export const videoRoutes = createRouter()
     const id = parseUlid(c.req.valid("param").id);
     const row = id ? await updateVideo(c.var.db, c.var.tenant, id, c.req.valid("json"), Date.now()) : null;
     if (!row) throw new ApiError("video_not_found");
+    // Private (or any other edit of who may play it) holds at once for playback here (contract §21).
+    forgetPlaybackStates([row.id]);
     return c.json(present(c, row), 200);
   })
   .openapi(remove, async (c) => {
