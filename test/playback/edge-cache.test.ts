@@ -52,7 +52,7 @@ describe("playback at scale: the location's cache", () => {
   it("serves a file again with no D1 or R2 read, to id and token viewers alike", async () => {
     const { id, token } = await readyVideo();
     for (const file of ["360p/seg_00000.ts", "storyboard.jpg", "video.mp4"]) {
-      const range = file === "video.mp4" ? { range: "bytes=0-1048575" } : {};
+      const range: Record<string, string> = file === "video.mp4" ? { range: "bytes=0-1048575" } : {};
       const first = await counted(`/play/${id}/${file}`, range);
       expect(first.response.status, file).toBe(file === "video.mp4" ? 206 : 200);
       expect(first.response.headers.get("x-cache"), file).toBe("MISS");
