@@ -102,11 +102,12 @@ export default {
           await env.MEDIA.put(key, bytes, { httpMetadata: { contentType } });
           return new Response(null, { status: 204 });
         }
-        // As the service stores an MP4: a multipart upload (parts of 5 MiB here).
+        // As the service stores an MP4: a multipart upload, in parts of `multipart` bytes.
+        const partBytes = Math.max(5 * 1024 * 1024, Number(new URL(request.url).searchParams.get("multipart")));
         const upload = await env.MEDIA.createMultipartUpload(key, { httpMetadata: { contentType } });
         const parts: R2UploadedPart[] = [];
-        for (let at = 0, n = 1; at < bytes.byteLength; at += 5 * 1024 * 1024, n++) {
-          parts.push(await upload.uploadPart(n, bytes.slice(at, at + 5 * 1024 * 1024)));
+        for (let at = 0, n = 1; at < bytes.byteLength; at += partBytes, n++) {
+          parts.push(await upload.uploadPart(n, bytes.slice(at, at + partBytes)));
         }
         await upload.complete(parts);
         return new Response(null, { status: 204 });

@@ -45,7 +45,10 @@ const THUMBNAIL_CACHE = "private";
  * video's caption tracks), the segments and the MP4 (with byte ranges, from R2), the caption files,
  * the storyboard, the current thumbnail and frames at any time, of a playable video, under its id
  * or a token. One D1 read (the video, and its tracks where they matter, in one batch) and at most
- * one R2 read per request, and for a segment or frame not made yet the video's coordinator;
+ * one R2 read per request, and for a segment or frame not made yet the video's coordinator; the
+ * files but the master playlist, captions and thumbnail read the video's state as remembered for
+ * at most 5 s (`state.ts`), and the files that never change come from the location's cache once a
+ * viewer there had them (`edge-cache.ts`, contract section 21);
  * `no-cache` lets a CDN keep the bytes but revalidate every use, so a video made private or deleted
  * stops playing at once (README, "Encoding and playback").
  */
