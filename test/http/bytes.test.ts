@@ -13,6 +13,13 @@ const SIZE = READ_CHUNK_BYTES + 1000;
 const FILE = Uint8Array.from({ length: SIZE }, (_, i) => (i * 13) % 251);
 const KEY = "test/bytes/file.bin";
 
+/** Whether two byte arrays hold the same bytes (deep equality of 8 MiB element by element is slow). */
+function same(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.byteLength !== b.byteLength) return false;
+  for (let i = 0; i < a.byteLength; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
 function get(headers: Record<string, string> = {}, method = "GET") {
   return new Request("http://api.test/file", { method, headers });
 }
@@ -32,7 +39,9 @@ describe("serveR2Object", () => {
     await env.MEDIA.put(KEY, FILE, { httpMetadata: { contentType: "video/mp4", cacheControl: "public, max-age=60" } });
   }
 
-  it("answers the whole file, and each kind of range (one bounded read past READ_CHUNK_BYTES)", async () => {
+  it("answers the whole file, and each kind of range (one bounded read past READ_CHUNK_BYTES)", {
+    timeout: 60_000,
+  }, async () => {
     await stored();
     const whole = await serveR2Object(env.MEDIA, KEY, get(), {});
     expect(whole.status).toBe(200);
@@ -40,7 +49,7 @@ describe("serveR2Object", () => {
     expect(whole.headers.get("cache-control")).toBe("public, max-age=60");
     expect(whole.headers.get("accept-ranges")).toBe("bytes");
     expect(whole.headers.get("content-length")).toBe(String(SIZE));
-    expect(new Uint8Array(await whole.arrayBuffer())).toEqual(FILE);
+    expect(same(new Uint8Array(await whole.arrayBuffer()), FILE)).toBe(true);
     for (const [range, from, to] of [
       ["bytes=0-99", 0, 99],
       ["bytes=10-", 10, SIZE - 1],
@@ -52,7 +61,8 @@ describe("serveR2Object", () => {
       expect(part.status, range).toBe(206);
       expect(part.headers.get("cache-control")).toBe("no-cache");
       expect(part.headers.get("content-range"), range).toBe(`bytes ${from}-${to}/${SIZE}`);
-      expect(new Uint8Array(await part.arrayBuffer()), range).toEqual(FILE.slice(from, to + 1));
+      expect(part.headers.get("content-length"), range).toBe(String(to - from + 1));
+      expect(same(new Uint8Array(await part.arrayBuffer()), FILE.slice(from, to + 1)), range).toBe(true);
     }
   });
 
