@@ -1,5 +1,4 @@
 import { z } from "@hono/zod-openapi";
-import { ApiError } from "./errors";
 /**
  * HTTP conditional requests (RFC 9110 §13) for the public media answers: which of 200, 304 or 412
  * a GET gets from its If-Match, If-Unmodified-Since, If-None-Match and If-Modified-Since headers.
@@ -160,16 +159,3 @@ export const ConditionalHeaders = z.object({
     example: "Sun, 22 Nov 2026 06:00:00 GMT",
   }),
 });
-
-/**
- * A conditional GET of an R2 object answered when it is not the object itself (RFC 9110 §13.2.2):
- * `304` with `headers`, or `412 precondition_failed` (thrown), the body dropped unread; null when
- * the object is to be sent.
- */
-export async function notModified(request: Headers, object: R2ObjectBody, headers: Headers): Promise<Response | null> {
-  const status = preconditionStatus(request, { etag: object.httpEtag, lastModified: object.uploaded.getTime() });
-  if (status === 200) return null;
-  await object.body.cancel();
-  if (status === 412) throw new ApiError("precondition_failed");
-  return new Response(null, { status, headers });
-}

@@ -7,7 +7,7 @@ import { withSubtitles } from "../captions/hls";
 import type { CaptionRow } from "../captions/model";
 import { trackStatement, tracksStatement } from "../captions/queries";
 import { coordinatorOf } from "../encoding/pipeline/coordinator-stub";
-import { httpDate, ifRangeHolds, notModified, preconditionStatus } from "../http/conditional";
+import { type Answer, serveBuffer, serveR2Object } from "../http/bytes";
 import type { AppEnv } from "../http/context";
 import { ApiError } from "../http/errors";
 import { sha256Hex } from "../lib/crypto";
@@ -15,10 +15,12 @@ import { encodeOutputKey, frameKey, mp4Key, segmentKey, storyboardKey } from "..
 import type { VideoRow } from "../videos/model";
 import { PLAY_PATH, thumbnailKeyOf } from "../videos/urls";
 import { coveringSegments, requestedSpan, spanQuery } from "./clip";
+import { isUnchanging, serveCached } from "./edge-cache";
 import { masterPlaylist, variantPlaylist } from "./playlists";
-import { parseRange } from "./range";
+import { withPlayableVideo } from "./state";
 import { STORYBOARD_SPRITE, storyboardVtt } from "./storyboard";
 import { playableVideo, playableVideoWith } from "./subject";
+import type { PlaybackGrant } from "./tokens";
 
 const PLAYLIST = "application/vnd.apple.mpegurl";
 const CAPTIONS = "text/vtt";
@@ -45,7 +47,10 @@ const THUMBNAIL_CACHE = "private";
  * video's caption tracks), the segments and the MP4 (with byte ranges, from R2), the caption files,
  * the storyboard, the current thumbnail and frames at any time, of a playable video, under its id
  * or a token. One D1 read (the video, and its tracks where they matter, in one batch) and at most
- * one R2 read per request, and for a segment or frame not made yet the video's coordinator;
+ * one R2 read per request, and for a segment or frame not made yet the video's coordinator; the
+ * files but the master playlist, captions and thumbnail read the video's state as remembered for
+ * at most 5 s (`state.ts`), and the files that never change come from the location's cache once a
+ * viewer there had them (`edge-cache.ts`, contract section 21);
  * `no-cache` lets a CDN keep the bytes but revalidate every use, so a video made private or deleted
  * stops playing at once (docs/encoding.md).
  */
@@ -65,11 +70,10 @@ export const playbackRoutes = new Hono<AppEnv>()
   // a token holder sees a private video's picture, and the embed page's poster (contract section
   // 12); with `time` (and `width`), the frame at that time (section 17).
   .on(["GET", "HEAD"], `${PLAY_PATH}/:subject/thumbnail`, async (c) => {
+    if (c.req.queries("time") !== undefined)
+      return withPlayableVideo(c, c.req.param("subject"), (row) => serveFrame(c, row));
     const row = await playableVideo(c, c.req.param("subject"), { fresh: true });
-    if (c.req.queries("time") === undefined) {
-      return serveObject(c.env.MEDIA, thumbnailKeyOf(row), c.req.raw, { cacheControl: THUMBNAIL_CACHE });
-    }
-    return serveFrame(c, row);
+    return serveObject(c.env.MEDIA, thumbnailKeyOf(row), c.req.raw, { cacheControl: THUMBNAIL_CACHE });
   })
   // A caption track's files (contract §17): the track, its subtitle playlist, that playlist's segment.
   .on(["GET", "HEAD"], `${PLAY_PATH}/:subject/captions/*`, async (c) => {
@@ -90,36 +94,45 @@ export const playbackRoutes = new Hono<AppEnv>()
     const path = new URL(c.req.url).pathname.slice(`${PLAY_PATH}/${subject}/`.length);
     // The video first (a private one's id URLs answer 403 before the other checks), then the file.
     if (path === "master.m3u8") return serveMaster(c, subject);
-    const { row, grant } = await playableVideoWith<never>(c, subject, { fresh: false });
-    if (row.encode_plan === null) return legacyFile(c, row, path);
-    const plan = JSON.parse(row.encode_plan) as Plan;
-    const variant = /^([1-9][0-9]{0,4}p)\/index\.m3u8$/.exec(path);
-    if (variant && hasRendition(plan, variant[1] as string)) {
-      const segments = coveringSegments(plan, requestedSpan(spanParams(c), grant, plan.duration));
-      const date = Date.parse(row.playable_at ?? row.updated_at);
-      return serveText(c.req.raw, variantPlaylist(plan, segments), PLAYLIST, date);
-    }
-    const segment = /^([1-9][0-9]{0,4}p)\/(seg_[0-9]{5,6}\.ts)$/.exec(path);
-    if (segment) {
-      // A token bound to a range plays the segments that cover it, and no other file of the video.
-      const bound = coveringSegments(plan, requestedSpan({}, grant, plan.duration));
-      const index = segmentIndex(segment[2] as string) as number;
-      if (index < bound.first || index > bound.last) throw new ApiError("not_found");
-      return serveSegment(c, row, plan, segment[1] as string, segment[2] as string);
-    }
-    if (grant.start !== undefined || grant.end !== undefined) throw new ApiError("not_found");
-    if (path === "video.mp4" && row.status === "ready" && row.has_mp4 === 1) {
-      return serveObject(c.env.MEDIA, mp4Key(row.project_id, row.id), c.req.raw, playback(TYPES.mp4));
-    }
-    // The storyboard (contract §17), once ready: its WebVTT made from the plan, its sprite from R2.
-    if (path === "storyboard.vtt" && row.status === "ready") {
-      return serveText(c.req.raw, storyboardVtt(plan), CAPTIONS);
-    }
-    if (path === STORYBOARD_SPRITE && row.status === "ready") {
-      return serveObject(c.env.MEDIA, storyboardKey(row.project_id, row.id), c.req.raw, playback(TYPES.jpg));
-    }
-    throw new ApiError("not_found");
+    // The video's state as this isolate remembers it (at most 5 s old, contract section 21).
+    return withPlayableVideo(c, subject, (row, grant) => serveFile(c, row, grant, path));
   });
+
+/** A file of a playable video under `/play/<x>/`, but its master playlist, thumbnail and captions. */
+async function serveFile(c: Context<AppEnv>, row: VideoRow, grant: PlaybackGrant, path: string): Promise<Response> {
+  if (row.encode_plan === null) return legacyFile(c, row, path);
+  const plan = JSON.parse(row.encode_plan) as Plan;
+  const variant = /^([1-9][0-9]{0,4}p)\/index\.m3u8$/.exec(path);
+  if (variant && hasRendition(plan, variant[1] as string)) {
+    const segments = coveringSegments(plan, requestedSpan(spanParams(c), grant, plan.duration));
+    return serveText(
+      c.req.raw,
+      variantPlaylist(plan, segments),
+      PLAYLIST,
+      Date.parse(row.playable_at ?? row.updated_at),
+    );
+  }
+  const segment = /^([1-9][0-9]{0,4}p)\/(seg_[0-9]{5,6}\.ts)$/.exec(path);
+  if (segment) {
+    // A token bound to a range plays the segments that cover it, and no other file of the video.
+    const bound = coveringSegments(plan, requestedSpan({}, grant, plan.duration));
+    const index = segmentIndex(segment[2] as string) as number;
+    if (index < bound.first || index > bound.last) throw new ApiError("not_found");
+    return serveSegment(c, row, plan, segment[1] as string, segment[2] as string);
+  }
+  if (grant.start !== undefined || grant.end !== undefined) throw new ApiError("not_found");
+  if (path === "video.mp4" && row.status === "ready" && row.has_mp4 === 1) {
+    return serveObject(c.env.MEDIA, mp4Key(row.project_id, row.id), c.req.raw, playback(TYPES.mp4));
+  }
+  // The storyboard (contract §17), once ready: its WebVTT made from the plan, its sprite from R2.
+  if (path === "storyboard.vtt" && row.status === "ready") {
+    return serveText(c.req.raw, storyboardVtt(plan), CAPTIONS);
+  }
+  if (path === STORYBOARD_SPRITE && row.status === "ready") {
+    return serveObject(c.env.MEDIA, storyboardKey(row.project_id, row.id), c.req.raw, playback(TYPES.jpg));
+  }
+  throw new ApiError("not_found");
+}
 
 /** How a playback file is answered: its type, revalidated at every use. */
 function playback(type: string | undefined) {
@@ -246,27 +259,9 @@ function mpegtsStart(row: VideoRow): number {
  * requests and ranges as for stored files.
  */
 async function serveText(request: Request, text: string, type: string, lastModified?: number): Promise<Response> {
-  const bytes = new TextEncoder().encode(text);
   const etag = `"${(await sha256Hex(text)).slice(0, 32)}"`;
-  const headers = new Headers({
-    "content-type": type,
-    "accept-ranges": "bytes",
-    "cache-control": PLAYBACK_CACHE,
-    etag,
-  });
-  if (lastModified !== undefined) headers.set("last-modified", httpDate(lastModified));
-  const status = preconditionStatus(request.headers, { etag, ...(lastModified === undefined ? {} : { lastModified }) });
-  if (status === 412) throw new ApiError("precondition_failed");
-  if (status === 304) return new Response(null, { status, headers });
-  const honoured = ifRangeHolds(request.headers, { etag, ...(lastModified === undefined ? {} : { lastModified }) });
-  const range = honoured ? parseRange(request.headers.get("range"), bytes.byteLength) : null;
-  if (range === "unsatisfiable") throw unsatisfiable(bytes.byteLength);
-  const body = range ? bytes.slice(range.offset, range.offset + range.length) : bytes;
-  headers.set("content-length", String(body.byteLength));
-  if (range) {
-    headers.set("content-range", `bytes ${range.offset}-${range.offset + range.length - 1}/${bytes.byteLength}`);
-  }
-  return new Response(request.method === "HEAD" ? null : body, { status: range ? 206 : 200, headers });
+  const facts = { etag, type, ...(lastModified === undefined ? {} : { lastModified }) };
+  return serveBuffer(request, new TextEncoder().encode(text), facts, { cacheControl: PLAYBACK_CACHE });
 }
 
 /** A file of a video encoded before segments were made one by one: as its attempt stored it. */
@@ -279,87 +274,9 @@ function legacyFile(c: Context<AppEnv>, row: VideoRow, path: string): Promise<Re
 }
 
 /**
- * One R2 object as an HTTP answer: `Accept-Ranges`, a single byte range as `206` (`416` with a
- * Content-Range naming the size, past the end, however large its numbers), `ETag` and
- * `Last-Modified` with their conditional requests (304, 412), and `If-Range` (a Range whose
- * If-Range does not name this object, or is malformed, gets the whole file). The Content-Type is
- * `answer.type`, else the object's own. One R2 round trip, but for a range past the end (which
- * needs the size first) and a Range whose If-Range fails (which needs the whole file).
+ * One R2 object as an HTTP answer (`http/bytes.ts`): through the location's cache when it is a file
+ * that never changes (`edge-cache.ts`: segments, frames, the sprite, the MP4, the M4A), else from R2.
  */
-async function serveObject(
-  media: R2Bucket,
-  key: string,
-  request: Request,
-  answer: { type?: string; cacheControl: string },
-): Promise<Response> {
-  const rangeHeader = request.headers.get("range");
-  const wanted = rangeHeader ? requestedRange(rangeHeader) : undefined;
-  let object: R2ObjectBody | null;
-  /** Whether only part of the file was read. */
-  let partial = wanted !== undefined;
-  try {
-    object = await media.get(key, wanted ? { range: wanted } : {});
-  } catch (error) {
-    if (!wanted) throw error;
-    // R2 refuses a range it cannot serve as asked (past the end, say): ask again knowing the size.
-    const head = await media.head(key);
-    if (!head) throw new ApiError("not_found");
-    const range = ifRangeHolds(request.headers, validatorsOf(head)) ? parseRange(rangeHeader, head.size) : null;
-    if (range === "unsatisfiable") throw unsatisfiable(head.size);
-    partial = range !== null;
-    object = await media.get(key, range ? { range } : {});
-  }
-  if (!object) throw new ApiError("not_found");
-  const headers = new Headers({
-    "content-type": answer.type ?? object.httpMetadata?.contentType ?? "application/octet-stream",
-    "accept-ranges": "bytes",
-    "cache-control": answer.cacheControl,
-    etag: object.httpEtag,
-    "last-modified": httpDate(object.uploaded),
-  });
-  const conditional = await notModified(request.headers, object, headers);
-  if (conditional) return conditional;
-  const honoured = rangeHeader !== null && ifRangeHolds(request.headers, validatorsOf(object));
-  if (!honoured && partial) {
-    // Only part of the file was read, and the whole is to be sent.
-    await object.body.cancel();
-    object = await media.get(key);
-    if (!object) throw new ApiError("not_found");
-  }
-  const range = honoured ? parseRange(rangeHeader, object.size) : null;
-  if (range === "unsatisfiable") {
-    await object.body.cancel();
-    throw unsatisfiable(object.size);
-  }
-  const body = request.method === "HEAD" ? null : object.body;
-  if (request.method === "HEAD") await object.body.cancel();
-  if (!range) {
-    headers.set("content-length", String(object.size));
-    return new Response(body, { headers });
-  }
-  headers.set("content-length", String(range.length));
-  headers.set("content-range", `bytes ${range.offset}-${range.offset + range.length - 1}/${object.size}`);
-  return new Response(body, { status: 206, headers });
-}
-
-function validatorsOf(object: R2Object) {
-  return { etag: object.httpEtag, lastModified: object.uploaded.getTime() };
-}
-
-/**
- * The range to ask R2 for before the size is known (R2 clamps the end itself); `undefined` for the
- * whole file, as `parseRange` reads the header, and for a start past any file's end (the size is
- * needed to answer 416).
- */
-function requestedRange(header: string): R2Range | undefined {
-  const parsed = parseRange(header, Number.MAX_SAFE_INTEGER);
-  if (parsed === null || parsed === "unsatisfiable") return undefined;
-  const suffix = /^bytes=-(\d+)$/i.exec(header.trim());
-  if (suffix) return { suffix: Math.min(Number(suffix[1]), Number.MAX_SAFE_INTEGER) };
-  const bounded = /^bytes=\d+-\d+$/i.test(header.trim());
-  return bounded ? { offset: parsed.offset, length: parsed.length } : { offset: parsed.offset };
-}
-
-function unsatisfiable(size: number): ApiError {
-  return new ApiError("range_not_satisfiable", { headers: { "content-range": `bytes */${size}` } });
+function serveObject(media: R2Bucket, key: string, request: Request, answer: Answer): Promise<Response> {
+  return isUnchanging(key) ? serveCached(media, key, request, answer) : serveR2Object(media, key, request, answer);
 }

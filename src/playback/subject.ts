@@ -40,21 +40,37 @@ export async function playableVideoWith<T>(
   options: { fresh: boolean },
   also?: (db: Db, videoId: string) => D1PreparedStatement,
 ): Promise<{ row: VideoRow; also: T[]; grant: PlaybackGrant }> {
+  const { grant, byId } = await subjectOf(c, subject);
+  const db = options.fresh ? c.env.DB.withSession("first-primary") : c.var.db;
+  const video = playbackVideoStatement(db, grant.videoId);
+  const [found, extra] = also ? await db.batch([video, also(db, grant.videoId)]) : [await video.all<VideoRow>()];
+  const row = checkPlayable(c, (found?.results[0] as VideoRow | undefined) ?? null, grant, byId);
+  return { row, also: (extra?.results ?? []) as T[], grant };
+}
+
+/**
+ * What a subject grants: a ULID is the video's id (the whole video); anything else a token (its
+ * video, and the range and origins it binds), `403 invalid_playback_token` unless it verifies.
+ */
+export async function subjectOf(c: Context<AppEnv>, subject: string): Promise<{ grant: PlaybackGrant; byId: boolean }> {
   const id = parseUlid(subject);
   const grant = id ? { videoId: id } : await readPlaybackToken(c.var.config.playbackSecret, subject, Date.now());
   if (!grant) throw new ApiError("invalid_playback_token");
-  const { videoId } = grant;
-  const db = options.fresh ? c.env.DB.withSession("first-primary") : c.var.db;
-  const video = playbackVideoStatement(db, videoId);
-  const [found, extra] = also ? await db.batch([video, also(db, videoId)]) : [await video.all<VideoRow>()];
-  const row = found?.results[0] as VideoRow | undefined;
+  return { grant, byId: id !== null };
+}
+
+/**
+ * The checks after the video is read, in the contract's order: 404, a private video's id URL 403,
+ * an origin the video or the token does not allow 403 (§19), not playable 404.
+ */
+export function checkPlayable(c: Context<AppEnv>, row: VideoRow | null, grant: PlaybackGrant, byId: boolean): VideoRow {
   if (!row) throw new ApiError("not_found");
-  if (id && row.visibility === "private") throw new ApiError("playback_token_required");
+  if (byId && row.visibility === "private") throw new ApiError("playback_token_required");
   // The service's own origin is always allowed: its embed page, framed by an allowed origin, plays from it.
   const own = publicOrigin(c);
   for (const list of [allowedOriginsOf(row), grant.allowedOrigins ?? []]) {
     if (!originAllowed(list, c.req.raw.headers, own)) throw new ApiError("origin_not_allowed");
   }
   if (!isPlayable(row)) throw new ApiError("not_found");
-  return { row, also: (extra?.results ?? []) as T[], grant };
+  return row;
 }

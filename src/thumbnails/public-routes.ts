@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { ConditionalHeaders, httpDate, notModified } from "../http/conditional";
+import { serveR2Object } from "../http/bytes";
+import { ConditionalHeaders } from "../http/conditional";
 import { ApiError } from "../http/errors";
 import { route } from "../http/route";
 import { createRouter } from "../http/router";
@@ -9,6 +10,8 @@ import { parseUlid } from "../lib/ulid";
 import { THUMBNAIL_PATH } from "../videos/urls";
 import { thumbnailVisibility } from "./queries";
 
+/** A thumbnail is answered whole, as its OpenAPI document says (no ranges). */
+const WHOLE = { ranges: false } as const;
 const FILE_NAME = /^[0-9A-Za-z]{1,40}\.(jpg|png|webp)$/;
 
 /**
@@ -70,24 +73,20 @@ export const publicThumbnails = router.openapi(getThumbnail, async (c) => {
   const projectId = parseUlid(params.projectId);
   const videoId = parseUlid(params.videoId);
   if (!projectId || !videoId || !FILE_NAME.test(file)) throw new ApiError("not_found");
-  // The object with its body in one R2 round trip; an answer without it drops the body unread.
-  const [visibility, current] = await Promise.all([
+  // The object with its body in one R2 round trip, beside the D1 read; an answer that may not be
+  // sent drops the body unread.
+  const request = c.req.raw;
+  const [visibility, current] = await Promise.allSettled([
     thumbnailVisibility(c.env.DB.withSession("first-primary"), projectId, videoId),
-    c.env.MEDIA.get(thumbnailKeyForFile(projectId, videoId, file)),
+    serveR2Object(c.env.MEDIA, thumbnailKeyForFile(projectId, videoId, file), request, WHOLE),
   ]);
-  if (visibility === null || visibility === "private") {
-    await current?.body.cancel();
-    throw new ApiError(visibility === null ? "not_found" : "playback_token_required");
+  if (visibility.status === "rejected" || visibility.value === null || visibility.value === "private") {
+    if (current.status === "fulfilled") await current.value.body?.cancel();
+    if (visibility.status === "rejected") throw visibility.reason;
+    throw new ApiError(visibility.value === null ? "not_found" : "playback_token_required");
   }
+  if (current.status === "fulfilled") return current.value;
   // A thumbnail written before objects moved under their video's prefix is still served.
-  const object = current ?? (await c.env.MEDIA.get(legacyThumbnailKey(projectId, videoId, file)));
-  if (!object) throw new ApiError("not_found");
-  const headers = new Headers();
-  object.writeHttpMetadata(headers);
-  headers.set("ETag", object.httpEtag);
-  headers.set("Last-Modified", httpDate(object.uploaded));
-  const conditional = await notModified(c.req.raw.headers, object, headers);
-  if (conditional) return conditional;
-  headers.set("Content-Length", String(object.size));
-  return new Response(object.body, { headers });
+  if (!(current.reason instanceof ApiError && current.reason.code === "not_found")) throw current.reason;
+  return serveR2Object(c.env.MEDIA, legacyThumbnailKey(projectId, videoId, file), request, WHOLE);
 });

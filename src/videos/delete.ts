@@ -6,6 +6,7 @@ import type { Tenant } from "../lib/tenant";
 import { monotonicUlids } from "../lib/ulid";
 import { sendDeletion } from "./deletion-queue";
 import { completionInFlight, type ItemCode, type VideoRow } from "./model";
+import { forgetPlaybackStates } from "./playback-state";
 import { deleteVideosStatements, findVideos } from "./queries";
 
 export type ItemOutcome = { id: string; ok: true } | { id: string; ok: false; code: ItemCode };
@@ -104,6 +105,8 @@ export async function deleteVideos(
 
   if (applied.size === 0) return outcomes;
   const videoIds = [...applied];
+  // Their bytes are never served again from here, from this answer on (contract section 21).
+  forgetPlaybackStates(videoIds);
   try {
     await sendDeletion(store.deletions, {
       projectId,

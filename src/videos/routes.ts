@@ -13,6 +13,7 @@ import { creationMode } from "../lib/tenant";
 import { parseUlid, ulid } from "../lib/ulid";
 import { deleteVideos, storeOf } from "./delete";
 import { newVideoRow, UPLOAD_SESSION_MS } from "./model";
+import { forgetPlaybackStates } from "./playback-state";
 import { pathVideo, present } from "./present";
 import { findVideo, insertVideo, listVideos, updateVideo } from "./queries";
 import {
@@ -204,6 +205,8 @@ export const videoRoutes = createRouter()
       }
       throw new ApiError("video_not_found");
     }
+    // Private (or any other edit of who may play it) holds at once for playback here (contract §21).
+    forgetPlaybackStates([row.id]);
     return c.json(present(c, row), 200);
   })
   .openapi(remove, async (c) => {

@@ -1,8 +1,8 @@
 import { env } from "cloudflare:workers";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { parseRange } from "../../src/http/range";
 import { stripMetadata } from "../../src/images/strip";
 import { posterKey } from "../../src/lib/storage-keys";
-import { parseRange } from "../../src/playback/range";
 import { mintPlaybackToken, verifyPlaybackToken } from "../../src/playback/tokens";
 import { emptyPool, fakeEncoder, finishAll, playable, probeFacts, uploadedVideo } from "../encoding/pipeline/support";
 import { IMAGES } from "../fixtures/images";

@@ -7,11 +7,11 @@ import {
   parseResult,
   segmentIndex,
 } from "../../../encoder/protocol.mjs";
+import { serveR2Object } from "../../http/bytes";
 import type { AppEnv } from "../../http/context";
 import { bearerToken } from "../../http/credentials";
 import { ApiError } from "../../http/errors";
 import { logError } from "../../lib/log";
-import { READ_CHUNK_BYTES, rangeBody } from "../../lib/r2";
 import { segmentKey, sourceKey, watermarkCopyKey } from "../../lib/storage-keys";
 import { parseUlid } from "../../lib/ulid";
 import { CALLBACK_PATH, encodingContext, isCallbackToken, type JobPath } from "./context";
@@ -170,39 +170,10 @@ function boundedBody(c: Context<JobEnv>): ReadableStream {
 
 /**
  * An R2 object as the encoder reads it: whole, or the one byte range its `Range` header asks for
- * (ffmpeg reads the source by ranges as it seeks).
+ * (ffmpeg reads the source by ranges as it seeks), as every file is served (`http/bytes.ts`).
  */
-async function objectResponse(media: R2Bucket, key: string, request: Request): Promise<Response> {
-  const match = /^bytes=(\d+)-(\d*)$/.exec(request.headers.get("range")?.trim() ?? "");
-  if (!match) {
-    const whole = await media.get(key);
-    if (!whole) throw new ApiError("not_found");
-    const headers = new Headers({ "accept-ranges": "bytes", "content-length": String(whole.size) });
-    whole.writeHttpMetadata(headers);
-    return new Response(whole.body, { headers });
-  }
-  // An open-ended or long range is read in bounded pieces (lib/r2.ts `rangeBody`); the first
-  // piece's read tells the object's size.
-  const offset = Number(match[1]);
-  const last = match[2] ? Number(match[2]) : Number.POSITIVE_INFINITY;
-  let first: R2ObjectBody | null;
-  try {
-    first = await media.get(key, { range: { offset, length: Math.min(READ_CHUNK_BYTES, last - offset + 1) } });
-  } catch (error) {
-    // R2 refuses a range past the end: that is the end of the file to a reader.
-    const head = await media.head(key);
-    if (!head) throw error;
-    return new Response(null, { status: 416, headers: { "content-range": `bytes */${head.size}` } });
-  }
-  if (!first) throw new ApiError("not_found");
-  const end = Math.min(first.size, last + 1);
-  const headers = new Headers({
-    "accept-ranges": "bytes",
-    "content-length": String(end - offset),
-    "content-range": `bytes ${offset}-${end - 1}/${first.size}`,
-  });
-  first.writeHttpMetadata(headers);
-  return new Response(rangeBody(media, key, first.body, offset, end), { status: 206, headers });
+function objectResponse(media: R2Bucket, key: string, request: Request): Promise<Response> {
+  return serveR2Object(media, key, request, {});
 }
 
 /** A protocol message: JSON of at most `maxBytes` that `parse` accepts, else `400 invalid_body`. */

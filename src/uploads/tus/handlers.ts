@@ -1,6 +1,7 @@
 import { mediaType } from "../../http/body";
+import { httpDate } from "../../http/conditional";
 import { type Store as DeletionStore, deleteVideos } from "../../videos/delete";
-import { headerInt, httpDate, MAX_PATCH_BYTES, OFFSET_CONTENT_TYPE, partSizeFor, tusAnswer } from "./protocol";
+import { headerInt, MAX_PATCH_BYTES, OFFSET_CONTENT_TYPE, partSizeFor, tusAnswer } from "./protocol";
 import { type Reception, receiveBody } from "./receive";
 import { type UploadStore, uploadTenant } from "./store";
 import { uploadLocation } from "./url";

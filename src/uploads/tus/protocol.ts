@@ -108,8 +108,3 @@ export function headerInt(request: Request, name: string): number | null {
   const number = Number(value);
   return Number.isSafeInteger(number) ? number : null;
 }
-
-/** `Upload-Expires`: an HTTP date (RFC 9110 IMF-fixdate), to the second. */
-export function httpDate(ms: number): string {
-  return new Date(ms).toUTCString();
-}
