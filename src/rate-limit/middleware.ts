@@ -6,7 +6,7 @@ import { ApiError } from "../http/errors";
 import { documented } from "../http/route";
 import { sha256Hex } from "../lib/crypto";
 import type { ConsumeInput, ConsumeResult } from "./limiter";
-import { POLICIES, type PolicyName, type RequestPolicyName, TENANT_MULTIPLIER } from "./policies";
+import { BEACONS_PER_VIEW, POLICIES, type PolicyName, type RequestPolicyName, TENANT_MULTIPLIER } from "./policies";
 
 type Bucket = ConsumeInput["buckets"][number] & { name: string };
 
@@ -167,5 +167,27 @@ export async function limitOperatorFailures<E extends AppEnv>(c: Context<E>, val
     "operator_failures",
     planFor(c, "operator_failures"),
     valid ? { mode: "peek", headers: "on-refusal", message } : { headers: "always", message },
+  );
+}
+
+/**
+ * Counts a viewing beacon (contract section 20): against its client address's bucket (600 a
+ * minute) and its view's (60 a minute), both in the client's object, so one call checks and counts
+ * the two. A view's beacons come from its player's address; one sent from elsewhere is counted in
+ * that address's object. RateLimit headers on every answer; `429 rate_limited` past either.
+ */
+export async function limitBeacon<E extends AppEnv>(c: Context<E>, viewId: string): Promise<void> {
+  const client = clientSubject(c.req.header("cf-connecting-ip"));
+  await count(
+    c,
+    "beacons",
+    {
+      object: client,
+      buckets: [
+        { name: "beacons", subject: client, limit: POLICIES.beacons.limit },
+        { name: "beacons_per_view", subject: `view:${viewId}`, limit: BEACONS_PER_VIEW },
+      ],
+    },
+    { headers: "always" },
   );
 }
