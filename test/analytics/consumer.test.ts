@@ -146,6 +146,22 @@ describe("the beacons queue's consumer", () => {
     expect((await videoAnalytics(ws.key, ws.video)).watchTimeSeconds).toBe(0.001);
   });
 
+  it("writes a batch of 100 beacons of 100 views as 100 view rows and a few rollup rows, read in one query", async () => {
+    const ws = await analyticsWorkspace();
+    const video = { videoId: ws.video, projectId: ws.project.id };
+    const t = base();
+    const beacons = Array.from({ length: 100 }, (_, i) =>
+      message(video, t + i, beaconBody(newViewId(), { watchedMs: 5000, startupMs: 300, rendition: "720p" })),
+    );
+    const fold = foldBeacons(await readViews(env.DB, beacons.map((m) => m.beacon.viewId)), beacons);
+    const results = await env.DB.batch(foldStatements(env.DB, fold));
+    const written = results.reduce((sum, result) => sum + (result.meta.rows_written ?? 0), 0);
+    // 100 views; the video's and the project's hour (new rows: each with its index entry for the
+    // video's); their rendition rows. Rollups add up: the next batch of the same hour rewrites them.
+    expect(written).toBeLessThanOrEqual(100 + 2 * 2 + 2);
+    expect((await videoAnalytics(ws.key, ws.video)).views).toBe(100);
+  });
+
   it("takes the route's beacons end to end: sent, queued, folded, answered", async () => {
     const ws = await analyticsWorkspace();
     const { sent, send } = beaconSender();
