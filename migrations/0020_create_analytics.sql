@@ -3,8 +3,9 @@
 
 -- Per-view state: the totals a view has been credited with so far (bounded: watch time grows by
 -- at most the wall time since the view's previous beacon plus 10 %), so a repeated or reordered
--- beacon counts once. `last_at` is when the Worker received the view's latest beacon (ms);
--- `version` counts the folds that changed the row: a fold writes only over the version it read.
+-- beacon counts once. `last_at` is when the Worker received the view's latest beacon (ms),
+-- `started_at` its first (kept for two days: src/analytics/retention.ts); `version` counts the
+-- folds that changed the row: a fold writes only over the version it read.
 CREATE TABLE analytics_views (
   view_id TEXT NOT NULL PRIMARY KEY,
   video_id TEXT NOT NULL,
@@ -13,9 +14,13 @@ CREATE TABLE analytics_views (
   rebuffer_count INTEGER NOT NULL,
   startup_ms INTEGER,
   errored INTEGER NOT NULL DEFAULT 0,
+  started_at INTEGER NOT NULL,
   last_at INTEGER NOT NULL,
   version INTEGER NOT NULL
 ) WITHOUT ROWID;
+
+-- The retention sweep's order. Written once per view: a fold's update never changes started_at.
+CREATE INDEX analytics_views_started ON analytics_views (started_at);
 
 -- Hourly rollups, per video (subject = the video id) and per project and mode (subject =
 -- 'project:<id>:live' or 'project:<id>:test'), so an answer reads at most 24 x 90 rows of a subject

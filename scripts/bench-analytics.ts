@@ -197,8 +197,9 @@ function seedMillion(persistTo: string, videoId: string, projectId: string) {
   execute(
     persistTo,
     `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${MILLION})
-     INSERT INTO analytics_views (view_id, video_id, watched_ms, rebuffer_ms, rebuffer_count, startup_ms, errored, last_at, version)
-     SELECT printf('seeded-view-%010d', i), '${videoId}', 60000, 500, 1, 400 + i % 1000, 0, ${Date.now()}, 7 FROM n`,
+     INSERT INTO analytics_views (view_id, video_id, watched_ms, rebuffer_ms, rebuffer_count, startup_ms, errored,
+       started_at, last_at, version)
+     SELECT printf('seeded-view-%010d', i), '${videoId}', 60000, 500, 1, 400 + i % 1000, 0, ${Date.now()}, ${Date.now()}, 7 FROM n`,
   );
   for (const subject of [videoId, `project:${projectId}:live`]) {
     execute(

@@ -10,6 +10,8 @@ export type ViewState = {
   rebufferCount: number;
   startupMs: number | null;
   errored: boolean;
+  /** When the Worker received the view's first beacon (ms). */
+  startedAt: number;
   /** When the Worker received the view's latest beacon (ms); an older one arriving late leaves it. */
   lastAt: number;
   /** How many folds changed the row; 0 for a view not stored yet. */
@@ -109,6 +111,7 @@ export function foldBeacons(read: ReadonlyMap<string, ViewState>, messages: read
       rebufferCount: 0,
       startupMs: null,
       errored: false,
+      startedAt: at,
       lastAt: at - FIRST_BEACON_WINDOW_MS,
       version: 0,
     };

@@ -11,6 +11,7 @@ type ViewRow = {
   rebuffer_count: number;
   startup_ms: number | null;
   errored: number;
+  started_at: number;
   last_at: number;
   version: number;
 };
@@ -32,6 +33,7 @@ export async function readViews(db: Db, viewIds: string[]): Promise<Map<string, 
         rebufferCount: row.rebuffer_count,
         startupMs: row.startup_ms,
         errored: row.errored === 1,
+        startedAt: row.started_at,
         lastAt: row.last_at,
         version: row.version,
       },
@@ -62,8 +64,8 @@ export function foldStatements(db: Db, fold: Fold): D1PreparedStatement[] {
       db
         .prepare(
           `INSERT INTO analytics_views
-             (view_id, video_id, watched_ms, rebuffer_ms, rebuffer_count, startup_ms, errored, last_at, version)
-           SELECT ${[0, 1, 2, 3, 4, 5, 6, 7, 8].map(at).join(", ")} FROM json_each(?) AS e WHERE true
+             (view_id, video_id, watched_ms, rebuffer_ms, rebuffer_count, startup_ms, errored, started_at, last_at, version)
+           SELECT ${[0, 1, 2, 3, 4, 5, 6, 7, 8, 9].map(at).join(", ")} FROM json_each(?) AS e WHERE true
            ON CONFLICT (view_id) DO UPDATE SET watched_ms = excluded.watched_ms, rebuffer_ms = excluded.rebuffer_ms,
              rebuffer_count = excluded.rebuffer_count, startup_ms = excluded.startup_ms, errored = excluded.errored,
              last_at = excluded.last_at, version = excluded.version`,
@@ -78,6 +80,7 @@ export function foldStatements(db: Db, fold: Fold): D1PreparedStatement[] {
               v.rebufferCount,
               v.startupMs,
               v.errored ? 1 : 0,
+              v.startedAt,
               v.lastAt,
               v.version,
             ]),
@@ -194,4 +197,16 @@ function topVideosStatement(db: Db, tenant: Tenant, fromHour: number, toHour: nu
         GROUP BY h.subject ORDER BY sum(h.watch_ms) DESC, h.subject LIMIT 10`,
     )
     .bind(tenant.projectId, fromHour, toHour, tenant.projectId, modeParam(tenant));
+}
+
+/** Deletes up to `limit` views started before `before` (ms), oldest first; how many it deleted. */
+export async function deleteViewsStartedBefore(db: Db, before: number, limit: number): Promise<number> {
+  const result = await db
+    .prepare(
+      `DELETE FROM analytics_views
+       WHERE view_id IN (SELECT view_id FROM analytics_views WHERE started_at < ? ORDER BY started_at LIMIT ?)`,
+    )
+    .bind(before, limit)
+    .run();
+  return result.meta.changes;
 }

@@ -2,6 +2,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { foldBeacons } from "../../src/analytics/fold";
 import { foldStatements, readViews } from "../../src/analytics/queries";
+import { deleteExpiredViews } from "../../src/analytics/retention";
 import { api, bearer, newKey, withCookie } from "../helpers";
 import {
   analyticsWorkspace,
@@ -146,20 +147,41 @@ describe("the beacons queue's consumer", () => {
     expect((await videoAnalytics(ws.key, ws.video)).watchTimeSeconds).toBe(0.001);
   });
 
-  it("writes a batch of 100 beacons of 100 views as 100 view rows and a few rollup rows, read in one query", async () => {
+  it("writes a batch of 100 beacons of 100 views as 100 view rows and a few rollup rows", async () => {
     const ws = await analyticsWorkspace();
     const video = { videoId: ws.video, projectId: ws.project.id };
     const t = base();
-    const beacons = Array.from({ length: 100 }, (_, i) =>
-      message(video, t + i, beaconBody(newViewId(), { watchedMs: 5000, startupMs: 300, rendition: "720p" })),
-    );
-    const fold = foldBeacons(await readViews(env.DB, beacons.map((m) => m.beacon.viewId)), beacons);
-    const results = await env.DB.batch(foldStatements(env.DB, fold));
-    const written = results.reduce((sum, result) => sum + (result.meta.rows_written ?? 0), 0);
-    // 100 views; the video's and the project's hour (new rows: each with its index entry for the
-    // video's); their rendition rows. Rollups add up: the next batch of the same hour rewrites them.
-    expect(written).toBeLessThanOrEqual(100 + 2 * 2 + 2);
-    expect((await videoAnalytics(ws.key, ws.video)).views).toBe(100);
+    const ids = Array.from({ length: 100 }, () => newViewId());
+    const batchAt = async (offset: number, watchedMs: number) => {
+      const beacons = ids.map((viewId, i) =>
+        message(video, t + offset + i, beaconBody(viewId, { watchedMs, startupMs: 300, rendition: "720p" })),
+      );
+      const fold = foldBeacons(await readViews(env.DB, ids), beacons);
+      const results = await env.DB.batch(foldStatements(env.DB, fold));
+      return results.reduce((sum, result) => sum + (result.meta.rows_written ?? 0), 0);
+    };
+    // New views: each row with its retention index entry; the video's and the project's new hour
+    // rows with their index entries, and their rendition rows.
+    expect(await batchAt(0, 5000)).toBeLessThanOrEqual(2 * 100 + 2 * 2 + 2);
+    // Their next beacons: one row a view, and the four rollup rows, added to.
+    expect(await batchAt(10_000, 15_000)).toBeLessThanOrEqual(100 + 4);
+    expect(await videoAnalytics(ws.key, ws.video)).toMatchObject({ views: 100, watchTimeSeconds: 1500 });
+  });
+
+  it("keeps a view's state two days after its first beacon, and its figures after that", async () => {
+    const ws = await analyticsWorkspace();
+    const video = { videoId: ws.video, projectId: ws.project.id };
+    const now = Date.now();
+    const old = newViewId();
+    const recent = newViewId();
+    await consume([
+      message(video, now - 3 * 24 * HOUR, beaconBody(old, { watchedMs: 1000 })),
+      message(video, now - 2 * 24 * HOUR + HOUR, beaconBody(recent, { watchedMs: 1000 })),
+    ]);
+    await deleteExpiredViews(env.DB, now);
+    const left = await readViews(env.DB, [old, recent]);
+    expect([...left.keys()]).toEqual([recent]);
+    expect((await videoAnalytics(ws.key, ws.video)).views).toBe(2);
   });
 
   it("takes the route's beacons end to end: sent, queued, folded, answered", async () => {
