@@ -1,7 +1,7 @@
 // `npm run bench:analytics`: viewing analytics (contract section 20) against the real dev server
 // and encoder. Figures, not pass/fail (targets in docs/analytics.md):
 // 1. a beacon's median against the bare 404 on the same server, sample by sample (target ≤ 1.2×);
-// 2. beacons sent as fast as the server takes them (BENCH_FLOOD_CLIENTS at once, new views from
+// 2. beacons sent as fast as the server takes them (BENCH_FLOOD_CLIENTS at once, "1,4": new views from
 //    many addresses) while other routes are timed one call at a time: their p95 under the flood
 //    against their medians before it (target ≤ 3×), and the beacons a second it took;
 // 3. `GET /v1/videos/{id}/analytics` over a video with a million views (rollups seeded straight
@@ -15,7 +15,10 @@ import { percentile } from "./percentile.ts";
 
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 200);
 const WARMUP = 20;
-const FLOOD_CLIENTS = Number(process.env.BENCH_FLOOD_CLIENTS ?? 16);
+/** The flood's clients, each sending its next beacon as soon as the last is answered: one run per number. */
+const FLOOD_CLIENTS = (process.env.BENCH_FLOOD_CLIENTS ?? "1,4").split(",").map(Number);
+/** Which of the three parts to run. */
+const PHASES = new Set((process.env.BENCH_PHASES ?? "1,2,3").split(","));
 const FLOOD_SECONDS = Number(process.env.BENCH_FLOOD_SECONDS ?? 15);
 const MILLION = 1_000_000;
 const HOURS = 7 * 24;
@@ -72,24 +75,29 @@ async function main() {
         204,
       );
 
-    // 1. A beacon beside the bare 404, sample by sample.
-    const bareTimes: number[] = [];
-    const beaconTimes: number[] = [];
-    for (let i = 0; i < WARMUP + SAMPLES; i++) {
-      const b = await bare();
-      const t = await beacon();
-      if (i < WARMUP) continue;
-      bareTimes.push(b);
-      beaconTimes.push(t);
+    if (PHASES.has("1")) {
+      // 1. A beacon beside the bare 404, sample by sample.
+      const bareTimes: number[] = [];
+      const beaconTimes: number[] = [];
+      for (let i = 0; i < WARMUP + SAMPLES; i++) {
+        const b = await bare();
+        const t = await beacon();
+        if (i < WARMUP) continue;
+        bareTimes.push(b);
+        beaconTimes.push(t);
+      }
+      const bareStats = stats(bareTimes);
+      const beaconStats = stats(beaconTimes);
+      console.log(
+        `\n1. A beacon against the bare 404 (concurrency 1, ${SAMPLES} samples after ${WARMUP}, interleaved)`,
+      );
+      console.log(`${"case".padEnd(36)}   median      p95`);
+      console.log(`${"unknown route (bare 404)".padEnd(36)} ${fmt(bareStats.median)} ${fmt(bareStats.p95)}`);
+      console.log(`${"POST /play/{id}/beacons".padEnd(36)} ${fmt(beaconStats.median)} ${fmt(beaconStats.p95)}`);
+      console.log(
+        `beacon median / bare median: ${(beaconStats.median / bareStats.median).toFixed(2)}x (target <= 1.2x)`,
+      );
     }
-    const bareStats = stats(bareTimes);
-    const beaconStats = stats(beaconTimes);
-    console.log(`\n1. A beacon against the bare 404 (concurrency 1, ${SAMPLES} samples after ${WARMUP}, interleaved)`);
-    console.log(`${"case".padEnd(36)}   median      p95`);
-    console.log(`${"unknown route (bare 404)".padEnd(36)} ${fmt(bareStats.median)} ${fmt(bareStats.p95)}`);
-    console.log(`${"POST /play/{id}/beacons".padEnd(36)} ${fmt(beaconStats.median)} ${fmt(beaconStats.p95)}`);
-    console.log(`beacon median / bare median: ${(beaconStats.median / bareStats.median).toFixed(2)}x (target <= 1.2x)`);
-
     // 2. The other routes, quiet and then under a flood of beacons.
     const auth = { authorization: `Bearer ${tenant.keys[0]}` };
     const others: [string, () => Promise<number>][] = [
@@ -102,76 +110,84 @@ async function main() {
       for (const [name, run] of others) into.get(name)?.push(await run());
     };
     const quiet = new Map(others.map(([name]) => [name, [] as number[]]));
-    for (let i = 0; i < 100; i++) await round(quiet);
-    const loaded = new Map(others.map(([name]) => [name, [] as number[]]));
-    let running = true;
+    if (PHASES.has("2")) for (let i = 0; i < 100; i++) await round(quiet);
     let sent = 0;
-    let refused = 0;
-    const floodStart = performance.now();
-    const flood = Array.from({ length: FLOOD_CLIENTS }, async () => {
-      while (running) {
-        try {
-          await beacon();
-          sent += 1;
-        } catch {
-          refused += 1;
+    for (const clients of PHASES.has("2") ? FLOOD_CLIENTS : []) {
+      const loaded = new Map(others.map(([name]) => [name, [] as number[]]));
+      let running = true;
+      let answered = 0;
+      let refused = 0;
+      const floodStart = performance.now();
+      const flood = Array.from({ length: clients }, async () => {
+        while (running) {
+          try {
+            await beacon();
+            answered += 1;
+          } catch {
+            refused += 1;
+          }
         }
-      }
-    });
-    while (performance.now() - floodStart < FLOOD_SECONDS * 1000) await round(loaded);
-    running = false;
-    await Promise.all(flood);
-    const floodMs = performance.now() - floodStart;
-    console.log(
-      `\n2. Other routes while ${FLOOD_CLIENTS} clients send beacons as fast as they are answered (${FLOOD_SECONDS} s): ` +
-        `${sent} beacons answered 204 (${((sent / floodMs) * 1000).toFixed(0)} a second), ${refused} not`,
-    );
-    console.log(
-      `${"route".padEnd(36)}  quiet median  quiet p95   n  flood median  flood p95  flood p95 / quiet median`,
-    );
-    for (const [name] of others) {
-      const q = stats(quiet.get(name) ?? []);
-      const l = stats(loaded.get(name) ?? []);
+      });
+      while (performance.now() - floodStart < FLOOD_SECONDS * 1000) await round(loaded);
+      running = false;
+      await Promise.all(flood);
+      const floodMs = performance.now() - floodStart;
+      sent += answered;
       console.log(
-        `${name.padEnd(36)} ${fmt(q.median)}     ${fmt(q.p95)} ${String(l.n).padStart(4)} ${fmt(l.median)}    ${fmt(l.p95)}   ${(l.p95 / q.median).toFixed(2)}x`,
+        `\n2. Other routes, one call at a time, while ${clients} client(s) send beacons as fast as they are answered ` +
+          `(${FLOOD_SECONDS} s): ${answered} beacons answered 204 (${((answered / floodMs) * 1000).toFixed(0)} a second), ${refused} not`,
       );
+      console.log(
+        `${"route".padEnd(36)}  quiet median  quiet p95    n  flood median  flood p95  flood p95 / quiet median`,
+      );
+      for (const [name] of others) {
+        const q = stats(quiet.get(name) ?? []);
+        const l = stats(loaded.get(name) ?? []);
+        console.log(
+          `${name.padEnd(36)} ${fmt(q.median)}     ${fmt(q.p95)} ${String(l.n).padStart(4)} ${fmt(l.median)}    ${fmt(l.p95)}   ${(l.p95 / q.median).toFixed(2)}x`,
+        );
+      }
     }
 
-    // 3. An answer over a million views against one over ten.
-    const million = (await tenant.call("POST", "/v1/videos", {})).json.video.id as string;
-    const seedStart = performance.now();
-    seedMillion(server.persistTo, million, tenant.projectId);
-    console.log(
-      `\nseeded ${MILLION} views (rollups and view rows) in ${((performance.now() - seedStart) / 1000).toFixed(1)} s`,
-    );
-    const ten = (await tenant.call("POST", "/v1/videos", {})).json.video.id as string;
-    seedTen(server.persistTo, ten, tenant.projectId);
-    // The flood's beacons are folded by the queue's consumer meanwhile: wait until it is done.
-    let folded = -1;
-    for (;;) {
-      await new Promise((resolve) => setTimeout(resolve, 6000));
-      const now = (await tenant.call("GET", `/v1/videos/${videoId}/analytics`)).json.views as number;
-      if (now === folded) break;
-      folded = now;
+    if (PHASES.has("3")) {
+      // 3. An answer over a million views against one over ten.
+      const million = (await tenant.call("POST", "/v1/videos", {})).json.video.id as string;
+      const seedStart = performance.now();
+      seedMillion(server.persistTo, million, tenant.projectId);
+      console.log(
+        `\nseeded ${MILLION} views (rollups and view rows) in ${((performance.now() - seedStart) / 1000).toFixed(1)} s`,
+      );
+      const ten = (await tenant.call("POST", "/v1/videos", {})).json.video.id as string;
+      seedTen(server.persistTo, ten, tenant.projectId);
+      // The flood's beacons are folded by the queue's consumer meanwhile: wait until it is done.
+      let folded = -1;
+      for (;;) {
+        await new Promise((resolve) => setTimeout(resolve, 6000));
+        const now = (await tenant.call("GET", `/v1/videos/${videoId}/analytics`)).json.views as number;
+        if (now === folded) break;
+        folded = now;
+      }
+      console.log(`the consumer folded ${folded} views of the beacons sent above (${WARMUP + SAMPLES + sent} beacons)`);
+      const millionTimes: number[] = [];
+      const tenTimes: number[] = [];
+      for (let i = 0; i < WARMUP + SAMPLES; i++) {
+        const a = await timed(`${base}/v1/videos/${million}/analytics?interval=hour`, { headers: auth }, 200);
+        const b = await timed(`${base}/v1/videos/${ten}/analytics?interval=hour`, { headers: auth }, 200);
+        if (i < WARMUP) continue;
+        millionTimes.push(a);
+        tenTimes.push(b);
+      }
+      const m = stats(millionTimes);
+      const t = stats(tenTimes);
+      const check = (await tenant.call("GET", `/v1/videos/${million}/analytics`)).json;
+      console.log(
+        `\n3. GET /v1/videos/{id}/analytics?interval=hour (last 7 days), ${SAMPLES} samples each, interleaved`,
+      );
+      console.log(`${"video".padEnd(36)}   median      p95`);
+      console.log(`${`${check.views} views`.padEnd(36)} ${fmt(m.median)} ${fmt(m.p95)}`);
+      console.log(`${"10 views".padEnd(36)} ${fmt(t.median)} ${fmt(t.p95)}`);
+      console.log(`million / ten (median): ${(m.median / t.median).toFixed(2)}x (target <= 2x)`);
     }
-    console.log(`the consumer folded ${folded} views of the beacons sent above (${WARMUP + SAMPLES + sent} beacons)`);
-    const millionTimes: number[] = [];
-    const tenTimes: number[] = [];
-    for (let i = 0; i < WARMUP + SAMPLES; i++) {
-      const a = await timed(`${base}/v1/videos/${million}/analytics?interval=hour`, { headers: auth }, 200);
-      const b = await timed(`${base}/v1/videos/${ten}/analytics?interval=hour`, { headers: auth }, 200);
-      if (i < WARMUP) continue;
-      millionTimes.push(a);
-      tenTimes.push(b);
-    }
-    const m = stats(millionTimes);
-    const t = stats(tenTimes);
-    const check = (await tenant.call("GET", `/v1/videos/${million}/analytics`)).json;
-    console.log(`\n3. GET /v1/videos/{id}/analytics?interval=hour (last 7 days), ${SAMPLES} samples each, interleaved`);
-    console.log(`${"video".padEnd(36)}   median      p95`);
-    console.log(`${`${check.views} views`.padEnd(36)} ${fmt(m.median)} ${fmt(m.p95)}`);
-    console.log(`${"10 views".padEnd(36)} ${fmt(t.median)} ${fmt(t.p95)}`);
-    console.log(`million / ten (median): ${(m.median / t.median).toFixed(2)}x (target <= 2x)`);
   } finally {
     await server.stop();
   }
@@ -205,7 +221,7 @@ function seedMillion(persistTo: string, videoId: string, projectId: string) {
     execute(
       persistTo,
       `WITH RECURSIVE h(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM h WHERE i < ${HOURS - 1})
-       INSERT INTO analytics_hours (subject, hour, project_id, livemode, views, watch_ms, rebuffer_ms, rebuffer_count,
+       INSERT OR REPLACE INTO analytics_hours (subject, hour, project_id, livemode, views, watch_ms, rebuffer_ms, rebuffer_count,
          error_views, s03, s04, s05, s06, s07)
        SELECT '${subject}', ${first} + i, '${projectId}', 1, CASE WHEN i < ${HOURS - 1} THEN ${perHour} ELSE ${MILLION - perHour * (HOURS - 1)} END,
          ${perHour} * 60000, ${perHour} * 500, ${perHour}, ${Math.floor(perHour / 100)},
@@ -215,7 +231,7 @@ function seedMillion(persistTo: string, videoId: string, projectId: string) {
       persistTo,
       `WITH RECURSIVE h(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM h WHERE i < ${HOURS - 1}),
          r(resolution) AS (VALUES ('360p'), ('480p'), ('720p'), ('1080p'))
-       INSERT INTO analytics_rendition_hours (subject, hour, resolution, watch_ms)
+       INSERT OR REPLACE INTO analytics_rendition_hours (subject, hour, resolution, watch_ms)
        SELECT '${subject}', ${first} + i, resolution, ${perHour} * 15000 FROM h, r`,
     );
   }
