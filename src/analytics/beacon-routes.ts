@@ -69,4 +69,8 @@ export const beaconRoutes = new Hono<AppEnv>()
       at,
     });
     return c.body(null, 204);
+  })
+  // Any other method: the playback router's GET would take the path for a file.
+  .all(BEACONS, () => {
+    throw new ApiError("method_not_allowed", { headers: { Allow: "OPTIONS, POST" } });
   });

@@ -32,6 +32,12 @@ describe("POST /play/{x}/beacons", () => {
     expect(response.headers.get("access-control-allow-origin")).toBe("*");
     expect(response.headers.get("access-control-allow-methods")).toContain("POST");
     expect(response.headers.get("access-control-allow-headers")?.toLowerCase()).toContain("content-type");
+    const get = await api(`/play/${ws.video}/beacons`);
+    expect([get.status, get.headers.get("allow"), await errorCode(get)]).toEqual([
+      405,
+      "OPTIONS, POST",
+      "method_not_allowed",
+    ]);
   });
 
   it("refuses a body that is not a strict beacon of at most 4 KiB with 400 invalid_body, queueing nothing", async () => {
