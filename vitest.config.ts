@@ -29,6 +29,8 @@ export default defineConfig({
                 "project-deletions": { maxBatchSize: 100, maxBatchTimeout: 60 },
                 "video-encodings": { maxBatchSize: 100, maxBatchTimeout: 60 },
                 "video-encodings-dlq": { maxBatchSize: 100, maxBatchTimeout: 60 },
+                "video-beacons": { maxBatchSize: 100, maxBatchTimeout: 60 },
+                "video-beacons-dlq": { maxBatchSize: 100, maxBatchTimeout: 60 },
               },
               bindings: {
                 TEST_MIGRATIONS: migrations,

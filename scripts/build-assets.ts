@@ -28,6 +28,8 @@ type Bundle = {
   imports: string[];
   /** The packages whose versions make the bundle: a newer install of any rebuilds it. */
   packages: string[];
+  /** This repository's own source files it bundles: an edit to any rebuilds it. */
+  sources?: string[];
   /** Module substitutions, as esbuild's `alias`. */
   alias?: Record<string, string>;
   /** Its path under /vendor/. */
@@ -43,6 +45,13 @@ export const BUNDLED: Bundle[] = [
     packages: ["media-chrome", "hls-video-element", "custom-media-element", "media-tracks", "hls.js"],
     alias: { "hls.js/dist/hls.mjs": "hls.js/dist/hls.light.mjs" },
     to: "player/player.js",
+  },
+  // The embed page's viewing beacons (player/beacons.ts; contract section 20).
+  {
+    imports: ["./player/beacons.ts"],
+    packages: [],
+    sources: ["player/beacons.ts"],
+    to: "player/beacons.js",
   },
 ];
 
@@ -124,6 +133,7 @@ export function buildAssets() {
     const inputs = [
       fileURLToPath(import.meta.url),
       ...bundle.packages.map((name) => path.join(root, "node_modules", name, "package.json")),
+      ...(bundle.sources ?? []).map((file) => path.join(root, file)),
     ];
     if (modifiedOrNever(target) >= Math.max(...inputs.map(modified))) continue;
     buildSync({

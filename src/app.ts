@@ -1,4 +1,6 @@
 import { adminRoutes } from "./admin/routes";
+import { beaconRoutes } from "./analytics/beacon-routes";
+import { analyticsRoutes } from "./analytics/routes";
 import { apiKeyRoutes } from "./api-keys/routes";
 import { authRoutes } from "./auth/routes";
 import { captionRoutes } from "./captions/routes";
@@ -38,12 +40,15 @@ export function createApp() {
     thumbnailRoutes,
     captionRoutes,
     webhookRoutes,
+    analyticsRoutes,
   ]) {
     app.route("/", routes);
   }
   // Public, outside /v1: thumbnail images for browsers and CDNs.
   app.route("/", publicThumbnails);
   // Public, outside /v1: playback and the embed page, for players and browsers anywhere.
+  // Beacons first: the playback router's catch-all GET and its OPTIONS would answer their path.
+  app.route("/", beaconRoutes);
   app.route("/", playbackRoutes);
   app.route("/", embedRoutes);
   // Internal: the encoder's calls back about its attempt, each with the attempt's own token.

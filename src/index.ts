@@ -1,3 +1,4 @@
+import { BEACON_DEAD_LETTERS, BEACON_QUEUE, consumeBeacons, consumeDeadBeacons } from "./analytics/queue";
 import { createApp } from "./app";
 import { coordinatorOf } from "./encoding/pipeline/coordinator-stub";
 import { consumeDeadEncodes, consumeEncodes, ENCODE_DEAD_LETTERS, ENCODE_QUEUE } from "./encoding/pipeline/queue";
@@ -43,6 +44,8 @@ const CONSUMERS: Record<string, (batch: MessageBatch<unknown>, env: Env) => Prom
   [DELETION_DEAD_LETTERS]: (batch) => consumeDeadDeletions(batch),
   [ENCODE_QUEUE]: (batch, env) => consumeEncodes(batch, env),
   [ENCODE_DEAD_LETTERS]: (batch) => consumeDeadEncodes(batch),
+  [BEACON_QUEUE]: (batch, env) => consumeBeacons(batch, env.DB),
+  [BEACON_DEAD_LETTERS]: (batch) => consumeDeadBeacons(batch),
   [PROJECT_DELETION_QUEUE]: (batch, env) =>
     consumeProjectDeletions(batch, {
       db: env.DB,

@@ -1,3 +1,4 @@
+import { deleteExpiredViews } from "./analytics/retention";
 import { deleteExpiredSessions } from "./auth/session-queries";
 import { coordinatorOf } from "./encoding/pipeline/coordinator-stub";
 import { sweepEncodings } from "./encoding/pipeline/sweeper";
@@ -33,4 +34,5 @@ export const SCHEDULED_TASKS: Record<string, (env: Env) => Promise<unknown>> = {
   "delivery retention": (env) => deleteExpiredDeliveries(env.DB),
   "expired idempotency keys": (env) => deleteExpiredKeys(env.DB),
   "silent or lost encodings": (env) => sweepEncodings(env),
+  "analytics view retention": (env) => deleteExpiredViews(env.DB),
 };

@@ -86,6 +86,12 @@ export const ROUND_TRIP_BUDGET = {
   "GET /play/{id}/captions/{language}.vtt": { d1: 1, do: 0, r2: 1, queue: 0 },
   "GET /play/{id}/captions/{language}.m3u8": { d1: 1, do: 0, r2: 0, queue: 0 },
   "GET /embed/{id} with captions": { d1: 1, do: 0, r2: 0, queue: 0 },
+  // Analytics (contract section 20): a beacon reads its video (as /play/ does), counts itself in its
+  // client's rate-limit object and is queued; no D1 write (the queue's consumer folds by the batch).
+  // An answer reads the rollups (and the project's top videos) in one batch, beside the video's check.
+  "POST /play/{id}/beacons": { d1: 1, do: 1, r2: 0, queue: 1 },
+  "GET /v1/videos/{id}/analytics": { d1: 3, do: 0, r2: 0, queue: 0 },
+  "GET /v1/analytics": { d1: 2, do: 0, r2: 0, queue: 0 },
   // The encoder's calls back (internal): a source read is one R2 read (its token names the video);
   // every other call asks the video's coordinator whether its job still runs, in one call.
   "GET /internal/encoding/{project}/{id}/{job}/source range": { d1: 0, do: 0, r2: 1, queue: 0 },

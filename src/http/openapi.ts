@@ -109,6 +109,14 @@ export const OPENAPI_DOCUMENT = {
         "These public URLs need no credential and are not operations of this document.",
     },
     {
+      name: "Analytics",
+      description:
+        "Viewing figures (views, watch time, startup time p50/p95, rebuffering, error views, renditions) from the " +
+        "beacons players send to `POST /play/{videoId or token}/beacons` (`start`, `heartbeat` every 10 s, `end`; " +
+        "the embed page sends them itself). A view's figures show within 60 s of its beacon. Test-mode videos " +
+        "count apart: a key sees its own mode's figures.",
+    },
+    {
       name: "Webhooks",
       description:
         "Endpoints, signed video.deleted, video.ready and video.errored deliveries, and their attempts. Events are POSTed to your endpoints, " +

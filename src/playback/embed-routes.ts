@@ -16,6 +16,9 @@ import { playableVideoWith } from "./subject";
  */
 export const PLAYER_SCRIPT = "/vendor/player/player.js";
 
+/** The viewing beacons' script (player/beacons.ts): it reports to the `<video>`'s `data-beacons` URL. */
+export const BEACONS_SCRIPT = "/vendor/player/beacons.js";
+
 const STYLE = `
   html, body { margin: 0; height: 100%; background: #000; }
   media-controller {
@@ -94,7 +97,7 @@ export const embedRoutes = new Hono<AppEnv>().get(`${EMBED_PATH}/:subject`, asyn
   <body>
     <media-controller id="player" keyboardforwardseekoffset="5" keyboardbackwardseekoffset="5">
       <hls-video slot="media" src="${root}/master.m3u8">
-        <video slot="media" preload="metadata" crossorigin="anonymous" playsinline>
+        <video slot="media" preload="metadata" crossorigin="anonymous" playsinline data-beacons="${root}/beacons">
           ${tracks.map(
             (track) =>
               html`<track kind="subtitles" srclang="${track.language}" label="${track.label}" src="${trackUrl(origin, subject, track.language)}" />`,
@@ -146,6 +149,7 @@ export const embedRoutes = new Hono<AppEnv>().get(`${EMBED_PATH}/:subject`, asyn
       }
     </script>
     <script src="${PLAYER_SCRIPT}"></script>
+    <script src="${BEACONS_SCRIPT}"></script>
     <script>
       window.player = document.querySelector("hls-video");
     </script>

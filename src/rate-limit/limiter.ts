@@ -35,6 +35,9 @@ const LONGEST_WINDOW_MS = 24 * 60 * 60 * 1000;
  */
 export class RateLimiter extends DurableObject<Env> {
   #alarmArmed = false;
+  /** `consumeInMemory`'s windows: accepted requests' times, oldest first, by policy and subject. */
+  #memory = new Map<string, number[]>();
+  #memorySweptAt = 0;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -96,6 +99,50 @@ export class RateLimiter extends DurableObject<Env> {
       bucket: tightest,
       limit: state.limit,
       remaining: state.limit - state.count - (counts ? 1 : 0),
+      resetSeconds: state.resetSeconds,
+    };
+  }
+
+  /**
+   * `consume`, counted in the object's memory instead of its SQLite storage: no storage write per
+   * request, for high-volume policies (viewing beacons). Exact while the object lives; an object is
+   * evicted only after a while without requests (longer than any window here, so every window it
+   * held is empty by then) or when the runtime restarts it, which forgets at most one window.
+   */
+  consumeInMemory(input: ConsumeInput, now: number = Date.now()): ConsumeResult {
+    const { policy, windowSeconds, buckets } = ConsumeInput.parse(input);
+    const windowMs = windowSeconds * 1000;
+    const states = buckets.map(({ subject, limit }) => {
+      const key = `${policy} ${subject}`;
+      const hits = (this.#memory.get(key) ?? []).filter((at) => at > now - windowMs);
+      this.#memory.set(key, hits);
+      const resetSeconds = Math.max(1, Math.ceil(((hits[0] ?? now) + windowMs - now) / 1000));
+      return { hits, limit, resetSeconds };
+    });
+    const full = states
+      .map((state, bucket) => ({ ...state, bucket }))
+      .filter((state) => state.hits.length >= state.limit);
+    if (full.length > 0) {
+      const last = full.reduce((a, b) => (b.resetSeconds > a.resetSeconds ? b : a));
+      return { allowed: false, bucket: last.bucket, limit: last.limit, remaining: 0, resetSeconds: last.resetSeconds };
+    }
+    for (const state of states) state.hits.push(now);
+    // Once a window, windows left empty are dropped: memory follows the clients of the last window.
+    if (now - this.#memorySweptAt > windowMs) {
+      this.#memorySweptAt = now;
+      for (const [key, hits] of this.#memory) if ((hits.at(-1) ?? 0) <= now - windowMs) this.#memory.delete(key);
+    }
+    let tightest = 0;
+    states.forEach((state, i) => {
+      const best = states[tightest] as (typeof states)[number];
+      if (state.limit - state.hits.length < best.limit - best.hits.length) tightest = i;
+    });
+    const state = states[tightest] as (typeof states)[number];
+    return {
+      allowed: true,
+      bucket: tightest,
+      limit: state.limit,
+      remaining: state.limit - state.hits.length,
       resetSeconds: state.resetSeconds,
     };
   }

@@ -6,7 +6,7 @@ import { ApiError } from "../http/errors";
 import { documented } from "../http/route";
 import { sha256Hex } from "../lib/crypto";
 import type { ConsumeInput, ConsumeResult } from "./limiter";
-import { POLICIES, type PolicyName, type RequestPolicyName, TENANT_MULTIPLIER } from "./policies";
+import { BEACONS_PER_VIEW, POLICIES, type PolicyName, type RequestPolicyName, TENANT_MULTIPLIER } from "./policies";
 
 type Bucket = ConsumeInput["buckets"][number] & { name: string };
 
@@ -83,12 +83,16 @@ async function count<E extends AppEnv>(
   c: Context<E>,
   name: PolicyName,
   { object, buckets }: Plan,
-  options: { headers: "always" | "on-refusal"; message?: string; mode?: "consume" | "peek" },
+  options: { headers: "always" | "on-refusal"; message?: string; mode?: "consume" | "peek" | "in-memory" },
 ): Promise<void> {
   const { windowSeconds } = POLICIES[name];
   const input = { policy: name, windowSeconds, buckets: buckets.map(({ subject, limit }) => ({ subject, limit })) };
   const limiter = limiterOf(c.env, object);
-  const result = await (options.mode === "peek" ? limiter.peek(input) : limiter.consume(input));
+  const result = await (options.mode === "peek"
+    ? limiter.peek(input)
+    : options.mode === "in-memory"
+      ? limiter.consumeInMemory(input)
+      : limiter.consume(input));
   if (result.allowed && options.headers === "on-refusal") return;
   const headers = headersOf(buckets[result.bucket] as Bucket, windowSeconds, result);
   for (const [header, value] of Object.entries(headers)) c.header(header, value);
@@ -167,5 +171,28 @@ export async function limitOperatorFailures<E extends AppEnv>(c: Context<E>, val
     "operator_failures",
     planFor(c, "operator_failures"),
     valid ? { mode: "peek", headers: "on-refusal", message } : { headers: "always", message },
+  );
+}
+
+/**
+ * Counts a viewing beacon (contract section 20): against its client address's bucket (600 a
+ * minute) and its view's (60 a minute), both in the client's object, so one call checks and counts
+ * the two, in the object's memory (no storage write per beacon; `RateLimiter.consumeInMemory`). A
+ * view's beacons come from its player's address; one sent from elsewhere is counted in that
+ * address's object. RateLimit headers on every answer; `429 rate_limited` past either.
+ */
+export async function limitBeacon<E extends AppEnv>(c: Context<E>, viewId: string): Promise<void> {
+  const client = clientSubject(c.req.header("cf-connecting-ip"));
+  await count(
+    c,
+    "beacons",
+    {
+      object: client,
+      buckets: [
+        { name: "beacons", subject: client, limit: POLICIES.beacons.limit },
+        { name: "beacons_per_view", subject: `view:${viewId}`, limit: BEACONS_PER_VIEW },
+      ],
+    },
+    { headers: "always", mode: "in-memory" },
   );
 }

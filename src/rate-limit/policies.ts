@@ -25,7 +25,15 @@ export const POLICIES = {
   encoding_settings: { limit: 60, windowSeconds: 60, per: "caller" },
   project_create: { limit: 60, windowSeconds: 60, per: "caller" },
   delivery_retry: { limit: 30, windowSeconds: 60, per: "caller" },
+  /**
+   * Viewing beacons (contract section 20) per client address; beside it, in the same call, each
+   * view's own bucket of `BEACONS_PER_VIEW` (`limitBeacon`).
+   */
+  beacons: { limit: 600, windowSeconds: 60, per: "ip" },
 } as const satisfies Record<string, { limit: number; windowSeconds: number; per: "caller" | "ip" | "ip+email" }>;
+
+/** A view's beacons a minute, counted in its client's object beside the client's `beacons` bucket. */
+export const BEACONS_PER_VIEW = 60;
 
 /** A tenant's bucket holds this many times its callers' limit. */
 export const TENANT_MULTIPLIER = 10;

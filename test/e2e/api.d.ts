@@ -670,6 +670,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/videos/{id}/analytics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A video's viewing figures: views, watch time, startup time, rebuffering, errors, renditions
+         * @description **Auth:** an API key with `read` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`, and `?mode=test` or `?mode=live` acts in that mode only; a key acts in its own).
+         */
+        get: operations["getVideoAnalytics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/analytics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The project's viewing figures (in the caller's mode), with its top videos by watch time
+         * @description **Auth:** an API key with `read` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`, and `?mode=test` or `?mode=live` acts in that mode only; a key acts in its own).
+         */
+        get: operations["getProjectAnalytics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/thumbnails/{projectId}/{videoId}/{file}": {
         parameters: {
             query?: never;
@@ -1442,6 +1482,77 @@ export interface components {
              * @example 2026-11-22T06:00:00.000Z
              */
             nextRetryAt: string | null;
+        };
+        VideoAnalytics: {
+            /** @description Views started in the range (a view counts once, in its first hour) */
+            views: number;
+            /** @description Time spent playing, all views together */
+            watchTimeSeconds: number;
+            /** @description Play intent to the first moving frame: median and 95th percentile, read from a histogram (interpolated within its bucket); null without any startup reported */
+            startupTimeMs: {
+                p50: number;
+                p95: number;
+            } | null;
+            /** @description Rebuffering time over watch time (0 without watch time) */
+            rebufferRatio: number;
+            /** @description Views that reported a playback error */
+            errorViews: number;
+            /** @description Each rendition's share of the watch time, largest first */
+            renditions: {
+                resolution: string;
+                /** @description 0 to 1 */
+                share: number;
+            }[];
+            /** @description One point per interval from the one holding `from` up to `to`, empty ones included */
+            series: {
+                /**
+                 * Format: date-time
+                 * @description ISO 8601 UTC with milliseconds
+                 * @example 2026-11-22T06:00:00.000Z
+                 */
+                start: string;
+                views: number;
+                watchTimeSeconds: number;
+            }[];
+        };
+        ProjectAnalytics: {
+            /** @description Views started in the range (a view counts once, in its first hour) */
+            views: number;
+            /** @description Time spent playing, all views together */
+            watchTimeSeconds: number;
+            /** @description Play intent to the first moving frame: median and 95th percentile, read from a histogram (interpolated within its bucket); null without any startup reported */
+            startupTimeMs: {
+                p50: number;
+                p95: number;
+            } | null;
+            /** @description Rebuffering time over watch time (0 without watch time) */
+            rebufferRatio: number;
+            /** @description Views that reported a playback error */
+            errorViews: number;
+            /** @description Each rendition's share of the watch time, largest first */
+            renditions: {
+                resolution: string;
+                /** @description 0 to 1 */
+                share: number;
+            }[];
+            /** @description One point per interval from the one holding `from` up to `to`, empty ones included */
+            series: {
+                /**
+                 * Format: date-time
+                 * @description ISO 8601 UTC with milliseconds
+                 * @example 2026-11-22T06:00:00.000Z
+                 */
+                start: string;
+                views: number;
+                watchTimeSeconds: number;
+            }[];
+            /** @description At most 10 of the project's videos, by watch time in the range */
+            topVideos: {
+                videoId: string;
+                title: string | null;
+                views: number;
+                watchTimeSeconds: number;
+            }[];
         };
     };
     responses: never;
@@ -13311,6 +13422,511 @@ export interface operations {
                     "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getVideoAnalytics: {
+        parameters: {
+            query?: {
+                /** @description Under session-cookie auth: act in this mode only (create objects of it, see only its objects; lists narrow to it). Without it a session cookie sees both modes and creates live objects. Ignored under API-key auth: a key acts in its own mode (`svc_live_…` live, `svc_test_…` test). */
+                mode?: "live" | "test";
+                /** @description The project's ULID: required under session-cookie auth, ignored under API-key auth */
+                projectId?: string;
+                /** @description Start of the range (ISO 8601); default `to` less 7 days. Counted by whole hours (UTC). */
+                from?: string;
+                /** @description End of the range (ISO 8601, excluded); default now. At most 90 days after `from`. */
+                to?: string;
+                /** @description The series' step: `hour` or `day` (UTC days); default `day` */
+                interval?: "hour" | "day";
+            };
+            header?: {
+                /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
+                "x-d1-bookmark"?: string;
+            };
+            path: {
+                /** @description The video's ULID (case-insensitive) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The video's figures over the range */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "views": 0,
+                     *       "watchTimeSeconds": 0,
+                     *       "startupTimeMs": {
+                     *         "p50": 0,
+                     *         "p95": 0
+                     *       },
+                     *       "rebufferRatio": 0,
+                     *       "errorViews": 0,
+                     *       "renditions": [
+                     *         {
+                     *           "resolution": "string",
+                     *           "share": 0
+                     *         }
+                     *       ],
+                     *       "series": [
+                     *         {
+                     *           "start": "2026-11-22T06:00:00.000Z",
+                     *           "views": 0,
+                     *           "watchTimeSeconds": 0
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["VideoAnalytics"];
+                };
+            };
+            /** @description `invalid_project_id`, `invalid_query` */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_project_id",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_project_id" | "invalid_query";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `unauthorized` */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `account_not_approved`, `insufficient_scope` */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "account_not_approved",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "account_not_approved" | "insufficient_scope";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `not_found`, `video_not_found` */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "not_found" | "video_not_found";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getProjectAnalytics: {
+        parameters: {
+            query?: {
+                /** @description Under session-cookie auth: act in this mode only (create objects of it, see only its objects; lists narrow to it). Without it a session cookie sees both modes and creates live objects. Ignored under API-key auth: a key acts in its own mode (`svc_live_…` live, `svc_test_…` test). */
+                mode?: "live" | "test";
+                /** @description The project's ULID: required under session-cookie auth, ignored under API-key auth */
+                projectId?: string;
+                /** @description Start of the range (ISO 8601); default `to` less 7 days. Counted by whole hours (UTC). */
+                from?: string;
+                /** @description End of the range (ISO 8601, excluded); default now. At most 90 days after `from`. */
+                to?: string;
+                /** @description The series' step: `hour` or `day` (UTC days); default `day` */
+                interval?: "hour" | "day";
+            };
+            header?: {
+                /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
+                "x-d1-bookmark"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The project's figures over the range */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "views": 0,
+                     *       "watchTimeSeconds": 0,
+                     *       "startupTimeMs": {
+                     *         "p50": 0,
+                     *         "p95": 0
+                     *       },
+                     *       "rebufferRatio": 0,
+                     *       "errorViews": 0,
+                     *       "renditions": [
+                     *         {
+                     *           "resolution": "string",
+                     *           "share": 0
+                     *         }
+                     *       ],
+                     *       "series": [
+                     *         {
+                     *           "start": "2026-11-22T06:00:00.000Z",
+                     *           "views": 0,
+                     *           "watchTimeSeconds": 0
+                     *         }
+                     *       ],
+                     *       "topVideos": [
+                     *         {
+                     *           "videoId": "string",
+                     *           "title": "string",
+                     *           "views": 0,
+                     *           "watchTimeSeconds": 0
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ProjectAnalytics"];
+                };
+            };
+            /** @description `invalid_project_id`, `invalid_query` */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_project_id",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_project_id" | "invalid_query";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `unauthorized` */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `account_not_approved`, `insufficient_scope` */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "account_not_approved",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "account_not_approved" | "insufficient_scope";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `not_found` */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "not_found";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
                     [name: string]: unknown;
                 };
                 content: {

@@ -41,6 +41,46 @@ describe("RateLimiter Durable Object", () => {
     });
   });
 
+  it("counts the same rolling window in memory (consumeInMemory), bucket by bucket, storing nothing", async () => {
+    await runInDurableObject(limiter("unit-in-memory"), (instance: RateLimiter, state) => {
+      const policy = {
+        policy: "beacons",
+        windowSeconds: 60,
+        buckets: [
+          { subject: "ip:10.0.0.1", limit: 3 },
+          { subject: "view:a", limit: 2 },
+        ],
+      };
+      const t0 = 1_700_000_000_000;
+      expect(instance.consumeInMemory(policy, t0)).toEqual({
+        allowed: true,
+        bucket: 1,
+        limit: 2,
+        remaining: 1,
+        resetSeconds: 60,
+      });
+      expect(instance.consumeInMemory(policy, t0 + 10_000)).toMatchObject({ allowed: true, bucket: 1, remaining: 0 });
+      expect(instance.consumeInMemory(policy, t0 + 20_000)).toEqual({
+        allowed: false,
+        bucket: 1,
+        limit: 2,
+        remaining: 0,
+        resetSeconds: 40,
+      });
+      const other = {
+        ...policy,
+        buckets: [policy.buckets[0] as (typeof policy.buckets)[0], { subject: "view:b", limit: 2 }],
+      };
+      expect(instance.consumeInMemory(other, t0 + 20_000)).toMatchObject({ allowed: true, bucket: 0, remaining: 0 });
+      expect(instance.consumeInMemory(other, t0 + 30_000)).toMatchObject({ allowed: false, bucket: 0 });
+      // The first request leaves the window at t0 + 60 s, freeing one slot in each of its buckets.
+      expect(instance.consumeInMemory(policy, t0 + 60_000)).toMatchObject({ allowed: true });
+      expect(instance.consumeInMemory(policy, t0 + 60_001).allowed).toBe(false);
+      const stored = state.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM bucket_hits").one().n;
+      expect(stored).toBe(0);
+    });
+  });
+
   it("keeps policies and subjects apart", async () => {
     await runInDurableObject(limiter("unit-policies"), (instance: RateLimiter) => {
       const now = 1_700_000_000_000;

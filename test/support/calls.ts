@@ -305,6 +305,28 @@ export const CALLS: Record<BudgetedRoute, (ws: Workspace) => Promise<Call>> = {
     init: bearer(ws.key, json("POST", { expiresIn: 600 })),
     status: 201,
   }),
+  "POST /play/{id}/beacons": async (ws) => ({
+    path: `/play/${await ready(ws)}/beacons`,
+    init: json(
+      "POST",
+      {
+        viewId: "round-trip-view-0001",
+        event: "start",
+        playheadSeconds: 0,
+        watchedMs: 0,
+        rebufferCount: 0,
+        rebufferMs: 0,
+      },
+      { "cf-connecting-ip": clientIp() },
+    ),
+    status: 204,
+  }),
+  "GET /v1/videos/{id}/analytics": async (ws) => ({
+    path: `/v1/videos/${ws.video}/analytics`,
+    init: bearer(ws.key),
+    status: 200,
+  }),
+  "GET /v1/analytics": async (ws) => ({ path: "/v1/analytics?interval=hour", init: bearer(ws.key), status: 200 }),
   "GET /play/{id}/master.m3u8": async (ws) => ({ path: `/play/${await ready(ws)}/master.m3u8`, status: 200 }),
   "GET /play/{id}/{rendition}/index.m3u8": async (ws) => ({
     path: `/play/${await ready(ws)}/360p/index.m3u8`,

@@ -9,6 +9,8 @@ export function limiterAround(around: <T>(call: () => Promise<T>) => Promise<T>)
       const stub = env.RATE_LIMITER.get(id);
       return {
         consume: (...args: Parameters<typeof stub.consume>) => around(() => stub.consume(...args)),
+        consumeInMemory: (...args: Parameters<typeof stub.consumeInMemory>) =>
+          around(() => stub.consumeInMemory(...args)),
         peek: (...args: Parameters<typeof stub.peek>) => around(() => stub.peek(...args)),
         release: (...args: Parameters<typeof stub.release>) => around(() => stub.release(...args)),
       };

@@ -104,6 +104,7 @@ export function countingBindings() {
     DELETION_QUEUE: queue(env.DELETION_QUEUE),
     PROJECT_DELETION_QUEUE: queue(env.PROJECT_DELETION_QUEUE),
     ENCODE_QUEUE: queue(env.ENCODE_QUEUE),
+    BEACON_QUEUE: queue(env.BEACON_QUEUE),
   };
   return {
     bindings,

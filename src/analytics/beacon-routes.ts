@@ -1,0 +1,76 @@
+import { Hono } from "hono";
+import { readJsonText } from "../http/body";
+import type { AppEnv } from "../http/context";
+import { ApiError } from "../http/errors";
+import { issueDetails } from "../http/validation";
+import { playableVideo } from "../playback/subject";
+import { limitBeacon } from "../rate-limit/middleware";
+import { PLAY_PATH } from "../videos/urls";
+import { BEACON_MAX_BYTES, BeaconSchema } from "./beacon";
+import { sendBeacon } from "./queue";
+
+const BEACONS = `${PLAY_PATH}/:subject/beacons`;
+const BEACON_BODY = { accepts: (type: string) => type === "application/json", maxBytes: BEACON_MAX_BYTES };
+
+/** As every `/play/` answer (contract section 12): any origin, errors included. */
+const CORS = {
+  "access-control-allow-origin": "*",
+  "access-control-expose-headers": "RateLimit, RateLimit-Policy, Retry-After, x-request-id",
+};
+
+/**
+ * `POST /play/<videoId or token>/beacons` (contract section 20): a player's report of a view, from
+ * any origin, with no credential but the URL (a private video's needs its token, as `/play/`).
+ * The body is checked first (a JSON beacon of at most 4 KiB, strictly; else `400 invalid_body`),
+ * then the video (the `/play/` answer of one that cannot be played) and the rate limits (60 a
+ * minute per view, 600 per client address), side by side; then the beacon is queued with its
+ * video's project and mode and the time it arrived, and answered `204`. No D1 write: the queue's
+ * consumer folds beacons by the batch (src/analytics/queue.ts).
+ */
+export const beaconRoutes = new Hono<AppEnv>()
+  .use(BEACONS, async (c, next) => {
+    await next();
+    for (const [name, value] of Object.entries(CORS)) c.res.headers.set(name, value);
+  })
+  .options(BEACONS, (c) =>
+    c.body(null, 204, {
+      "access-control-allow-methods": "POST, OPTIONS",
+      "access-control-allow-headers": "Content-Type",
+      "access-control-max-age": "86400",
+    }),
+  )
+  .post(BEACONS, async (c) => {
+    const at = Date.now();
+    let text: string;
+    try {
+      text = await readJsonText(c, BEACON_BODY);
+    } catch (error) {
+      if (error instanceof ApiError && error.code === "payload_too_large") {
+        throw new ApiError("invalid_body", { message: `A beacon is at most ${BEACON_MAX_BYTES} bytes.` });
+      }
+      throw error;
+    }
+    const parsed = BeaconSchema.safeParse(JSON.parse(text));
+    if (!parsed.success) throw new ApiError("invalid_body", { details: issueDetails(parsed.error.issues) });
+    const beacon = parsed.data;
+    // The video's answer comes before the rate limit's, whichever arrives first.
+    const [found, limited] = await Promise.allSettled([
+      playableVideo(c, c.req.param("subject"), { fresh: false }),
+      limitBeacon(c, beacon.viewId),
+    ]);
+    if (found.status === "rejected") throw found.reason;
+    if (limited.status === "rejected") throw limited.reason;
+    const video = found.value;
+    await sendBeacon(c.env.BEACON_QUEUE, {
+      beacon,
+      videoId: video.id,
+      projectId: video.project_id,
+      livemode: video.livemode === 1,
+      at,
+    });
+    return c.body(null, 204);
+  })
+  // Any other method: the playback router's GET would take the path for a file.
+  .all(BEACONS, () => {
+    throw new ApiError("method_not_allowed", { headers: { Allow: "OPTIONS, POST" } });
+  });
