@@ -3,7 +3,7 @@ import { readJsonText } from "../http/body";
 import type { AppEnv } from "../http/context";
 import { ApiError } from "../http/errors";
 import { issueDetails } from "../http/validation";
-import { playableVideo } from "../playback/subject";
+import { withPlayableVideo } from "../playback/state";
 import { limitBeacon } from "../rate-limit/middleware";
 import { PLAY_PATH } from "../videos/urls";
 import { BEACON_MAX_BYTES, BeaconSchema } from "./beacon";
@@ -55,7 +55,8 @@ export const beaconRoutes = new Hono<AppEnv>()
     const beacon = parsed.data;
     // The video's answer comes before the rate limit's, whichever arrives first.
     const [found, limited] = await Promise.allSettled([
-      playableVideo(c, c.req.param("subject"), { fresh: false }),
+      // The video's state as remembered for at most 5 s (contract §21): no D1 read of its own.
+      withPlayableVideo(c, c.req.param("subject"), async (row) => row),
       limitBeacon(c, beacon.viewId),
     ]);
     if (found.status === "rejected") throw found.reason;

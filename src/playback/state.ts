@@ -33,11 +33,11 @@ export async function playbackState(
  * gives `404` for a video that is not ready, the state is read again and `serve` runs once more.
  * What narrows who may play (private, deleted) is forgotten by its write, so holds at once here.
  */
-export async function withPlayableVideo(
+export async function withPlayableVideo<T>(
   c: Context<AppEnv>,
   subject: string,
-  serve: (row: VideoRow, grant: PlaybackGrant) => Promise<Response>,
-): Promise<Response> {
+  serve: (row: VideoRow, grant: PlaybackGrant) => Promise<T>,
+): Promise<T> {
   const { grant, byId } = await subjectOf(c, subject);
   const { videoId } = grant;
   const { row, remembered } = await playbackState(c, videoId);
