@@ -1,7 +1,7 @@
 import { type Context, Hono } from "hono";
-import { frameAt, MIN_STILL_WIDTH } from "../../encoder/pictures.mjs";
-import { type Plan, segmentCount, timelineStart, topRendition } from "../../encoder/plan.mjs";
-import { segmentIndex } from "../../encoder/protocol.mjs";
+import { frameAt, MIN_STILL_WIDTH } from "../../media-plan/pictures.mjs";
+import { type Plan, segmentCount, timelineStart, topRendition } from "../../media-plan/plan.mjs";
+import { segmentIndex } from "../../media-plan/protocol.mjs";
 import { captionFile, captionTrackFile } from "../captions/files";
 import { withSubtitles } from "../captions/hls";
 import type { CaptionRow } from "../captions/model";

@@ -53,7 +53,7 @@ export type VideoRow = {
   renditions: string | null;
   /** A video encoded before segments were made one by one: the attempt whose outputs are served. */
   output_attempt: number | null;
-  /** The encoding plan (encoder/plan.mjs, JSON), from when the video became playable. */
+  /** The encoding plan (media-plan/plan.mjs, JSON), from when the video became playable. */
   encode_plan: string | null;
   /** When the video became playable (its plan was made): before it is ready. */
   playable_at: string | null;
