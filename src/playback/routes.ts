@@ -12,7 +12,7 @@ import type { AppEnv } from "../http/context";
 import { ApiError } from "../http/errors";
 import { sha256Hex } from "../lib/crypto";
 import { encodeOutputKey, frameKey, mp4Key, segmentKey, storyboardKey } from "../lib/storage-keys";
-import type { VideoRow } from "../videos/model";
+import { planOf, type VideoRow } from "../videos/model";
 import { PLAY_PATH, thumbnailKeyOf } from "../videos/urls";
 import { masterPlaylist, variantPlaylist } from "./playlists";
 import { parseRange } from "./range";
@@ -90,8 +90,8 @@ export const playbackRoutes = new Hono<AppEnv>()
     // The video first (a private one's id URLs answer 403 before the other checks), then the file.
     if (path === "master.m3u8") return serveMaster(c, subject);
     const row = await playableVideo(c, subject, { fresh: false });
-    if (row.encode_plan === null) return legacyFile(c, row, path);
-    const plan = JSON.parse(row.encode_plan) as Plan;
+    const plan = planOf(row);
+    if (plan === null) return legacyFile(c, row, path);
     const variant = /^([1-9][0-9]{0,4}p)\/index\.m3u8$/.exec(path);
     if (variant && hasRendition(plan, variant[1] as string)) {
       return serveText(c.req.raw, variantPlaylist(plan), PLAYLIST, Date.parse(row.playable_at ?? row.updated_at));
@@ -123,8 +123,8 @@ function playback(type: string | undefined) {
  * The same frame and width is made once, so every answer to it has the same bytes and ETag.
  */
 async function serveFrame(c: Context<AppEnv>, row: VideoRow): Promise<Response> {
-  if (row.encode_plan === null) throw new ApiError("not_found");
-  const plan = JSON.parse(row.encode_plan) as Plan;
+  const plan = planOf(row);
+  if (plan === null) throw new ApiError("not_found");
   const top = topRendition(plan).width;
   const time = queryNumber(
     c,
@@ -197,8 +197,9 @@ async function serveSegment(c: Context<AppEnv>, row: VideoRow, plan: Plan, resol
 async function serveMaster(c: Context<AppEnv>, subject: string): Promise<Response> {
   const { row, also: tracks } = await playableVideoWith<CaptionRow>(c, subject, { fresh: true }, tracksStatement);
   let master: string;
-  if (row.encode_plan !== null) {
-    master = masterPlaylist(JSON.parse(row.encode_plan) as Plan);
+  const plan = planOf(row);
+  if (plan !== null) {
+    master = masterPlaylist(plan);
   } else {
     const key = encodeOutputKey(row.project_id, row.id, row.output_attempt as number, "master.m3u8");
     if (tracks.length === 0) return serveObject(c.env.MEDIA, key, c.req.raw, playback(PLAYLIST));

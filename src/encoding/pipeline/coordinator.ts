@@ -9,7 +9,14 @@ import {
   topRendition,
   Unplannable,
 } from "../../../media-plan/plan.mjs";
-import { type Job, type Part, type Priority, type Result, segmentName } from "../../../media-plan/protocol.mjs";
+import {
+  type Job,
+  type Part,
+  type Priority,
+  parsePlan,
+  type Result,
+  segmentName,
+} from "../../../media-plan/protocol.mjs";
 import { logError } from "../../lib/log";
 import { frameKey, mp4Key, posterKey, segmentKey, storyboardKey } from "../../lib/storage-keys";
 import { ulid } from "../../lib/ulid";
@@ -103,7 +110,8 @@ export class VideoEncoding extends DurableObject<Env> {
   }
 
   private plan(): Plan | null {
-    return this.store.get<Plan>("plan");
+    const stored = this.store.get<unknown>("plan");
+    return stored === null ? null : parsePlan(stored);
   }
 
   /** The video is being encoded. */
