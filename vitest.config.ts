@@ -99,6 +99,15 @@ export default defineConfig({
           hookTimeout: 60_000,
         },
       },
+      {
+        test: {
+          // What the Worker and the encoder share (media-plan/: the protocol, the plan, the ladder,
+          // the pictures, the settings): pure units, run in Node as the encoder runs them.
+          name: "media-plan",
+          include: ["media-plan/**/*.test.mjs"],
+          environment: "node",
+        },
+      },
     ],
   },
 });

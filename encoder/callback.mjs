@@ -1,5 +1,5 @@
 // @ts-check
-// The encoder's side of the callback API (PROTOCOL.md): everything it asks of the Worker, under
+// The encoder's side of the callback API (media-plan/PROTOCOL.md): everything it asks of the Worker, under
 // the job's `callback.baseUrl` with its bearer token. Every request body is bounded
 // (MAX_REQUEST_BYTES), streamed from a file or a buffer with a Content-Length (R2 stores only a
 // stream of known length). ffmpeg and ffprobe read the source themselves (`source`).
@@ -9,11 +9,11 @@ import { stat } from "node:fs/promises";
 import http from "node:http";
 import https from "node:https";
 import { pipeline } from "node:stream/promises";
+import { MAX_REQUEST_BYTES, parseHeartbeat, parseResult, segmentName } from "../media-plan/protocol.mjs";
 import { sleep } from "./abort.mjs";
-import { MAX_REQUEST_BYTES, parseHeartbeat, parseResult, segmentName } from "./protocol.mjs";
 
-/** @typedef {import("./protocol.mjs").Heartbeat} Heartbeat */
-/** @typedef {import("./protocol.mjs").Result} Result */
+/** @typedef {import("../media-plan/protocol.mjs").Heartbeat} Heartbeat */
+/** @typedef {import("../media-plan/protocol.mjs").Result} Result */
 /** @typedef {import("node:http").IncomingMessage} IncomingMessage */
 
 /** The Worker answered 410 Gone: this job is no longer wanted; stop without a word. */

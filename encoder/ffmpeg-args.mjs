@@ -12,7 +12,7 @@
 // an overlap.
 
 import { join } from "node:path";
-import { frameAt, stillSize, storyboard, storyboardTimes } from "./pictures.mjs";
+import { frameAt, stillSize, storyboard, storyboardTimes } from "../media-plan/pictures.mjs";
 import {
   AUDIO_BITRATE,
   AUDIO_FRAME,
@@ -24,11 +24,11 @@ import {
   segmentFrames,
   TIMESTAMP_BASE_SECONDS,
   topRendition,
-} from "./plan.mjs";
+} from "../media-plan/plan.mjs";
 import { imageInput, sourceInput } from "./source.mjs";
 
-/** @typedef {import("./plan.mjs").Plan} Plan */
-/** @typedef {import("./plan.mjs").PlannedRendition} PlannedRendition */
+/** @typedef {import("../media-plan/plan.mjs").Plan} Plan */
+/** @typedef {import("../media-plan/plan.mjs").PlannedRendition} PlannedRendition */
 /** @typedef {import("./source.mjs").SourceInput} SourceInput */
 /** @typedef {{ file: string, head: Uint8Array }} WatermarkFile */
 /**
@@ -59,7 +59,7 @@ export function decimal(value) {
 /**
  * The overlay filter's options that put a watermark on a frame `frameWidth` wide, at `position`,
  * 2% of the frame's width from the nearest edges.
- * @param {import("./settings.mjs").Position} position
+ * @param {import("../media-plan/settings.mjs").Position} position
  * @param {number} frameWidth
  */
 export function overlayPosition(position, frameWidth) {

@@ -1,5 +1,5 @@
 // @ts-check
-// One job (PROTOCOL.md): probe the source, encode a run of segments, make a still or the
+// One job (media-plan/PROTOCOL.md): probe the source, encode a run of segments, make a still or the
 // storyboard, or put the MP4 together; heartbeats go out every few seconds meanwhile, and the result is the last message. A
 // cancel (DELETE /v2/jobs/<id>, or a callback answered 410) kills ffmpeg, aborts the requests in
 // flight and reports nothing; every other failure is reported. The job's temporary folder is
@@ -7,16 +7,16 @@
 
 import { mkdtemp, open, rm } from "node:fs/promises";
 import { join } from "node:path";
+import { PROTOCOL_VERSION } from "../media-plan/protocol.mjs";
 import { callbackClient, JobGone } from "./callback.mjs";
 import { runFfmpeg } from "./encode.mjs";
 import { stillArgs, storyboardArgs } from "./ffmpeg-args.mjs";
 import { runMp4 } from "./mp4.mjs";
 import { probe } from "./probe.mjs";
-import { PROTOCOL_VERSION } from "./protocol.mjs";
 import { OutputInvalid, runSegments } from "./segments.mjs";
 
-/** @typedef {import("./protocol.mjs").Job} Job */
-/** @typedef {import("./protocol.mjs").Result} Result */
+/** @typedef {import("../media-plan/protocol.mjs").Job} Job */
+/** @typedef {import("../media-plan/protocol.mjs").Result} Result */
 /** @typedef {import("./binaries.mjs").Binaries} Binaries */
 /** @typedef {import("./callback.mjs").CallbackClient} CallbackClient */
 /**
@@ -154,7 +154,7 @@ export class RunningJob {
   }
 
   /**
-   * @param {import("./protocol.mjs").FailureCode} code
+   * @param {import("../media-plan/protocol.mjs").FailureCode} code
    * @param {string} message
    * @returns {Result}
    */
@@ -232,7 +232,7 @@ export class RunningJob {
   /**
    * What every picture's ffmpeg run of this job shares: the plan, the source through the Worker,
    * the watermark, the threads and what this ffmpeg can do.
-   * @param {import("./plan.mjs").Plan} plan @param {CallbackClient} client
+   * @param {import("../media-plan/plan.mjs").Plan} plan @param {CallbackClient} client
    * @param {Awaited<ReturnType<RunningJob["watermark"]>>} watermark
    */
   common(plan, client, watermark) {

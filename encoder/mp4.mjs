@@ -6,11 +6,11 @@
 
 import { spawn } from "node:child_process";
 import { once } from "node:events";
+import { segmentCount, topRendition } from "../media-plan/plan.mjs";
 import { mp4Args } from "./ffmpeg-args.mjs";
-import { segmentCount, topRendition } from "./plan.mjs";
 
-/** @typedef {import("./protocol.mjs").Mp4Job} Mp4Job */
-/** @typedef {import("./protocol.mjs").Part} Part */
+/** @typedef {import("../media-plan/protocol.mjs").Mp4Job} Mp4Job */
+/** @typedef {import("../media-plan/protocol.mjs").Part} Part */
 /** @typedef {import("./callback.mjs").CallbackClient} CallbackClient */
 /** @typedef {import("./binaries.mjs").Binaries} Binaries */
 

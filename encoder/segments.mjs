@@ -8,15 +8,15 @@
 
 import { mkdir, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
+import { segmentIndex } from "../media-plan/protocol.mjs";
 import { runBinary } from "./binaries.mjs";
 import { runFfmpeg } from "./encode.mjs";
 import { segmentArgs } from "./ffmpeg-args.mjs";
-import { segmentIndex } from "./protocol.mjs";
 
-/** @typedef {import("./protocol.mjs").SegmentsJob} SegmentsJob */
+/** @typedef {import("../media-plan/protocol.mjs").SegmentsJob} SegmentsJob */
 /** @typedef {import("./callback.mjs").CallbackClient} CallbackClient */
 /** @typedef {import("./binaries.mjs").Binaries} Binaries */
-/** @typedef {import("./plan.mjs").PlannedRendition} PlannedRendition */
+/** @typedef {import("../media-plan/plan.mjs").PlannedRendition} PlannedRendition */
 /** @typedef {import("./ffmpeg-args.mjs").WatermarkFile} WatermarkFile */
 
 /** An output is missing or not what was asked for. */

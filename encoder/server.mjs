@@ -1,5 +1,5 @@
 // @ts-check
-// The encoder's HTTP service (PROTOCOL.md): job intake, status, cancel, health. It runs up to
+// The encoder's HTTP service (media-plan/PROTOCOL.md): job intake, status, cancel, health. It runs up to
 // ENCODER_INTERACTIVE_JOBS interactive jobs (probes, a viewer's on-demand segments, stills) and up
 // to ENCODER_BACKGROUND_JOBS background ones (segment runs, MP4s) at once; past that a job is
 // refused with 503, for the Worker's scheduler to place it later. Every /v2 request carries the
@@ -10,12 +10,12 @@ import { createHash, timingSafeEqual } from "node:crypto";
 import { createServer } from "node:http";
 import { availableParallelism, tmpdir } from "node:os";
 import { pathToFileURL } from "node:url";
+import { MAX_MESSAGE_BYTES, PRIORITIES, PROTOCOL_VERSION, ProtocolError, parseJob } from "../media-plan/protocol.mjs";
 import { describeBinaries, resolveBinaries } from "./binaries.mjs";
 import { RunningJob } from "./job.mjs";
-import { MAX_MESSAGE_BYTES, PRIORITIES, PROTOCOL_VERSION, ProtocolError, parseJob } from "./protocol.mjs";
 
 /** @typedef {import("./job.mjs").JobDeps} JobDeps */
-/** @typedef {import("./protocol.mjs").Priority} Priority */
+/** @typedef {import("../media-plan/protocol.mjs").Priority} Priority */
 /** @typedef {import("node:http").IncomingMessage} IncomingMessage */
 /** @typedef {import("node:http").ServerResponse} ServerResponse */
 /** @typedef {JobDeps & { token: string, capacity: Record<Priority, number> }} ServerDeps */
@@ -92,7 +92,7 @@ export function createEncoderServer(deps) {
       error(res, 400, "invalid_json", "the body is not JSON");
       return;
     }
-    /** @type {import("./protocol.mjs").Job} */
+    /** @type {import("../media-plan/protocol.mjs").Job} */
     let job;
     try {
       job = parseJob(value);

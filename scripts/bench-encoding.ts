@@ -1,7 +1,7 @@
 // The encoding and playback parts of `npm run bench` (issues 18 and 24, "Benchmark"):
 // - the pipeline: sources of 1, 10 and 60 minutes, each from the completion's answer to playable
 //   (`video.playable`) and to ready (`video.ready`, every rendition and the MP4 stored), beside one
-//   ffmpeg run over the whole file with the same plan on the same machine (encoder/direct.mjs);
+//   ffmpeg run over the whole file with the same plan on the same machine (encoder/bench/direct.mjs);
 //   the encoder's peak memory and disk while it encodes the 10-minute one; a first segment asked
 //   for at 0 and at 90% while the video is processing; and a projection to production from the
 //   CPU time one minute of 1080p costs here;
@@ -12,12 +12,12 @@ import { execFileSync, spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { defaultThreads, wholeRun } from "../encoder/direct.mjs";
+import { defaultThreads, wholeRun } from "../encoder/bench/direct.mjs";
 import { storyboardArgs } from "../encoder/ffmpeg-args.mjs";
-import { type Plan, segmentCount } from "../encoder/plan.mjs";
 import type { SourceInput } from "../encoder/source.mjs";
 import { serveFile } from "../encoder/test/file-server.mjs";
 import { makeClip } from "../encoder/test/media.mjs";
+import { type Plan, segmentCount } from "../media-plan/plan.mjs";
 import { keyedTenant } from "../test/e2e/client.ts";
 import { binaries, longClip, uploadFile, uploadVideo, type Video, waitForStatus } from "../test/e2e/media.ts";
 import { startReceiver } from "../test/e2e/receiver.ts";

@@ -6,8 +6,7 @@ import { mkdir, mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { describeBinaries, resolveBinaries } from "../binaries.mjs";
-import { storyboard } from "../pictures.mjs";
+import { storyboard } from "../../media-plan/pictures.mjs";
 import {
   AUDIO_FRAME,
   AUDIO_RATE,
@@ -18,8 +17,9 @@ import {
   segmentFrames,
   segmentSeconds,
   TIMESTAMP_BASE_SECONDS,
-} from "../plan.mjs";
-import { MAX_REQUEST_BYTES, segmentName } from "../protocol.mjs";
+} from "../../media-plan/plan.mjs";
+import { MAX_REQUEST_BYTES, segmentName } from "../../media-plan/protocol.mjs";
+import { describeBinaries, resolveBinaries } from "../binaries.mjs";
 import { startEncoder } from "./encoder-process.mjs";
 import { startFakeWorker, TOKEN } from "./fake-worker.mjs";
 import { averageColour, ffprobeJson, makeClip, makeSources } from "./media.mjs";
@@ -27,8 +27,8 @@ import { averageColour, ffprobeJson, makeClip, makeSources } from "./media.mjs";
 /** @typedef {import("./fake-worker.mjs").FakeWorker} FakeWorker */
 /** @typedef {import("./fake-worker.mjs").FakeJob} FakeJob */
 /** @typedef {import("./encoder-process.mjs").EncoderProcess} EncoderProcess */
-/** @typedef {import("../plan.mjs").Plan} Plan */
-/** @typedef {import("../plan.mjs").PlanSettings} PlanSettings */
+/** @typedef {import("../../media-plan/plan.mjs").Plan} Plan */
+/** @typedef {import("../../media-plan/plan.mjs").PlanSettings} PlanSettings */
 
 const ENCODER_TOKEN = "encoder-test-token-0123456789abcdef";
 const binaries = await resolveBinaries().catch((error) => {

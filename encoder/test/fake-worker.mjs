@@ -1,5 +1,5 @@
 // @ts-check
-// A stand-in for the Worker's side of the protocol (PROTOCOL.md, version 2): serves a source (with
+// A stand-in for the Worker's side of the protocol (media-plan/PROTOCOL.md, version 2): serves a source (with
 // byte ranges, as the Worker serves it from R2) and a watermark under /jobs/<jobId>/, keeps the
 // segments, stills and MP4 parts it is sent on disk under <root>/<video>/ (the first segment stored
 // under a name stays, as in the Worker), records every call with the size of its body, and
@@ -10,10 +10,10 @@ import { existsSync } from "node:fs";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { createServer } from "node:http";
 import { dirname, join } from "node:path";
-import { parseHeartbeat, parseResult } from "../protocol.mjs";
+import { parseHeartbeat, parseResult } from "../../media-plan/protocol.mjs";
 
-/** @typedef {import("../protocol.mjs").Heartbeat} Heartbeat */
-/** @typedef {import("../protocol.mjs").Result} Result */
+/** @typedef {import("../../media-plan/protocol.mjs").Heartbeat} Heartbeat */
+/** @typedef {import("../../media-plan/protocol.mjs").Result} Result */
 /** @typedef {{ method: string, path: string, status: number, bytes: number, at: number }} Call */
 /**
  * @typedef {{

@@ -1,7 +1,7 @@
 // @ts-check
 import { describe, expect, it } from "vitest";
+import { planEncoding } from "../../media-plan/plan.mjs";
 import { mp4Args, overlayPosition, segmentArgs, spriteArgs, stillArgs, watermarkWidth } from "../ffmpeg-args.mjs";
-import { planEncoding } from "../plan.mjs";
 import { ALLOWED_FORMATS, allowedDemuxer, imageInput, sourceInput } from "../source.mjs";
 
 const source = { url: "http://api.test/internal/encoding/V/J/source", token: "t".repeat(32) };

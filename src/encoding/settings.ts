@@ -1,8 +1,8 @@
 import { z } from "@hono/zod-openapi";
-import { POSITIONS, RESOLUTIONS } from "../../encoder/settings.mjs";
+import { POSITIONS, RESOLUTIONS } from "../../media-plan/settings.mjs";
 import { TimestampSchema } from "../http/schemas";
 
-// The allowed values live with the encoder, which validates jobs with them (encoder/settings.mjs);
+// The allowed values live with the encoder, which validates jobs with them (media-plan/settings.mjs);
 // the defaults live here: validation, the merge, the OpenAPI document and new projects read both.
 export { POSITIONS, RESOLUTIONS };
 export const CODECS = ["h264"] as const;

@@ -1,4 +1,4 @@
-import { frameTime, type Plan, segmentCount, segmentFrames } from "../../encoder/plan.mjs";
+import { frameTime, type Plan, segmentCount, segmentFrames } from "../../media-plan/plan.mjs";
 import { ApiError } from "../http/errors";
 import type { TokenClaims } from "./tokens";
 

@@ -1,5 +1,5 @@
-import { type Plan, segmentCount, segmentSeconds } from "../../encoder/plan.mjs";
-import { segmentName } from "../../encoder/protocol.mjs";
+import { type Plan, segmentCount, segmentSeconds } from "../../media-plan/plan.mjs";
+import { segmentName } from "../../media-plan/protocol.mjs";
 
 /**
  * The HLS playlists of a video, from its encoding plan alone (contract section 15): complete from

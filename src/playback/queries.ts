@@ -1,4 +1,5 @@
 import type { Db } from "../lib/db";
+import { liveVideoCondition } from "../videos/queries";
 
 /**
  * The one D1 read of a playback request: the live video with this id in a live project, whatever
@@ -8,10 +9,5 @@ import type { Db } from "../lib/db";
  * @allModes a playback URL names its video by id (or a token does) and is its own credential: playback is the same in both modes
  */
 export function playbackVideoStatement(db: Db, videoId: string): D1PreparedStatement {
-  return db
-    .prepare(
-      `SELECT * FROM videos AS v WHERE v.id = ? AND v.deleted_at IS NULL
-         AND v.project_id IN (SELECT id FROM projects WHERE deleted_at IS NULL)`,
-    )
-    .bind(videoId);
+  return db.prepare(`SELECT * FROM videos AS v WHERE v.id = ? AND ${liveVideoCondition("v")}`).bind(videoId);
 }

@@ -1,7 +1,7 @@
 import { type Context, Hono } from "hono";
-import { frameAt, MIN_STILL_WIDTH } from "../../encoder/pictures.mjs";
-import { type Plan, segmentCount, timelineStart, topRendition } from "../../encoder/plan.mjs";
-import { segmentIndex } from "../../encoder/protocol.mjs";
+import { frameAt, MIN_STILL_WIDTH } from "../../media-plan/pictures.mjs";
+import { type Plan, segmentCount, timelineStart, topRendition } from "../../media-plan/plan.mjs";
+import { segmentIndex } from "../../media-plan/protocol.mjs";
 import { captionFile, captionTrackFile } from "../captions/files";
 import { withSubtitles } from "../captions/hls";
 import type { CaptionRow } from "../captions/model";
@@ -12,7 +12,7 @@ import type { AppEnv } from "../http/context";
 import { ApiError } from "../http/errors";
 import { sha256Hex } from "../lib/crypto";
 import { encodeOutputKey, frameKey, mp4Key, segmentKey, storyboardKey } from "../lib/storage-keys";
-import type { VideoRow } from "../videos/model";
+import { planOf, type VideoRow } from "../videos/model";
 import { PLAY_PATH, thumbnailKeyOf } from "../videos/urls";
 import { coveringSegments, requestedSpan, spanQuery } from "./clip";
 import { isUnchanging, serveCached } from "./edge-cache";
@@ -100,8 +100,8 @@ export const playbackRoutes = new Hono<AppEnv>()
 
 /** A file of a playable video under `/play/<x>/`, but its master playlist, thumbnail and captions. */
 async function serveFile(c: Context<AppEnv>, row: VideoRow, grant: PlaybackGrant, path: string): Promise<Response> {
-  if (row.encode_plan === null) return legacyFile(c, row, path);
-  const plan = JSON.parse(row.encode_plan) as Plan;
+  const plan = planOf(row);
+  if (plan === null) return legacyFile(c, row, path);
   const variant = /^([1-9][0-9]{0,4}p)\/index\.m3u8$/.exec(path);
   if (variant && hasRendition(plan, variant[1] as string)) {
     const segments = coveringSegments(plan, requestedSpan(spanParams(c), grant, plan.duration));
@@ -146,8 +146,8 @@ function playback(type: string | undefined) {
  * The same frame and width is made once, so every answer to it has the same bytes and ETag.
  */
 async function serveFrame(c: Context<AppEnv>, row: VideoRow): Promise<Response> {
-  if (row.encode_plan === null) throw new ApiError("not_found");
-  const plan = JSON.parse(row.encode_plan) as Plan;
+  const plan = planOf(row);
+  if (plan === null) throw new ApiError("not_found");
   const top = topRendition(plan).width;
   const time = queryNumber(
     c,
@@ -224,8 +224,8 @@ async function serveMaster(c: Context<AppEnv>, subject: string): Promise<Respons
     grant,
   } = await playableVideoWith<CaptionRow>(c, subject, { fresh: true }, tracksStatement);
   let master: string;
-  if (row.encode_plan !== null) {
-    const plan = JSON.parse(row.encode_plan) as Plan;
+  const plan = planOf(row);
+  if (plan !== null) {
     master = masterPlaylist(plan, spanQuery(requestedSpan(spanParams(c), grant, plan.duration)));
   } else {
     if (spanParams(c).start || spanParams(c).end || grant.start !== undefined || grant.end !== undefined) {

@@ -1,5 +1,5 @@
-import { storyboard } from "../../encoder/pictures.mjs";
-import type { Plan } from "../../encoder/plan.mjs";
+import { storyboard } from "../../media-plan/pictures.mjs";
+import type { Plan } from "../../media-plan/plan.mjs";
 import { toWebVtt } from "../captions/webvtt";
 
 /** The storyboard's sprite, relative to its WebVTT (both under the video's playback path). */
@@ -7,7 +7,7 @@ export const STORYBOARD_SPRITE = "storyboard.jpg";
 
 /**
  * The storyboard's WebVTT (contract section 17), from the plan alone: a cue per tile of the sprite
- * the encoder made from the same plan (encoder/pictures.mjs), its text the tile as a media
+ * the encoder made from the same plan (media-plan/pictures.mjs), its text the tile as a media
  * fragment, `storyboard.jpg#xywh=x,y,w,h`. Pure.
  */
 export function storyboardVtt(plan: Plan): string {

@@ -3,6 +3,7 @@ import { type Swapped, swapInBatch } from "../lib/replace-object";
 import { modeParam, type Tenant } from "../lib/tenant";
 import { isoTime } from "../lib/time";
 import type { VideoRow, Visibility } from "../videos/model";
+import { liveVideoCondition } from "../videos/queries";
 
 /**
  * The visibility of a live video of a live project, or null when the video is unknown, deleted,
@@ -12,10 +13,7 @@ import type { VideoRow, Visibility } from "../videos/model";
  */
 export async function thumbnailVisibility(db: Db, projectId: string, videoId: string): Promise<Visibility | null> {
   const row = await db
-    .prepare(
-      `SELECT v.visibility FROM videos v JOIN projects p ON p.id = v.project_id
-       WHERE v.id = ? AND v.project_id = ? AND v.deleted_at IS NULL AND p.deleted_at IS NULL`,
-    )
+    .prepare(`SELECT v.visibility FROM videos v WHERE v.id = ? AND v.project_id = ? AND ${liveVideoCondition("v")}`)
     .bind(videoId, projectId)
     .first<{ visibility: Visibility }>();
   return row?.visibility ?? null;

@@ -1,6 +1,7 @@
 import type { Db } from "../lib/db";
 import { modeParam, type Tenant } from "../lib/tenant";
 import { UPLOADED_OR_LATER } from "../videos/model";
+import { liveVideoCondition } from "../videos/queries";
 
 /** A direct upload as POST /v1/uploads minted it (table `tus_uploads`). */
 export type TusUploadRow = {
@@ -60,10 +61,7 @@ export function findTusUpload(
  */
 export async function videoIsLive(db: Db, projectId: string, videoId: string): Promise<boolean> {
   const row = await db
-    .prepare(
-      `SELECT 1 AS live FROM videos v JOIN projects p ON p.id = v.project_id
-       WHERE v.id = ? AND v.project_id = ? AND v.deleted_at IS NULL AND p.deleted_at IS NULL`,
-    )
+    .prepare(`SELECT 1 AS live FROM videos v WHERE v.id = ? AND v.project_id = ? AND ${liveVideoCondition("v")}`)
     .bind(videoId, projectId)
     .first<{ live: number }>();
   return row !== null;

@@ -6,12 +6,9 @@ import { route } from "../http/route";
 import { createRouter } from "../http/router";
 import { jsonRequest, jsonResponse } from "../http/schemas";
 import { idempotent } from "../idempotency/middleware";
-import { sourceKey } from "../lib/storage-keys";
-import { creationMode, livemodeOf } from "../lib/tenant";
-import { ulid } from "../lib/ulid";
-import { newVideoRow } from "../videos/model";
+import { createVideoWithUpload } from "../videos/create";
+import type { VideoRow } from "../videos/model";
 import { present } from "../videos/present";
-import { insertVideoStatement } from "../videos/queries";
 import { ProjectQuerySchema } from "../videos/schemas";
 import { findTusUpload, insertTusUploadStatement, type TusUploadRow } from "./queries";
 import {
@@ -65,55 +62,45 @@ const read = route(
 
 const DEFAULT_EXPIRES_IN = 3600;
 
+/** The tus upload's row of a new video (its id is the video's upload id). */
+function tusUploadRow(video: VideoRow, tus: { corsOrigin: string; maxSizeBytes: number }): TusUploadRow {
+  return {
+    id: video.upload_id as string,
+    project_id: video.project_id,
+    livemode: video.livemode,
+    video_id: video.id,
+    cors_origin: tus.corsOrigin,
+    max_size_bytes: tus.maxSizeBytes,
+    expires_at: video.upload_expires_at as string,
+    created_at: video.created_at,
+  };
+}
+
 export const directUploadRoutes = createRouter()
   .openapi(create, async (c) => {
     const body = c.req.valid("json");
     const now = Date.now();
-    const videoId = ulid(now);
-    const uploadId = ulid(now);
     const expiresAt = now + (body.expiresIn ?? DEFAULT_EXPIRES_IN) * 1000;
     const { tenant } = c.var;
-    const mode = creationMode(tenant);
-    const key = sourceKey(tenant.projectId, videoId);
-    const multipart = await c.env.MEDIA.createMultipartUpload(key);
-    const video = newVideoRow({
-      id: videoId,
-      projectId: tenant.projectId,
-      mode,
-      title: body.video?.title ?? null,
-      visibility: body.video?.visibility ?? "public",
-      sourceKey: key,
-      uploadId,
-      r2UploadId: multipart.uploadId,
-      expiresAt,
-      tusUploadId: uploadId,
+    const tus = { corsOrigin: body.corsOrigin ?? "*", maxSizeBytes: body.maxSizeBytes ?? MAX_UPLOAD_BYTES };
+    const video = await createVideoWithUpload(
+      c.env.MEDIA,
+      c.var.db,
+      tenant,
+      { title: body.video?.title ?? null, visibility: body.video?.visibility ?? "public", expiresAt, tus: true },
       now,
-    });
-    const upload: TusUploadRow = {
-      id: uploadId,
-      project_id: tenant.projectId,
-      livemode: livemodeOf(mode),
-      video_id: videoId,
-      cors_origin: body.corsOrigin ?? "*",
-      max_size_bytes: body.maxSizeBytes ?? MAX_UPLOAD_BYTES,
-      expires_at: video.upload_expires_at as string,
-      created_at: video.created_at,
-    };
+      (row) => [insertTusUploadStatement(c.var.db, tusUploadRow(row, tus))],
+    );
+    const upload = tusUploadRow(video, tus);
+    const uploadId = upload.id;
     const url = creationUrl(publicOrigin(c), await uploadToken(c.var.config.uploadUrlSecret.current, uploadId));
-    try {
-      await c.var.db.batch([insertVideoStatement(c.var.db, video), insertTusUploadStatement(c.var.db, upload)]);
-    } catch (error) {
-      // Leave no orphaned multipart upload behind a video that was never recorded.
-      await multipart.abort().catch(() => {});
-      throw error;
-    }
     // Recorded first: an object that failed to start is found by the clean-up through the video.
     await uploadObject(c.env.TUS_UPLOADS, uploadId).init({
       uploadId,
-      videoId,
+      videoId: video.id,
       projectId: tenant.projectId,
-      sourceKey: key,
-      r2UploadId: multipart.uploadId,
+      sourceKey: video.source_key,
+      r2UploadId: video.upload_r2_id as string,
       corsOrigin: upload.cors_origin,
       maxSizeBytes: upload.max_size_bytes,
       expiresAt,

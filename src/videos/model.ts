@@ -1,3 +1,5 @@
+import type { Plan } from "../../media-plan/plan.mjs";
+import { parsePlan } from "../../media-plan/protocol.mjs";
 import { livemodeOf, type Mode } from "../lib/tenant";
 import { isoTime } from "../lib/time";
 
@@ -53,7 +55,7 @@ export type VideoRow = {
   renditions: string | null;
   /** A video encoded before segments were made one by one: the attempt whose outputs are served. */
   output_attempt: number | null;
-  /** The encoding plan (encoder/plan.mjs, JSON), from when the video became playable. */
+  /** The encoding plan (media-plan/plan.mjs, JSON), from when the video became playable. */
   encode_plan: string | null;
   /** When the video became playable (its plan was made): before it is ready. */
   playable_at: string | null;
@@ -186,6 +188,15 @@ export function completionInFlight(row: Pick<VideoRow, "status" | "completion_le
     row.completion_lease_until !== null &&
     Date.parse(row.completion_lease_until) > now
   );
+}
+
+/**
+ * The video's encoding plan as stored (`encode_plan`), read through the protocol's parser (the one
+ * the encoder checks every job's plan with), so a stored plan is never trusted by a cast; null for
+ * a video without one (not playable yet, or encoded before plans).
+ */
+export function planOf(row: Pick<VideoRow, "encode_plan">): Plan | null {
+  return row.encode_plan === null ? null : parsePlan(JSON.parse(row.encode_plan));
 }
 
 /** Whether the video plays: ready, or processing with its plan made (contract section 15). */

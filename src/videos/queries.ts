@@ -38,8 +38,15 @@ export function insertVideoStatement(db: Db, row: VideoRow): D1PreparedStatement
     );
 }
 
-export async function insertVideo(db: Db, row: VideoRow): Promise<void> {
-  await insertVideoStatement(db, row).run();
+/**
+ * "A live video of a live project" as one condition on `videos` (or on its alias `table`): neither
+ * the video nor its project deleted. Whatever names a video by its id alone (playback, a public
+ * thumbnail, an upload URL, the encoding) asks this. The project is looked up by its key (`EXISTS`):
+ * a list of live projects (`IN (SELECT …)`) would be read whole on every request.
+ */
+export function liveVideoCondition(table = "videos"): string {
+  return `${table}.deleted_at IS NULL
+    AND EXISTS (SELECT 1 FROM projects WHERE projects.id = ${table}.project_id AND projects.deleted_at IS NULL)`;
 }
 
 /** A live (not deleted) video of the tenant. */

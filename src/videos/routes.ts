@@ -8,14 +8,13 @@ import { createRouter } from "../http/router";
 import { jsonRequest, jsonResponse } from "../http/schemas";
 import { validationHook } from "../http/validation";
 import { idempotent } from "../idempotency/middleware";
-import { sourceKey } from "../lib/storage-keys";
-import { creationMode } from "../lib/tenant";
-import { parseUlid, ulid } from "../lib/ulid";
+import { parseUlid } from "../lib/ulid";
+import { createVideoWithUpload } from "./create";
 import { deleteVideos, storeOf } from "./delete";
-import { newVideoRow, UPLOAD_SESSION_MS } from "./model";
+import { UPLOAD_SESSION_MS } from "./model";
 import { forgetPlaybackStates } from "./playback-state";
 import { pathVideo, present } from "./present";
-import { findVideo, insertVideo, listVideos, updateVideo } from "./queries";
+import { findVideo, listVideos, updateVideo } from "./queries";
 import {
   MAX_METADATA_PAIRS,
   ProjectQuerySchema,
@@ -112,33 +111,21 @@ export const videoRoutes = createRouter()
   .openapi(create, async (c) => {
     const body = c.req.valid("json");
     const now = Date.now();
-    const id = ulid(now);
-    const { tenant } = c.var;
-    const key = sourceKey(tenant.projectId, id);
-    const upload = await c.env.MEDIA.createMultipartUpload(key);
-    const row = newVideoRow({
-      id,
-      projectId: tenant.projectId,
-      mode: creationMode(tenant),
-      title: body.title ?? null,
-      visibility: body.visibility ?? "public",
-      sourceKey: key,
-      uploadId: ulid(now),
-      r2UploadId: upload.uploadId,
-      expiresAt: now + UPLOAD_SESSION_MS,
-      tusUploadId: null,
+    const row = await createVideoWithUpload(
+      c.env.MEDIA,
+      c.var.db,
+      c.var.tenant,
+      {
+        title: body.title ?? null,
+        visibility: body.visibility ?? "public",
+        expiresAt: now + UPLOAD_SESSION_MS,
+        tus: false,
+        tags: body.tags,
+        metadata: body.metadata,
+        allowedOrigins: body.allowedOrigins,
+      },
       now,
-      tags: body.tags,
-      metadata: body.metadata,
-      allowedOrigins: body.allowedOrigins,
-    });
-    try {
-      await insertVideo(c.var.db, row);
-    } catch (error) {
-      // Leave no orphaned multipart upload behind a video that was never recorded.
-      await upload.abort().catch(() => {});
-      throw error;
-    }
+    );
     return c.json(
       {
         video: present(c, row, now),

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { timelineStart } from "../../encoder/plan.mjs";
+import { timelineStart } from "../../media-plan/plan.mjs";
 import { mintPlaybackToken } from "../../src/playback/tokens";
 import { emptyPool, fakeEncoder, finishAll, playable, probeFacts } from "../encoding/pipeline/support";
 import { api, bearer, errorCode, json, newWorkspace, withCookie } from "../helpers";

@@ -107,7 +107,7 @@ describe("caption tracks, end to end", () => {
       expect(Math.abs(durations(variant).reduce((a, b) => a + b, 0) - sum)).toBeLessThanOrEqual(0.5);
       const segmentUri = playlist.split("\n").find((line) => line && !line.startsWith("#")) as string;
       const segment = await text(new URL(segmentUri, playlistUrl).href);
-      // The segments' clock starts at 11.4 s (encoder/plan.mjs, timelineStart): 1,026,000 at 90 kHz.
+      // The segments' clock starts at 11.4 s (media-plan/plan.mjs, timelineStart): 1,026,000 at 90 kHz.
       expect(segment.split("\n")[1]).toBe("X-TIMESTAMP-MAP=MPEGTS:1026000,LOCAL:00:00:00.000");
     }
   });

@@ -1,4 +1,4 @@
-import type { Job } from "../../encoder/protocol.mjs";
+import type { Job } from "../../media-plan/protocol.mjs";
 import type { Mode } from "../../src/lib/tenant";
 import {
   emptyPool,

@@ -6,7 +6,7 @@ import {
   parseHeartbeat,
   parseResult,
   segmentIndex,
-} from "../../../encoder/protocol.mjs";
+} from "../../../media-plan/protocol.mjs";
 import { serveR2Object } from "../../http/bytes";
 import type { AppEnv } from "../../http/context";
 import { bearerToken } from "../../http/credentials";
@@ -26,7 +26,7 @@ type JobEnv = AppEnv & { Variables: { job: JobPath } };
 const PATH = `${CALLBACK_PATH}/:projectId/:videoId/:jobId`;
 
 /**
- * The encoder's side of a job (encoder/PROTOCOL.md, "Encoder → Worker"): it reads the source (by
+ * The encoder's side of a job (media-plan/PROTOCOL.md, "Encoder → Worker"): it reads the source (by
  * range) and the watermark, stores segments, stills and MP4 parts, reports progress and the result,
  * all through these routes, so it needs no storage credentials. Each call carries the job's own
  * token, and the video's coordinator says whether the job still runs; a call about a job that is

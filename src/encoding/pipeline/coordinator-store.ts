@@ -1,4 +1,4 @@
-import type { Priority } from "../../../encoder/protocol.mjs";
+import type { Priority } from "../../../media-plan/protocol.mjs";
 
 export type Kind = "probe" | "still" | "segments" | "mp4" | "frame" | "storyboard";
 

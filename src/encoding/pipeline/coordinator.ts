@@ -1,5 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
-import { MIN_STILL_WIDTH } from "../../../encoder/pictures.mjs";
+import { MIN_STILL_WIDTH } from "../../../media-plan/pictures.mjs";
 import {
   frameTime,
   type Plan,
@@ -8,8 +8,15 @@ import {
   segmentCount,
   topRendition,
   Unplannable,
-} from "../../../encoder/plan.mjs";
-import { type Job, type Part, type Priority, type Result, segmentName } from "../../../encoder/protocol.mjs";
+} from "../../../media-plan/plan.mjs";
+import {
+  type Job,
+  type Part,
+  type Priority,
+  parsePlan,
+  type Result,
+  segmentName,
+} from "../../../media-plan/protocol.mjs";
 import { logError } from "../../lib/log";
 import { frameKey, mp4Key, posterKey, segmentKey, storyboardKey } from "../../lib/storage-keys";
 import { ulid } from "../../lib/ulid";
@@ -103,7 +110,8 @@ export class VideoEncoding extends DurableObject<Env> {
   }
 
   private plan(): Plan | null {
-    return this.store.get<Plan>("plan");
+    const stored = this.store.get<unknown>("plan");
+    return stored === null ? null : parsePlan(stored);
   }
 
   /** The video is being encoded. */

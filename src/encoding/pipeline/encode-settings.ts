@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { PlanSettings } from "../../../encoder/plan.mjs";
+import type { PlanSettings } from "../../../media-plan/plan.mjs";
 import { logError } from "../../lib/log";
 import { watermarkCopyKey } from "../../lib/storage-keys";
 import type { VideoRow } from "../../videos/model";

@@ -1,10 +1,10 @@
 import { getContainer } from "@cloudflare/containers";
-import { type Job, parseJob } from "../../../encoder/protocol.mjs";
+import { type Job, parseJob } from "../../../media-plan/protocol.mjs";
 import type { Config } from "../../config";
 import { logError } from "../../lib/log";
 
 /**
- * Where jobs run: the encoder program (encoder/PROTOCOL.md, version 2), one job per slot. A slot is
+ * Where jobs run: the encoder program (media-plan/PROTOCOL.md, version 2), one job per slot. A slot is
  * a place the pool hands out (pool.ts): in production a Container instance of its own, named by
  * the slot; locally every slot is a place in the one encoder process `npm run dev` runs.
  */

@@ -1,5 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
-import type { Priority } from "../../../encoder/protocol.mjs";
+import type { Priority } from "../../../media-plan/protocol.mjs";
 import { readConfig } from "../../config";
 import { logError } from "../../lib/log";
 import { coordinatorOf } from "./coordinator-stub";

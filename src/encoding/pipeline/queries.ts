@@ -3,9 +3,10 @@ import { isoTime } from "../../lib/time";
 import { recordEventsStatement } from "../../outbox/queries";
 import type { VideoEncodingEvent } from "../../videos/events";
 import type { Rendition, VideoRow } from "../../videos/model";
+import { liveVideoCondition } from "../../videos/queries";
 
 /** A live video of a live project, as one condition on `videos`. */
-const LIVE = "deleted_at IS NULL AND project_id IN (SELECT id FROM projects WHERE deleted_at IS NULL)";
+const LIVE = liveVideoCondition();
 
 /**
  * Starts the encoding of an uploaded video: `processing`, heard from now, with the project's

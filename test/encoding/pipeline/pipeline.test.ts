@@ -1,7 +1,7 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { segmentName } from "../../../encoder/protocol.mjs";
+import { segmentName } from "../../../media-plan/protocol.mjs";
 import type { VideoEncoding } from "../../../src/encoding/pipeline/coordinator";
 import { MAX_TRIES, QUIET_MS, SILENCE_MS } from "../../../src/encoding/pipeline/coordinator";
 import { coordinatorOf } from "../../../src/encoding/pipeline/coordinator-stub";

@@ -1,8 +1,8 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { vi } from "vitest";
-import type { Probe } from "../../../encoder/plan.mjs";
-import { type Job, parseJob, segmentName } from "../../../encoder/protocol.mjs";
+import type { Probe } from "../../../media-plan/plan.mjs";
+import { type Job, parseJob, segmentName } from "../../../media-plan/protocol.mjs";
 import { coordinatorOf, poolOf } from "../../../src/encoding/pipeline/coordinator-stub";
 import { ENCODE_QUEUE } from "../../../src/encoding/pipeline/queue";
 import { api, bearer, json, newVideo } from "../../helpers";

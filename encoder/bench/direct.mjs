@@ -8,14 +8,14 @@ import { spawn } from "node:child_process";
 import { mkdir, rm } from "node:fs/promises";
 import { availableParallelism } from "node:os";
 import { join } from "node:path";
-import { segmentArgs } from "./ffmpeg-args.mjs";
-import { planEncoding, segmentCount } from "./plan.mjs";
-import { probe } from "./probe.mjs";
+import { planEncoding, segmentCount } from "../../media-plan/plan.mjs";
+import { segmentArgs } from "../ffmpeg-args.mjs";
+import { probe } from "../probe.mjs";
 
-/** @typedef {import("./binaries.mjs").Binaries} Binaries */
-/** @typedef {import("./plan.mjs").PlanSettings} PlanSettings */
-/** @typedef {import("./source.mjs").SourceInput} SourceInput */
-/** @typedef {import("./ffmpeg-args.mjs").WatermarkFile} WatermarkFile */
+/** @typedef {import("../binaries.mjs").Binaries} Binaries */
+/** @typedef {import("../../media-plan/plan.mjs").PlanSettings} PlanSettings */
+/** @typedef {import("../source.mjs").SourceInput} SourceInput */
+/** @typedef {import("../ffmpeg-args.mjs").WatermarkFile} WatermarkFile */
 
 /** The encoder's thread count as server.mjs picks it: ENCODER_THREADS, else the cores, at most 4. */
 export const defaultThreads = (env = process.env) => Number(env.ENCODER_THREADS) || Math.min(availableParallelism(), 4);

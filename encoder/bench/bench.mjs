@@ -2,7 +2,7 @@
 // What segment-by-segment encoding costs against one ffmpeg run over the whole file, on this
 // machine, and what an encoder instance holds meanwhile. For a test-pattern source (default 60 s
 // of 1920×1080 at 30 fps with audio; settings 360p, 720p, 1080p and the MP4), it prints:
-//   direct    one ffmpeg run making every segment of every rendition (encoder/direct.mjs)
+//   direct    one ffmpeg run making every segment of every rendition (encoder/bench/direct.mjs)
 //   jobs      the same work as the encoder does it through a local fake Worker: the probe, the
 //             background runs (as many at once as the encoder takes), then the MP4 from the
 //             segments; each segment sent as it is made, the source read by range
@@ -16,12 +16,12 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { describeBinaries, resolveBinaries } from "./binaries.mjs";
+import { runLength, segmentCount } from "../../media-plan/plan.mjs";
+import { describeBinaries, resolveBinaries } from "../binaries.mjs";
+import { childrenOf, startEncoder } from "../test/encoder-process.mjs";
+import { startFakeWorker } from "../test/fake-worker.mjs";
+import { makeClip } from "../test/media.mjs";
 import { runDirect, wholeRun } from "./direct.mjs";
-import { runLength, segmentCount } from "./plan.mjs";
-import { childrenOf, startEncoder } from "./test/encoder-process.mjs";
-import { startFakeWorker } from "./test/fake-worker.mjs";
-import { makeClip } from "./test/media.mjs";
 
 const { values: options } = parseArgs({
   options: {
@@ -34,7 +34,7 @@ const SECONDS = Number(options.seconds);
 const HEIGHT = Number(options.height);
 const WIDTH = Math.round((HEIGHT * 16) / 9 / 2) * 2;
 const RATE = Number(options.rate);
-/** @type {import("./plan.mjs").PlanSettings} */
+/** @type {import("../../media-plan/plan.mjs").PlanSettings} */
 const SETTINGS = { enabledResolutions: ["360p", "720p", "1080p"], mp4: true, watermark: null };
 const TOKEN = "bench-token-0123456789abcdef";
 
