@@ -205,6 +205,21 @@ describe.skipIf(!binaries)("encoder service with a fake Worker", () => {
     expect(wide.result).toMatchObject({ status: "done", probe: { width: 32000, height: 240 } });
   });
 
+  it("plans a sparse source by the pictures it has: three pictures over 10 hours declared 60 fps make 1 fps", async () => {
+    const { result } = await run(sources.sparse, { kind: "probe" });
+    expect(result).toMatchObject({ status: "done", probe: { width: 64, height: 64 } });
+    const probe = result.status === "done" ? result.probe : undefined;
+    expect(probe?.duration).toBeCloseTo(36000, 0);
+    expect(probe?.frameRate).toBeLessThan(1);
+    const plan = planEncoding(/** @type {NonNullable<typeof probe>} */ (probe), {
+      enabledResolutions: ["240p"],
+      mp4: false,
+      watermark: null,
+    });
+    expect(plan.frameRate).toEqual({ num: 1, den: 1 });
+    expect(plan.frames).toBeLessThanOrEqual(36_001);
+  });
+
   it("makes segments of a run at the plan's size and range, H.264 and AAC, each sent as it is made", async () => {
     const plan = await planOf(sources.landscape, {
       enabledResolutions: ["240p", "360p"],
