@@ -6,7 +6,7 @@ import { mkdir, mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { describeBinaries, resolveBinaries } from "../binaries.mjs";
+import { describeBinaries, resolveBinaries, runBinary } from "../binaries.mjs";
 import { storyboard } from "../pictures.mjs";
 import {
   AUDIO_FRAME,
@@ -313,6 +313,17 @@ describe(`encoder service with a fake Worker (${describeBinaries(binaries)})`, (
     const assembled = join(scratch, "assembled.mp4");
     await import("node:fs/promises").then(({ writeFile }) => writeFile(assembled, bytes));
     expect(bytes.indexOf("moov")).toBeLessThan(bytes.indexOf("mdat"));
+    // The index first (contract section 15): ftyp, a moov with the duration, one sidx of every
+    // fragment, then the fragments; a reader finds the duration and any time from the start alone.
+    const top = [];
+    for (let at = 0; at < bytes.length; at += bytes.readUInt32BE(at))
+      top.push(bytes.toString("latin1", at + 4, at + 8));
+    expect(top.slice(0, 4)).toEqual(["ftyp", "moov", "sidx", "moof"]);
+    const sidxAt = bytes.indexOf("sidx") - 4;
+    const referenced = bytes.readUInt16BE(sidxAt + 38);
+    expect(referenced).toBe(top.filter((type) => type === "moof").length);
+    const trace = await runBinary(bin.ffprobe, ["-v", "trace", "-show_entries", "format=duration", assembled]);
+    expect((trace.stderr.match(/type:'moof'/g) ?? []).length).toBeLessThanOrEqual(1);
     const { streams } = await ffprobeJson(bin.ffprobe, assembled);
     expect(streams.map((s) => [s.codec_name, s.width ?? null])).toEqual([
       ["h264", 640],
