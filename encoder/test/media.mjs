@@ -66,7 +66,8 @@ export async function writeClip(ffmpeg, file, clip) {
       "mp4",
       file,
     ],
-    Math.max(60_000, clip.seconds * 100),
+    // As long as the clip lasts: a machine loaded by other work may write it no faster than real time.
+    Math.max(60_000, clip.seconds * 1000),
   );
 }
 
