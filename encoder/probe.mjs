@@ -41,6 +41,8 @@ export class ProbeFailed extends Error {
 const DECLARED_SLACK = 2;
 /** Seconds read back from the declared end to find the last picture. */
 const END_WINDOW_SECONDS = 3;
+/** A declared rate is believed unless the pictures found are fewer than this share of it. */
+const RATE_SLACK = 2;
 
 /** @param {unknown} value */
 function positiveNumber(value) {
@@ -153,6 +155,29 @@ export function picturesEnd(packets, startTime) {
 }
 
 /**
+ * The frame rate to plan for, bounded by the pictures the file has (contract section 12: work is
+ * bounded by the source's pictures, not by what it declares). The probe sees the pictures in two
+ * windows: the first packets (their decoded frames' times, `headTimes`), and the packets of the
+ * last END_WINDOW_SECONDS (`tailCount`). The pictures a second there, the denser of the two, is
+ * what the file shows; a declared rate more than RATE_SLACK times that is not believed, and the
+ * file is planned at the rate its pictures have (plan.mjs raises it to its 1 fps floor). A file of
+ * three pictures over 10 hours that declares 60 fps is planned at 1 fps: 36,000 frames a
+ * rendition, not 2.16 million.
+ * @param {number | null} declared the rate the file declares
+ * @param {number[]} headTimes seconds of the first decoded frames of the video
+ * @param {{ count: number, seconds: number }} tail packets of the video in the end window, and its length
+ * @returns {number | null}
+ */
+export function picturesRate(declared, headTimes, tail) {
+  if (declared === null) return null;
+  const span = headTimes.length > 1 ? Math.max(...headTimes) - Math.min(...headTimes) : 0;
+  const head = span > 0 ? (headTimes.length - 1) / span : 0;
+  const end = tail.count / Math.max(1e-3, tail.seconds);
+  const seen = Math.max(head, end);
+  return seen > 0 && declared > RATE_SLACK * seen ? seen : declared;
+}
+
+/**
  * Throws ProbeFailed (the job fails and runs again) when ffprobe could not read the source for a
  * reason of the transport, not of the file: refused or timed out, a 5xx. (A 4xx is the file's:
  * ffmpeg tells 400, 401, 403 and 404 apart and calls every other one "4XX", a 416 of an empty
@@ -208,7 +233,7 @@ export async function probe(ffprobe, source, options = {}) {
     "-read_intervals",
     "%+#16",
     "-show_entries",
-    "frame=stream_index",
+    "frame=stream_index,best_effort_timestamp_time",
   ]);
   // ffprobe exits non-zero when it cannot read the file as any allowed format.
   if (streams.code !== 0) {
@@ -227,8 +252,8 @@ export async function probe(ffprobe, source, options = {}) {
   if (!checked.valid) return checked;
   const video = ["-select_streams", String(checked.videoStream)];
 
-  /** @param {string[]} interval */
-  const picturesUntil = async (interval) => {
+  /** @param {string[]} interval @param {number} from the window's start (absolute seconds) */
+  const picturesUntil = async (interval, from = Number.NEGATIVE_INFINITY) => {
     const read = await run(checked.format, [
       ...video,
       ...interval,
@@ -238,26 +263,33 @@ export async function probe(ffprobe, source, options = {}) {
       "csv=p=0",
     ]);
     if (read.code !== 0) notReached(read);
-    return read.code === 0 ? picturesEnd(csvPackets(read.stdout), checked.startTime) : null;
+    const packets = read.code === 0 ? csvPackets(read.stdout) : [];
+    // The read starts at the keyframe before the window: only the packets within it are counted.
+    const within = packets.filter((packet) => (finiteNumber(packet.pts_time) ?? Number.POSITIVE_INFINITY) >= from);
+    return { end: read.code === 0 ? picturesEnd(packets, checked.startTime) : null, count: within.length };
   };
   let declared = checked.duration;
-  /** @type {number | null} */
+  /** @type {{ end: number | null, count: number }} */
   let pictures;
   if (declared !== null) {
     // The packets from a little before the declared end to a little after it.
     const from = checked.startTime + Math.max(0, declared - END_WINDOW_SECONDS);
     // (An absolute end: a relative one counts from wherever the seek landed, a keyframe before.)
     const to = checked.startTime + declared + END_WINDOW_SECONDS;
-    pictures = await picturesUntil(["-read_intervals", `${from}%${to}`]);
+    pictures = await picturesUntil(["-read_intervals", `${from}%${to}`], from);
   } else {
     // No duration declared (a browser's MediaRecorder file, say): read every packet's time once.
     pictures = await picturesUntil([]);
-    declared = pictures;
+    declared = pictures.end;
   }
   if (declared === null) return { valid: false, reason: "the video's duration cannot be read" };
-  const duration = checkedDuration(declared, pictures);
+  const duration = checkedDuration(declared, pictures.end);
   if ("reason" in duration) return { valid: false, reason: duration.reason };
-  return { ...checked, duration: duration.duration };
+  const headTimes = decoded.map((frame) => finiteNumber(frame.best_effort_timestamp_time)).filter((t) => t !== null);
+  // The end window, or the whole file when no duration was declared and every packet was read.
+  const seconds = checked.duration === null ? duration.duration : Math.min(END_WINDOW_SECONDS, duration.duration);
+  const frameRate = picturesRate(checked.frameRate, headTimes, { count: pictures.count, seconds });
+  return { ...checked, duration: duration.duration, frameRate };
 }
 
 /**

@@ -10,6 +10,15 @@ import { frameTime, topRendition } from "./plan.mjs";
 export const MIN_STILL_WIDTH = 16;
 /** A storyboard tile's width at most (the contract allows 320): 200 tiles stay a light sprite. */
 export const STORYBOARD_TILE_WIDTH = 240;
+/**
+ * A storyboard tile's height at most: a tall picture's tiles are narrower, so that the sprite's
+ * rows (20 at most) stay within what a JPEG can hold, 65,500 px a side (JPEG_MAX_SIDE), whatever
+ * the aspect (a 1:16 tile is 20×320; a 1:16 tile 240 px wide would be 3,840 px high, a sprite of
+ * 76,800).
+ */
+export const STORYBOARD_TILE_MAX_HEIGHT = 320;
+/** The largest side of a JPEG image (its header allows 65,535; libjpeg refuses past 65,500). */
+export const JPEG_MAX_SIDE = 65_500;
 /** Tiles per row of the sprite. */
 export const STORYBOARD_COLUMNS = 10;
 /** Cues at most; a video up to MAX_CUES × MAX_CUE_SECONDS long has cues of at most MAX_CUE_SECONDS. */
@@ -55,7 +64,10 @@ export function storyboard(plan) {
       ? Math.max(1, Math.ceil(durationMs / (STORYBOARD_MAX_CUE_SECONDS * 1000)))
       : STORYBOARD_MAX_CUES;
   const top = topRendition(plan);
-  const { width: tileWidth, height: tileHeight } = stillSize(plan, Math.min(STORYBOARD_TILE_WIDTH, top.width));
+  // An even width whose height (keeping the aspect) is at most STORYBOARD_TILE_MAX_HEIGHT.
+  const tallest = 2 * Math.floor((STORYBOARD_TILE_MAX_HEIGHT * top.width) / top.height / 2);
+  const width = Math.max(MIN_STILL_WIDTH, Math.min(STORYBOARD_TILE_WIDTH, top.width, tallest));
+  const { width: tileWidth, height: tileHeight } = stillSize(plan, width);
   const columns = Math.min(STORYBOARD_COLUMNS, count);
   /** @type {StoryboardCue[]} */
   const cues = [];

@@ -124,6 +124,37 @@ function encoderCpuSeconds(pid: number): number {
 const CLOCK_TICKS = Number(execFileSync("getconf", ["CLK_TCK"]).toString().trim()) || 100;
 
 /** One GET: its status and milliseconds to the end of its body. */
+/**
+ * How fast the ready video's MP4 opens (contract section 15: within 5 s, for any length): ffprobe
+ * reading its duration over HTTP, and ffmpeg seeking to 80% of it and decoding a frame.
+ */
+function mp4Opens(url: string, duration: number) {
+  let start = performance.now();
+  const out = execFileSync(
+    binaries.ffprobe.path,
+    ["-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", url],
+    {
+      encoding: "utf8",
+    },
+  );
+  const probeMs = performance.now() - start;
+  start = performance.now();
+  execFileSync(binaries.ffmpeg.path, [
+    "-v",
+    "error",
+    "-ss",
+    (duration * 0.8).toFixed(3),
+    "-i",
+    url,
+    "-frames:v",
+    "1",
+    "-f",
+    "null",
+    "-",
+  ]);
+  return { probeMs, seekMs: performance.now() - start, probedDuration: Number(out.trim()) };
+}
+
 async function timed(url: string) {
   const started = performance.now();
   const response = await fetch(url);
@@ -225,6 +256,8 @@ export async function benchPipeline(server: DevServer) {
       // Every job has reported by now: the encoder waited for each ffmpeg it ran.
       const pipelineCpu = encoderCpuSeconds(encoderPid) - cpuBefore;
       const readyMs = Date.parse(ready.timestamp) - completedAt;
+      const mp4Url = ready.data.playback?.mp4;
+      const opens = mp4Url ? mp4Opens(mp4Url, spec.minutes * 60) : null;
       const row = {
         minutes: spec.minutes,
         size: `${spec.width}x${spec.height}`,
@@ -241,13 +274,18 @@ export async function benchPipeline(server: DevServer) {
         directCpuSeconds: directCpu,
         pipelineCpuSeconds: pipelineCpu,
         storyboardShare,
+        mp4ProbeMs: opens?.probeMs ?? null,
+        mp4SeekMs: opens?.seekMs ?? null,
       };
       rows.push(row);
       console.log(
         `  ${spec.minutes} min: playable ${seconds(playableMs)} (target <= 10 s); segment 0 in ${seconds(first.ms)}, ` +
           `at 90% in ${seconds(late.ms)}; ready ${seconds(readyMs)}; one ffmpeg ${seconds(directMs)}; ` +
           `ready/ffmpeg ${row.ratio.toFixed(2)}x (target <= 1.5x); encoder peak ${mib(peakMemory)} memory, ${mib(peakDisk)} disk; ` +
-          `CPU: the pipeline's jobs ${pipelineCpu.toFixed(0)} s, one ffmpeg ${directCpu.toFixed(0)} s`,
+          `CPU: the pipeline's jobs ${pipelineCpu.toFixed(0)} s, one ffmpeg ${directCpu.toFixed(0)} s; ` +
+          (opens
+            ? `MP4 opens: ffprobe's duration (${opens.probedDuration.toFixed(1)} s) in ${seconds(opens.probeMs)}, a seek to 80% in ${seconds(opens.seekMs)} (target <= 5 s each)`
+            : "no MP4"),
       );
       if (spec.minutes === 1) playbackVideo = { id: video.id, tenant };
       rmSync(file, { force: true });

@@ -19,7 +19,7 @@ import {
   TIMESTAMP_BASE_SECONDS,
 } from "../../media-plan/plan.mjs";
 import { MAX_REQUEST_BYTES, segmentName } from "../../media-plan/protocol.mjs";
-import { describeBinaries, resolveBinaries } from "../binaries.mjs";
+import { describeBinaries, resolveBinaries, runBinary } from "../binaries.mjs";
 import { startEncoder } from "./encoder-process.mjs";
 import { startFakeWorker, TOKEN } from "./fake-worker.mjs";
 import { averageColour, ffprobeJson, makeClip, makeSources } from "./media.mjs";
@@ -31,13 +31,14 @@ import { averageColour, ffprobeJson, makeClip, makeSources } from "./media.mjs";
 /** @typedef {import("../../media-plan/plan.mjs").PlanSettings} PlanSettings */
 
 const ENCODER_TOKEN = "encoder-test-token-0123456789abcdef";
+// No ffmpeg is a failure, never a skip: these tests are what says the encoder works. CI runs them
+// twice, with the system's ffmpeg and with the npm-packaged pair a fresh machine gets (.ci/run).
 const binaries = await resolveBinaries().catch((error) => {
-  console.warn(`encoder integration tests skipped: no ffmpeg/ffprobe could be found (${error.message})`);
-  return null;
+  throw new Error(`the encoder's tests need ffmpeg and ffprobe, and none could be found: ${error.message}`);
 });
 
-describe.skipIf(!binaries)("encoder service with a fake Worker", () => {
-  const bin = /** @type {import("../binaries.mjs").Binaries} */ (binaries);
+describe(`encoder service with a fake Worker (${describeBinaries(binaries)})`, () => {
+  const bin = binaries;
   /** @type {string} */ let dir;
   /** @type {string} */ let scratch;
   /** @type {FakeWorker} */ let fake;
@@ -205,6 +206,21 @@ describe.skipIf(!binaries)("encoder service with a fake Worker", () => {
     expect(wide.result).toMatchObject({ status: "done", probe: { width: 32000, height: 240 } });
   });
 
+  it("plans a sparse source by the pictures it has: three pictures over 10 hours declared 60 fps make 1 fps", async () => {
+    const { result } = await run(sources.sparse, { kind: "probe" });
+    expect(result).toMatchObject({ status: "done", probe: { width: 64, height: 64 } });
+    const probe = result.status === "done" ? result.probe : undefined;
+    expect(probe?.duration).toBeCloseTo(36000, 0);
+    expect(probe?.frameRate).toBeLessThan(1);
+    const plan = planEncoding(/** @type {NonNullable<typeof probe>} */ (probe), {
+      enabledResolutions: ["240p"],
+      mp4: false,
+      watermark: null,
+    });
+    expect(plan.frameRate).toEqual({ num: 1, den: 1 });
+    expect(plan.frames).toBeLessThanOrEqual(36_001);
+  });
+
   it("makes segments of a run at the plan's size and range, H.264 and AAC, each sent as it is made", async () => {
     const plan = await planOf(sources.landscape, {
       enabledResolutions: ["240p", "360p"],
@@ -297,6 +313,17 @@ describe.skipIf(!binaries)("encoder service with a fake Worker", () => {
     const assembled = join(scratch, "assembled.mp4");
     await import("node:fs/promises").then(({ writeFile }) => writeFile(assembled, bytes));
     expect(bytes.indexOf("moov")).toBeLessThan(bytes.indexOf("mdat"));
+    // The index first (contract section 15): ftyp, a moov with the duration, one sidx of every
+    // fragment, then the fragments; a reader finds the duration and any time from the start alone.
+    const top = [];
+    for (let at = 0; at < bytes.length; at += bytes.readUInt32BE(at))
+      top.push(bytes.toString("latin1", at + 4, at + 8));
+    expect(top.slice(0, 4)).toEqual(["ftyp", "moov", "sidx", "moof"]);
+    const sidxAt = bytes.indexOf("sidx") - 4;
+    const referenced = bytes.readUInt16BE(sidxAt + 38);
+    expect(referenced).toBe(top.filter((type) => type === "moof").length);
+    const trace = await runBinary(bin.ffprobe, ["-v", "trace", "-show_entries", "format=duration", assembled]);
+    expect((trace.stderr.match(/type:'moof'/g) ?? []).length).toBeLessThanOrEqual(1);
     const { streams } = await ffprobeJson(bin.ffprobe, assembled);
     expect(streams.map((s) => [s.codec_name, s.width ?? null])).toEqual([
       ["h264", 640],
@@ -390,6 +417,32 @@ describe.skipIf(!binaries)("encoder service with a fake Worker", () => {
     expect(result).toMatchObject({ status: "done" });
     const { frames } = await timestamps(fake.file("two", "segments/240p/seg_00000.ts"));
     expect(frames).toBe(2);
+  });
+
+  it("makes every output of two frames at 1 fps: segments, the poster, the storyboard and the MP4 (either ffmpeg)", async () => {
+    const plan = await planOf(sources.twoFrames, { enabledResolutions: ["240p"], mp4: true, watermark: null });
+    const made = await segments(sources.twoFrames, plan, 0, segmentCount(plan), "two-all");
+    expect(made.result).toMatchObject({ status: "done" });
+    const { frames } = await timestamps(fake.file("two-all", "segments/240p/seg_00000.ts"));
+    expect(frames).toBe(2);
+    const poster = await run(
+      sources.twoFrames,
+      { kind: "still", plan, time: plan.posterTime, width: null },
+      { video: "two-all" },
+    );
+    expect(poster.result).toMatchObject({ status: "done" });
+    const board = await run(
+      sources.twoFrames,
+      { kind: "storyboard", priority: "background", plan },
+      { video: "two-all" },
+    );
+    expect(board.result).toMatchObject({ status: "done" });
+    const mp4 = await run(
+      sources.twoFrames,
+      { kind: "mp4", priority: "background", plan, partSize: 5 * 1024 * 1024 },
+      { video: "two-all" },
+    );
+    expect(mp4.result).toMatchObject({ status: "done" });
   });
 
   it("reports encoding_failed when a segment is refused, and retries one answered 503", async () => {

@@ -66,7 +66,8 @@ export async function writeClip(ffmpeg, file, clip) {
       "mp4",
       file,
     ],
-    Math.max(60_000, clip.seconds * 100),
+    // As long as the clip lasts: a machine loaded by other work may write it no faster than real time.
+    Math.max(60_000, clip.seconds * 1000),
   );
 }
 
@@ -229,7 +230,30 @@ export async function makeHostileSources(binaries, dir) {
     audio: false,
     extra: ["-vf", "setsar=100/1"],
   });
-  return { polyglot, declaresTenHours, twoFrames, wide };
+  // Three pictures, at 0, 5 and 10 hours, in a Matroska file that declares 60 fps (1.4 KB).
+  const sparseFile = join(dir, "sparse.mkv");
+  await ffmpegOk(ffmpeg, [
+    "-f",
+    "lavfi",
+    "-i",
+    "color=c=red:s=64x64:r=1",
+    "-frames:v",
+    "3",
+    "-vf",
+    "setpts=N*18000/TB",
+    "-vsync",
+    "passthrough",
+    "-r",
+    "60",
+    "-c:v",
+    "libx264",
+    "-g",
+    "1",
+    "-f",
+    "matroska",
+    sparseFile,
+  ]);
+  return { polyglot, declaresTenHours, twoFrames, wide, sparse: await readFile(sparseFile) };
 }
 
 /** Bytes that look random but are the same every run (a xorshift generator). @param {number} length */

@@ -1,6 +1,8 @@
 // @ts-check
 import { describe, expect, it } from "vitest";
-import { interpretProbe } from "../probe.mjs";
+import { planEncoding } from "../../media-plan/plan.mjs";
+import { probed } from "../../media-plan/test/probes.mjs";
+import { interpretProbe, picturesRate } from "../probe.mjs";
 
 const MP4 = "mov,mp4,m4a,3gp,3g2,mj2";
 
@@ -98,5 +100,29 @@ describe("interpretProbe", () => {
     expect(interpretProbe(info([video({ codec_name: "png" })], { format_name: "png_pipe" }), 1)).toMatchObject({
       valid: false,
     });
+  });
+});
+
+describe("picturesRate", () => {
+  it("believes a declared rate the pictures show, in the first frames or at the end", () => {
+    const frames = Array.from({ length: 16 }, (_, i) => i / 60);
+    expect(picturesRate(60, frames, { count: 180, seconds: 3 })).toBe(60);
+    // A still at the end (a slide), the head dense: believed.
+    expect(picturesRate(60, frames, { count: 1, seconds: 3 })).toBe(60);
+    // Two frames at 1 fps.
+    expect(picturesRate(1, [0, 1], { count: 1, seconds: 2 })).toBe(1);
+    expect(picturesRate(null, [0, 1], { count: 1, seconds: 2 })).toBe(null);
+  });
+
+  it("plans a file of three pictures over 10 hours declaring 60 fps by its pictures, not its declaration", () => {
+    const rate = picturesRate(60, [0, 18_000, 36_000], { count: 1, seconds: 3 });
+    expect(rate).toBeCloseTo(1 / 3, 5);
+    const plan = planEncoding(probed({ frameRate: rate, duration: 36_000 }), {
+      enabledResolutions: ["360p"],
+      mp4: false,
+      watermark: null,
+    });
+    expect(plan.frameRate).toEqual({ num: 1, den: 1 });
+    expect(plan.frames).toBe(36_000);
   });
 });

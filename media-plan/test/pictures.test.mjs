@@ -1,6 +1,6 @@
 // @ts-check
 import { describe, expect, it } from "vitest";
-import { frameAt, stillSize, storyboard, storyboardTimes } from "../pictures.mjs";
+import { frameAt, JPEG_MAX_SIDE, stillSize, storyboard, storyboardTimes } from "../pictures.mjs";
 import { frameTime, planEncoding } from "../plan.mjs";
 import { probed } from "./probes.mjs";
 
@@ -52,6 +52,8 @@ describe("the storyboard", () => {
     }
     expect(board.tileWidth).toBeLessThanOrEqual(320);
     expect(board.rows).toBe(Math.ceil(cues.length / board.columns));
+    expect(board.columns * board.tileWidth).toBeLessThanOrEqual(JPEG_MAX_SIDE);
+    expect(board.rows * board.tileHeight).toBeLessThanOrEqual(JPEG_MAX_SIDE);
     return board;
   }
 
@@ -79,6 +81,21 @@ describe("the storyboard", () => {
     expect(board).toMatchObject({ tileWidth: 240, tileHeight: 136, columns: 10, rows: 6 });
     const narrow = storyboard(planOf({ width: 160, height: 90, duration: 25 }));
     expect(narrow).toMatchObject({ tileWidth: 160, tileHeight: 90, columns: 3, rows: 1 });
+  });
+
+  it("stays within a JPEG's 65,500 px a side for a tall, long video (208×3328, 1,950 s), and at any aspect allowed", () => {
+    const tall = expectValid(planOf({ width: 208, height: 3328, duration: 1950 }));
+    expect(tall).toMatchObject({ tileWidth: 20, tileHeight: 320, columns: 10, rows: 20 });
+    for (const [width, height] of [
+      [208, 3328],
+      [3328, 208],
+      [1080, 17280],
+      [240, 3840],
+      [1080, 1920],
+      [100, 1600],
+    ]) {
+      for (const duration of [1, 600, 1900, 2000, 2001, 12 * 3600]) expectValid(planOf({ width, height, duration }));
+    }
   });
 
   it("names the seconds of each tile's frame for the job", () => {

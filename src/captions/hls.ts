@@ -1,3 +1,4 @@
+import { isQuotedString, playlistText, quoted } from "../lib/playlist-text";
 import { LINE_TERMINATOR, withoutBom } from "./webvtt";
 
 /**
@@ -27,12 +28,6 @@ export function segmentOfPlaylist(language: string): string {
   return `${language}/seg_00000.vtt`;
 }
 
-/** One quoted-string attribute value of a playlist tag: no double quote, CR or LF (RFC 8216 §4.2). */
-function quoted(value: string): string {
-  if (/["\r\n]/.test(value)) throw new RangeError(`not allowed in an HLS quoted-string: ${JSON.stringify(value)}`);
-  return `"${value}"`;
-}
-
 /** The attributes of a tag's attribute list, in order, each as written (`NAME=value`). */
 function attributes(list: string): string[] {
   return list.match(/[A-Z0-9-]+=(?:"[^"]*"|[^,]*)/g) ?? [];
@@ -47,9 +42,11 @@ const isOurGroup = (line: string) =>
  * The master playlist with the video's caption tracks: one `#EXT-X-MEDIA:TYPE=SUBTITLES` per track
  * (in the order given), before the first variant, and `SUBTITLES="subs"` on every
  * `#EXT-X-STREAM-INF`. Without tracks, the master as it is. A group this function added before is
- * replaced, so applying it twice is applying it once.
+ * replaced, so applying it twice is applying it once. A track whose label or language may not stand
+ * in a playlist (stored before labels were checked as they are now) is left out, never written.
  */
-export function withSubtitles(master: string, tracks: readonly SubtitleTrack[]): string {
+export function withSubtitles(master: string, all: readonly SubtitleTrack[]): string {
+  const tracks = all.filter((track) => isQuotedString(track.label) && isQuotedString(track.language));
   if (tracks.length === 0) return master;
   const media = tracks.map(
     (track) =>
@@ -87,7 +84,7 @@ export function subtitlePlaylist(duration: number, uri: string): string {
     "#EXT-X-MEDIA-SEQUENCE:0",
     "#EXT-X-PLAYLIST-TYPE:VOD",
     `#EXTINF:${duration.toFixed(3)},`,
-    uri,
+    playlistText(uri),
     "#EXT-X-ENDLIST",
     "",
   ].join("\n");

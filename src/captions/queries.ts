@@ -31,10 +31,14 @@ export async function listTracks(db: Db, tenant: Tenant, videoId: string): Promi
 
 export type NewTrack = { language: string; label: string; source: CaptionSource; key: string };
 
+/** At most this many tracks per video (contract §17): a new language past it is `409 quota_exceeded`. */
+export const MAX_TRACKS = 20;
+
 /**
  * Points the video's track of `track.language` at a new object (a `swap` for replaceObject): the
  * key it held before, and the track after, in one atomic batch. Null when the video is not a live
- * video of the tenant (deleted meanwhile included), so nothing was written.
+ * video of the tenant (deleted meanwhile included), or when the language is new and the video
+ * holds MAX_TRACKS tracks already, so nothing was written (`listTracks` tells which).
  */
 export function swapTrack(
   db: Db,
@@ -53,6 +57,8 @@ export function swapTrack(
         `INSERT INTO captions (project_id, video_id, language, label, source, object_key, created_at, updated_at)
          SELECT project_id, id, ?3, ?4, ?5, ?6, ?7, ?7 FROM videos
          WHERE id = ?2 AND project_id = ?1 AND livemode = coalesce(?8, livemode) AND deleted_at IS NULL
+           AND (EXISTS (SELECT 1 FROM captions WHERE video_id = ?2 AND language = ?3)
+             OR (SELECT count(*) FROM captions WHERE video_id = ?2) < ?9)
          ON CONFLICT (video_id, language) DO UPDATE
            SET label = excluded.label, source = excluded.source, object_key = excluded.object_key,
                updated_at = excluded.updated_at
@@ -67,6 +73,7 @@ export function swapTrack(
         track.key,
         isoTime(now),
         modeParam(tenant),
+        MAX_TRACKS,
       ),
   );
 }

@@ -15,7 +15,7 @@ import { rateLimit } from "../rate-limit/middleware";
 import { ProjectQuerySchema } from "../videos/schemas";
 import { canonicalLanguage, englishName } from "./language";
 import { toTrack } from "./model";
-import { deleteTrack, listTracks, swapTrack } from "./queries";
+import { deleteTrack, listTracks, MAX_TRACKS, swapTrack } from "./queries";
 import { CaptionParamsSchema, CaptionQuerySchema, TrackListSchema, TrackSchema } from "./schemas";
 import { CAPTION_TYPES, CAPTIONS_BODY, readCaptionsUpload } from "./upload";
 
@@ -31,7 +31,9 @@ const put = route(
     description:
       "The body is the file itself, in UTF-8: WebVTT (`text/vtt`) or SubRip (`application/x-subrip`), stored as " +
       "WebVTT (SubRip converted: the same cues, the same text). Cues must be in order (none starting before the one " +
-      "before it) and none may end before it starts. A second `PUT` of a language replaces its track. Any video " +
+      "before it) and none may end before it starts; hours are two digits (at most 99), so every time is kept as " +
+      `given. A second \`PUT\` of a language replaces its track; a video holds at most ${MAX_TRACKS} tracks (one ` +
+      "more language is `409 quota_exceeded`). Any video " +
       "but a deleted one takes tracks, whatever its status. Once the video plays, the track is at its `url`, in the " +
       "master playlist's `SUBTITLES` group and on the embed page. A language that is not a BCP 47 tag is " +
       "`invalid_captions`, like the file; a bad `label` is `invalid_query`.",
@@ -46,7 +48,14 @@ const put = route(
     },
     responses: { 200: jsonResponse(TrackSchema, "The track") },
   },
-  ["unsupported_media_type", "payload_too_large", "invalid_captions", "invalid_query", "video_not_found"],
+  [
+    "unsupported_media_type",
+    "payload_too_large",
+    "invalid_captions",
+    "invalid_query",
+    "video_not_found",
+    "quota_exceeded",
+  ],
 );
 
 const list = route(
@@ -122,7 +131,13 @@ export const captionRoutes = createRouter()
       const row = await replaceObject(c.env.MEDIA, next, (key) =>
         swapTrack(c.var.db, tenant, videoId, { language, label, source: "upload", key: key ?? next.key }, Date.now()),
       );
-      if (!row) throw new ApiError("video_not_found");
+      if (!row) {
+        // Nothing written: the video is gone, or the language would be one track too many.
+        if ((await listTracks(c.var.db, tenant, videoId)) === null) throw new ApiError("video_not_found");
+        throw new ApiError("quota_exceeded", {
+          message: `A video holds at most ${MAX_TRACKS} caption tracks: delete one, or replace one of its languages.`,
+        });
+      }
       return c.json(toTrack(publicOrigin(c), row), 200);
     },
     validationHook({ query: { label: "invalid_query" } }),

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { pathId, textSchema } from "../http/schemas";
+import { isQuotedString } from "../lib/playlist-text";
 import { ProjectQuerySchema } from "../videos/schemas";
 import { MAX_LANGUAGE_LENGTH, MIN_LANGUAGE_LENGTH } from "./language";
 import { CAPTION_SOURCES } from "./model";
@@ -30,14 +31,20 @@ export const CaptionParamsSchema = z.object({
   }),
 });
 
-/** A track's label goes into the master playlist as an HLS quoted-string, which holds no `"`. */
+/**
+ * A track's label goes into the master playlist as an HLS quoted-string: no `"`, and no line end of
+ * any kind a player splits lines on (U+2028, U+2029 included; lib/playlist-text.ts).
+ */
 export const LabelSchema = textSchema()
+  // Before trimming, which would drop a separator at either end unseen.
+  .refine(isQuotedString, 'must not hold a double quote ("), a line or paragraph separator or a control character')
   .trim()
   .min(1)
   .max(100)
-  .refine((label) => !label.includes('"'), 'must not hold a double quote (")')
   .openapi({
-    description: "The name players show (1–100 characters, no `\"`); default the language's English name",
+    description:
+      'The name players show (1–100 characters, no `"`, line or paragraph separator (U+2028, U+2029) or control ' +
+      "character); default the language's English name",
     example: "Brazilian Portuguese",
   });
 

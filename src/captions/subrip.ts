@@ -1,9 +1,9 @@
-import { addCue, type Cue, LINE_TERMINATOR, millis, type Parsed, withoutBom } from "./webvtt";
+import { addCue, type Cue, excerpt, hoursProblem, LINE_TERMINATOR, millis, type Parsed, withoutBom } from "./webvtt";
 
 /**
  * SubRip (.srt), read strictly: blocks separated by blank lines (a line of spaces counts as blank,
  * as SubRip tools write them), each a cue number, a timing line `hh:mm:ss,ttt --> hh:mm:ss,ttt`
- * (two hour digits or more, optionally followed by the X1/X2/Y1/Y2 box some tools add, which WebVTT
+ * (two hour digits, at most 99 as WebVTT writes them back; optionally followed by the X1/X2/Y1/Y2 box some tools add, which WebVTT
  * has no place for and is dropped) and the cue's text lines. At least one cue; the same order rules
  * as WebVTT (contract §17).
  */
@@ -32,10 +32,12 @@ export function parseSubRip(text: string): Parsed {
     if (!timing) {
       return {
         ok: false,
-        problem: `line ${at + 2}: "${timingLine}" is not a cue timing line (hh:mm:ss,ttt --> hh:mm:ss,ttt)`,
+        problem: `line ${at + 2}: "${excerpt(timingLine)}" is not a cue timing line (hh:mm:ss,ttt --> hh:mm:ss,ttt)`,
       };
     }
     const timingNumber = at + 2;
+    const hours = hoursProblem(timing);
+    if (hours) return { ok: false, problem: `line ${timingNumber}: ${hours}` };
     at += 2;
     const text: string[] = [];
     for (; at < lines.length && !isBlank(lines[at] as string); at++) {

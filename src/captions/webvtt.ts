@@ -20,7 +20,8 @@ export function withoutBom(text: string): string {
 
 const SIGNATURE = /^WEBVTT(?:[ \t].*)?$/;
 const ARROW = "-->";
-// hours (two digits or more) are optional; minutes and seconds 00–59; exactly three fraction digits.
+// hours (two digits or more, checked after: see hoursProblem) are optional; minutes and seconds
+// 00–59; exactly three fraction digits.
 const TIMESTAMP = "(?:(\\d{2,}):)?([0-5]\\d):([0-5]\\d)\\.(\\d{3})";
 const TIMING = new RegExp(`^${TIMESTAMP}[ \\t]+-->[ \\t]+${TIMESTAMP}(?:[ \\t]+(.*))?$`);
 const NOTE = /^NOTE(?:[ \t].*)?$/;
@@ -38,6 +39,26 @@ const SETTINGS: Record<string, RegExp> = {
   region: /^[^\s]+$/,
 };
 
+/**
+ * Hours are at most 99, in two digits (contract §17): a time is kept exactly, and a stored or
+ * converted time is written back with two hour digits (`formatTimestamp`), so a time with more
+ * digits could not be written back as it was given. A problem, or null; `match` as for `millis`.
+ */
+export function hoursProblem(match: RegExpExecArray): string | null {
+  for (const at of [1, 5]) {
+    const hours = match[at];
+    if (hours !== undefined && hours.length !== 2) {
+      return `hours are written in two digits, at most 99 (${excerpt(hours)} given)`;
+    }
+  }
+  return null;
+}
+
+/** A line as a problem quotes it: at most 60 characters, so a huge line makes no huge answer. */
+export function excerpt(line: string): string {
+  return line.length <= 60 ? line : `${line.slice(0, 60)}… (${line.length} characters)`;
+}
+
 /** Milliseconds of the timestamp a timing match holds from group `at` (hours, minutes, seconds, fraction). */
 export function millis(match: RegExpExecArray, at: number): number {
   const [hours = "0", minutes = "0", seconds = "0", fraction = "0"] = match.slice(at, at + 4);
@@ -51,12 +72,14 @@ function settingsProblem(settings: string): string | null {
     const colon = setting.indexOf(":");
     const name = setting.slice(0, colon);
     const check = colon > 0 ? SETTINGS[name] : undefined;
-    if (!check) return `unknown cue setting "${setting}"`;
-    if (!check.test(setting.slice(colon + 1))) return `bad value in cue setting "${setting}"`;
+    if (!check) return `unknown cue setting "${excerpt(setting)}"`;
+    if (!check.test(setting.slice(colon + 1))) return `bad value in cue setting "${excerpt(setting)}"`;
     if (seen.has(name)) return `cue setting "${name}" given twice`;
     seen.add(name);
-    const percentage = /(\d+(?:\.\d+)?)%/.exec(setting);
-    if (percentage && Number(percentage[1]) > 100) return `percentage over 100% in cue setting "${setting}"`;
+    // Anchored at the value's start: an unanchored search is tried at every digit of a long run of
+    // digits and takes time in the square of its length (a setting of 100,000 digits, 17 s).
+    const percentage = /^(\d+(?:\.\d+)?)%/.exec(setting.slice(colon + 1));
+    if (percentage && Number(percentage[1]) > 100) return `percentage over 100% in cue setting "${excerpt(setting)}"`;
   }
   return null;
 }
@@ -64,7 +87,9 @@ function settingsProblem(settings: string): string | null {
 /** A cue's timing line: its times and settings, or what is wrong with it. */
 export function parseTiming(line: string): { start: number; end: number; settings: string } | { problem: string } {
   const match = TIMING.exec(line);
-  if (!match) return { problem: `"${line}" is not a cue timing line (hh:mm:ss.ttt --> hh:mm:ss.ttt)` };
+  if (!match) return { problem: `"${excerpt(line)}" is not a cue timing line (hh:mm:ss.ttt --> hh:mm:ss.ttt)` };
+  const hours = hoursProblem(match);
+  if (hours) return { problem: hours };
   const settings = (match[9] ?? "").trim();
   const problem = settingsProblem(settings);
   if (problem) return { problem };

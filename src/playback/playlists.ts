@@ -1,15 +1,16 @@
 import { type Plan, segmentCount, segmentSeconds } from "../../media-plan/plan.mjs";
 import { segmentName } from "../../media-plan/protocol.mjs";
+import { playlistText, quoted } from "../lib/playlist-text";
 
 /**
  * The HLS playlists of a video, from its encoding plan alone (contract section 15): complete from
  * the moment the video is playable, before any segment exists, and the same bytes before and after
- * it is ready. Pure.
+ * it is ready. Pure. Every value from the plan passes lib/playlist-text.ts's check.
  */
 
 /** A rendition's variant playlist, by relative URI from the master. */
 export function variantUri(resolution: string): string {
-  return `${resolution}/index.m3u8`;
+  return `${playlistText(resolution)}/index.m3u8`;
 }
 
 /**
@@ -21,8 +22,8 @@ export function masterPlaylist(plan: Plan, variantQuery = ""): string {
   const lines = ["#EXTM3U", "#EXT-X-VERSION:3", "#EXT-X-INDEPENDENT-SEGMENTS"];
   for (const r of plan.renditions) {
     lines.push(
-      `#EXT-X-STREAM-INF:BANDWIDTH=${r.bandwidth},RESOLUTION=${r.width}x${r.height},CODECS="${r.codecs}",FRAME-RATE=${rate}`,
-      `${variantUri(r.resolution)}${variantQuery}`,
+      `#EXT-X-STREAM-INF:BANDWIDTH=${r.bandwidth},RESOLUTION=${r.width}x${r.height},CODECS=${quoted(r.codecs)},FRAME-RATE=${rate}`,
+      playlistText(`${variantUri(r.resolution)}${variantQuery}`),
     );
   }
   return `${lines.join("\n")}\n`;
@@ -46,7 +47,7 @@ export function variantPlaylist(plan: Plan, segments = { first: 0, last: segment
     "#EXT-X-INDEPENDENT-SEGMENTS",
   ];
   durations.forEach((seconds, i) => {
-    lines.push(`#EXTINF:${seconds.toFixed(6)},`, segmentName(segments.first + i));
+    lines.push(`#EXTINF:${seconds.toFixed(6)},`, playlistText(segmentName(segments.first + i)));
   });
   lines.push("#EXT-X-ENDLIST");
   return `${lines.join("\n")}\n`;

@@ -12,6 +12,7 @@ import type { AppEnv } from "../http/context";
 import { ApiError } from "../http/errors";
 import { sha256Hex } from "../lib/crypto";
 import { encodeOutputKey, frameKey, mp4Key, segmentKey, storyboardKey } from "../lib/storage-keys";
+import { limitClient } from "../rate-limit/middleware";
 import { planOf, type VideoRow } from "../videos/model";
 import { PLAY_PATH, thumbnailKeyOf } from "../videos/urls";
 import { coveringSegments, requestedSpan, spanQuery } from "./clip";
@@ -169,7 +170,16 @@ async function serveFrame(c: Context<AppEnv>, row: VideoRow): Promise<Response> 
   } catch (error) {
     if (!(error instanceof ApiError && error.code === "not_found")) throw error;
   }
+  // A frame not yet made is bounded (contract §17): 60 a minute per client address here, and 60 a
+  // minute per video in its coordinator; a frame already made was served above, whatever the count.
+  await limitClient(c, "frames");
   const outcome = await coordinatorOf(c.env, row.id).frame(frame, width);
+  if (typeof outcome === "object") {
+    throw new ApiError("rate_limited", {
+      message: "Too many frames not yet made were asked for of this video; retry later.",
+      headers: { "Retry-After": String(outcome.retryAfter) },
+    });
+  }
   if (outcome === "gone") throw new ApiError("not_found");
   if (outcome === "pending" || outcome === "failed") {
     throw new ApiError("frame_not_ready", { headers: { "retry-after": outcome === "pending" ? "1" : "5" } });

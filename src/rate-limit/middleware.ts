@@ -123,6 +123,14 @@ export function rateLimit(name: RequestPolicyName) {
 }
 
 /**
+ * Counts one request of this client against a per-address policy, from inside a handler (for what
+ * only some requests of a route do: a frame not yet made, say). 429 past the limit.
+ */
+export async function limitClient<E extends AppEnv>(c: Context<E>, name: ClientPolicyName): Promise<void> {
+  await count(c, name, clientPlan(name, c.req.header("cf-connecting-ip")), { headers: "always" });
+}
+
+/**
  * Where one client's failed logins for one email are counted: a bucket of that pair, in the
  * client's own object (beside its per-address `login` bucket). Failures from other clients land
  * in other buckets, so they can never lock the email's owner out.

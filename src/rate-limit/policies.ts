@@ -17,6 +17,11 @@ export const POLICIES = {
   login_failures: { limit: 10, windowSeconds: 60, per: "ip+email" },
   /** Missing or wrong operator tokens per client; a right token is never counted. */
   operator_failures: { limit: 10, windowSeconds: 60, per: "ip" },
+  /**
+   * Frames not yet made asked for at `/play/<x>/thumbnail?time=` (contract §17), per client address;
+   * the video's own limit is kept by its coordinator (encoding/pipeline/frame-budget.ts).
+   */
+  frames: { limit: 60, windowSeconds: 60, per: "ip" },
   bulk: { limit: 30, windowSeconds: 60, per: "caller" },
   thumbnail: { limit: 30, windowSeconds: 60, per: "caller" },
   /** Caption uploads (PUT): a track per language, so a little more room than thumbnails. */

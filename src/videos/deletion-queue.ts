@@ -41,7 +41,8 @@ export async function finishDeletion(deps: DeletionDeps, message: DeletionMessag
   // clean-up below is removed as it arrives (the segment route asks the coordinator again).
   await Promise.all(
     rows
-      .filter((row) => row.status === "processing" || row.status === "uploaded")
+      // A ready video's coordinator may still make frames for viewers: those stop too.
+      .filter((row) => row.status === "processing" || row.status === "uploaded" || row.status === "ready")
       .map((row) =>
         deps.cancelEncoding(row.id).catch((error) => logError("delete: cancel encoding", error, { videoId: row.id })),
       ),

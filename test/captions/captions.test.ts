@@ -2,6 +2,7 @@ import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { videoPrefix } from "../../src/lib/storage-keys";
 import { api, bearer, errorCode, newKey, newVideo, newWorkspace, withCookie } from "../helpers";
+import { hostileCaptions } from "../support/hostile-captions";
 
 type Track = { language: string; label: string; source: string; url: string };
 
@@ -191,11 +192,40 @@ describe("PUT /v1/videos/{id}/captions/{language}", () => {
     ["a double quote", "%22Quoted%22"],
     ["a line break", "two%0Alines"],
     ["a lone surrogate", "%ED%A0%80"],
+    ["a line separator (U+2028) inside", "a%E2%80%A8%23EXT-X-MEDIA%3ATYPE%3DSUBTITLES"],
+    ["a paragraph separator (U+2029) inside", "a%E2%80%A9b"],
+    ["a line separator at its end", "English%E2%80%A8"],
+    ["a next-line control (U+0085)", "a%C2%85b"],
   ])("refuses a label that is %s with 400 invalid_query", async (_, label) => {
     const { key, video } = await setUp();
     const response = await put(key, video.id, "en", VTT, "text/vtt", `?label=${label}`);
     expect(response.status).toBe(400);
     expect(await errorCode(response)).toBe("invalid_query");
+  });
+
+  it("holds at most 20 tracks: a 21st language is 409 quota_exceeded, a language it has is replaced", async () => {
+    const { key, video } = await setUp();
+    const languages = Array.from({ length: 20 }, (_, i) => `x-l${String(i).padStart(2, "0")}`);
+    for (const language of languages) expect((await put(key, video.id, language, VTT)).status).toBe(200);
+    const refused = await put(key, video.id, "en", VTT);
+    expect(refused.status).toBe(409);
+    expect(await errorCode(refused)).toBe("quota_exceeded");
+    expect((await put(key, video.id, "x-l07", VTT, "text/vtt", "?label=Again")).status).toBe(200);
+    expect((await tracksOf(key, video.id)).map((track) => track.language)).toEqual(languages);
+    expect((await api(`/v1/videos/${video.id}/captions/x-l00`, bearer(key, { method: "DELETE" }))).status).toBe(204);
+    expect((await put(key, video.id, "en", VTT)).status).toBe(200);
+  });
+
+  it.each(
+    hostileCaptions().map((file) => [`${file.type === "text/vtt" ? "WebVTT" : "SubRip"}: ${file.name}`, file] as const),
+  )("answers a file made to be slow to read at once (%s)", async (_, file) => {
+    // A cue setting of digits once took time in the square of its length (2 MiB: hours); the
+    // timings are in scripts/bench-captions.ts, what each file gets is here.
+    const { key, video } = await setUp();
+    const response = await put(key, video.id, "en", file.body, file.type);
+    expect(response.status).toBe(file.valid ? 200 : 400);
+    if (!file.valid) expect(await errorCode(response)).toBe("invalid_captions");
+    else await response.body?.cancel();
   });
 
   it("takes a label of 100 characters", async () => {

@@ -59,16 +59,10 @@ describe("WebVTT", () => {
     expect(parseWebVtt("WEBVTT\n\n")).toEqual({ ok: true, cues: [] });
   });
 
-  it("counts hours above 99, and cues past them", () => {
-    const parsed = parseWebVtt(
-      "WEBVTT\n\n99:59:59.999 --> 100:00:00.000\nlate\n\n1234:00:00.000 --> 1234:00:01.000\nlater",
-    );
-    expect(parsed).toEqual({
+  it("reads hours up to 99, in two digits", () => {
+    expect(parseWebVtt("WEBVTT\n\n98:59:59.999 --> 99:59:59.999\nlate")).toEqual({
       ok: true,
-      cues: [
-        { start: 359_999_999, end: 360_000_000, settings: "", text: "late" },
-        { start: 4_442_400_000, end: 4_442_401_000, settings: "", text: "later" },
-      ],
+      cues: [{ start: 356_399_999, end: 359_999_999, settings: "", text: "late" }],
     });
   });
 
@@ -85,6 +79,9 @@ describe("WebVTT", () => {
     ["WEBVTT\n\n00:00:01.00 --> 00:00:02.000\ntwo fraction digits", "line 3"],
     ["WEBVTT\n\n00:00:01.0000 --> 00:00:02.000\nfour fraction digits", "line 3"],
     ["WEBVTT\n\n0:00:01.000 --> 0:00:02.000\none hour digit", "line 3"],
+    ["WEBVTT\n\n99:59:59.999 --> 100:00:00.000\nhour 100", "line 3: hours are written in two digits, at most 99"],
+    ["WEBVTT\n\n000:00:01.000 --> 00:00:02.000\nthree hour digits", "line 3: hours are written in two digits"],
+    [`WEBVTT\n\n${"9".repeat(400)}:00:01.000 --> 00:00:02.000\n400 hour digits`, "(400 characters)"],
     ["WEBVTT\n\n00:60:01.000 --> 00:61:02.000\nminute 60", "line 3"],
     ["WEBVTT\n\n00:00:60.000 --> 00:00:61.000\nsecond 60", "line 3"],
     ["WEBVTT\n\n00:00:01.000-->00:00:02.000\nno spaces", "line 3"],
@@ -115,10 +112,10 @@ describe("WebVTT", () => {
   it("writes cues back with every hour, settings and text as they were", () => {
     const cues = [
       { start: 0, end: 1500, settings: "", text: "a\nb" },
-      { start: 360_000_000, end: 360_000_001, settings: "align:end", text: "" },
+      { start: 359_999_998, end: 359_999_999, settings: "align:end", text: "" },
     ];
     const text = toWebVtt(cues);
-    expect(text).toBe("WEBVTT\n\n00:00:00.000 --> 00:00:01.500\na\nb\n\n100:00:00.000 --> 100:00:00.001 align:end\n");
+    expect(text).toBe("WEBVTT\n\n00:00:00.000 --> 00:00:01.500\na\nb\n\n99:59:59.998 --> 99:59:59.999 align:end\n");
     expect(parseWebVtt(text)).toEqual({ ok: true, cues });
     expect(formatTimestamp(3_723_004)).toBe("01:02:03.004");
   });
@@ -138,12 +135,12 @@ describe("SubRip", () => {
   });
 
   it("converts to WebVTT with the same cues and the same text", () => {
-    const srt = "1\n00:00:01,250 --> 00:00:03,000\n- Who's there?\n- Me.\n\n2\n123:00:00,000 --> 123:00:01,000\nlate\n";
+    const srt = "1\n00:00:01,250 --> 00:00:03,000\n- Who's there?\n- Me.\n\n2\n99:00:00,000 --> 99:00:01,000\nlate\n";
     const parsed = parseSubRip(srt);
     if (!parsed.ok) throw new Error(parsed.problem);
     const vtt = toWebVtt(parsed.cues);
     expect(vtt).toBe(
-      "WEBVTT\n\n00:00:01.250 --> 00:00:03.000\n- Who's there?\n- Me.\n\n123:00:00.000 --> 123:00:01.000\nlate\n",
+      "WEBVTT\n\n00:00:01.250 --> 00:00:03.000\n- Who's there?\n- Me.\n\n99:00:00.000 --> 99:00:01.000\nlate\n",
     );
     expect(parseWebVtt(vtt)).toEqual(parsed);
   });
@@ -154,6 +151,9 @@ describe("SubRip", () => {
     ["WEBVTT\n\n00:00:01.000 --> 00:00:02.000\nx", "line 1: expected a cue number"],
     ["1\n00:00:01.000 --> 00:00:02.000\ndots", "line 2"],
     ["1\n0:00:01,000 --> 0:00:02,000\none hour digit", "line 2"],
+    ["1\n99999999999999:00:00,001 --> 99999999999999:00:01,000\nfar", "line 2: hours are written in two digits"],
+    [`1\n${"4".repeat(400)}:00:00,000 --> 00:00:01,000\nfar`, "line 2: hours are written in two digits"],
+    ["1\n100:00:00,000 --> 100:00:01,000\nhour 100", "line 2: hours are written in two digits, at most 99"],
     ["1\n00:00:01,000 --> 00:00:02,00\ntwo fraction digits", "line 2"],
     ["1\n00:00:01,000 --> 00:00:02,000 align:start\nsettings", "line 2"],
     ["1\nHello\n", "line 2"],

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { subtitlePlaylist, subtitleSegment, withSubtitles } from "../../src/captions/hls";
 import { parseWebVtt } from "../../src/captions/webvtt";
+import { playlistText, quoted } from "../../src/lib/playlist-text";
 
 const MASTER = [
   "#EXTM3U",
@@ -59,9 +60,17 @@ describe("the master playlist with caption tracks", () => {
     expect(out).toBe(withSubtitles(MASTER, TRACKS));
   });
 
-  it("refuses a label that cannot be an HLS quoted-string", () => {
-    expect(() => withSubtitles(MASTER, [{ language: "en", label: 'say "hi"' }])).toThrow(RangeError);
-    expect(() => withSubtitles(MASTER, [{ language: "en", label: "two\nlines" }])).toThrow(RangeError);
+  it("leaves out a track whose label cannot be an HLS quoted-string, line and paragraph separators included", () => {
+    const good = { language: "fr", label: "Français" };
+    for (const label of ['say "hi"', "two\nlines", "a\u2028#EXT-X-MEDIA:TYPE=SUBTITLES", "a\u2029b", "a\u0085b"]) {
+      expect(withSubtitles(MASTER, [{ language: "en", label }, good])).toBe(withSubtitles(MASTER, [good]));
+    }
+  });
+
+  it("checks every value it writes in one place (lib/playlist-text.ts)", () => {
+    expect(() => quoted("a\u2028b")).toThrow(RangeError);
+    expect(() => playlistText("seg\u2029.ts")).toThrow(RangeError);
+    expect(quoted("avc1.640028,mp4a.40.2")).toBe('"avc1.640028,mp4a.40.2"');
   });
 });
 

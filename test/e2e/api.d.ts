@@ -520,7 +520,7 @@ export interface paths {
         get?: never;
         /**
          * Add or replace the caption track of a language, from WebVTT or SubRip (at most 2 MiB)
-         * @description The body is the file itself, in UTF-8: WebVTT (`text/vtt`) or SubRip (`application/x-subrip`), stored as WebVTT (SubRip converted: the same cues, the same text). Cues must be in order (none starting before the one before it) and none may end before it starts. A second `PUT` of a language replaces its track. Any video but a deleted one takes tracks, whatever its status. Once the video plays, the track is at its `url`, in the master playlist's `SUBTITLES` group and on the embed page. A language that is not a BCP 47 tag is `invalid_captions`, like the file; a bad `label` is `invalid_query`.
+         * @description The body is the file itself, in UTF-8: WebVTT (`text/vtt`) or SubRip (`application/x-subrip`), stored as WebVTT (SubRip converted: the same cues, the same text). Cues must be in order (none starting before the one before it) and none may end before it starts; hours are two digits (at most 99), so every time is kept as given. A second `PUT` of a language replaces its track; a video holds at most 20 tracks (one more language is `409 quota_exceeded`). Any video but a deleted one takes tracks, whatever its status. Once the video plays, the track is at its `url`, in the master playlist's `SUBTITLES` group and on the embed page. A language that is not a BCP 47 tag is `invalid_captions`, like the file; a bad `label` is `invalid_query`.
          *
          *     **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`, and `?mode=test` or `?mode=live` acts in that mode only; a key acts in its own).
          */
@@ -10336,7 +10336,7 @@ export interface operations {
                 mode?: "live" | "test";
                 /** @description The project's ULID: required under session-cookie auth, ignored under API-key auth */
                 projectId?: string;
-                /** @description The name players show (1–100 characters, no `"`); default the language's English name */
+                /** @description The name players show (1–100 characters, no `"`, line or paragraph separator (U+2028, U+2029) or control character); default the language's English name */
                 label?: string;
             };
             header?: {
@@ -10528,6 +10528,45 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "not_found" | "video_not_found";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `quota_exceeded` */
+            409: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "quota_exceeded",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "quota_exceeded";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */

@@ -6,6 +6,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { keyedTenant } from "./client.ts";
 import { longClip, probe, uploadFile, type Video, waitForStatus } from "./media.ts";
+import { expectMp4OpensAtOnce } from "./mp4-opens.ts";
 import { startReceiver } from "./receiver.ts";
 import { type DevServer, freePort, startDevServer } from "./server.ts";
 
@@ -91,6 +92,22 @@ async function firstTimestamps(url: string) {
   };
   return { video: first("video"), audio: first("audio") };
 }
+
+describe("a 10-second source's MP4", () => {
+  it("opens at once as a 10-minute one's does: metadata and a seek within 5 s, over HTTP and in Chromium", async () => {
+    const tenant = await keyedTenant(server.baseUrl, { name: "short" });
+    const settings = await tenant.owner.request("PATCH", `/v1/projects/${tenant.projectId}/encoding-settings`, {
+      body: { mp4FallbackEnabled: true },
+    });
+    expect(settings.status).toBe(200);
+    const file = await longClip({ width: 640, height: 360, seconds: 10, rate: 30 });
+    const { video } = await uploadFile(tenant.call, file);
+    const ready = await waitForStatus(tenant.call, video.id, ["ready", "errored"], 300);
+    expect(ready.status).toBe("ready");
+    const opened = await expectMp4OpensAtOnce(ready.playback?.mp4 ?? "", 10);
+    console.log(`the 10-second MP4 opens: ${JSON.stringify(opened)}`);
+  }, 400_000);
+});
 
 describe("a 10-minute 720p source, end to end through npm run dev", () => {
   it("is playable within 10 s, plays and seeks anywhere at once, keeps its bytes, and becomes ready with an MP4 over 100 MB", async () => {
@@ -192,6 +209,9 @@ describe("a 10-minute 720p source, end to end through npm run dev", () => {
     );
     expect(callbacks.some((seen) => seen.path.includes("/mp4/parts/"))).toBe(true);
     expect(Math.max(...callbacks.map((seen) => seen.bytes))).toBeLessThanOrEqual(50 * MiB);
+    // It opens at once (its index first): metadata and a seek within 5 s, over HTTP and in Chromium.
+    const opened = await expectMp4OpensAtOnce(ready.playback?.mp4 ?? "", 600);
+    console.log(`the 10-minute MP4 opens: ${JSON.stringify(opened)}`);
 
     // video.playable once, before video.ready.
     const types = receiver.received

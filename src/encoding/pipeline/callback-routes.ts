@@ -46,10 +46,10 @@ export const callbackRoutes = new Hono<JobEnv>()
     await next();
   })
   .get(`${PATH}/source`, async (c) => {
-    // The token names the video: a read needs no other check (a void job's reads store nothing,
-    // and a deleted video's source goes with its prefix).
-    const { projectId, videoId } = c.var.job;
-    return objectResponse(c.env.MEDIA, sourceKey(projectId, videoId), c.req.raw);
+    // Only while the job runs, as every other call: a token outlives its job (it signs the job's
+    // path, for ever), and must not read the source once the job is over.
+    const { video } = await running(c);
+    return objectResponse(c.env.MEDIA, sourceKey(video.projectId, video.videoId), c.req.raw);
   })
   .get(`${PATH}/watermark`, async (c) => {
     const { video, watermarkKey } = await running(c);

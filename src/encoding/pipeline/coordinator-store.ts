@@ -125,6 +125,16 @@ export class EncodingStore {
     this.sql.exec("DELETE FROM units WHERE id = ?", id);
   }
 
+  /** Whether a unit of this id is queued or running. */
+  hasUnit(id: string): boolean {
+    return this.sql.exec("SELECT 1 FROM units WHERE id = ?", id).toArray().length > 0;
+  }
+
+  /** The unit goes if it has not started. */
+  dropQueuedUnit(id: string): void {
+    this.sql.exec("DELETE FROM units WHERE id = ? AND job IS NULL", id);
+  }
+
   /** Every unit goes; but frames' when `keepFrames`. */
   deleteUnits(keepFrames: boolean): void {
     this.sql.exec(`DELETE FROM units${keepFrames ? " WHERE kind != 'frame'" : ""}`);

@@ -30,6 +30,7 @@ import { callbackPath, callbackToken, encodingContext } from "./context";
 import { EncodingStore, type Kind, type Unit } from "./coordinator-store";
 import { poolOf } from "./coordinator-stub";
 import { type EncodeSettings, keepWatermark, planSettings, settingsOf, snapshot } from "./encode-settings";
+import { admitFrame } from "./frame-budget";
 import { type Change, changeEncoding, claimEncoding, liveVideo, recordHeartbeat } from "./queries";
 
 /** Tries per unit of work: a job that fails or goes silent this many times errors the video. */
@@ -42,6 +43,11 @@ export const QUIET_MS = 15_000;
 export const TICK_MS = 10_000;
 /** How long a viewer's request for a segment waits for it before it is told to come back. */
 export const WANT_TIMEOUT_MS = 25_000;
+/**
+ * How long a viewer's request for a frame waits for it (the contract's 5 s, and room for a busy
+ * machine). A frame whose every viewer has stopped waiting and that has not started is dropped.
+ */
+export const FRAME_WAIT_MS = 10_000;
 /** Segments a viewer's on-demand job makes: the one asked for and the next few, which come next. */
 export const LOOKAHEAD = 3;
 /** A segment being stored by a job is reserved to it this long, then another job may store it. */
@@ -58,6 +64,8 @@ export const TEST_MODE_SECONDS = 10;
 type Phase = "idle" | "waiting" | "encoding" | "ready" | "errored" | "cancelled";
 type Video = { projectId: string; videoId: string };
 type Outcome = "stored" | "gone" | "failed";
+/** A frame refused by the video's frame budget: the seconds until one frees. */
+type Limited = { retryAfter: number };
 type Waiter = { resolve: (outcome: Outcome) => void };
 
 /**
@@ -197,41 +205,62 @@ export class VideoEncoding extends DurableObject<Env> {
     return answer;
   }
 
-  /** What becomes of `key` (woken by `wake`), or `pending` after WANT_TIMEOUT_MS. */
-  private async waitFor(key: string): Promise<Outcome | "pending"> {
+  /** What becomes of `key` (woken by `wake`), or `pending` after `timeoutMs`. */
+  private async waitFor(key: string, timeoutMs = WANT_TIMEOUT_MS): Promise<Outcome | "pending"> {
+    const waiter: Waiter = { resolve: () => {} };
     const answer = new Promise<Outcome>((resolve) => {
-      this.waiters.set(key, [...(this.waiters.get(key) ?? []), { resolve }]);
+      waiter.resolve = resolve;
+      this.waiters.set(key, [...(this.waiters.get(key) ?? []), waiter]);
     });
     let timer: ReturnType<typeof setTimeout> | undefined;
     const timeout = new Promise<"pending">((resolve) => {
-      timer = setTimeout(() => resolve("pending"), WANT_TIMEOUT_MS);
+      timer = setTimeout(() => resolve("pending"), timeoutMs);
     });
     try {
-      return await Promise.race([answer, timeout]);
+      const outcome = await Promise.race([answer, timeout]);
+      if (outcome === "pending") this.leave(key, waiter);
+      return outcome;
     } finally {
       clearTimeout(timer);
     }
   }
 
   /**
-   * A viewer asks for output frame `frame` at `width` pixels (pictures.mjs): made now unless it is
-   * stored or being made; the answer comes as for `want`, or `failed` when it could not be made.
-   * The video must have a plan (playable, or ready).
+   * A viewer stopped waiting for `key`. A frame nobody waits for any more is not made: its unit
+   * goes while it has not started (a running job finishes, and its frame is kept).
    */
-  async frame(frame: number, width: number): Promise<Outcome | "pending"> {
+  private leave(key: string, waiter: Waiter) {
+    const left = (this.waiters.get(key) ?? []).filter((w) => w !== waiter);
+    if (left.length > 0) {
+      this.waiters.set(key, left);
+      return;
+    }
+    this.waiters.delete(key);
+    const frame = /^frame\/(\d+)\/(\d+)$/.exec(key);
+    if (frame) this.store.dropQueuedUnit(`frame-${frame[1]}-${frame[2]}`);
+  }
+
+  /**
+   * A viewer asks for output frame `frame` at `width` pixels (pictures.mjs): made now unless it is
+   * stored or being made; the answer comes as for `want` (`pending` after FRAME_WAIT_MS), or
+   * `failed` when it could not be made. A frame not yet asked for counts against the video's frame
+   * budget (frame-budget.ts): past it, the answer is `{ retryAfter }` and nothing is made. The
+   * video must have a plan (playable, or ready).
+   */
+  async frame(frame: number, width: number): Promise<Outcome | "pending" | Limited> {
     const plan = this.plan();
     if (!plan || !this.serving()) return "gone";
     if (frame < 0 || frame >= plan.frames || width < MIN_STILL_WIDTH || width > topRendition(plan).width) return "gone";
     if (this.store.isFrameStored(frame, width)) return "stored";
-    this.store.addUnit({
-      id: `frame-${frame}-${width}`,
-      kind: "frame",
-      priority: "interactive",
-      first: frame,
-      last: width,
-      rank: Date.now(),
-    });
-    const answer = this.waitFor(`frame/${frame}/${width}`);
+    const id = `frame-${frame}-${width}`;
+    if (!this.store.hasUnit(id)) {
+      const now = Date.now();
+      const admission = admitFrame(this.store.get<number[]>("frameAsks") ?? [], now);
+      if (!admission.admitted) return { retryAfter: admission.retryAfter };
+      this.store.set("frameAsks", admission.asks);
+      this.store.addUnit({ id, kind: "frame", priority: "interactive", first: frame, last: width, rank: now });
+    }
+    const answer = this.waitFor(`frame/${frame}/${width}`, FRAME_WAIT_MS);
     await this.arm();
     await this.schedule();
     return answer;
@@ -411,6 +440,14 @@ export class VideoEncoding extends DurableObject<Env> {
   private async scheduleNow(): Promise<void> {
     if (!this.serving()) return;
     const video = this.video();
+    // A ready video's deletion reaches its coordinator through the deletions queue, a moment
+    // later: no frame of it starts meanwhile (its row says), and every other goes with it.
+    if (this.phase() === "ready" && this.store.queued("interactive").length > 0) {
+      if (!(await liveVideo(this.env.DB, video.videoId))) {
+        await this.cancel();
+        return;
+      }
+    }
     for (const kind of ["interactive", "background"] as const) {
       const idle = this.store.idleSlots(kind);
       const queued = this.store.queued(kind);

@@ -115,6 +115,94 @@ describe("frames", () => {
   });
 });
 
+/** Deletes a video, which frees every slot its coordinator holds for the tests after. */
+async function deleteVideo(key: string, id: string) {
+  expect((await api(`/v1/videos/${id}`, bearer(key, { method: "DELETE" }))).status).toBe(204);
+}
+
+describe("frames are bounded (contract section 17)", () => {
+  it("a frame nobody waits for any more is not made: its queued unit goes when its last viewer's wait ends", async () => {
+    const { key } = await newWorkspace();
+    const { id } = await playable(encoder, key, probeFacts(8));
+    await finishAll(encoder, id);
+    const coordinator = coordinatorOf(env, id);
+    // Two interactive slots: two frames start, the third waits for a slot.
+    const asks = [coordinator.frame(1, 320), coordinator.frame(2, 320), coordinator.frame(3, 320)];
+    const started = await waitForFrameJobs(id, 2);
+    expect(started).toHaveLength(2);
+    expect(await Promise.all(asks)).toEqual(["pending", "pending", "pending"]);
+    const units = (await encodingState(id)).units;
+    expect(units.map((unit) => unit.id).sort()).toEqual(["frame-1-320", "frame-2-320"]);
+    // The running ones end; the slot they free takes no abandoned frame.
+    for (const job of started) expect((await failWith(job, "interrupted")).status).toBe(204);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(frameJobs(id).map((job) => job.kind === "still" && job.time)).not.toContain(3 / 25);
+    await deleteVideo(key, id);
+  }, 30_000);
+
+  it("at most 60 frames not yet made a minute per video: the 61st is refused with the seconds to wait; a made one is served", async () => {
+    const { key } = await newWorkspace();
+    const { id } = await playable(encoder, key, probeFacts(60));
+    const coordinator = coordinatorOf(env, id);
+    const asks = Array.from({ length: 60 }, (_, i) => coordinator.frame(i, 320));
+    const [first] = await waitForFrameJobs(id, 1);
+    if (!first) throw new Error("no frame job");
+    const refused = await coordinator.frame(100, 320);
+    expect(refused).toEqual({ retryAfter: expect.any(Number) });
+    const { retryAfter } = refused as { retryAfter: number };
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(60);
+    // A frame asked for already is no new frame; a made one is always served.
+    expect((await putFrame(first)).status).toBe(204);
+    expect(await coordinator.frame(first.kind === "still" ? Math.round((first.time ?? 0) * 25) : 0, 320)).toBe(
+      "stored",
+    );
+    await deleteVideo(key, id);
+    await Promise.all(asks);
+  }, 30_000);
+
+  it("at most 60 frames not yet made a minute per client address over HTTP: 429 rate_limited with Retry-After; a made frame is served", async () => {
+    const { key, project } = await newWorkspace();
+    const a = await playable(encoder, key, probeFacts(60));
+    const b = await playable(encoder, key, probeFacts(60));
+    const ask = (videoId: string, time: number, ip = "203.0.113.77") =>
+      api(`/play/${videoId}/thumbnail?time=${time}&width=320`, { headers: { "cf-connecting-ip": ip } });
+    const waiting = Array.from({ length: 60 }, (_, i) => ask(a.id, i * 0.5));
+    await waitForFrameJobs(a.id, 1);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const refused = await ask(b.id, 1);
+    expect(refused.status).toBe(429);
+    expect(await errorCode(refused)).toBe("rate_limited");
+    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+    // Another client is not held back by this one; a frame made already is served to anyone.
+    const other = ask(b.id, 2, "198.51.100.9");
+    await env.MEDIA.put(frameKey(project.id, b.id, 25, 320), JPEG);
+    const made = await ask(b.id, 1);
+    expect(made.status).toBe(200);
+    await made.body?.cancel();
+    await deleteVideo(key, a.id);
+    await deleteVideo(key, b.id);
+    for (const response of await Promise.all([...waiting, other])) {
+      expect([200, 404, 503]).toContain(response.status);
+      await response.body?.cancel();
+    }
+  }, 60_000);
+
+  it("deleting a ready video cancels every frame of it not yet made, at once: running jobs stop, queued ones never start", async () => {
+    const { key } = await newWorkspace();
+    const { id } = await playable(encoder, key, probeFacts(8));
+    await finishAll(encoder, id);
+    const coordinator = coordinatorOf(env, id);
+    const asks = [1, 2, 3, 4].map((frame) => coordinator.frame(frame, 320));
+    const running = await waitForFrameJobs(id, 2);
+    expect((await api(`/v1/videos/${id}`, bearer(key, { method: "DELETE" }))).status).toBe(204);
+    expect(encoder.cancelled).toEqual(expect.arrayContaining(running.map((job) => job.jobId)));
+    expect(await Promise.all(asks)).toEqual(["gone", "gone", "gone", "gone"]);
+    expect(frameJobs(id)).toHaveLength(2);
+    expect((await encodingState(id)).units).toEqual([]);
+  }, 30_000);
+});
+
 describe("the storyboard", () => {
   it("is a background job of the plan, stored under the video's prefix; the video is ready only with it", async () => {
     const { key, project } = await newWorkspace();

@@ -7,7 +7,7 @@ import { MAX_TRIES, QUIET_MS, SILENCE_MS } from "../../../src/encoding/pipeline/
 import { coordinatorOf } from "../../../src/encoding/pipeline/coordinator-stub";
 import { sweepEncodings } from "../../../src/encoding/pipeline/sweeper";
 import { mp4Key, posterKey, segmentKey, videoPrefix } from "../../../src/lib/storage-keys";
-import { api, bearer, json, newWorkspace, withCookie } from "../../helpers";
+import { api, bearer, errorCode, json, newWorkspace, withCookie } from "../../helpers";
 import { runQueue } from "../../support/handlers";
 import {
   callback,
@@ -129,6 +129,16 @@ describe("starting an encoding", () => {
       headers: { authorization: `Bearer ${probe.callback.token}` },
     });
     expect(other.status).toBe(401);
+  });
+
+  it("a finished job's token reads the source no more: 410, as every other call of a job that is over", async () => {
+    const { key } = await newWorkspace();
+    const { probe } = await encoding(encoder, key);
+    expect((await callback(probe, "source")).status).toBe(200);
+    expect((await result(probe, { probe: probeFacts(8) })).status).toBe(204);
+    const after = await callback(probe, "source", { headers: { range: "bytes=0-3" } });
+    expect(after.status).toBe(410);
+    expect(await errorCode(after)).toBe("encoding_job_void");
   });
 
   it("a video waits in uploaded while every interactive slot is taken, and starts when one frees", async () => {
