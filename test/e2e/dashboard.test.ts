@@ -400,6 +400,11 @@ describe.skipIf(!available)("the dashboard in Chromium (contract section 18)", (
   it("shows the analytics view, and fits a 360 px phone on every view with no sideways scroll", async () => {
     await page.getByRole("link", { name: "Analytics", exact: true }).click();
     await page.getByRole("heading", { name: "Analytics" }).waitFor();
+    // The project's figures from GET /v1/analytics (contract §20), written out, with both charts.
+    await page.getByText("Startup time p50 / p95").waitFor();
+    expect(await page.getByText("No analytics yet.").count()).toBe(0);
+    await page.getByRole("img", { name: /^Views/ }).waitFor();
+    await page.getByRole("img", { name: /^Watch time/ }).waitFor();
     await checkView("analytics");
 
     const phone = await browser.newContext({
