@@ -18,7 +18,10 @@ import { type DevServer, E2E_ADMIN_TOKEN, startDevServer } from "./server.ts";
  */
 const available = requireChromium("the dashboard test");
 const ROOT = path.resolve(import.meta.dirname, "../..");
-const DOCS = path.join(ROOT, "docs");
+// The README's pictures: `DASHBOARD_SCREENSHOTS=docs npx vitest run --project e2e test/e2e/dashboard.test.ts`
+// writes them into docs/ (committed); an ordinary run writes them into .vitest/, so the tests never
+// leave a clone changed.
+const DOCS = path.join(ROOT, process.env.DASHBOARD_SCREENSHOTS === "docs" ? "docs" : ".vitest");
 const THUMBNAIL = readFileSync(path.join(ROOT, "test/fixtures/images/baseline.jpg"));
 const CAPTIONS = "WEBVTT\n\n00:00:00.000 --> 00:00:02.000\nHello from the dashboard\n";
 const EMAIL = `dash-${Date.now()}@example.com`;
