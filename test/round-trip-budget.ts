@@ -92,9 +92,10 @@ export const ROUND_TRIP_BUDGET = {
   "POST /play/{id}/beacons": { d1: 1, do: 1, r2: 0, queue: 1 },
   "GET /v1/videos/{id}/analytics": { d1: 3, do: 0, r2: 0, queue: 0 },
   "GET /v1/analytics": { d1: 2, do: 0, r2: 0, queue: 0 },
-  // The encoder's calls back (internal): a source read is one R2 read (its token names the video);
-  // every other call asks the video's coordinator whether its job still runs, in one call.
-  "GET /internal/encoding/{project}/{id}/{job}/source range": { d1: 0, do: 0, r2: 1, queue: 0 },
+  // The encoder's calls back (internal): each asks the video's coordinator whether its job still
+  // runs, in one call (a finished job's token reads no source: contract §17); a source read is then
+  // one R2 read (its token names the video).
+  "GET /internal/encoding/{project}/{id}/{job}/source range": { d1: 0, do: 1, r2: 1, queue: 0 },
   "PUT /internal/encoding/{project}/{id}/{job}/segments/{rendition}/{segment}": { d1: 0, do: 2, r2: 1, queue: 0 },
   "POST /internal/encoding/{project}/{id}/{job}/heartbeat": { d1: 0, do: 1, r2: 0, queue: 0 },
 } as const satisfies Record<string, { d1: number; do: number; r2: number; queue: number }>;

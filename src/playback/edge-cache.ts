@@ -110,7 +110,24 @@ export async function serveCached(media: R2Bucket, key: string, request: Request
   if (range instanceof Response) return range;
   if (request.method === "HEAD") return bytesAnswer(request, facts, headers, range, null);
   const wanted: ByteRange = range ?? { offset: 0, length: facts.size };
-  return bytesAnswer(request, facts, headers, range, sliceStream(media, key, answer.type, wanted, first, firstIndex));
+  return bytesAnswer(
+    request,
+    facts,
+    headers,
+    range,
+    fixedLength(sliceStream(media, key, answer.type, wanted, first, firstIndex), wanted.length),
+  );
+}
+
+/**
+ * A stream the runtime knows the length of: a plain ReadableStream body loses its Content-Length
+ * (the answer goes out chunked), which players and `fetch` read as an unknown size.
+ */
+function fixedLength(stream: ReadableStream<Uint8Array>, length: number): ReadableStream<Uint8Array> {
+  const fixed = new FixedLengthStream(length);
+  // A reader that goes away ends the pipe; that is no error of the Worker's.
+  stream.pipeTo(fixed.writable).catch(() => {});
+  return fixed.readable;
 }
 
 /** The bytes of `range`, slice by slice, each read from the cache or R2 only when the reader wants it. */

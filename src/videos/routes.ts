@@ -173,6 +173,7 @@ export const videoRoutes = createRouter()
         visibility: "invalid_query",
         tag: "invalid_query",
         search: "invalid_query",
+        metadata: "invalid_query",
         createdAfter: "invalid_query",
         createdBefore: "invalid_query",
       },

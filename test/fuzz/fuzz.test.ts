@@ -216,7 +216,7 @@ describe("fuzzing every operation", () => {
             ...params
               .filter((p) => p.in === "query")
               .flatMap((p) => [
-                schemaValue(doc, p.schema ?? {}, ids).map((value) => [p.name, String(value)] as const),
+                schemaValue(doc, p.schema ?? {}, ids).map((value) => queryPair(p.name, value)),
                 (p.name === "projectId" ? fc.constant(me.projectId) : garbage).map((value) => [p.name, value] as const),
                 mutate(null).map((value) => [p.name, JSON.stringify(value).slice(0, 500)] as const),
               ]),
@@ -322,3 +322,13 @@ describe("fuzzing every operation", () => {
     Math.max(180_000, RUNS * 100),
   );
 });
+
+/**
+ * A generated query value as one `name=value` pair: an object (a `deepObject` parameter such as
+ * `metadata[key]=value`) by its first entry, anything else as its string.
+ */
+function queryPair(name: string, value: unknown): readonly [string, string] {
+  if (typeof value !== "object" || value === null) return [name, String(value)] as const;
+  const [entry] = Object.entries(value);
+  return entry ? ([`${name}[${entry[0]}]`, JSON.stringify(entry[1]).replace(/^"|"$/g, "")] as const) : [name, ""];
+}

@@ -22,9 +22,10 @@ type Document = {
 
 /**
  * Served, but not operations of the API: its own description, playback and the embed page
- * (described by the Playback tag), the encoder's internal calls back, and the static files.
+ * (described by the Playback tag), the encoder's internal calls back, the static files, and the
+ * dashboard's page (contract §18: HTML for people, which speaks the documented /v1 operations).
  */
-const NOT_OPERATIONS = ["GET /", "GET /docs", "GET /v1/openapi.json"];
+const NOT_OPERATIONS = ["GET /", "GET /docs", "GET /v1/openapi.json", "GET /dashboard", "GET /dashboard/*"];
 const NOT_OPERATION_PREFIXES = ["/play/", "/embed/", "/internal/", "/vendor/"];
 
 async function document(): Promise<Document> {

@@ -63,6 +63,7 @@ const BY_ID: Record<string, (o: ModeObjects) => Probe> = {
     code: "video_not_found",
   }),
   listCaptionTracks: (o) => ({ path: `/v1/videos/${o.video}/captions`, code: "video_not_found" }),
+  getVideoAnalytics: (o) => ({ path: `/v1/videos/${o.video}/analytics`, code: "video_not_found" }),
   deleteCaptionTrack: (o) => ({
     path: `/v1/videos/${o.video}/captions/en`,
     init: { method: "DELETE" },
@@ -96,8 +97,12 @@ const ENDPOINT_BY_ID: Record<string, (hooks: string, o: ModeObjects) => Probe> =
   }),
 };
 
-/** The operations that name no object: creates, lists and bulk, each tested below. */
+/**
+ * The operations that name no object: creates, lists and bulk, each tested below; the project's
+ * analytics, counted per mode (test/analytics/consumer.test.ts).
+ */
 const NO_OBJECT = [
+  "getProjectAnalytics",
   "createVideo",
   "listVideos",
   "bulkVideos",

@@ -74,6 +74,8 @@ describe("playback at scale: the location's cache", () => {
     const whole = await counted(`/play/${id}/video.mp4`);
     expect(whole.response.status).toBe(200);
     expect(whole.body).toEqual(MP4);
+    // Its length is said, not left to a chunked body: players read the size from it.
+    expect(whole.response.headers.get("content-length")).toBe(String(MP4.byteLength));
     const etag = whole.response.headers.get("etag") as string;
     const lastModified = whole.response.headers.get("last-modified") as string;
     const size = MP4.byteLength;

@@ -213,6 +213,8 @@ describe("GET /v1/videos search", () => {
     "metadata[]=1",
     "metadata[a]=1&metadata[a]=2",
     `metadata[a]=${"v".repeat(501)}`,
+    "metadata=",
+    "metadata=team",
   ])("refuses %s with invalid_query", async (query) => {
     const { key } = await newWorkspace();
     const response = await api(`/v1/videos?${query}`, bearer(key));
