@@ -1,16 +1,12 @@
+import type { components } from "../test/e2e/api.d.ts";
+
 /**
  * Viewing analytics (contract section 20) as the dashboard shows them: the answer's shape, checked
  * where it arrives, and the figures and chart geometry drawn from it (pure, unit-tested).
  */
-export type Analytics = {
-  views: number;
-  watchTimeSeconds: number;
-  startupTimeMs: { p50: number; p95: number } | null;
-  rebufferRatio: number;
-  errorViews: number;
-  renditions: { resolution: string; share: number }[];
-  series: { start: string; views: number; watchTimeSeconds: number }[];
-  topVideos?: { videoId: string; title: string | null; views: number; watchTimeSeconds: number }[];
+/** The answers of GET /v1/videos/{id}/analytics and GET /v1/analytics, as the API's document types them. */
+export type Analytics = components["schemas"]["VideoAnalytics"] & {
+  topVideos?: components["schemas"]["ProjectAnalytics"]["topVideos"];
 };
 
 const isNumber = (value: unknown): value is number => typeof value === "number" && Number.isFinite(value);
