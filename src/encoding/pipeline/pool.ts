@@ -26,9 +26,11 @@ export function slotNames(kind: Priority, count: number): string[] {
  * The encoders' slots, handed out fairly (one object for the whole deployment: `idFromName("pool")`).
  * Each video's coordinator asks for the slots it could use now (`acquire`, which replaces what it
  * asked before) and gives each back when its job ends (`release`). A free slot goes to the waiting
- * video whose project holds the fewest slots of that kind, then the video holding the fewest, then
- * the one waiting longest: so while one project's videos are encoding, another project's next
- * job takes the next slot that frees, and a project alone may use every slot. A video holds at
+ * video whose project holds the fewest slots of that kind, then whose project was granted one of
+ * that kind least recently (projects take turns), then the video holding the fewest, then the one
+ * waiting longest: so while one project's videos are encoding, another project's next job takes
+ * the next slot that frees (with one slot too, where both hold none once it frees), and a project
+ * alone may use every slot. A video holds at
  * most `perVideo` background slots. Grants made later are pushed to the coordinator (`granted`).
  */
 export class EncoderPool extends DurableObject<Env> {
@@ -42,6 +44,10 @@ export class EncoderPool extends DurableObject<Env> {
     this.sql.exec(`CREATE TABLE IF NOT EXISTS demand (
       video TEXT NOT NULL, kind TEXT NOT NULL, project TEXT NOT NULL, count INTEGER NOT NULL, since INTEGER NOT NULL,
       PRIMARY KEY (video, kind))`);
+    // The order in which projects were last granted a slot of a kind (a counter, not a clock: two
+    // grants of one allocation are apart). Only projects with leases or demand are remembered.
+    this.sql.exec(`CREATE TABLE IF NOT EXISTS turns (
+      project TEXT NOT NULL, kind TEXT NOT NULL, turn INTEGER NOT NULL, PRIMARY KEY (project, kind))`);
   }
 
   private size(): PoolSize {
@@ -142,6 +148,7 @@ export class EncoderPool extends DurableObject<Env> {
              WHERE d.kind = ?1 AND d.count > 0
                AND (?1 = 'interactive' OR (SELECT COUNT(*) FROM leases l WHERE l.video = d.video AND l.kind = ?1) < ?2)
              ORDER BY (SELECT COUNT(*) FROM leases l WHERE l.project = d.project AND l.kind = ?1),
+                      COALESCE((SELECT t.turn FROM turns t WHERE t.project = d.project AND t.kind = ?1), 0),
                       (SELECT COUNT(*) FROM leases l WHERE l.video = d.video AND l.kind = ?1),
                       d.since
              LIMIT 1`,
@@ -159,6 +166,12 @@ export class EncoderPool extends DurableObject<Env> {
           next.project,
           now + LEASE_MS,
         );
+        this.sql.exec(
+          `INSERT INTO turns (project, kind, turn) VALUES (?1, ?2, (SELECT COALESCE(MAX(turn), 0) + 1 FROM turns))
+           ON CONFLICT (project, kind) DO UPDATE SET turn = excluded.turn`,
+          next.project,
+          kind,
+        );
         if (next.count > 1)
           this.sql.exec("UPDATE demand SET count = count - 1 WHERE video = ? AND kind = ?", next.video, kind);
         else this.sql.exec("DELETE FROM demand WHERE video = ? AND kind = ?", next.video, kind);
@@ -167,6 +180,9 @@ export class EncoderPool extends DurableObject<Env> {
         grants.set(next.video, forVideo);
       }
     }
+    this.sql.exec(
+      `DELETE FROM turns WHERE project NOT IN (SELECT project FROM leases) AND project NOT IN (SELECT project FROM demand)`,
+    );
     return grants;
   }
 
