@@ -20,6 +20,7 @@ import {
 } from "../../media-plan/plan.mjs";
 import { MAX_REQUEST_BYTES, segmentName } from "../../media-plan/protocol.mjs";
 import { describeBinaries, resolveBinaries, runBinary } from "../binaries.mjs";
+import { tracksOf } from "../mp4-index.mjs";
 import { startEncoder } from "./encoder-process.mjs";
 import { startFakeWorker, TOKEN } from "./fake-worker.mjs";
 import { averageColour, ffprobeJson, makeClip, makeSources } from "./media.mjs";
@@ -313,15 +314,31 @@ describe(`encoder service with a fake Worker (${describeBinaries(binaries)})`, (
     const assembled = join(scratch, "assembled.mp4");
     await import("node:fs/promises").then(({ writeFile }) => writeFile(assembled, bytes));
     expect(bytes.indexOf("moov")).toBeLessThan(bytes.indexOf("mdat"));
-    // The index first (contract section 15): ftyp, a moov with the duration, one sidx of every
-    // fragment, then the fragments; a reader finds the duration and any time from the start alone.
+    // The index first (contract section 15): ftyp, a moov with the duration, a sidx of every
+    // fragment per track, then the fragments; a reader finds the duration and any time from the
+    // start alone, and seeks anywhere with one more request.
     const top = [];
     for (let at = 0; at < bytes.length; at += bytes.readUInt32BE(at))
       top.push(bytes.toString("latin1", at + 4, at + 8));
-    expect(top.slice(0, 4)).toEqual(["ftyp", "moov", "sidx", "moof"]);
-    const sidxAt = bytes.indexOf("sidx") - 4;
-    const referenced = bytes.readUInt16BE(sidxAt + 38);
-    expect(referenced).toBe(top.filter((type) => type === "moof").length);
+    expect(top.slice(0, 5)).toEqual(["ftyp", "moov", "sidx", "sidx", "moof"]);
+    // A sidx per track, in its own time scale: ffmpeg's reader (Chromium's too) looks a track
+    // without one up in the video's times, and then reads fragment after fragment to seek.
+    const { streams: tracks } = await ffprobeJson(bin.ffprobe, assembled, ["-show_entries", "stream=time_base"]);
+    const moovAt = bytes.indexOf("moov") - 4;
+    const ids = tracksOf(bytes.subarray(moovAt, moovAt + bytes.readUInt32BE(moovAt))).map((track) => track.id);
+    expect(new Set(ids).size).toBe(tracks.length);
+    const moofs = top.filter((type) => type === "moof").length;
+    let at = bytes.indexOf("sidx") - 4;
+    for (const [i, track] of tracks.entries()) {
+      expect(bytes.toString("latin1", at + 4, at + 8)).toBe("sidx");
+      expect(bytes.readUInt32BE(at + 12)).toBe(ids[i]);
+      expect(`1/${bytes.readUInt32BE(at + 16)}`).toBe(track.time_base);
+      expect(bytes.readUInt16BE(at + 38)).toBe(moofs);
+      let total = 0;
+      for (let i = 0; i < moofs; i++) total += bytes.readUInt32BE(at + 40 + 12 * i + 4);
+      expect(total / bytes.readUInt32BE(at + 16)).toBeCloseTo(plan.duration, 1);
+      at += bytes.readUInt32BE(at);
+    }
     const trace = await runBinary(bin.ffprobe, ["-v", "trace", "-show_entries", "format=duration", assembled]);
     expect((trace.stderr.match(/type:'moof'/g) ?? []).length).toBeLessThanOrEqual(1);
     const { streams } = await ffprobeJson(bin.ffprobe, assembled);
