@@ -26,11 +26,11 @@ export function slotNames(kind: Priority, count: number): string[] {
  * The encoders' slots, handed out fairly (one object for the whole deployment: `idFromName("pool")`).
  * Each video's coordinator asks for the slots it could use now (`acquire`, which replaces what it
  * asked before) and gives each back when its job ends (`release`). A free slot goes to the waiting
- * video whose project holds the fewest slots of that kind, then whose project was granted one of
- * that kind least recently (projects take turns), then the video holding the fewest, then the one
- * waiting longest: so while one project's videos are encoding, another project's next job takes
- * the next slot that frees (with one slot too, where both hold none once it frees), and a project
- * alone may use every slot. A video holds at
+ * video whose project holds the fewest slots of that kind, then whose project has used that kind's
+ * slots the least time (a fair share by use, as a CPU scheduler's), then the video holding the
+ * fewest, then the one waiting longest: so while one project's videos are encoding, another
+ * project's short jobs take the next slots that free, one after the other (with one slot too,
+ * where both hold none once it frees), and a project alone may use every slot. A video holds at
  * most `perVideo` background slots. Grants made later are pushed to the coordinator (`granted`).
  */
 export class EncoderPool extends DurableObject<Env> {
@@ -44,10 +44,14 @@ export class EncoderPool extends DurableObject<Env> {
     this.sql.exec(`CREATE TABLE IF NOT EXISTS demand (
       video TEXT NOT NULL, kind TEXT NOT NULL, project TEXT NOT NULL, count INTEGER NOT NULL, since INTEGER NOT NULL,
       PRIMARY KEY (video, kind))`);
-    // The order in which projects were last granted a slot of a kind (a counter, not a clock: two
-    // grants of one allocation are apart). Only projects with leases or demand are remembered.
-    this.sql.exec(`CREATE TABLE IF NOT EXISTS turns (
-      project TEXT NOT NULL, kind TEXT NOT NULL, turn INTEGER NOT NULL, PRIMARY KEY (project, kind))`);
+    // How long each project has held slots of a kind (ms, charged when a slot is given back or its
+    // lease runs out), and when each held slot was granted. A project that starts asking begins
+    // level with the least used one: it neither waits behind the others' history nor jumps ahead
+    // of them for long. Only projects with leases or demand are remembered.
+    this.sql.exec(`CREATE TABLE IF NOT EXISTS usage (
+      project TEXT NOT NULL, kind TEXT NOT NULL, used INTEGER NOT NULL, PRIMARY KEY (project, kind))`);
+    this.sql.exec(`CREATE TABLE IF NOT EXISTS granted (
+      slot TEXT PRIMARY KEY, project TEXT NOT NULL, kind TEXT NOT NULL, at INTEGER NOT NULL)`);
   }
 
   private size(): PoolSize {
@@ -71,6 +75,12 @@ export class EncoderPool extends DurableObject<Env> {
         projectId,
         request.want,
         previous?.since ?? now,
+      );
+      this.sql.exec(
+        `INSERT OR IGNORE INTO usage (project, kind, used)
+         VALUES (?1, ?2, COALESCE((SELECT MIN(used) FROM usage WHERE kind = ?2), 0))`,
+        projectId,
+        kind,
       );
     } else {
       this.sql.exec("DELETE FROM demand WHERE video = ? AND kind = ?", videoId, kind);
@@ -131,6 +141,7 @@ export class EncoderPool extends DurableObject<Env> {
    */
   private allocate(now: number): Map<string, Partial<Record<Priority, string[]>>> {
     this.sql.exec("DELETE FROM leases WHERE until < ?", now);
+    this.charge(now);
     const size = this.size();
     const grants = new Map<string, Partial<Record<Priority, string[]>>>();
     for (const kind of ["interactive", "background"] as const) {
@@ -148,7 +159,7 @@ export class EncoderPool extends DurableObject<Env> {
              WHERE d.kind = ?1 AND d.count > 0
                AND (?1 = 'interactive' OR (SELECT COUNT(*) FROM leases l WHERE l.video = d.video AND l.kind = ?1) < ?2)
              ORDER BY (SELECT COUNT(*) FROM leases l WHERE l.project = d.project AND l.kind = ?1),
-                      COALESCE((SELECT t.turn FROM turns t WHERE t.project = d.project AND t.kind = ?1), 0),
+                      COALESCE((SELECT u.used FROM usage u WHERE u.project = d.project AND u.kind = ?1), 0),
                       (SELECT COUNT(*) FROM leases l WHERE l.video = d.video AND l.kind = ?1),
                       d.since
              LIMIT 1`,
@@ -167,10 +178,11 @@ export class EncoderPool extends DurableObject<Env> {
           now + LEASE_MS,
         );
         this.sql.exec(
-          `INSERT INTO turns (project, kind, turn) VALUES (?1, ?2, (SELECT COALESCE(MAX(turn), 0) + 1 FROM turns))
-           ON CONFLICT (project, kind) DO UPDATE SET turn = excluded.turn`,
+          "INSERT OR REPLACE INTO granted (slot, project, kind, at) VALUES (?, ?, ?, ?)",
+          slot,
           next.project,
           kind,
+          now,
         );
         if (next.count > 1)
           this.sql.exec("UPDATE demand SET count = count - 1 WHERE video = ? AND kind = ?", next.video, kind);
@@ -181,9 +193,21 @@ export class EncoderPool extends DurableObject<Env> {
       }
     }
     this.sql.exec(
-      `DELETE FROM turns WHERE project NOT IN (SELECT project FROM leases) AND project NOT IN (SELECT project FROM demand)`,
+      "DELETE FROM usage WHERE project NOT IN (SELECT project FROM leases) AND project NOT IN (SELECT project FROM demand)",
     );
     return grants;
+  }
+
+  /** Adds to each project's use the time it held the slots it no longer holds (given back, run out). */
+  private charge(now: number) {
+    const gone = "NOT EXISTS (SELECT 1 FROM leases l WHERE l.slot = g.slot AND l.project = g.project)";
+    this.sql.exec(
+      `INSERT INTO usage (project, kind, used)
+       SELECT g.project, g.kind, SUM(MAX(0, ?1 - g.at)) FROM granted g WHERE ${gone} GROUP BY g.project, g.kind
+       ON CONFLICT (project, kind) DO UPDATE SET used = used + excluded.used`,
+      now,
+    );
+    this.sql.exec(`DELETE FROM granted AS g WHERE ${gone}`);
   }
 
   /**

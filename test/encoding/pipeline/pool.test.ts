@@ -4,14 +4,17 @@ import { describe, expect, it } from "vitest";
 import type { EncoderPool } from "../../../src/encoding/pipeline/pool";
 
 /**
- * The pool's fair order, on its own (two background slots here: vitest.config.ts). Grants made to
- * a video other than the caller are pushed to its coordinator, which for these made-up videos gives
- * them back; so each release is read within the same call, before that push lands.
+ * The pool's fair order, on its own (two background slots here: vitest.config.ts). The videos are
+ * made up, so the grants the pool would push to their coordinators are kept in the object instead.
  */
 
 let pools = 0;
-function newPool() {
-  return env.ENCODER_POOL.get(env.ENCODER_POOL.idFromName(`pool-test-${pools++}`));
+async function newPool() {
+  const pool = env.ENCODER_POOL.get(env.ENCODER_POOL.idFromName(`pool-test-${pools++}`));
+  await runInDurableObject(pool, (instance: EncoderPool) => {
+    Object.assign(instance, { push: () => {} });
+  });
+  return pool;
 }
 
 /** `videoId` (of `projectId`) asks for `want` background slots: the slots granted at once. */
@@ -31,7 +34,7 @@ function releaseAndSee(pool: DurableObjectStub<EncoderPool>, videoId: string, sl
 
 describe("the encoder pool's fair order", () => {
   it("a project alone may use every slot; a freed slot goes to the project holding fewest", async () => {
-    const pool = newPool();
+    const pool = await newPool();
     expect(await acquire(pool, "busy", "busy-1", 2, 1000)).toEqual(["b0", "b1"]);
     expect(await acquire(pool, "busy", "busy-2", 3, 1001)).toEqual([]);
     expect(await acquire(pool, "other", "other-1", 1, 1002)).toEqual([]);
@@ -39,25 +42,31 @@ describe("the encoder pool's fair order", () => {
     expect(await releaseAndSee(pool, "busy-1", "b0", 1003)).toBe("other-1");
   });
 
-  it("projects holding as many take turns: the one granted least recently goes first", async () => {
-    const pool = newPool();
-    expect(await acquire(pool, "busy", "busy-1", 1, 1000)).toEqual(["b0"]);
-    expect(await acquire(pool, "third", "third-1", 1, 1001)).toEqual(["b1"]);
-    // busy's second video has waited longer than other's, and both projects hold none once b0 frees.
-    expect(await acquire(pool, "busy", "busy-2", 4, 1002)).toEqual([]);
-    expect(await acquire(pool, "other", "other-1", 1, 1003)).toEqual([]);
-    expect(await releaseAndSee(pool, "busy-1", "b0", 1004)).toBe("other-1");
-    // Then busy's turn: other was granted more recently.
-    expect(await releaseAndSee(pool, "other-1", "b0", 1005)).toBe("busy-2");
+  it("between projects holding as many, the one that used slots the least goes first, again while it still has", async () => {
+    const pool = await newPool();
+    expect(await acquire(pool, "busy", "busy-1", 1, 0)).toEqual(["b0"]);
+    expect(await acquire(pool, "third", "third-1", 1, 0)).toEqual(["b1"]);
+    // busy's second video has waited longer than other's; both projects hold none once b0 frees.
+    expect(await acquire(pool, "busy", "busy-2", 4, 1)).toEqual([]);
+    expect(await acquire(pool, "other", "other-1", 1, 2)).toEqual([]);
+    // busy held b0 15 s, other nothing yet: other's clip goes first.
+    expect(await releaseAndSee(pool, "busy-1", "b0", 15_000)).toBe("other-1");
+    // Its next short job goes first too: 1 s of use is still less than busy's 15 s.
+    expect(await acquire(pool, "other", "other-1", 2, 15_001)).toEqual([]);
+    expect(await releaseAndSee(pool, "other-1", "b0", 16_000)).toBe("other-1");
+    // A project that starts asking now begins level with the least used (third, with nothing charged
+    // while it holds b1): not ahead of other's 1 s nor behind busy's 15 s.
+    expect(await acquire(pool, "late", "late-1", 1, 16_001)).toEqual([]);
+    expect(await releaseAndSee(pool, "other-1", "b0", 17_000)).toBe("late-1");
   });
 
-  it("forgets the turns of projects with nothing held or wanted", async () => {
-    const pool = newPool();
+  it("forgets the use of projects with nothing held or wanted", async () => {
+    const pool = await newPool();
     expect(await acquire(pool, "once", "once-1", 1, 1000)).toEqual(["b0"]);
     await runInDurableObject(pool, (instance: EncoderPool) => instance.forget("once-1", 1001));
-    const turns = await runInDurableObject(pool, (_: EncoderPool, state) =>
-      state.storage.sql.exec("SELECT project FROM turns").toArray(),
+    const kept = await runInDurableObject(pool, (_: EncoderPool, state) =>
+      state.storage.sql.exec("SELECT project FROM usage UNION ALL SELECT slot FROM granted").toArray(),
     );
-    expect(turns).toEqual([]);
+    expect(kept).toEqual([]);
   });
 });
