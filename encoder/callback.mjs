@@ -193,13 +193,14 @@ export function callbackClient(options) {
     },
 
     /**
-     * Stores one part of the MP4; resolves with its ETag.
-     * @param {number} partNumber @param {Buffer} bytes
+     * Stores one part of the MP4 (or of the M4A); resolves with its ETag.
+     * @param {number} partNumber @param {Buffer} bytes @param {"mp4" | "m4a"} [file]
      */
-    async putPart(partNumber, bytes) {
-      const answer = await put(`mp4/parts/${partNumber}`, "video/mp4", { buffer: bytes });
+    async putPart(partNumber, bytes, file = "mp4") {
+      const type = file === "mp4" ? "video/mp4" : "audio/mp4";
+      const answer = await put(`${file}/parts/${partNumber}`, type, { buffer: bytes });
       const etag = /** @type {{ etag?: unknown }} */ (JSON.parse(answer)).etag;
-      if (typeof etag !== "string") throw new CallbackFailed(`PUT /mp4/parts/${partNumber}: no etag in the answer`);
+      if (typeof etag !== "string") throw new CallbackFailed(`PUT /${file}/parts/${partNumber}: no etag in the answer`);
       return etag;
     },
 

@@ -1,6 +1,6 @@
 // @ts-check
 // One job (media-plan/PROTOCOL.md): probe the source, encode a run of segments, make a still or the
-// storyboard, or put the MP4 together; heartbeats go out every few seconds meanwhile, and the result is the last message. A
+// storyboard, or put the MP4 or the M4A together; heartbeats go out every few seconds meanwhile, and the result is the last message. A
 // cancel (DELETE /v2/jobs/<id>, or a callback answered 410) kills ffmpeg, aborts the requests in
 // flight and reports nothing; every other failure is reported. The job's temporary folder is
 // always removed.
@@ -11,6 +11,7 @@ import { PROTOCOL_VERSION } from "../media-plan/protocol.mjs";
 import { callbackClient, JobGone } from "./callback.mjs";
 import { runFfmpeg } from "./encode.mjs";
 import { stillArgs, storyboardArgs } from "./ffmpeg-args.mjs";
+import { runM4a } from "./m4a.mjs";
 import { runMp4 } from "./mp4.mjs";
 import { probe } from "./probe.mjs";
 import { OutputInvalid, runSegments } from "./segments.mjs";
@@ -225,6 +226,17 @@ export class RunningJob {
           onProgress: (fraction) => this.advance(fraction),
         });
         return { ...done, mp4 };
+      }
+      case "m4a": {
+        const m4a = await runM4a({
+          job,
+          client,
+          binaries: deps.binaries,
+          signal,
+          dir,
+          onProgress: (fraction) => this.advance(fraction),
+        });
+        return { ...done, m4a };
       }
     }
   }

@@ -10,7 +10,7 @@ import { MAX_DURATION_SECONDS, MAX_SIDE } from "./plan.mjs";
 import { POSITIONS, RESOLUTIONS } from "./settings.mjs";
 
 export const PROTOCOL_VERSION = /** @type {const} */ (2);
-export const JOB_KINDS = /** @type {const} */ (["probe", "segments", "still", "storyboard", "mp4"]);
+export const JOB_KINDS = /** @type {const} */ (["probe", "segments", "still", "storyboard", "mp4", "m4a"]);
 export const PRIORITIES = /** @type {const} */ (["interactive", "background"]);
 export const FAILURE_CODES = /** @type {const} */ (["invalid_source", "encoding_failed", "interrupted"]);
 export { POSITIONS, RESOLUTIONS };
@@ -27,11 +27,13 @@ export { POSITIONS, RESOLUTIONS };
 /** @typedef {JobBase & { kind: "still", plan: Plan, time: number, width: number | null }} StillJob */
 /** @typedef {JobBase & { kind: "storyboard", plan: Plan }} StoryboardJob */
 /** @typedef {JobBase & { kind: "mp4", plan: Plan, partSize: number }} Mp4Job */
-/** @typedef {ProbeJob | SegmentsJob | StillJob | StoryboardJob | Mp4Job} Job */
+/** @typedef {JobBase & { kind: "m4a", plan: Plan, partSize: number }} M4aJob */
+/** @typedef {ProbeJob | SegmentsJob | StillJob | StoryboardJob | Mp4Job | M4aJob} Job */
 /** @typedef {{ version: 2, jobId: string, progress: number }} Heartbeat */
 /** @typedef {{ partNumber: number, etag: string }} Part */
 /**
- * @typedef {{ version: 2, jobId: string, status: "done", probe?: Probe, mp4?: { parts: Part[], bytes: number } }} DoneResult
+ * @typedef {{ parts: Part[], bytes: number }} Upload
+ * @typedef {{ version: 2, jobId: string, status: "done", probe?: Probe, mp4?: Upload, m4a?: Upload }} DoneResult
  */
 /** @typedef {{ version: 2, jobId: string, status: "failed", code: FailureCode, message: string }} FailedResult */
 /** @typedef {DoneResult | FailedResult} Result */
@@ -313,6 +315,13 @@ export function parseJob(value) {
       return /** @type {Mp4Job} */ (
         object(value, "", { ...base, plan: parsePlan, partSize: integer(MIN_PART_BYTES, MAX_REQUEST_BYTES) })
       );
+    case "m4a": {
+      const job = /** @type {M4aJob} */ (
+        object(value, "", { ...base, plan: parsePlan, partSize: integer(MIN_PART_BYTES, MAX_REQUEST_BYTES) })
+      );
+      if (!job.plan.audio) throw new ProtocolError("plan.audio", "must be true: a silent video has no M4A");
+      return job;
+    }
     default:
       throw new ProtocolError("kind", `must be one of ${JOB_KINDS.join(", ")}`);
   }
@@ -360,20 +369,23 @@ export function parseResult(value) {
   if (record.status !== "done") throw new ProtocolError("status", "must be done or failed");
   const shape = { version, jobId, status: oneOf(/** @type {const} */ (["done"])) };
   if ("probe" in record) return object(value, "", { ...shape, probe: probeFacts });
-  if ("mp4" in record) {
-    return object(value, "", {
-      ...shape,
-      mp4: (v, p) =>
-        object(v, p, {
-          parts: array((part, at) => object(part, at, { partNumber: integer(1, 10_000), etag: text(1, 200) }), {
-            min: 1,
-            max: 10_000,
-          }),
-          bytes: integer(1, Number.MAX_SAFE_INTEGER),
-        }),
-    });
-  }
+  if ("mp4" in record) return object(value, "", { ...shape, mp4: upload });
+  if ("m4a" in record) return object(value, "", { ...shape, m4a: upload });
   return object(value, "", shape);
+}
+
+/**
+ * What an MP4 or M4A job uploaded: the multipart upload's parts, in order, and the file's size.
+ * @param {unknown} value @param {string} path @returns {Upload}
+ */
+function upload(value, path) {
+  return object(value, path, {
+    parts: array((part, at) => object(part, at, { partNumber: integer(1, 10_000), etag: text(1, 200) }), {
+      min: 1,
+      max: 10_000,
+    }),
+    bytes: integer(1, Number.MAX_SAFE_INTEGER),
+  });
 }
 
 /** The name of segment `index` of a rendition, as its variant playlist lists it. @param {number} index */

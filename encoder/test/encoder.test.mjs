@@ -351,6 +351,29 @@ describe(`encoder service with a fake Worker (${describeBinaries(binaries)})`, (
     );
     expect(Number(format.format.duration)).toBeCloseTo(plan.duration, 0);
     expect(Math.max(...fake.calls.map((call) => call.bytes))).toBeLessThanOrEqual(MAX_REQUEST_BYTES);
+
+    // The M4A (contract section 19): the lowest rendition's AAC copied into an audio-only MP4 with
+    // its moov first, the whole duration, sent as parts.
+    const m4a = await run(sources.long, { kind: "m4a", priority: "background", plan, partSize }, { video: "mp4" });
+    expect(m4a.result).toMatchObject({ status: "done", m4a: { parts: [{ partNumber: 1, etag: expect.any(String) }] } });
+    const m4aParts = m4a.result.status === "done" ? (m4a.result.m4a?.parts ?? []) : [];
+    const audio = Buffer.concat(
+      await Promise.all(m4aParts.map((part) => readFile(fake.file("mp4", `m4a/parts/${part.partNumber}`)))),
+    );
+    expect(audio.length).toBe(m4a.result.status === "done" ? m4a.result.m4a?.bytes : -1);
+    expect(audio.toString("latin1", 8, 12)).toBe("M4A ");
+    expect(audio.indexOf("moov")).toBeLessThan(audio.indexOf("mdat"));
+    const audioFile = join(scratch, "assembled.m4a");
+    await import("node:fs/promises").then(({ writeFile }) => writeFile(audioFile, audio));
+    const { streams: audioStreams } = await ffprobeJson(bin.ffprobe, audioFile);
+    expect(audioStreams.map((s) => [s.codec_type, s.codec_name, s.channels])).toEqual([["audio", "aac", 2]]);
+    const audioFormat = /** @type {{ format: { duration: string } }} */ (
+      /** @type {unknown} */ (await ffprobeJson(bin.ffprobe, audioFile, ["-show_format"]))
+    );
+    expect(Math.abs(Number(audioFormat.format.duration) - plan.duration)).toBeLessThanOrEqual(0.1);
+    // Read from the lowest rendition only.
+    const read = fake.calls.filter((call) => call.path.startsWith(`/jobs/${m4a.jobId}/segments/`));
+    expect(new Set(read.map((call) => call.path.split("/")[4]))).toEqual(new Set(["240p"]));
   });
 
   it("makes a still of any frame at any width, and the storyboard: a tile per cue from within it, in one sprite", async () => {

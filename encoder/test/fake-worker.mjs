@@ -114,7 +114,7 @@ export async function startFakeWorker(root) {
         resolveResult.get(jobId)?.(result);
         return;
       }
-      const stored = /^(segments\/[0-9]+p\/seg_[0-9]+\.ts|still|mp4\/parts\/[0-9]+)$/.exec(what)?.[1];
+      const stored = /^(segments\/[0-9]+p\/seg_[0-9]+\.ts|still|(?:mp4|m4a)\/parts\/[0-9]+)$/.exec(what)?.[1];
       if (!stored) return answer(404, "no such callback");
       const file = join(videoDir, stored === "still" ? `still-${jobId}.jpg` : stored);
       if (req.method === "GET" && stored.startsWith("segments/")) {
@@ -133,7 +133,7 @@ export async function startFakeWorker(root) {
       if (stored.startsWith("segments/") && existsSync(file)) return answer(204);
       await mkdir(dirname(file), { recursive: true });
       await writeFile(file, data);
-      if (stored.startsWith("mp4/")) {
+      if (stored.startsWith("mp4/") || stored.startsWith("m4a/")) {
         const etag = createHash("md5").update(data).digest("hex");
         return answer(200, JSON.stringify({ etag }), { "content-type": "application/json" });
       }

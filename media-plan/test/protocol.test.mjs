@@ -39,6 +39,7 @@ describe("parseJob", () => {
     expect(parseJob({ ...base(), kind: "still", plan, time: 1, width: null })).toMatchObject({ kind: "still" });
     expect(parseJob({ ...base(), kind: "storyboard", plan })).toMatchObject({ kind: "storyboard" });
     expect(parseJob({ ...base(), kind: "mp4", plan, partSize: 32 * 1024 * 1024 })).toMatchObject({ kind: "mp4" });
+    expect(parseJob({ ...base(), kind: "m4a", plan, partSize: 32 * 1024 * 1024 })).toMatchObject({ kind: "m4a" });
   });
 
   it("refuses unknown fields, other versions and kinds, and names the field", () => {
@@ -76,6 +77,9 @@ describe("parseJob", () => {
     refused({ ...base(), kind: "still", plan, time: 1, width: 15 }, "width");
     refused({ ...base(), kind: "storyboard", plan, width: 240 }, "width");
     refused({ ...base(), kind: "mp4", plan, partSize: 60 * 1024 * 1024 }, "partSize");
+    refused({ ...base(), kind: "m4a", plan, partSize: 1024 }, "partSize");
+    // A silent video has no M4A to make.
+    refused({ ...base(), kind: "m4a", plan: { ...plan, audio: false }, partSize: 32 * 1024 * 1024 }, "plan.audio");
   });
 });
 
@@ -106,6 +110,10 @@ describe("parseHeartbeat and parseResult", () => {
     });
     const mp4 = { parts: [{ partNumber: 1, etag: "abc" }], bytes: 10 };
     expect(parseResult({ version: 2, jobId: "m-1", status: "done", mp4 })).toMatchObject({ mp4 });
+    expect(parseResult({ version: 2, jobId: "a-1", status: "done", m4a: mp4 })).toMatchObject({ m4a: mp4 });
+    expect(() => parseResult({ version: 2, jobId: "a-1", status: "done", m4a: { ...mp4, parts: [] } })).toThrow(
+      ProtocolError,
+    );
     const failed = { version: 2, jobId: "p-1", status: "failed", code: "invalid_source", message: "Not a video." };
     expect(parseResult(failed)).toEqual(failed);
     expect(() => parseResult({ ...failed, message: "line\nbreak" })).toThrow(ProtocolError);

@@ -94,7 +94,9 @@ export const OPENAPI_DOCUMENT = {
       description:
         "A ready video plays from `GET /play/{videoId}/master.m3u8` (HLS: a variant per rendition, VOD, relative " +
         "URIs under the same prefix) and, when the project asked for it, `GET /play/{videoId}/video.mp4` (byte " +
-        "ranges: 206, 416 past the end; its index first, so a player has its duration and seeks at once). Every " +
+        "ranges: 206, 416 past the end; its index first, so a player has its duration and seeks at once) and, when " +
+        "its source has audio, `GET /play/{videoId}/audio.m4a` (the audio only: `audio/mp4`, AAC, byte ranges as the " +
+        "MP4). Every " +
         "`/play/` answer carries `Access-Control-Allow-Origin: *`. `GET /play/{videoId}/thumbnail?time=&width=` is " +
         "the frame at a time; frames not yet made are bounded, 60 a minute per video and per client address (429 " +
         "`rate_limited` with `Retry-After`; a frame made already is always served). " +

@@ -52,6 +52,11 @@ export function mp4Key(projectId: string, videoId: string): string {
   return `${videoPrefix(projectId, videoId)}video.mp4`;
 }
 
+/** The M4A: the AAC of the lowest rendition's segments, audio only (an R2 multipart upload, contract section 19). */
+export function m4aKey(projectId: string, videoId: string): string {
+  return `${videoPrefix(projectId, videoId)}audio.m4a`;
+}
+
 /** The video's own copy of the watermark image its encoding settings named. */
 export function watermarkCopyKey(projectId: string, videoId: string): string {
   return `${videoPrefix(projectId, videoId)}watermark`;

@@ -11,7 +11,7 @@ import { type Answer, serveBuffer, serveR2Object } from "../http/bytes";
 import type { AppEnv } from "../http/context";
 import { ApiError } from "../http/errors";
 import { sha256Hex } from "../lib/crypto";
-import { encodeOutputKey, frameKey, mp4Key, segmentKey, storyboardKey } from "../lib/storage-keys";
+import { encodeOutputKey, frameKey, m4aKey, mp4Key, segmentKey, storyboardKey } from "../lib/storage-keys";
 import { limitClient } from "../rate-limit/middleware";
 import { planOf, type VideoRow } from "../videos/model";
 import { PLAY_PATH, thumbnailKeyOf } from "../videos/urls";
@@ -25,7 +25,13 @@ import type { PlaybackGrant } from "./tokens";
 
 const PLAYLIST = "application/vnd.apple.mpegurl";
 const CAPTIONS = "text/vtt";
-const TYPES: Record<string, string> = { m3u8: PLAYLIST, ts: "video/mp2t", mp4: "video/mp4", jpg: "image/jpeg" };
+const TYPES: Record<string, string> = {
+  m3u8: PLAYLIST,
+  ts: "video/mp2t",
+  mp4: "video/mp4",
+  m4a: "audio/mp4",
+  jpg: "image/jpeg",
+};
 /** A file of a video encoded before segments were made one by one, under its attempt's folder. */
 const LEGACY_FILE =
   /^(?:[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}\/){0,3}[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}\.(m3u8|ts|mp4|jpg)$/;
@@ -45,7 +51,7 @@ const THUMBNAIL_CACHE = "private";
 
 /**
  * Playback: the master and variant playlists (made from the video's plan, the master with the
- * video's caption tracks), the segments and the MP4 (with byte ranges, from R2), the caption files,
+ * video's caption tracks), the segments, the MP4 and the M4A (with byte ranges, from R2), the caption files,
  * the storyboard, the current thumbnail and frames at any time, of a playable video, under its id
  * or a token. One D1 read (the video, and its tracks where they matter, in one batch) and at most
  * one R2 read per request, and for a segment or frame not made yet the video's coordinator; the
@@ -124,6 +130,10 @@ async function serveFile(c: Context<AppEnv>, row: VideoRow, grant: PlaybackGrant
   if (grant.start !== undefined || grant.end !== undefined) throw new ApiError("not_found");
   if (path === "video.mp4" && row.status === "ready" && row.has_mp4 === 1) {
     return serveObject(c.env.MEDIA, mp4Key(row.project_id, row.id), c.req.raw, playback(TYPES.mp4));
+  }
+  // The audio only (contract §19), once ready, when the source has audio: byte ranges as the MP4.
+  if (path === "audio.m4a" && row.status === "ready" && row.has_m4a === 1) {
+    return serveObject(c.env.MEDIA, m4aKey(row.project_id, row.id), c.req.raw, playback(TYPES.m4a));
   }
   // The storyboard (contract §17), once ready: its WebVTT made from the plan, its sprite from R2.
   if (path === "storyboard.vtt" && row.status === "ready") {

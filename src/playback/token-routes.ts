@@ -49,6 +49,10 @@ const TokenSchema = z
       .string()
       .nullable()
       .openapi({ format: "uri", description: "The MP4 under the token, when the video has one" }),
+    m4a: z.string().nullable().openapi({
+      format: "uri",
+      description: "The audio only (M4A) under the token, when the video has one (contract section 19)",
+    }),
     thumbnail: z.string().openapi({
       format: "uri",
       description:
@@ -92,7 +96,9 @@ export const playbackTokenRoutes = createRouter().openapi(mint, async (c) => {
     ...(end === undefined ? {} : { end }),
   });
   const origin = publicOrigin(c);
-  const urls = playbackUrls(origin, token, row.has_mp4 === 1 && start === undefined && end === undefined);
+  // A token bound to a range plays the segments that cover it, and no whole file.
+  const whole = start === undefined && end === undefined;
+  const urls = playbackUrls(origin, token, { mp4: row.has_mp4 === 1 && whole, m4a: row.has_m4a === 1 && whole });
   const thumbnail = playbackThumbnailUrl(origin, token);
   return c.json({ token, expiresAt: isoTime(expiresAt * 1000), ...urls, thumbnail }, 201);
 });

@@ -60,6 +60,8 @@ export type VideoRow = {
   /** When the video became playable (its plan was made): before it is ready. */
   playable_at: string | null;
   has_mp4: number | null;
+  /** 1 when the ready video has its M4A (its source has audio), 0 when silent (contract §19). */
+  has_m4a: number | null;
   error_code: VideoError["code"] | null;
   error_message: string | null;
   /** On a deleted video: when everything it stored in R2 was removed. */
@@ -85,6 +87,7 @@ const NOT_ENCODED = {
   encode_plan: null,
   playable_at: null,
   has_mp4: null,
+  has_m4a: null,
   error_code: null,
   error_message: null,
   storage_cleared_at: null,
@@ -138,7 +141,7 @@ export function newVideoRow(video: NewVideo): VideoRow {
 
 export type Thumbnail = { source: "auto" | "custom"; url: string };
 export type Rendition = { resolution: string; width: number; height: number };
-export type Playback = { hls: string; mp4: string | null };
+export type Playback = { hls: string; mp4: string | null; m4a: string | null };
 export type VideoError = { code: "invalid_source" | "encoding_failed"; message: string };
 
 export type Video = {
@@ -155,7 +158,7 @@ export type Video = {
   height: number | null;
   /** Lowest first; empty until the video is ready. */
   renditions: Rendition[];
-  /** Set once the video is playable (contract section 15): while processing, `mp4` is null. */
+  /** Set once the video is playable (contract section 15): while processing, `mp4` and `m4a` are null. */
   playback: Playback | null;
   /** Why the video is errored; null unless it is. */
   error: VideoError | null;
@@ -223,7 +226,7 @@ export function toVideo(
     width: row.width,
     height: row.height,
     renditions: ready && row.renditions ? (JSON.parse(row.renditions) as Rendition[]) : [],
-    playback: ready ? urls.playback : isPlayable(row) ? { hls: urls.playback.hls, mp4: null } : null,
+    playback: ready ? urls.playback : isPlayable(row) ? { hls: urls.playback.hls, mp4: null, m4a: null } : null,
     error:
       row.status === "errored" && row.error_code ? { code: row.error_code, message: row.error_message ?? "" } : null,
     tags: JSON.parse(row.tags) as string[],

@@ -4,13 +4,13 @@ import { found } from "../http/found";
 import { publicOrigin } from "../http/public-url";
 import { toVideo, type Video, type VideoRow } from "./model";
 import { findVideo } from "./queries";
-import { playbackUrls, thumbnailOf } from "./urls";
+import { filesOf, playbackUrls, thumbnailOf } from "./urls";
 
 /** The video object with its public URLs under `origin` (section 7 and 12), wherever it is built. */
 export function videoAt(origin: string, row: VideoRow, now: number = Date.now()): Video {
   return toVideo(
     row,
-    { thumbnail: thumbnailOf(origin, row), playback: playbackUrls(origin, row.id, row.has_mp4 === 1) },
+    { thumbnail: thumbnailOf(origin, row), playback: playbackUrls(origin, row.id, filesOf(row)) },
     now,
   );
 }

@@ -22,6 +22,15 @@ export const PlaybackSchema = z
       format: "uri",
       description: "The MP4 fallback, when the project asked for it; null until the video is ready",
     }),
+    m4a: z
+      .string()
+      .nullable()
+      .openapi({
+        format: "uri",
+        description:
+          "The audio only (`audio/mp4`, AAC, the whole duration, byte ranges as the MP4): every ready video whose " +
+          "source has audio has one; null for a silent video, and until the video is ready",
+      }),
   })
   .openapi("Playback");
 

@@ -10,11 +10,21 @@ export const EMBED_PATH = "/embed";
 
 /**
  * A video's playback URLs; `subject` is its id, or a playback token that stands in for it, so every
- * relative URI inside the playlists resolves under the same prefix either way.
+ * relative URI inside the playlists resolves under the same prefix either way. `files` says which
+ * of the MP4 and the M4A (contract sections 12 and 19) it has.
  */
-export function playbackUrls(origin: string, subject: string, mp4: boolean): Playback {
+export function playbackUrls(origin: string, subject: string, files: { mp4: boolean; m4a: boolean }): Playback {
   const root = `${origin}${PLAY_PATH}/${subject}`;
-  return { hls: `${root}/master.m3u8`, mp4: mp4 ? `${root}/video.mp4` : null };
+  return {
+    hls: `${root}/master.m3u8`,
+    mp4: files.mp4 ? `${root}/video.mp4` : null,
+    m4a: files.m4a ? `${root}/audio.m4a` : null,
+  };
+}
+
+/** Which of the MP4 and the M4A a video row has. */
+export function filesOf(row: { has_mp4: number | null; has_m4a: number | null }): { mp4: boolean; m4a: boolean } {
+  return { mp4: row.has_mp4 === 1, m4a: row.has_m4a === 1 };
 }
 
 /**

@@ -942,6 +942,11 @@ export interface components {
              * @description The MP4 fallback, when the project asked for it; null until the video is ready
              */
             mp4: string | null;
+            /**
+             * Format: uri
+             * @description The audio only (`audio/mp4`, AAC, the whole duration, byte ranges as the MP4): every ready video whose source has audio has one; null for a silent video, and until the video is ready
+             */
+            m4a: string | null;
         } | null;
         /** @description null unless the video is errored */
         VideoError: {
@@ -1254,6 +1259,11 @@ export interface components {
              * @description The MP4 under the token, when the video has one
              */
             mp4: string | null;
+            /**
+             * Format: uri
+             * @description The audio only (M4A) under the token, when the video has one (contract section 19)
+             */
+            m4a: string | null;
             /**
              * Format: uri
              * @description The video's current thumbnail under the token (its custom one, else the poster frame), with its own Content-Type and `Cache-Control: private`; `404 not_found` while it has none
@@ -6605,7 +6615,8 @@ export interface operations {
                      *           ],
                      *           "playback": {
                      *             "hls": "https://video-api.example.com/",
-                     *             "mp4": "https://video-api.example.com/"
+                     *             "mp4": "https://video-api.example.com/",
+                     *             "m4a": "https://video-api.example.com/"
                      *           },
                      *           "error": {
                      *             "code": "invalid_source",
@@ -6891,7 +6902,8 @@ export interface operations {
                      *         ],
                      *         "playback": {
                      *           "hls": "https://video-api.example.com/",
-                     *           "mp4": "https://video-api.example.com/"
+                     *           "mp4": "https://video-api.example.com/",
+                     *           "m4a": "https://video-api.example.com/"
                      *         },
                      *         "error": {
                      *           "code": "invalid_source",
@@ -7272,7 +7284,8 @@ export interface operations {
                      *       ],
                      *       "playback": {
                      *         "hls": "https://video-api.example.com/",
-                     *         "mp4": "https://video-api.example.com/"
+                     *         "mp4": "https://video-api.example.com/",
+                     *         "m4a": "https://video-api.example.com/"
                      *       },
                      *       "error": {
                      *         "code": "invalid_source",
@@ -7805,7 +7818,8 @@ export interface operations {
                      *       ],
                      *       "playback": {
                      *         "hls": "https://video-api.example.com/",
-                     *         "mp4": "https://video-api.example.com/"
+                     *         "mp4": "https://video-api.example.com/",
+                     *         "m4a": "https://video-api.example.com/"
                      *       },
                      *       "error": {
                      *         "code": "invalid_source",
@@ -8429,7 +8443,8 @@ export interface operations {
                      *       ],
                      *       "playback": {
                      *         "hls": "https://video-api.example.com/",
-                     *         "mp4": "https://video-api.example.com/"
+                     *         "mp4": "https://video-api.example.com/",
+                     *         "m4a": "https://video-api.example.com/"
                      *       },
                      *       "error": {
                      *         "code": "invalid_source",
@@ -8802,6 +8817,7 @@ export interface operations {
                      *       "expiresAt": "2026-11-22T06:00:00.000Z",
                      *       "hls": "https://video-api.example.com/",
                      *       "mp4": "https://video-api.example.com/",
+                     *       "m4a": "https://video-api.example.com/",
                      *       "thumbnail": "https://video-api.example.com/"
                      *     }
                      */
@@ -9188,7 +9204,8 @@ export interface operations {
                      *         ],
                      *         "playback": {
                      *           "hls": "https://video-api.example.com/",
-                     *           "mp4": "https://video-api.example.com/"
+                     *           "mp4": "https://video-api.example.com/",
+                     *           "m4a": "https://video-api.example.com/"
                      *         },
                      *         "error": {
                      *           "code": "invalid_source",
@@ -14281,7 +14298,8 @@ export interface operations {
                  *         ],
                  *         "playback": {
                  *           "hls": "https://video-api.example.com/",
-                 *           "mp4": "https://video-api.example.com/"
+                 *           "mp4": "https://video-api.example.com/",
+                 *           "m4a": "https://video-api.example.com/"
                  *         },
                  *         "error": {
                  *           "code": "invalid_source",
@@ -14363,7 +14381,8 @@ export interface operations {
                  *         ],
                  *         "playback": {
                  *           "hls": "https://video-api.example.com/",
-                 *           "mp4": "https://video-api.example.com/"
+                 *           "mp4": "https://video-api.example.com/",
+                 *           "m4a": "https://video-api.example.com/"
                  *         },
                  *         "error": {
                  *           "code": "invalid_source",
@@ -14445,7 +14464,8 @@ export interface operations {
                  *         ],
                  *         "playback": {
                  *           "hls": "https://video-api.example.com/",
-                 *           "mp4": "https://video-api.example.com/"
+                 *           "mp4": "https://video-api.example.com/",
+                 *           "m4a": "https://video-api.example.com/"
                  *         },
                  *         "error": {
                  *           "code": "invalid_source",

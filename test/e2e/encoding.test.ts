@@ -50,7 +50,11 @@ describe("encoding, end to end through npm run dev", () => {
     expect(video.height).toBe(360);
     expect(video.duration).toBeGreaterThan(2.9);
     expect(video.renditions).toEqual([{ resolution: "360p", width: 640, height: 360 }]);
-    expect(video.playback).toEqual({ hls: `${server.baseUrl}/play/${id}/master.m3u8`, mp4: null });
+    expect(video.playback).toEqual({
+      hls: `${server.baseUrl}/play/${id}/master.m3u8`,
+      mp4: null,
+      m4a: `${server.baseUrl}/play/${id}/audio.m4a`,
+    });
     expect(video.error).toBeNull();
 
     const hls = video.playback?.hls ?? "";
@@ -77,11 +81,23 @@ describe("encoding, end to end through npm run dev", () => {
     expect(variant).toContain("#EXT-X-ENDLIST");
     expect(variant.match(/seg_\d+\.ts/g)?.length).toBe(1);
 
+    // The audio only (contract section 19): AAC, no other stream, the whole duration (±0.1 s).
+    const m4a = video.playback?.m4a ?? "";
+    const audio = await fetch(m4a, { headers: { range: "bytes=0-7" } });
+    expect(audio.status).toBe(206);
+    expect(audio.headers.get("content-type")).toBe("audio/mp4");
+    await audio.arrayBuffer();
+    const heard = (await probe(m4a, ["-show_streams", "-show_format"])) as Awaited<ReturnType<typeof probe>> & {
+      format: { duration: string };
+    };
+    expect(heard.streams.map((stream) => [stream.codec_type, stream.codec_name])).toEqual([["audio", "aac"]]);
+    expect(Math.abs(Number(heard.format.duration) - (video.duration ?? 0))).toBeLessThanOrEqual(0.1);
+
     // The playlists (and the storyboard's WebVTT) are made from the plan: only the segments, the
-    // poster, the storyboard's sprite and the source are stored.
+    // poster, the storyboard's sprite, the M4A and the source are stored.
     const stored = storedKeys(server.persistTo, `videos/${tenant.projectId}/${id}/`).sort();
     expect(stored).toEqual(
-      ["hls/360p/seg_00000.ts", "poster.jpg", "source", "storyboard.jpg"].map(
+      ["audio.m4a", "hls/360p/seg_00000.ts", "poster.jpg", "source", "storyboard.jpg"].map(
         (file) => `videos/${tenant.projectId}/${id}/${file}`,
       ),
     );
@@ -97,7 +113,10 @@ describe("encoding, end to end through npm run dev", () => {
     while (eventsOf(id).length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
     const events = eventsOf(id);
     expect(events.map((event) => event.type)).toEqual(["video.playable", "video.ready"]);
-    expect(events[0]?.data).toMatchObject({ status: "processing", playback: { hls: video.playback?.hls, mp4: null } });
+    expect(events[0]?.data).toMatchObject({
+      status: "processing",
+      playback: { hls: video.playback?.hls, mp4: null, m4a: null },
+    });
     expect(events[1]?.data).toEqual(video);
   });
 
@@ -161,6 +180,9 @@ describe("encoding, end to end through npm run dev", () => {
     const video = await waitForStatus(tenant.call, id, ["ready", "errored"], 120);
     expect(video).toMatchObject({ status: "ready", width: 7680, height: 4320 });
     expect(video.renditions.map((rendition) => rendition.resolution)).toEqual(["360p", "720p", "1080p"]);
+    // A silent source has no audio only file (contract section 19).
+    expect(video.playback?.m4a).toBeNull();
+    expect((await fetch(`${server.baseUrl}/play/${id}/audio.m4a`)).status).toBe(404);
   }, 150_000);
 
   it("turns a rotated phone clip into a portrait video", async () => {

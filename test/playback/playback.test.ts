@@ -80,6 +80,7 @@ describe("playback over HTTP", () => {
   });
 
   const MP4 = Uint8Array.from({ length: 1000 }, (_, i) => i % 251);
+  const M4A = Uint8Array.from({ length: 700 }, (_, i) => (i * 7) % 256);
 
   /** A ready video of 360p (with an MP4 of 1000 bytes when asked), and its key. */
   async function readyVideo(options: { mp4?: boolean; visibility?: string } = {}) {
@@ -92,7 +93,7 @@ describe("playback over HTTP", () => {
     if (options.visibility) {
       await api(`/v1/videos/${id}`, bearer(key, json("PATCH", { visibility: options.visibility })));
     }
-    await finishAll(encoder, id, { mp4: MP4 });
+    await finishAll(encoder, id, { mp4: MP4, m4a: M4A });
     return { key, id };
   }
 
@@ -150,6 +151,65 @@ describe("playback over HTTP", () => {
     }
     const whole = await api(`/play/${id}/video.mp4`, { headers: { range: "bytes=0-1,4-5" } });
     expect(whole.status).toBe(200);
+  });
+
+  it("serves the M4A (contract §19): audio/mp4, HEAD, 206 ranges, 416 past the end, under a token too", async () => {
+    const { id, key } = await readyVideo();
+    const whole = await api(`/play/${id}/audio.m4a`);
+    expect(whole.status).toBe(200);
+    expect(whole.headers.get("content-type")).toBe("audio/mp4");
+    expect(whole.headers.get("accept-ranges")).toBe("bytes");
+    expect(whole.headers.get("access-control-allow-origin")).toBe("*");
+    expect(whole.headers.get("content-length")).toBe("700");
+    expect(new Uint8Array(await whole.arrayBuffer())).toEqual(M4A);
+    const head = await api(`/play/${id}/audio.m4a`, { method: "HEAD" });
+    expect(head.status).toBe(200);
+    expect(head.headers.get("content-length")).toBe("700");
+    expect(head.headers.get("content-type")).toBe("audio/mp4");
+    expect(await head.text()).toBe("");
+    for (const [range, from, to] of [
+      ["bytes=0-99", 0, 99],
+      ["bytes=600-", 600, 699],
+      ["bytes=-10", 690, 699],
+    ] as const) {
+      const response = await api(`/play/${id}/audio.m4a`, { headers: { range } });
+      expect(response.status, range).toBe(206);
+      expect(response.headers.get("content-range")).toBe(`bytes ${from}-${to}/700`);
+      expect(new Uint8Array(await response.arrayBuffer())).toEqual(M4A.slice(from, to + 1));
+    }
+    for (const range of ["bytes=700-", "bytes=99999999999999999999-"]) {
+      const response = await api(`/play/${id}/audio.m4a`, { headers: { range } });
+      expect(response.status, range).toBe(416);
+      expect(response.headers.get("content-range")).toBe("bytes */700");
+      expect(await errorCode(response)).toBe("range_not_satisfiable");
+    }
+    const minted = await api(`/v1/videos/${id}/playback-tokens`, bearer(key, json("POST", {})));
+    const token = (await minted.json()) as { token: string; m4a: string | null; mp4: string | null };
+    expect(token.m4a).toBe(`http://api.test/play/${token.token}/audio.m4a`);
+    expect(token.mp4).toBeNull();
+    const byToken = await api(`/play/${token.token}/audio.m4a`, { headers: { range: "bytes=0-9" } });
+    expect(byToken.status).toBe(206);
+    expect(new Uint8Array(await byToken.arrayBuffer())).toEqual(M4A.slice(0, 10));
+    // A token bound to a range plays its segments, and no whole file.
+    const bound = await api(`/v1/videos/${id}/playback-tokens`, bearer(key, json("POST", { start: 1, end: 3 })));
+    const clip = (await bound.json()) as { token: string; m4a: string | null };
+    expect(clip.m4a).toBeNull();
+    expect((await api(`/play/${clip.token}/audio.m4a`)).status).toBe(404);
+  });
+
+  it("answers 404 for the M4A before the video is ready, while it plays", async () => {
+    const { key } = await newWorkspace();
+    const { id } = await playable(encoder, key, probeFacts(6));
+    const video = (await (await api(`/v1/videos/${id}`, bearer(key))).json()) as {
+      status: string;
+      playback: { m4a: string | null };
+    };
+    expect(video.status).toBe("processing");
+    expect(video.playback.m4a).toBeNull();
+    for (const method of ["GET", "HEAD"]) {
+      const response = await api(`/play/${id}/audio.m4a`, { method });
+      expect(response.status, method).toBe(404);
+    }
   });
 
   it("answers 404 not_found for an unknown video, a file it does not have, and a video not ready", async () => {

@@ -17,7 +17,7 @@ import { parseUlid } from "../../lib/ulid";
 import { CALLBACK_PATH, encodingContext, isCallbackToken, type JobPath } from "./context";
 import { coordinatorOf } from "./coordinator-stub";
 
-/** A result lists at most 10,000 MP4 parts, so it may be larger than the protocol's other messages. */
+/** A result lists at most 10,000 MP4 (or M4A) parts, so it may be larger than the protocol's other messages. */
 const MAX_RESULT_BYTES = 4 * 1024 * 1024;
 const JOB_ID = /^[A-Za-z0-9_-]{1,64}$/;
 const RESOLUTION = /^[1-9][0-9]{0,4}p$/;
@@ -27,7 +27,7 @@ const PATH = `${CALLBACK_PATH}/:projectId/:videoId/:jobId`;
 
 /**
  * The encoder's side of a job (media-plan/PROTOCOL.md, "Encoder → Worker"): it reads the source (by
- * range) and the watermark, stores segments, stills and MP4 parts, reports progress and the result,
+ * range) and the watermark, stores segments, stills and the parts of the MP4 and the M4A, reports progress and the result,
  * all through these routes, so it needs no storage credentials. Each call carries the job's own
  * token, and the video's coordinator says whether the job still runs; a call about a job that is
  * over (video deleted, job taken over or ended) answers `410`, which stops the encoder. Not part
@@ -109,12 +109,13 @@ export const callbackRoutes = new Hono<JobEnv>()
     }
     return c.body(null, 204);
   })
-  .put(`${PATH}/mp4/parts/:part`, async (c) => {
+  .put(`${PATH}/:file{mp4|m4a}/parts/:part`, async (c) => {
     const { videoId, jobId } = c.var.job;
+    const file = c.req.param("file") === "m4a" ? "m4a" : "mp4";
     const part = Number(c.req.param("part"));
     if (!Number.isInteger(part) || part < 1 || part > 10_000) throw new ApiError("not_found");
     const body = boundedBody(c);
-    const upload = await coordinatorOf(c.env, videoId).mp4Upload(jobId);
+    const upload = await coordinatorOf(c.env, videoId).fileUpload(jobId, file);
     if (!upload) throw new ApiError("encoding_job_void");
     const uploaded = await c.env.MEDIA.resumeMultipartUpload(upload.key, upload.uploadId).uploadPart(part, body);
     return c.json({ etag: uploaded.etag });

@@ -1,6 +1,6 @@
 import type { Priority } from "../../../media-plan/protocol.mjs";
 
-export type Kind = "probe" | "still" | "segments" | "mp4" | "frame" | "storyboard";
+export type Kind = "probe" | "still" | "segments" | "mp4" | "m4a" | "frame" | "storyboard";
 
 /** A unit of a video's encoding: one encoder job when it runs. */
 export type Unit = {
@@ -28,7 +28,7 @@ type SegmentRow = { state: "storing" | "stored"; job: string | null; at: number 
 /**
  * What a video's coordinator (coordinator.ts) keeps, in its Durable Object's SQLite: the one module
  * of its statements. Tables: `meta` (key → JSON: the video, its phase, plan, settings, the MP4's
- * upload, what is stored of the poster and storyboard), `units` (the work, queued or running),
+ * and the M4A's uploads, what is stored of the poster and storyboard), `units` (the work, queued or running),
  * `segments` (reserved and stored), `frames` (stored), `slots` (held from the pool).
  */
 export class EncodingStore {

@@ -9,16 +9,9 @@ import {
   topRendition,
   Unplannable,
 } from "../../../media-plan/plan.mjs";
-import {
-  type Job,
-  type Part,
-  type Priority,
-  parsePlan,
-  type Result,
-  segmentName,
-} from "../../../media-plan/protocol.mjs";
+import { type Job, type Priority, parsePlan, type Result, segmentName } from "../../../media-plan/protocol.mjs";
 import { logError } from "../../lib/log";
-import { frameKey, mp4Key, posterKey, segmentKey, storyboardKey } from "../../lib/storage-keys";
+import { frameKey, posterKey, segmentKey, storyboardKey } from "../../lib/storage-keys";
 import { ulid } from "../../lib/ulid";
 import { publishNow } from "../../subscribers";
 import { encodingEvent } from "../../videos/events";
@@ -27,6 +20,15 @@ import { videoAt } from "../../videos/present";
 import { readSettings } from "../queries";
 import { DEFAULT_SETTINGS } from "../settings";
 import { callbackPath, callbackToken, encodingContext } from "./context";
+import {
+  abortUpload,
+  completeUpload,
+  type FileKind,
+  isDone,
+  isFileKind,
+  openUpload,
+  type Upload,
+} from "./coordinator-files";
 import { EncodingStore, type Kind, type Unit } from "./coordinator-store";
 import { poolOf } from "./coordinator-stub";
 import { type EncodeSettings, keepWatermark, planSettings, settingsOf, snapshot } from "./encode-settings";
@@ -56,7 +58,7 @@ const RESERVATION_MS = 5 * 60_000;
 const BUSY_RETRY_MS = 500;
 /** How often the video's row records that its encoding is alive. */
 const ROW_HEARTBEAT_MS = 30_000;
-/** Bytes per MP4 part: R2 wants every part but the last the same size; no request over 50 MiB. */
+/** Bytes per MP4 (and M4A) part: R2 wants every part but the last the same size; no request over 50 MiB. */
 export const MP4_PART_BYTES = 32 * 1024 * 1024;
 /** A test video is encoded from its first seconds only (contract section 16). */
 export const TEST_MODE_SECONDS = 10;
@@ -75,7 +77,8 @@ type Waiter = { resolve: (outcome: Outcome) => void };
  * The work comes in units, each one encoder job when it runs: the probe (interactive), then (once
  * the plan is made and the video is playable) the poster and background runs of a few segments of
  * every rendition,
- * and the storyboard, and the MP4 from the highest rendition's segments once they are all stored.
+ * and the storyboard, and the MP4 from the highest rendition's segments and the M4A from the lowest's
+ * audio once they are all stored (coordinator-files.ts).
  * A viewer asking for
  * a segment that is not made yet (`want`) gets an interactive unit of that segment and the next
  * few of its rendition, and the background runs near it move to the front. Every unit waits for a
@@ -356,10 +359,10 @@ export class VideoEncoding extends DurableObject<Env> {
     return "ok";
   }
 
-  /** The MP4 job's multipart upload, or null when the job is void. */
-  mp4Upload(jobId: string): { key: string; uploadId: string } | null {
+  /** The multipart upload of job `jobId`'s `file` (the MP4 or the M4A), or null when the job is void. */
+  fileUpload(jobId: string, file: FileKind): Upload | null {
     const unit = this.active() ? this.store.unitOfJob(jobId) : null;
-    return unit?.kind === "mp4" ? this.store.get<{ key: string; uploadId: string }>("mp4") : null;
+    return unit?.kind === file ? this.store.get<Upload>(file) : null;
   }
 
   /** The job's last message (checked by the route). False when the job is void (its answer is then 410). */
@@ -367,9 +370,12 @@ export class VideoEncoding extends DurableObject<Env> {
     const unit = this.serving() ? this.store.unitOfJob(jobId) : null;
     if (!unit || result.jobId !== jobId) return false;
     const slot = unit.slot;
-    // A probe's or an MP4's result without what it made is as good as a failure.
+    // A probe's, an MP4's or an M4A's result without what it made is as good as a failure.
     const incomplete =
-      result.status === "done" && ((unit.kind === "probe" && !result.probe) || (unit.kind === "mp4" && !result.mp4));
+      result.status === "done" &&
+      ((unit.kind === "probe" && !result.probe) ||
+        (unit.kind === "mp4" && !result.mp4) ||
+        (unit.kind === "m4a" && !result.m4a));
     if (result.status === "failed" || incomplete) {
       if (result.status === "failed" && result.code === "invalid_source" && unit.kind === "probe") {
         await this.finish({ status: "errored", code: "invalid_source", message: result.message });
@@ -380,7 +386,10 @@ export class VideoEncoding extends DurableObject<Env> {
     } else {
       this.store.deleteUnit(unit.id);
       if (unit.kind === "probe" && result.probe) await this.planned(result.probe);
-      else if (unit.kind === "mp4" && result.mp4) await this.mp4Done(result.mp4.parts);
+      else if (unit.kind === "mp4" && result.mp4)
+        await completeUpload(this.store, this.env.MEDIA, "mp4", result.mp4.parts);
+      else if (unit.kind === "m4a" && result.m4a)
+        await completeUpload(this.store, this.env.MEDIA, "m4a", result.m4a.parts);
       else if (unit.kind === "frame" && !this.store.isFrameStored(unit.first, unit.last)) {
         // Done without storing it (a job cannot): its viewers are told.
         this.wake(`frame/${unit.first}/${unit.last}`, "failed");
@@ -528,17 +537,12 @@ export class VideoEncoding extends DurableObject<Env> {
         return { ...base, kind: "still", plan, time: frameTime(plan, unit.first), width: unit.last };
       case "storyboard":
         return { ...base, kind: "storyboard", plan };
-      case "mp4": {
-        // One multipart upload per try of the MP4 (a failed try aborts it): a job started again
+      case "mp4":
+      case "m4a":
+        // One multipart upload per try of the file (a failed try aborts it): a job started again
         // after a busy answer writes into the same one.
-        if (!this.store.get("mp4")) {
-          const { media } = encodingContext(this.env);
-          const key = mp4Key(video.projectId, video.videoId);
-          const upload = await media.createMultipartUpload(key, { httpMetadata: { contentType: "video/mp4" } });
-          this.store.set("mp4", { key, uploadId: upload.uploadId });
-        }
-        return { ...base, kind: "mp4", plan, partSize: MP4_PART_BYTES };
-      }
+        await openUpload(this.store, this.env.MEDIA, unit.kind, video);
+        return { ...base, kind: unit.kind, plan, partSize: MP4_PART_BYTES };
       case "segments": {
         const renditions = (unit.rendition ? [unit.rendition] : plan.renditions.map((r) => r.resolution)).filter(
           (rendition) => this.store.storedIn(rendition, unit.first, unit.last) < unit.last - unit.first,
@@ -647,7 +651,11 @@ export class VideoEncoding extends DurableObject<Env> {
     }
   }
 
-  /** After a unit ends: what is missing gets units again; a complete video gets its MP4, then is ready. */
+  /**
+   * After a unit ends: what is missing gets units again; a complete video gets its MP4 and its M4A
+   * (when it has audio; two units, which run side by side when the video holds two slots), then is
+   * ready.
+   */
   private async progress() {
     if (this.phase() !== "encoding") {
       await this.schedule();
@@ -664,25 +672,21 @@ export class VideoEncoding extends DurableObject<Env> {
       this.store.get<boolean>("poster") &&
       this.store.get<boolean>("storyboard")
     ) {
-      if (!plan.mp4 || this.store.get<boolean>("mp4Done")) {
+      const files = filesOf(plan).filter((file) => !isDone(this.store, file));
+      if (files.length === 0) {
         await this.finish({
           status: "ready",
           renditions: plan.renditions.map(({ resolution, width, height }) => ({ resolution, width, height })),
           mp4: plan.mp4,
+          m4a: plan.audio,
         });
         return;
       }
-      this.store.addUnit({ id: "mp4", kind: "mp4", priority: "background", rank: -3e15 });
+      for (const file of files) {
+        this.store.addUnit({ id: file, kind: file, priority: "background", rank: file === "mp4" ? -3e15 : -2.9e15 });
+      }
     }
     await this.schedule();
-  }
-
-  private async mp4Done(parts: Part[]) {
-    const upload = this.store.get<{ key: string; uploadId: string }>("mp4");
-    if (!upload) throw new Error("no MP4 upload for a finished MP4 job");
-    const { media } = encodingContext(this.env);
-    await media.resumeMultipartUpload(upload.key, upload.uploadId).complete(parts);
-    this.store.set("mp4Done", true);
   }
 
   /**
@@ -691,7 +695,7 @@ export class VideoEncoding extends DurableObject<Env> {
    */
   private async failed(unit: Unit, counted = true) {
     const tries = unit.tries + (counted ? 1 : 0);
-    if (unit.kind === "mp4") await this.abortMp4();
+    if (isFileKind(unit.kind)) await this.abortFile(unit.kind);
     if (unit.kind === "frame" && tries >= MAX_TRIES) {
       this.store.deleteUnit(unit.id);
       this.wake(`frame/${unit.first}/${unit.last}`, "failed");
@@ -718,15 +722,10 @@ export class VideoEncoding extends DurableObject<Env> {
     this.store.requeue(unit.id, tries, first);
   }
 
-  private async abortMp4() {
-    const upload = this.store.get<{ key: string; uploadId: string }>("mp4");
-    if (!upload) return;
-    this.store.forget("mp4");
-    const { media } = encodingContext(this.env);
-    await media
-      .resumeMultipartUpload(upload.key, upload.uploadId)
-      .abort()
-      .catch((error) => logError("encoding: abort the MP4 upload", error, { key: upload.key }));
+  private abortFile(file: FileKind) {
+    return abortUpload(this.store, this.env.MEDIA, file, (error, key) =>
+      logError(`encoding: abort the ${file} upload`, error, { key }),
+    );
   }
 
   /**
@@ -813,7 +812,10 @@ export class VideoEncoding extends DurableObject<Env> {
           .catch((error) => logError("encoding: cancel a job", error, { jobId: unit.job })),
       ),
     );
-    if (!ready) await this.abortMp4();
+    if (!ready) {
+      await this.abortFile("mp4");
+      await this.abortFile("m4a");
+    }
     this.store.deleteUnits(ready);
     this.store.clearSegments();
     for (const key of [...this.waiters.keys()]) {
@@ -838,6 +840,11 @@ export class VideoEncoding extends DurableObject<Env> {
     this.waiters.delete(key);
     for (const waiter of waiting) waiter.resolve(outcome);
   }
+}
+
+/** The files put together from the segments once they are all stored: the MP4 when asked for, the M4A when there is audio. */
+function filesOf(plan: Plan): FileKind[] {
+  return [...(plan.mp4 ? (["mp4"] as const) : []), ...(plan.audio ? (["m4a"] as const) : [])];
 }
 
 /** Whether the video is a test video (contract section 16), encoded from its first seconds only. */

@@ -41,7 +41,7 @@ export async function recordHeartbeat(db: Db, videoId: string, now: number): Pro
 /** What an encoding ends with, or the step that makes the video playable on the way. */
 export type Change =
   | { status: "playable"; plan: string; duration: number; width: number; height: number }
-  | { status: "ready"; renditions: Rendition[]; mp4: boolean }
+  | { status: "ready"; renditions: Rendition[]; mp4: boolean; m4a: boolean }
   | { status: "errored"; code: "invalid_source" | "encoding_failed"; message: string };
 
 /**
@@ -99,6 +99,7 @@ function columnsOf(change: Change, at: string): Partial<VideoRow> {
         status: "ready",
         renditions: JSON.stringify(change.renditions),
         has_mp4: change.mp4 ? 1 : 0,
+        has_m4a: change.m4a ? 1 : 0,
         encode_heartbeat_at: null,
       };
     case "errored":

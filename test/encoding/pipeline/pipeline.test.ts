@@ -6,7 +6,7 @@ import type { VideoEncoding } from "../../../src/encoding/pipeline/coordinator";
 import { MAX_TRIES, QUIET_MS, SILENCE_MS } from "../../../src/encoding/pipeline/coordinator";
 import { coordinatorOf } from "../../../src/encoding/pipeline/coordinator-stub";
 import { sweepEncodings } from "../../../src/encoding/pipeline/sweeper";
-import { mp4Key, posterKey, segmentKey, videoPrefix } from "../../../src/lib/storage-keys";
+import { m4aKey, mp4Key, posterKey, segmentKey, videoPrefix } from "../../../src/lib/storage-keys";
 import { api, bearer, errorCode, json, newWorkspace, withCookie } from "../../helpers";
 import { runQueue } from "../../support/handlers";
 import {
@@ -19,6 +19,7 @@ import {
   failWith,
   fakeEncoder,
   finishAll,
+  finishM4a,
   finishSegments,
   finishStill,
   jobsOf,
@@ -29,6 +30,7 @@ import {
   result,
   runEncodes,
   segmentBytes,
+  stopEncodings,
   uploadedVideo,
 } from "./support";
 
@@ -39,7 +41,7 @@ type Video = {
   width: number | null;
   height: number | null;
   renditions: { resolution: string; width: number; height: number }[];
-  playback: { hls: string; mp4: string | null } | null;
+  playback: { hls: string; mp4: string | null; m4a: string | null } | null;
   error: { code: string; message: string } | null;
   thumbnail: { source: string; url: string };
 };
@@ -49,7 +51,8 @@ beforeEach(async () => {
   encoder = fakeEncoder();
   await emptyPool();
 });
-afterEach(() => {
+afterEach(async () => {
+  await stopEncodings();
   vi.restoreAllMocks();
 });
 
@@ -169,7 +172,7 @@ describe("playable before ready", () => {
       width: 1280,
       height: 720,
       renditions: [],
-      playback: { hls: `http://api.test/play/${id}/master.m3u8`, mp4: null },
+      playback: { hls: `http://api.test/play/${id}/master.m3u8`, mp4: null, m4a: null },
     });
     const events = await outboxEvents(id);
     expect(events.map((event) => event.type)).toEqual(["video.playable"]);
@@ -279,13 +282,27 @@ describe("ready", () => {
         { resolution: "360p", width: 640, height: 360 },
         { resolution: "720p", width: 1280, height: 720 },
       ],
-      playback: { hls: `http://api.test/play/${id}/master.m3u8`, mp4: `http://api.test/play/${id}/video.mp4` },
+      playback: {
+        hls: `http://api.test/play/${id}/master.m3u8`,
+        mp4: `http://api.test/play/${id}/video.mp4`,
+        m4a: `http://api.test/play/${id}/audio.m4a`,
+      },
     });
     expect((await outboxEvents(id)).map((event) => event.type)).toEqual(["video.playable", "video.ready"]);
     expect(await (await api(`/play/${id}/master.m3u8`)).text()).toBe(masterBefore);
     const mp4 = await api(`/play/${id}/video.mp4`, { headers: { range: "bytes=0-1" } });
     expect(mp4.status).toBe(206);
     expect(await mp4.text()).toBe("an");
+    const m4a = await api(`/play/${id}/audio.m4a`, { headers: { range: "bytes=3-5" } });
+    expect(m4a.status).toBe(206);
+    expect(m4a.headers.get("content-type")).toBe("audio/mp4");
+    expect(await m4a.text()).toBe("m4a");
+    // The MP4 and the M4A were made side by side (two background slots), once every segment was stored.
+    const [mp4Job] = jobsOf(encoder, id, "mp4");
+    const [m4aJob] = jobsOf(encoder, id, "m4a");
+    expect(m4aJob).toMatchObject({ priority: "background", partSize: 32 * 1024 * 1024 });
+    expect(m4aJob?.kind === "m4a" && m4aJob.plan.audio).toBe(true);
+    expect(mp4Job).toBeDefined();
     const poster = await api(new URL(ready.thumbnail.url).pathname);
     expect(poster.status).toBe(200);
     expect(poster.headers.get("content-type")).toBe("image/jpeg");
@@ -293,12 +310,54 @@ describe("ready", () => {
     expect(await keysUnder(videoPrefix(projectId, id))).toEqual(
       expect.arrayContaining([
         mp4Key(projectId, id),
+        m4aKey(projectId, id),
         posterKey(projectId, id),
         segmentKey(projectId, id, "720p", segmentName(7)),
       ]),
     );
     // Everything the coordinator held is given back.
     expect((await encodingState(id)).slots).toEqual([]);
+  });
+
+  it("a silent source makes no M4A: ready without one, playback.m4a null and audio.m4a 404", async () => {
+    const { key } = await newWorkspace();
+    const { id, projectId } = await playable(encoder, key, probeFacts(8, { audioStream: null }));
+    await finishAll(encoder, id);
+    const ready = await video(key, id);
+    expect(ready.status).toBe("ready");
+    expect(ready.playback).toEqual({ hls: `http://api.test/play/${id}/master.m3u8`, mp4: null, m4a: null });
+    expect(jobsOf(encoder, id, "m4a")).toEqual([]);
+    expect(await keysUnder(videoPrefix(projectId, id))).not.toContain(m4aKey(projectId, id));
+    const answer = await api(`/play/${id}/audio.m4a`);
+    expect(answer.status).toBe(404);
+    expect(await errorCode(answer)).toBe("not_found");
+  });
+
+  it("a failed M4A try aborts its upload and runs again with a new one; the parts of a void job are 410", async () => {
+    const { key } = await newWorkspace();
+    const { id } = await playable(encoder, key, probeFacts(8));
+    await finishStill(lastJob(encoder, id, "still"));
+    await finishSegments(lastJob(encoder, id, "segments"));
+    await finishStill(lastJob(encoder, id, "storyboard"));
+    const first = lastJob(encoder, id, "m4a");
+    const part = (job: typeof first) =>
+      callback(job, "m4a/parts/1", { method: "PUT", body: "m4a", headers: { "content-type": "audio/mp4" } });
+    expect((await part(first)).status).toBe(200);
+    // An MP4 part under the M4A's job is refused: the job makes no MP4.
+    const wrong = await callback(first, "mp4/parts/1", {
+      method: "PUT",
+      body: "x",
+      headers: { "content-type": "video/mp4" },
+    });
+    expect(wrong.status).toBe(410);
+    await failWith(first, "encoding_failed");
+    const again = lastJob(encoder, id, "m4a");
+    expect(again.jobId).not.toBe(first.jobId);
+    expect((await part(first)).status).toBe(410);
+    expect((await video(key, id)).status).toBe("processing");
+    await finishM4a(again, new TextEncoder().encode("second try"));
+    expect((await video(key, id)).status).toBe("ready");
+    expect(await (await api(`/play/${id}/audio.m4a`)).text()).toBe("second try");
   });
 
   it("uses the settings as they were when the encoding started", async () => {
@@ -492,9 +551,11 @@ describe("the poster while processing", () => {
     const poster = await api(new URL((await video(key, id)).thumbnail.url).pathname);
     expect(poster.status).toBe(200);
     await finishSegments(lastJob(encoder, id, "segments"));
-    // Ready once the storyboard is stored too.
+    // Ready once the storyboard is stored too, then the M4A (the source has audio).
     expect((await video(key, id)).status).toBe("processing");
     await finishStill(lastJob(encoder, id, "storyboard"));
+    expect((await video(key, id)).status).toBe("processing");
+    await finishM4a(lastJob(encoder, id, "m4a"));
     expect((await video(key, id)).status).toBe("ready");
   });
 });

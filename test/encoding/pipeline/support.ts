@@ -63,6 +63,19 @@ export async function emptyPool() {
   });
 }
 
+/** The videos the tests have uploaded, whose coordinators `stopEncodings` stops. */
+const uploaded = new Set<string>();
+
+/**
+ * Stops the encoding of every video uploaded so far: a test's coordinators otherwise keep ticking
+ * (their alarms take over the jobs the next test's fake encoder does not know, on the slots that
+ * test needs).
+ */
+export async function stopEncodings() {
+  for (const id of uploaded) await coordinatorOf(env, id).cancel();
+  uploaded.clear();
+}
+
 /** A video whose upload is complete (status uploaded), its source `bytes`. */
 export async function uploadedVideo(key: string, bytes: Uint8Array = new TextEncoder().encode("source bytes")) {
   const { video } = await newVideo(key, { title: "clip" });
@@ -76,6 +89,7 @@ export async function uploadedVideo(key: string, bytes: Uint8Array = new TextEnc
     bearer(key, json("POST", { parts: [{ partNumber: 1, etag }] })),
   );
   if (done.status !== 200) throw new Error(`complete: ${done.status} ${await done.text()}`);
+  uploaded.add(video.id);
   return video as { id: string; projectId: string };
 }
 
@@ -194,19 +208,25 @@ export async function finishStill(job: Job) {
   await expectStatus(result(job), [204], "still result");
 }
 
-/** Plays an MP4 job: one part, then the result listing it. */
-export async function finishMp4(job: Job, bytes = new TextEncoder().encode("an mp4")) {
+/** Plays an MP4 job (or an M4A job, `file`): one part, then the result listing it. */
+export async function finishMp4(job: Job, bytes = new TextEncoder().encode("an mp4"), file: "mp4" | "m4a" = "mp4") {
+  const type = file === "mp4" ? "video/mp4" : "audio/mp4";
   const part = await expectStatus(
-    callback(job, "mp4/parts/1", { method: "PUT", body: bytes, headers: { "content-type": "video/mp4" } }),
+    callback(job, `${file}/parts/1`, { method: "PUT", body: bytes, headers: { "content-type": type } }),
     [200],
-    "mp4 part",
+    `${file} part`,
   );
   const { etag } = (await part.json()) as { etag: string };
   await expectStatus(
-    result(job, { mp4: { parts: [{ partNumber: 1, etag }], bytes: bytes.byteLength } }),
+    result(job, { [file]: { parts: [{ partNumber: 1, etag }], bytes: bytes.byteLength } }),
     [204],
-    "mp4 result",
+    `${file} result`,
   );
+}
+
+/** Plays an M4A job: one part, then the result listing it. */
+export function finishM4a(job: Job, bytes = new TextEncoder().encode("an m4a")) {
+  return finishMp4(job, bytes, "m4a");
 }
 
 /** An uploaded video whose encoding has started: its probe job runs on the fake encoder. */
@@ -227,7 +247,11 @@ export async function playable(encoder: FakeEncoder, key: string, facts: Probe =
  * Plays every job the video's coordinator starts until it has nothing left to start: what is
  * left runs as the tests' encoder would, in the order it was started.
  */
-export async function finishAll(encoder: FakeEncoder, videoId: string, options: { mp4?: Uint8Array } = {}) {
+export async function finishAll(
+  encoder: FakeEncoder,
+  videoId: string,
+  options: { mp4?: Uint8Array; m4a?: Uint8Array } = {},
+) {
   const done = new Set<string>();
   for (let round = 0; round < 200; round++) {
     const next = jobsOf(encoder, videoId).find(
@@ -239,6 +263,7 @@ export async function finishAll(encoder: FakeEncoder, videoId: string, options: 
     if (next.kind === "segments") await finishSegments(next);
     else if (next.kind === "still" || next.kind === "storyboard") await finishStill(next);
     else if (next.kind === "mp4") await finishMp4(next, options.mp4);
+    else if (next.kind === "m4a") await finishM4a(next, options.m4a);
     else throw new Error(`finishAll does not play ${next.kind} jobs`);
   }
   throw new Error("finishAll did not finish");
