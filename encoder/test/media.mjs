@@ -10,7 +10,7 @@ import { runBinary } from "../binaries.mjs";
 /**
  * @typedef {{
  *   index: number, codec_type: string, codec_name: string, width?: number, height?: number,
- *   pix_fmt?: string, profile?: string, channels?: number,
+ *   pix_fmt?: string, profile?: string, channels?: number, time_base?: string,
  * }} ProbedStream
  */
 
