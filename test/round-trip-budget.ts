@@ -70,10 +70,12 @@ export const ROUND_TRIP_BUDGET = {
   },
   // The D1 read (is the project deleted?) runs beside the R2 read, not before it.
   "GET /thumbnails/{projectId}/{videoId}/{file}": { d1: 1, do: 0, r2: 1, queue: 0 },
-  // Playback, the hot path: one D1 read (the video: live, visibility, playable, its plan); the
-  // playlists are made from the plan with no other trip, a file is one R2 read; a token is verified
-  // in the isolate, with no trip. A segment not made yet (the video still processing) adds its R2
-  // miss, one call to the video's coordinator (which waits for it) and the R2 read that serves it.
+  // Playback, the hot path, as its first request in an isolate makes it: one D1 batch (the video:
+  // live, visibility, playable, its plan; and its caption tracks), then remembered for 5 s with no
+  // D1 read at all (test/playback/remembered-state.test.ts, edge-cache.test.ts); the playlists are
+  // made from the plan with no other trip, a file is one R2 read; a token is verified in the
+  // isolate, with no trip. A segment not made yet (the video still processing) adds its R2 miss,
+  // one call to the video's coordinator (which waits for it) and the R2 read that serves it.
   "GET /play/{id}/master.m3u8": { d1: 1, do: 0, r2: 0, queue: 0 },
   "GET /play/{id}/{rendition}/index.m3u8": { d1: 1, do: 0, r2: 0, queue: 0 },
   "GET /play/{id}/{rendition}/{segment}": { d1: 1, do: 0, r2: 1, queue: 0 },
@@ -81,12 +83,12 @@ export const ROUND_TRIP_BUDGET = {
   "GET /play/{id}/video.mp4 range": { d1: 1, do: 0, r2: 1, queue: 0 },
   "GET /play/{token}/master.m3u8": { d1: 1, do: 0, r2: 0, queue: 0 },
   "GET /embed/{id}": { d1: 1, do: 0, r2: 0, queue: 0 },
-  // With caption tracks, which come in the same D1 batch as the video: no trip more.
+  // With caption tracks, which come in the same D1 batch as the video (the remembered state): no trip more.
   "GET /play/{id}/master.m3u8 with captions": { d1: 1, do: 0, r2: 0, queue: 0 },
   "GET /play/{id}/captions/{language}.vtt": { d1: 1, do: 0, r2: 1, queue: 0 },
   "GET /play/{id}/captions/{language}.m3u8": { d1: 1, do: 0, r2: 0, queue: 0 },
   "GET /embed/{id} with captions": { d1: 1, do: 0, r2: 0, queue: 0 },
-  // Analytics (contract section 20): a beacon reads its video (as /play/ does), counts itself in its
+  // Analytics (contract section 20): a beacon reads its video's state (as /play/ does), counts itself in its
   // client's rate-limit object and is queued; no D1 write (the queue's consumer folds by the batch).
   // An answer reads the rollups (and the project's top videos) in one batch, beside the video's check.
   "POST /play/{id}/beacons": { d1: 1, do: 1, r2: 0, queue: 1 },

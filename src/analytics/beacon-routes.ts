@@ -56,7 +56,7 @@ export const beaconRoutes = new Hono<AppEnv>()
     // The video's answer comes before the rate limit's, whichever arrives first.
     const [found, limited] = await Promise.allSettled([
       // The video's state as remembered for at most 5 s (contract §21): no D1 read of its own.
-      withPlayableVideo(c, c.req.param("subject"), async (row) => row),
+      withPlayableVideo(c, c.req.param("subject"), async ({ row }) => row),
       limitBeacon(c, beacon.viewId),
     ]);
     if (found.status === "rejected") throw found.reason;

@@ -12,6 +12,7 @@ import { replaceObject } from "../lib/replace-object";
 import { captionsKey } from "../lib/storage-keys";
 import { parseUlid, ulid } from "../lib/ulid";
 import { rateLimit } from "../rate-limit/middleware";
+import { forgetPlaybackStates } from "../videos/playback-state";
 import { ProjectQuerySchema } from "../videos/schemas";
 import { canonicalLanguage, englishName } from "./language";
 import { toTrack } from "./model";
@@ -138,6 +139,8 @@ export const captionRoutes = createRouter()
           message: `A video holds at most ${MAX_TRACKS} caption tracks: delete one, or replace one of its languages.`,
         });
       }
+      // The master playlist, the embed page and the track's files change at once here (contract §21).
+      forgetPlaybackStates([videoId]);
       return c.json(toTrack(publicOrigin(c), row), 200);
     },
     validationHook({ query: { label: "invalid_query" } }),
@@ -153,10 +156,13 @@ export const captionRoutes = createRouter()
     const params = c.req.valid("param");
     // A language that is no tag names no track, of a video that must exist all the same.
     const language = canonicalLanguage(params.language) ?? "";
-    const { key } = await found("video_not_found", params.id, (id) =>
-      deleteTrack(c.var.db, c.var.tenant, id, language),
-    );
+    const { id, key } = await found("video_not_found", params.id, async (id) => {
+      const deleted = await deleteTrack(c.var.db, c.var.tenant, id, language);
+      return deleted && { id, key: deleted.key };
+    });
     if (!key) throw new ApiError("captions_not_found");
+    // The master playlist, the embed page and the track's files change at once here (contract §21).
+    forgetPlaybackStates([id]);
     try {
       await c.env.MEDIA.delete(key);
     } catch (error) {

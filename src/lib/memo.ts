@@ -1,19 +1,46 @@
 /**
+ * Forgetting, for memos that the writers which change their values cannot import (a writer's
+ * folder below the reader's): the writer calls `forget`, every memo built on this forgets at once.
+ * Its count is the memos' ticket: a read that began before a `forget` stores nothing.
+ */
+export class Forgetting {
+  readonly #listeners: ((keys?: Iterable<string>) => void)[] = [];
+  #count = 0;
+
+  get count(): number {
+    return this.#count;
+  }
+
+  listen(listener: (keys?: Iterable<string>) => void): void {
+    this.#listeners.push(listener);
+  }
+
+  /** Drops the entries of `keys` in every memo built on this; with no keys, every entry. */
+  forget(keys?: Iterable<string>): void {
+    this.#count += 1;
+    const named = keys === undefined ? undefined : [...keys];
+    for (const listener of this.#listeners) listener(named);
+  }
+}
+
+/**
  * Values kept in this isolate's memory for a short time, by key: what a hot path may reuse
- * instead of reading storage again (a video's playback state, `src/videos/playback-state.ts`).
+ * instead of reading storage again (a video's playback state, `src/playback/state.ts`).
  * An entry older than `ttlMs` is never returned; at most `capacity` entries are kept (the oldest
- * stored goes first). `forget` drops entries at once, and a read that began before a `forget`
- * (its `ticket` is older) stores nothing, so a write's change is never undone by a read that
- * crossed it.
+ * stored goes first). `forget` (here or on its `Forgetting`) drops entries at once, and a read that
+ * began before a `forget` (its `ticket` is older) stores nothing, so a write's change is never
+ * undone by a read that crossed it.
  */
 export class Memo<T> {
   readonly #entries = new Map<string, { value: T; at: number }>();
-  #forgets = 0;
 
   constructor(
     readonly ttlMs: number,
     readonly capacity: number,
-  ) {}
+    readonly forgetting: Forgetting = new Forgetting(),
+  ) {
+    forgetting.listen((keys) => this.#drop(keys));
+  }
 
   /** The value stored for `key` less than `ttlMs` before `now`, if any. */
   get(key: string, now: number): T | undefined {
@@ -26,11 +53,11 @@ export class Memo<T> {
 
   /** What a read takes before it starts: `set` stores its value only if nothing was forgotten since. */
   ticket(): number {
-    return this.#forgets;
+    return this.forgetting.count;
   }
 
   set(key: string, value: T, at: number, ticket: number): void {
-    if (ticket !== this.#forgets) return;
+    if (ticket !== this.forgetting.count) return;
     this.#entries.delete(key);
     this.#entries.set(key, { value, at });
     if (this.#entries.size > this.capacity) {
@@ -39,9 +66,12 @@ export class Memo<T> {
     }
   }
 
-  /** Drops the entries of `keys`; with no keys, every entry. */
+  /** Drops the entries of `keys`; with no keys, every entry (in every memo of its `Forgetting`). */
   forget(keys?: Iterable<string>): void {
-    this.#forgets += 1;
+    this.forgetting.forget(keys);
+  }
+
+  #drop(keys?: Iterable<string>): void {
     if (keys === undefined) {
       this.#entries.clear();
       return;

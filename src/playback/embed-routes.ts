@@ -1,14 +1,13 @@
 import { Hono } from "hono";
 import { html, raw } from "hono/html";
-import { type CaptionRow, trackUrl } from "../captions/model";
-import { tracksStatement } from "../captions/queries";
+import { trackUrl } from "../captions/model";
 import type { AppEnv } from "../http/context";
 import { ApiError } from "../http/errors";
 import { publicOrigin } from "../http/public-url";
 import { frameAncestors } from "../lib/origins";
 import { allowedOriginsOf } from "../videos/model";
 import { EMBED_PATH, PLAY_PATH, playbackThumbnailUrl } from "../videos/urls";
-import { playableVideoWith } from "./subject";
+import { withPlayableVideo } from "./state";
 
 /**
  * The player the Worker serves itself, from its static assets (scripts/build-assets.ts bundles
@@ -76,17 +75,14 @@ function frameAncestorsHeader(...lists: string[][]): Record<string, string[]> {
 export const embedRoutes = new Hono<AppEnv>().get(`${EMBED_PATH}/:subject`, async (c) => {
   const subject = c.req.param("subject");
   try {
-    const {
-      row,
-      also: tracks,
-      grant,
-    } = await playableVideoWith<CaptionRow>(c, subject, { fresh: true }, tracksStatement);
-    const origin = publicOrigin(c);
-    const poster = playbackThumbnailUrl(origin, subject);
-    const root = `${origin}${PLAY_PATH}/${subject}`;
-    const title = row.title ?? "Video";
-    return c.html(
-      html`<!doctype html>
+    // The video's state as remembered for at most 5 s (contract §21), its tracks with it.
+    return await withPlayableVideo(c, subject, async ({ row, grant, tracks }) => {
+      const origin = publicOrigin(c);
+      const poster = playbackThumbnailUrl(origin, subject);
+      const root = `${origin}${PLAY_PATH}/${subject}`;
+      const title = row.title ?? "Video";
+      return c.html(
+        html`<!doctype html>
 <html lang="en">
   <head>
     <meta charset="utf-8" />
@@ -155,9 +151,10 @@ export const embedRoutes = new Hono<AppEnv>().get(`${EMBED_PATH}/:subject`, asyn
     </script>
   </body>
 </html>`,
-      200,
-      { "cache-control": "no-cache", ...frameAncestorsHeader(allowedOriginsOf(row), grant.allowedOrigins ?? []) },
-    );
+        200,
+        { "cache-control": "no-cache", ...frameAncestorsHeader(allowedOriginsOf(row), grant.allowedOrigins ?? []) },
+      );
+    });
   } catch (error) {
     if (!(error instanceof ApiError)) throw error;
     return c.html(

@@ -5,7 +5,6 @@ import { segmentIndex } from "../../media-plan/protocol.mjs";
 import { captionFile, captionTrackFile } from "../captions/files";
 import { withSubtitles } from "../captions/hls";
 import type { CaptionRow } from "../captions/model";
-import { trackStatement, tracksStatement } from "../captions/queries";
 import { coordinatorOf } from "../encoding/pipeline/coordinator-stub";
 import { type Answer, serveBuffer, serveR2Object } from "../http/bytes";
 import type { AppEnv } from "../http/context";
@@ -18,9 +17,8 @@ import { PLAY_PATH, thumbnailKeyOf } from "../videos/urls";
 import { coveringSegments, requestedSpan, spanQuery } from "./clip";
 import { isUnchanging, serveCached } from "./edge-cache";
 import { masterPlaylist, variantPlaylist } from "./playlists";
-import { withPlayableVideo } from "./state";
+import { namedObject, withPlayableVideo } from "./state";
 import { STORYBOARD_SPRITE, storyboardVtt } from "./storyboard";
-import { playableVideo, playableVideoWith } from "./subject";
 import type { PlaybackGrant } from "./tokens";
 
 const PLAYLIST = "application/vnd.apple.mpegurl";
@@ -53,11 +51,10 @@ const THUMBNAIL_CACHE = "private";
  * Playback: the master and variant playlists (made from the video's plan, the master with the
  * video's caption tracks), the segments, the MP4 and the M4A (with byte ranges, from R2), the caption files,
  * the storyboard, the current thumbnail and frames at any time, of a playable video, under its id
- * or a token. One D1 read (the video, and its tracks where they matter, in one batch) and at most
- * one R2 read per request, and for a segment or frame not made yet the video's coordinator; the
- * files but the master playlist, captions and thumbnail read the video's state as remembered for
- * at most 5 s (`state.ts`), and the files that never change come from the location's cache once a
- * viewer there had them (`edge-cache.ts`, contract section 21);
+ * or a token. Every answer reads the video's state (its row and caption tracks, one D1 batch) as
+ * remembered for at most 5 s (`state.ts`), at most one R2 read, and for a segment or frame not
+ * made yet the video's coordinator; the files that never change come from the location's cache
+ * once a viewer there had them (`edge-cache.ts`, contract section 21);
  * `no-cache` lets a CDN keep the bytes but revalidate every use, so a video made private or deleted
  * stops playing at once (docs/encoding.md).
  */
@@ -76,33 +73,37 @@ export const playbackRoutes = new Hono<AppEnv>()
   // The video's current thumbnail (its custom image, else the poster frame), with its own type: how
   // a token holder sees a private video's picture, and the embed page's poster (contract section
   // 12); with `time` (and `width`), the frame at that time (section 17).
-  .on(["GET", "HEAD"], `${PLAY_PATH}/:subject/thumbnail`, async (c) => {
-    if (c.req.queries("time") !== undefined)
-      return withPlayableVideo(c, c.req.param("subject"), (row) => serveFrame(c, row));
-    const row = await playableVideo(c, c.req.param("subject"), { fresh: true });
-    return serveObject(c.env.MEDIA, thumbnailKeyOf(row), c.req.raw, { cacheControl: THUMBNAIL_CACHE });
-  })
+  .on(["GET", "HEAD"], `${PLAY_PATH}/:subject/thumbnail`, (c) =>
+    withPlayableVideo(c, c.req.param("subject"), ({ row }) => {
+      if (c.req.queries("time") !== undefined) return serveFrame(c, row);
+      const answer = { cacheControl: THUMBNAIL_CACHE };
+      return namedObject(serveObject(c.env.MEDIA, thumbnailKeyOf(row), c.req.raw, answer));
+    }),
+  )
   // A caption track's files (contract §17): the track, its subtitle playlist, that playlist's segment.
-  .on(["GET", "HEAD"], `${PLAY_PATH}/:subject/captions/*`, async (c) => {
+  .on(["GET", "HEAD"], `${PLAY_PATH}/:subject/captions/*`, (c) => {
     const subject = c.req.param("subject");
     const file = captionFile(new URL(c.req.url).pathname.slice(`${PLAY_PATH}/${subject}/`.length));
-    const language = file?.language ?? "";
-    const { row, also } = await playableVideoWith<CaptionRow>(c, subject, { fresh: false }, (db, id) =>
-      trackStatement(db, id, language),
-    );
-    const [track] = also;
-    if (!file || !track) throw new ApiError("not_found");
-    if (file.kind === "track") return serveObject(c.env.MEDIA, track.object_key, c.req.raw, playback(CAPTIONS));
-    const made = await captionTrackFile(c.env.MEDIA, row, track, file.kind, mpegtsStart(row));
-    return serveText(c.req.raw, made.text, file.kind === "playlist" ? PLAYLIST : CAPTIONS, made.lastModified);
+    return withPlayableVideo(c, subject, async ({ row, tracks }) => {
+      const track = tracks.find((one) => one.language === file?.language);
+      if (!file || !track) throw new ApiError("not_found");
+      if (file.kind === "track") {
+        return namedObject(serveObject(c.env.MEDIA, track.object_key, c.req.raw, playback(CAPTIONS)));
+      }
+      const making = captionTrackFile(c.env.MEDIA, row, track, file.kind, mpegtsStart(row));
+      // The segment reads the track's object; the playlist only the video's duration.
+      const made = await (file.kind === "segment" ? namedObject(making) : making);
+      return serveText(c.req.raw, made.text, file.kind === "playlist" ? PLAYLIST : CAPTIONS, made.lastModified);
+    });
   })
   .on(["GET", "HEAD"], `${PLAY_PATH}/:subject/*`, async (c) => {
     const subject = c.req.param("subject");
     const path = new URL(c.req.url).pathname.slice(`${PLAY_PATH}/${subject}/`.length);
     // The video first (a private one's id URLs answer 403 before the other checks), then the file.
-    if (path === "master.m3u8") return serveMaster(c, subject);
     // The video's state as this isolate remembers it (at most 5 s old, contract section 21).
-    return withPlayableVideo(c, subject, (row, grant) => serveFile(c, row, grant, path));
+    return withPlayableVideo(c, subject, ({ row, grant, tracks }) =>
+      path === "master.m3u8" ? serveMaster(c, row, grant, tracks) : serveFile(c, row, grant, path),
+    );
   });
 
 /** A file of a playable video under `/play/<x>/`, but its master playlist, thumbnail and captions. */
@@ -233,16 +234,17 @@ async function serveSegment(c: Context<AppEnv>, row: VideoRow, plan: Plan, resol
 }
 
 /**
- * The master playlist, read with the video's caption tracks in the same D1 round trip: made from
- * the plan (or as stored, for a video encoded before plans), with a SUBTITLES group when it has
- * tracks, so adding or deleting a track changes it at once.
+ * The master playlist, from the video's state with its caption tracks (remembered, read in one D1
+ * round trip): made from the plan (or as stored, for a video encoded before plans), with a
+ * SUBTITLES group when it has tracks. Adding or deleting a track forgets the state, so changes it
+ * at once where it is made.
  */
-async function serveMaster(c: Context<AppEnv>, subject: string): Promise<Response> {
-  const {
-    row,
-    also: tracks,
-    grant,
-  } = await playableVideoWith<CaptionRow>(c, subject, { fresh: true }, tracksStatement);
+async function serveMaster(
+  c: Context<AppEnv>,
+  row: VideoRow,
+  grant: PlaybackGrant,
+  tracks: CaptionRow[],
+): Promise<Response> {
   let master: string;
   const plan = planOf(row);
   if (plan !== null) {

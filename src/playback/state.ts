@@ -1,52 +1,104 @@
 import type { Context } from "hono";
+import type { CaptionRow } from "../captions/model";
+import { tracksStatement } from "../captions/queries";
 import type { AppEnv } from "../http/context";
 import { ApiError } from "../http/errors";
+import { Memo } from "../lib/memo";
 import type { VideoRow } from "../videos/model";
-import { playbackStates } from "../videos/playback-state";
+import { PLAYBACK_STATE_TTL_MS, playbackStateForgetting } from "../videos/playback-state";
 import { playbackVideoStatement } from "./queries";
 import { checkPlayable, subjectOf } from "./subject";
 import type { PlaybackGrant } from "./tokens";
 
 /**
- * A video's playback state (the row `playbackVideoStatement` returns, or null for none), read
- * from D1 at most once per PLAYBACK_STATE_TTL_MS in this isolate (contract section 21). The read
- * goes to the D1 primary: a replica that has not seen a write yet must not be remembered for 5 s
- * right after that write forgot the state.
+ * A video's playback state: the row the playback query returns (status, visibility, allowed
+ * origins, its plan and every other column, so a column added to `videos` is part of it with no
+ * change here) and its caption tracks by language, or null for a video that query did not find
+ * (unknown, deleted, in a deleted project).
+ */
+export type PlaybackState = { row: VideoRow; tracks: CaptionRow[] };
+
+/** The states as this isolate last read them (at most 10,000 videos), forgotten by the writes. */
+const playbackStates = new Memo<PlaybackState | null>(PLAYBACK_STATE_TTL_MS, 10_000, playbackStateForgetting);
+
+/**
+ * A video's playback state, read from D1 at most once per PLAYBACK_STATE_TTL_MS in this isolate
+ * (contract section 21): the row and the tracks in one batch, one round trip. The read goes to the
+ * D1 primary: a replica that has not seen a write yet must not be remembered for 5 s right after
+ * that write forgot the state.
  */
 export async function playbackState(
   c: Context<AppEnv>,
   videoId: string,
-): Promise<{ row: VideoRow | null; remembered: boolean }> {
+): Promise<{ state: PlaybackState | null; remembered: boolean }> {
   const now = Date.now();
   const known = playbackStates.get(videoId, now);
-  if (known !== undefined) return { row: known, remembered: true };
+  if (known !== undefined) return { state: known, remembered: true };
   const ticket = playbackStates.ticket();
-  const row = await playbackVideoStatement(c.env.DB.withSession("first-primary"), videoId).first<VideoRow>();
-  playbackStates.set(videoId, row, now, ticket);
-  return { row, remembered: false };
+  const db = c.env.DB.withSession("first-primary");
+  const [video, tracks] = await db.batch([playbackVideoStatement(db, videoId), tracksStatement(db, videoId)]);
+  const row = (video?.results[0] as VideoRow | undefined) ?? null;
+  const state = row && { row, tracks: (tracks?.results ?? []) as CaptionRow[] };
+  playbackStates.set(videoId, state, now, ticket);
+  return { state, remembered: false };
 }
 
+/** What `namedObject` throws: R2 has no object under a key the video's state named. */
+class StaleKey extends Error {}
+
 /**
- * Answers a `/play/` request about a playable video with `serve`, the video's state as remembered
- * (`playbackState`), checked as `playableVideo` checks it. What only grows (a video becoming
- * playable, then ready, its MP4 stored) is never held back by a remembered state: when that state
- * gives `404` for a video that is not ready, the state is read again and `serve` runs once more.
- * What narrows who may play (private, deleted) is forgotten by its write, so holds at once here.
+ * `read` of an R2 object whose key the video's state names (its custom thumbnail, a caption
+ * track): when the object is not there (replaced since, its old object deleted, another isolate's
+ * write), a remembered state is read again and `serve` runs once more; a fresh one answers
+ * `404 not_found`.
+ */
+export async function namedObject<T>(read: Promise<T>): Promise<T> {
+  try {
+    return await read;
+  } catch (error) {
+    if (error instanceof ApiError && error.code === "not_found") throw new StaleKey();
+    throw error;
+  }
+}
+
+/** What `serve` is given: the checked video, what the subject grants, the video's caption tracks. */
+export type Playable = { row: VideoRow; grant: PlaybackGrant; tracks: CaptionRow[] };
+
+/**
+ * Answers a `/play/` or `/embed/` request about a playable video with `serve`, the video's state as
+ * remembered (`playbackState`), checked in the contract's order (`checkPlayable`). What only grows
+ * (a video becoming playable, then ready, its MP4 stored) is never held back by a remembered state:
+ * when that state gives `404` for a video that is not ready, or names an R2 object that is gone
+ * (`namedObject`), the state is read again and `serve` runs once more. What narrows who may play
+ * (private, origins, deleted) and what changes a served file (tracks, thumbnail) is forgotten by
+ * its write, so holds at once here.
  */
 export async function withPlayableVideo<T>(
   c: Context<AppEnv>,
   subject: string,
-  serve: (row: VideoRow, grant: PlaybackGrant) => Promise<T>,
+  serve: (video: Playable) => Promise<T>,
 ): Promise<T> {
   const { grant, byId } = await subjectOf(c, subject);
   const { videoId } = grant;
-  const { row, remembered } = await playbackState(c, videoId);
+  const answer = (state: PlaybackState | null) =>
+    serve({ row: checkPlayable(c, state?.row ?? null, grant, byId), grant, tracks: state?.tracks ?? [] });
+  const { state, remembered } = await playbackState(c, videoId);
   try {
-    return await serve(checkPlayable(c, row, grant, byId), grant);
+    return await answer(state);
   } catch (error) {
-    const mayHaveGrown = remembered && row !== null && row.status !== "ready";
-    if (!(mayHaveGrown && error instanceof ApiError && error.code === "not_found")) throw error;
+    const row = state?.row;
+    const grown =
+      row !== undefined && row.status !== "ready" && error instanceof ApiError && error.code === "not_found";
+    if (!(remembered && (grown || error instanceof StaleKey))) throw notFoundIfStale(error);
   }
   playbackStates.forget([videoId]);
-  return serve(checkPlayable(c, (await playbackState(c, videoId)).row, grant, byId), grant);
+  try {
+    return await answer((await playbackState(c, videoId)).state);
+  } catch (error) {
+    throw notFoundIfStale(error);
+  }
+}
+
+function notFoundIfStale(error: unknown): unknown {
+  return error instanceof StaleKey ? new ApiError("not_found") : error;
 }

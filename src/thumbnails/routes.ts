@@ -15,6 +15,7 @@ import { customThumbnailKey } from "../lib/storage-keys";
 import { parseUlid, ulid } from "../lib/ulid";
 import { rateLimit } from "../rate-limit/middleware";
 import type { VideoRow } from "../videos/model";
+import { forgetPlaybackStates } from "../videos/playback-state";
 import { ProjectQuerySchema, VideoParamsSchema } from "../videos/schemas";
 import { thumbnailOf } from "../videos/urls";
 import { swapCustomThumbnail } from "./queries";
@@ -89,6 +90,8 @@ async function switchThumbnail<E extends TenantEnv>(
     swapCustomThumbnail(c.var.db, c.var.tenant, videoId, key, Date.now()),
   );
   if (!row) throw new ApiError("video_not_found");
+  // `/play/<x>/thumbnail` and the embed page's poster change at once here (contract §21).
+  forgetPlaybackStates([videoId]);
   return row;
 }
 
