@@ -1,7 +1,7 @@
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { timelineStart } from "../../media-plan/plan.mjs";
 import { mintPlaybackToken } from "../../src/playback/tokens";
-import { emptyPool, fakeEncoder, finishAll, playable, probeFacts } from "../encoding/pipeline/support";
+import { finishAll, playable, probeFacts, withFakeEncoder } from "../encoding/pipeline/support";
 import { api, bearer, errorCode, json, newWorkspace, withCookie } from "../helpers";
 
 const SECRET = "test-playback-secret-0123456789abcdef01";
@@ -9,14 +9,7 @@ const VTT = "WEBVTT\n\n00:00:00.500 --> 00:00:02.000\nHello\n";
 /** The video's duration as its probe reports it. */
 const DURATION = 6;
 
-let encoder: ReturnType<typeof fakeEncoder>;
-beforeEach(async () => {
-  encoder = fakeEncoder();
-  await emptyPool();
-});
-afterEach(() => {
-  vi.restoreAllMocks();
-});
+const encoder = withFakeEncoder();
 
 function putTrack(key: string, id: string, language: string, body = VTT, query = "") {
   return api(
@@ -32,8 +25,8 @@ async function video(options: { ready?: boolean } = {}) {
     `/v1/projects/${project.id}/encoding-settings`,
     withCookie(session, json("PATCH", { enabledResolutions: ["360p"] })),
   );
-  const { id } = await playable(encoder, key, probeFacts(DURATION));
-  if (options.ready !== false) await finishAll(encoder, id);
+  const { id } = await playable(encoder(), key, probeFacts(DURATION));
+  if (options.ready !== false) await finishAll(encoder(), id);
   return { key, id };
 }
 

@@ -1,8 +1,8 @@
 import { env } from "cloudflare:workers";
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { SLICE_BYTES } from "../../src/playback/edge-cache";
 import { PLAYBACK_STATE_TTL_MS } from "../../src/videos/playback-state";
-import { emptyPool, fakeEncoder, finishAll, playable, probeFacts } from "../encoding/pipeline/support";
+import { finishAll, playable, probeFacts, withFakeEncoder } from "../encoding/pipeline/support";
 import { api, bearer, json, newWorkspace, withCookie } from "../helpers";
 import { apiWith } from "../support/app";
 import { countingBindings } from "../support/round-trips";
@@ -14,14 +14,7 @@ import { countingBindings } from "../support/round-trips";
  * bindings that count their round trips.
  */
 describe("playback at scale: the location's cache", () => {
-  let encoder: ReturnType<typeof fakeEncoder>;
-  beforeEach(async () => {
-    encoder = fakeEncoder();
-    await emptyPool();
-  });
-  afterEach(() => {
-    vi.restoreAllMocks();
-  });
+  const encoder = withFakeEncoder();
 
   /** An MP4 of two and a half slices, so ranges cross slices. */
   const MP4 = Uint8Array.from({ length: Math.floor(SLICE_BYTES * 2.5) }, (_, i) => (i * 7) % 253);
@@ -32,8 +25,8 @@ describe("playback at scale: the location's cache", () => {
       `/v1/projects/${project.id}/encoding-settings`,
       withCookie(session, json("PATCH", { enabledResolutions: ["360p"], mp4FallbackEnabled: true })),
     );
-    const { id } = await playable(encoder, key, probeFacts(6));
-    await finishAll(encoder, id, { mp4: MP4 });
+    const { id } = await playable(encoder(), key, probeFacts(6));
+    await finishAll(encoder(), id, { mp4: MP4 });
     const minted = await api(`/v1/videos/${id}/playback-tokens`, bearer(key, json("POST", { expiresIn: 3600 })));
     const { token } = (await minted.json()) as { token: string };
     return { key, id, token };
@@ -195,8 +188,8 @@ describe("playback at scale: the location's cache", () => {
       `/v1/projects/${project.id}/encoding-settings`,
       withCookie(session, json("PATCH", { enabledResolutions: ["360p"], mp4FallbackEnabled: false })),
     );
-    const { id } = await playable(encoder, key, probeFacts(6));
-    await finishAll(encoder, id);
+    const { id } = await playable(encoder(), key, probeFacts(6));
+    await finishAll(encoder(), id);
     await counted(`/play/${id}/360p/seg_00000.ts`);
     expect((await counted(`/play/${id}/360p/seg_00000.ts`)).trips).toEqual(NONE);
     const removed = await api(`/v1/projects/${project.id}`, withCookie(session, { method: "DELETE" }));
@@ -210,11 +203,11 @@ describe("playback at scale: the location's cache", () => {
       `/v1/projects/${project.id}/encoding-settings`,
       withCookie(session, json("PATCH", { enabledResolutions: ["360p"], mp4FallbackEnabled: true })),
     );
-    const { id } = await playable(encoder, key, probeFacts(6));
+    const { id } = await playable(encoder(), key, probeFacts(6));
     // Remembered while processing: its MP4 is not there yet.
     expect((await counted(`/play/${id}/360p/index.m3u8`)).response.status).toBe(200);
     expect((await counted(`/play/${id}/video.mp4`)).response.status).toBe(404);
-    await finishAll(encoder, id, { mp4: MP4 });
+    await finishAll(encoder(), id, { mp4: MP4 });
     const mp4 = await counted(`/play/${id}/video.mp4`, { range: "bytes=0-9" });
     expect(mp4.response.status).toBe(206);
     expect(mp4.body).toEqual(MP4.slice(0, 10));

@@ -1,7 +1,7 @@
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { normalizeOriginPattern, originAllowed, requestOrigin } from "../../src/lib/origins";
 import { mintPlaybackToken, readPlaybackToken } from "../../src/playback/tokens";
-import { emptyPool, fakeEncoder, finishAll, playable, probeFacts } from "../encoding/pipeline/support";
+import { finishAll, playable, probeFacts, withFakeEncoder } from "../encoding/pipeline/support";
 import { api, bearer, errorCode, json, newWorkspace, withCookie } from "../helpers";
 
 const SECRET = "test-playback-secret-0123456789abcdef01";
@@ -80,14 +80,7 @@ describe("tokens with claims", () => {
 });
 
 describe("allowed origins and clips over HTTP", () => {
-  let encoder: ReturnType<typeof fakeEncoder>;
-  beforeEach(async () => {
-    encoder = fakeEncoder();
-    await emptyPool();
-  });
-  afterEach(() => {
-    vi.restoreAllMocks();
-  });
+  const encoder = withFakeEncoder();
 
   /** A ready video of 360p, 20 s long (five 4 s segments), with an MP4. */
   async function readyVideo(seconds = 20) {
@@ -96,8 +89,8 @@ describe("allowed origins and clips over HTTP", () => {
       `/v1/projects/${project.id}/encoding-settings`,
       withCookie(session, json("PATCH", { enabledResolutions: ["360p"], mp4FallbackEnabled: true })),
     );
-    const { id } = await playable(encoder, key, probeFacts(seconds));
-    await finishAll(encoder, id, { mp4: new Uint8Array(100) });
+    const { id } = await playable(encoder(), key, probeFacts(seconds));
+    await finishAll(encoder(), id, { mp4: new Uint8Array(100) });
     return { key, id };
   }
 

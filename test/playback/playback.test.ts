@@ -1,10 +1,10 @@
 import { env } from "cloudflare:workers";
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { parseRange } from "../../src/http/range";
 import { stripMetadata } from "../../src/images/strip";
 import { posterKey } from "../../src/lib/storage-keys";
 import { mintPlaybackToken, verifyPlaybackToken } from "../../src/playback/tokens";
-import { emptyPool, fakeEncoder, finishAll, playable, probeFacts, uploadedVideo } from "../encoding/pipeline/support";
+import { finishAll, playable, probeFacts, uploadedVideo, withFakeEncoder } from "../encoding/pipeline/support";
 import { IMAGES } from "../fixtures/images";
 import { api, bearer, errorCode, json, newWorkspace, withCookie } from "../helpers";
 
@@ -70,14 +70,7 @@ describe("playback tokens", () => {
 });
 
 describe("playback over HTTP", () => {
-  let encoder: ReturnType<typeof fakeEncoder>;
-  beforeEach(async () => {
-    encoder = fakeEncoder();
-    await emptyPool();
-  });
-  afterEach(() => {
-    vi.restoreAllMocks();
-  });
+  const encoder = withFakeEncoder();
 
   const MP4 = Uint8Array.from({ length: 1000 }, (_, i) => i % 251);
   const M4A = Uint8Array.from({ length: 700 }, (_, i) => (i * 7) % 256);
@@ -89,11 +82,11 @@ describe("playback over HTTP", () => {
       `/v1/projects/${project.id}/encoding-settings`,
       withCookie(session, json("PATCH", { enabledResolutions: ["360p"], mp4FallbackEnabled: Boolean(options.mp4) })),
     );
-    const { id } = await playable(encoder, key, probeFacts(6));
+    const { id } = await playable(encoder(), key, probeFacts(6));
     if (options.visibility) {
       await api(`/v1/videos/${id}`, bearer(key, json("PATCH", { visibility: options.visibility })));
     }
-    await finishAll(encoder, id, { mp4: MP4, m4a: M4A });
+    await finishAll(encoder(), id, { mp4: MP4, m4a: M4A });
     return { key, id };
   }
 
@@ -199,7 +192,7 @@ describe("playback over HTTP", () => {
 
   it("answers 404 for the M4A before the video is ready, while it plays", async () => {
     const { key } = await newWorkspace();
-    const { id } = await playable(encoder, key, probeFacts(6));
+    const { id } = await playable(encoder(), key, probeFacts(6));
     const video = (await (await api(`/v1/videos/${id}`, bearer(key))).json()) as {
       status: string;
       playback: { m4a: string | null };

@@ -1,8 +1,8 @@
 import { env } from "cloudflare:workers";
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { captionsKey, customThumbnailKey } from "../../src/lib/storage-keys";
 import { PLAYBACK_STATE_TTL_MS } from "../../src/videos/playback-state";
-import { emptyPool, fakeEncoder, finishAll, playable, probeFacts } from "../encoding/pipeline/support";
+import { finishAll, playable, probeFacts, withFakeEncoder } from "../encoding/pipeline/support";
 import { IMAGES } from "../fixtures/images";
 import { api, bearer, json, newWorkspace, withCookie } from "../helpers";
 import { apiWith } from "../support/app";
@@ -18,14 +18,7 @@ const JPEG = "image/jpeg";
  * custom thumbnail changed through the API shows at once where it was changed.
  */
 describe("playback at scale: the remembered state serves the master, captions, thumbnail and embed page", () => {
-  let encoder: ReturnType<typeof fakeEncoder>;
-  beforeEach(async () => {
-    encoder = fakeEncoder();
-    await emptyPool();
-  });
-  afterEach(() => {
-    vi.restoreAllMocks();
-  });
+  const encoder = withFakeEncoder();
 
   async function readyVideo() {
     const { key, session, project } = await newWorkspace();
@@ -33,8 +26,8 @@ describe("playback at scale: the remembered state serves the master, captions, t
       `/v1/projects/${project.id}/encoding-settings`,
       withCookie(session, json("PATCH", { enabledResolutions: ["360p"], mp4FallbackEnabled: false })),
     );
-    const { id } = await playable(encoder, key, probeFacts(6));
-    await finishAll(encoder, id);
+    const { id } = await playable(encoder(), key, probeFacts(6));
+    await finishAll(encoder(), id);
     const minted = await api(`/v1/videos/${id}/playback-tokens`, bearer(key, json("POST", { expiresIn: 3600 })));
     const { token } = (await minted.json()) as { token: string };
     return { key, id, token, projectId: project.id };

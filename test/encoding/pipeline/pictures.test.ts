@@ -1,21 +1,19 @@
 import { env } from "cloudflare:workers";
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { coordinatorOf } from "../../../src/encoding/pipeline/coordinator-stub";
 import { frameKey, storyboardKey } from "../../../src/lib/storage-keys";
 import { api, bearer, errorCode, json, newWorkspace } from "../../helpers";
 import {
   callback,
-  emptyPool,
   encodingState,
-  type FakeEncoder,
   failWith,
-  fakeEncoder,
   finishAll,
   finishStill,
   jobsOf,
   playable,
   probeFacts,
   result,
+  withFakeEncoder,
 } from "./support";
 
 /**
@@ -23,14 +21,7 @@ import {
  * for, while processing and once ready, each made once; the storyboard, without which a video is
  * not ready.
  */
-let encoder: FakeEncoder;
-beforeEach(async () => {
-  encoder = fakeEncoder();
-  await emptyPool();
-});
-afterEach(() => {
-  vi.restoreAllMocks();
-});
+const encoder = withFakeEncoder();
 
 const JPEG = new Uint8Array([0xff, 0xd8, 0xff, 0xe0, 1, 2, 3, 0xff, 0xd9]);
 
@@ -40,7 +31,7 @@ function putFrame(job: Parameters<typeof callback>[0], bytes = JPEG) {
 
 /** The frame jobs (stills other than the poster) the encoder got for a video. */
 function frameJobs(videoId: string) {
-  return jobsOf(encoder, videoId, "still").filter((job) => job.kind === "still" && job.width !== null);
+  return jobsOf(encoder(), videoId, "still").filter((job) => job.kind === "still" && job.width !== null);
 }
 
 async function waitForFrameJobs(videoId: string, count: number) {
@@ -53,7 +44,7 @@ async function waitForFrameJobs(videoId: string, count: number) {
 describe("frames", () => {
   it("are made once on an interactive slot while processing: concurrent asks share the job, later asks read it", async () => {
     const { key } = await newWorkspace();
-    const { id, projectId } = await playable(encoder, key, probeFacts(60));
+    const { id, projectId } = await playable(encoder(), key, probeFacts(60));
     const coordinator = coordinatorOf(env, id);
     const asks = [coordinator.frame(750, 320), coordinator.frame(750, 320)];
     const [job] = await waitForFrameJobs(id, 1);
@@ -69,8 +60,8 @@ describe("frames", () => {
 
   it("are made after ready, keep their first bytes, and a failing frame is refused without touching the video", async () => {
     const { key, project } = await newWorkspace();
-    const { id } = await playable(encoder, key, probeFacts(8));
-    await finishAll(encoder, id);
+    const { id } = await playable(encoder(), key, probeFacts(8));
+    await finishAll(encoder(), id);
     expect((await encodingState(id)).phase).toBe("ready");
     const coordinator = coordinatorOf(env, id);
 
@@ -99,12 +90,12 @@ describe("frames", () => {
 
   it("outside the video or its widths are gone, and a ready video deleted meanwhile keeps no frame", async () => {
     const { key, project } = await newWorkspace();
-    const { id } = await playable(encoder, key, probeFacts(8));
+    const { id } = await playable(encoder(), key, probeFacts(8));
     const coordinator = coordinatorOf(env, id);
     expect(await coordinator.frame(200, 320)).toBe("gone");
     expect(await coordinator.frame(0, 15)).toBe("gone");
     expect(await coordinator.frame(0, 1281)).toBe("gone");
-    await finishAll(encoder, id);
+    await finishAll(encoder(), id);
 
     void coordinator.frame(10, 320);
     const [job] = await waitForFrameJobs(id, 1);
@@ -123,8 +114,8 @@ async function deleteVideo(key: string, id: string) {
 describe("frames are bounded (contract section 17)", () => {
   it("a frame nobody waits for any more is not made: its queued unit goes when its last viewer's wait ends", async () => {
     const { key } = await newWorkspace();
-    const { id } = await playable(encoder, key, probeFacts(8));
-    await finishAll(encoder, id);
+    const { id } = await playable(encoder(), key, probeFacts(8));
+    await finishAll(encoder(), id);
     const coordinator = coordinatorOf(env, id);
     // Two interactive slots: two frames start, the third waits for a slot.
     const asks = [coordinator.frame(1, 320), coordinator.frame(2, 320), coordinator.frame(3, 320)];
@@ -142,7 +133,7 @@ describe("frames are bounded (contract section 17)", () => {
 
   it("at most 60 frames not yet made a minute per video: the 61st is refused with the seconds to wait; a made one is served", async () => {
     const { key } = await newWorkspace();
-    const { id } = await playable(encoder, key, probeFacts(60));
+    const { id } = await playable(encoder(), key, probeFacts(60));
     const coordinator = coordinatorOf(env, id);
     const asks = Array.from({ length: 60 }, (_, i) => coordinator.frame(i, 320));
     const [first] = await waitForFrameJobs(id, 1);
@@ -163,8 +154,8 @@ describe("frames are bounded (contract section 17)", () => {
 
   it("at most 60 frames not yet made a minute per client address over HTTP: 429 rate_limited with Retry-After; a made frame is served", async () => {
     const { key, project } = await newWorkspace();
-    const a = await playable(encoder, key, probeFacts(60));
-    const b = await playable(encoder, key, probeFacts(60));
+    const a = await playable(encoder(), key, probeFacts(60));
+    const b = await playable(encoder(), key, probeFacts(60));
     const ask = (videoId: string, time: number, ip = "203.0.113.77") =>
       api(`/play/${videoId}/thumbnail?time=${time}&width=320`, { headers: { "cf-connecting-ip": ip } });
     const waiting = Array.from({ length: 60 }, (_, i) => ask(a.id, i * 0.5));
@@ -190,13 +181,13 @@ describe("frames are bounded (contract section 17)", () => {
 
   it("deleting a ready video cancels every frame of it not yet made, at once: running jobs stop, queued ones never start", async () => {
     const { key } = await newWorkspace();
-    const { id } = await playable(encoder, key, probeFacts(8));
-    await finishAll(encoder, id);
+    const { id } = await playable(encoder(), key, probeFacts(8));
+    await finishAll(encoder(), id);
     const coordinator = coordinatorOf(env, id);
     const asks = [1, 2, 3, 4].map((frame) => coordinator.frame(frame, 320));
     const running = await waitForFrameJobs(id, 2);
     expect((await api(`/v1/videos/${id}`, bearer(key, { method: "DELETE" }))).status).toBe(204);
-    expect(encoder.cancelled).toEqual(expect.arrayContaining(running.map((job) => job.jobId)));
+    expect(encoder().cancelled).toEqual(expect.arrayContaining(running.map((job) => job.jobId)));
     expect(await Promise.all(asks)).toEqual(["gone", "gone", "gone", "gone"]);
     expect(frameJobs(id)).toHaveLength(2);
     expect((await encodingState(id)).units).toEqual([]);
@@ -206,13 +197,13 @@ describe("frames are bounded (contract section 17)", () => {
 describe("the storyboard", () => {
   it("is a background job of the plan, stored under the video's prefix; the video is ready only with it", async () => {
     const { key, project } = await newWorkspace();
-    const { id } = await playable(encoder, key, probeFacts(8));
-    const board = jobsOf(encoder, id, "storyboard");
+    const { id } = await playable(encoder(), key, probeFacts(8));
+    const board = jobsOf(encoder(), id, "storyboard");
     expect(board).toHaveLength(0); // two background slots: the poster and the first run
-    await finishStill(jobsOf(encoder, id, "still")[0] as Parameters<typeof finishStill>[0]);
-    const [job] = jobsOf(encoder, id, "storyboard");
+    await finishStill(jobsOf(encoder(), id, "still")[0] as Parameters<typeof finishStill>[0]);
+    const [job] = jobsOf(encoder(), id, "storyboard");
     expect(job).toMatchObject({ priority: "background", plan: { duration: 8 } });
-    await finishAll(encoder, id);
+    await finishAll(encoder(), id);
     expect(await env.MEDIA.head(storyboardKey(project.id, id))).not.toBeNull();
     expect((await encodingState(id)).phase).toBe("ready");
   });
@@ -221,10 +212,10 @@ describe("the storyboard", () => {
 describe("the storyboard over /play", () => {
   it("answers 404 until ready, then its WebVTT (a cue per tile) and its sprite, under the id and a token", async () => {
     const { key } = await newWorkspace();
-    const { id } = await playable(encoder, key, probeFacts(25));
+    const { id } = await playable(encoder(), key, probeFacts(25));
     expect((await api(`/play/${id}/storyboard.vtt`)).status).toBe(404);
     expect((await api(`/play/${id}/storyboard.jpg`)).status).toBe(404);
-    await finishAll(encoder, id);
+    await finishAll(encoder(), id);
 
     const vtt = await api(`/play/${id}/storyboard.vtt`);
     expect(vtt.status).toBe(200);
@@ -257,7 +248,7 @@ describe("the storyboard over /play", () => {
 describe("frames over /play/<x>/thumbnail?time=", () => {
   it("answers the frame at a time and width, made once: the same bytes and ETag for the same frame", async () => {
     const { key, project } = await newWorkspace();
-    const { id } = await playable(encoder, key, probeFacts(20));
+    const { id } = await playable(encoder(), key, probeFacts(20));
     const asked = api(`/play/${id}/thumbnail?time=12.5&width=320`);
     const [job] = await waitForFrameJobs(id, 1);
     if (!job) throw new Error("no frame job");
@@ -282,7 +273,7 @@ describe("frames over /play/<x>/thumbnail?time=", () => {
 
   it("refuses a time or width out of range or malformed with 400 invalid_query, after the video's own checks", async () => {
     const { key } = await newWorkspace();
-    const { id } = await playable(encoder, key, probeFacts(20));
+    const { id } = await playable(encoder(), key, probeFacts(20));
     for (const query of [
       "time=-1",
       "time=20.5",
@@ -309,7 +300,7 @@ describe("frames over /play/<x>/thumbnail?time=", () => {
 
   it("says a frame that could not be made is not ready (503, Retry-After), and the video is untouched", async () => {
     const { key } = await newWorkspace();
-    const { id } = await playable(encoder, key, probeFacts(20));
+    const { id } = await playable(encoder(), key, probeFacts(20));
     const asked = api(`/play/${id}/thumbnail?time=3`);
     for (let attempt = 1; attempt <= 3; attempt++) {
       const jobs = await waitForFrameJobs(id, attempt);

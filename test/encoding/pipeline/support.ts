@@ -1,6 +1,6 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { vi } from "vitest";
+import { afterEach, beforeEach, vi } from "vitest";
 import type { Probe } from "../../../media-plan/plan.mjs";
 import { type Job, parseJob, segmentName } from "../../../media-plan/protocol.mjs";
 import { coordinatorOf, poolOf } from "../../../src/encoding/pipeline/coordinator-stub";
@@ -53,13 +53,32 @@ export function fakeEncoder() {
 export type FakeEncoder = ReturnType<typeof fakeEncoder>;
 
 /**
- * Frees every slot of the encoder pool: storage is kept across the tests of a file, and one
+ * A fresh fake encoder and an empty pool before each test of the file (or `describe`) that calls
+ * it, the mocks restored after: the current test's encoder, through the function it returns.
+ */
+export function withFakeEncoder(): () => FakeEncoder {
+  let encoder: FakeEncoder | undefined;
+  beforeEach(async () => {
+    encoder = fakeEncoder();
+    await emptyPool();
+  });
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+  return () => {
+    if (!encoder) throw new Error("withFakeEncoder's encoder is there only inside a test");
+    return encoder;
+  };
+}
+
+/**
+ * Frees every slot of the encoder pool and forgets every project's use: storage is kept across the
+ * tests of a file, and one
  * test's videos must not hold the slots the next one needs.
  */
 export async function emptyPool() {
   await runInDurableObject(poolOf(env), (_instance, state) => {
-    state.storage.sql.exec("DELETE FROM leases");
-    state.storage.sql.exec("DELETE FROM demand");
+    for (const table of ["leases", "demand", "usage", "granted"]) state.storage.sql.exec(`DELETE FROM ${table}`);
   });
 }
 
