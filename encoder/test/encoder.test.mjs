@@ -304,12 +304,15 @@ describe(`encoder service with a fake Worker (${describeBinaries(binaries)})`, (
     expect(posterStreams[0]).toMatchObject({ codec_name: "mjpeg", width: 640, height: 360 });
 
     const partSize = 5 * 1024 * 1024;
+    /** The parts of the video's `file` the fake Worker stored, put together in order. */
+    const partsOf = async (/** @type {"mp4" | "m4a"} */ file, /** @type {{ partNumber: number }[]} */ parts) =>
+      Buffer.concat(
+        await Promise.all(parts.map((part) => readFile(fake.file("mp4", `${file}/parts/${part.partNumber}`)))),
+      );
     const mp4 = await run(sources.long, { kind: "mp4", priority: "background", plan, partSize }, { video: "mp4" });
     expect(mp4.result).toMatchObject({ status: "done", mp4: { parts: [{ partNumber: 1, etag: expect.any(String) }] } });
     const parts = mp4.result.status === "done" ? (mp4.result.mp4?.parts ?? []) : [];
-    const bytes = Buffer.concat(
-      await Promise.all(parts.map((part) => readFile(fake.file("mp4", `mp4/parts/${part.partNumber}`)))),
-    );
+    const bytes = await partsOf("mp4", parts);
     expect(bytes.length).toBe(mp4.result.status === "done" ? mp4.result.mp4?.bytes : -1);
     const assembled = join(scratch, "assembled.mp4");
     await import("node:fs/promises").then(({ writeFile }) => writeFile(assembled, bytes));
@@ -357,9 +360,7 @@ describe(`encoder service with a fake Worker (${describeBinaries(binaries)})`, (
     const m4a = await run(sources.long, { kind: "m4a", priority: "background", plan, partSize }, { video: "mp4" });
     expect(m4a.result).toMatchObject({ status: "done", m4a: { parts: [{ partNumber: 1, etag: expect.any(String) }] } });
     const m4aParts = m4a.result.status === "done" ? (m4a.result.m4a?.parts ?? []) : [];
-    const audio = Buffer.concat(
-      await Promise.all(m4aParts.map((part) => readFile(fake.file("mp4", `m4a/parts/${part.partNumber}`)))),
-    );
+    const audio = await partsOf("m4a", m4aParts);
     expect(audio.length).toBe(m4a.result.status === "done" ? m4a.result.m4a?.bytes : -1);
     expect(audio.toString("latin1", 8, 12)).toBe("M4A ");
     expect(audio.indexOf("moov")).toBeLessThan(audio.indexOf("mdat"));
