@@ -1,7 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import { MIN_STILL_WIDTH } from "../../../media-plan/pictures.mjs";
 import {
-  frameTime,
   type Plan,
   planEncoding,
   runLength,
@@ -29,8 +28,18 @@ import {
   openUpload,
   type Upload,
 } from "./coordinator-files";
+import {
+  filesOf,
+  firstMissing,
+  isTestVideo,
+  jobFor,
+  missingRuns,
+  renditionsOf,
+  segmentsDone,
+} from "./coordinator-rules";
 import { EncodingStore, type Kind, type Unit } from "./coordinator-store";
 import { poolOf } from "./coordinator-stub";
+import { type Outcome, Waiters } from "./coordinator-waiters";
 import { type EncodeSettings, keepWatermark, planSettings, settingsOf, snapshot } from "./encode-settings";
 import { admitFrame } from "./frame-budget";
 import { type Change, changeEncoding, claimEncoding, liveVideo, recordHeartbeat } from "./queries";
@@ -58,17 +67,13 @@ const RESERVATION_MS = 5 * 60_000;
 const BUSY_RETRY_MS = 500;
 /** How often the video's row records that its encoding is alive. */
 const ROW_HEARTBEAT_MS = 30_000;
-/** Bytes per MP4 (and M4A) part: R2 wants every part but the last the same size; no request over 50 MiB. */
-export const MP4_PART_BYTES = 32 * 1024 * 1024;
 /** A test video is encoded from its first seconds only (contract section 16). */
 export const TEST_MODE_SECONDS = 10;
 
 type Phase = "idle" | "waiting" | "encoding" | "ready" | "errored" | "cancelled";
 type Video = { projectId: string; videoId: string };
-type Outcome = "stored" | "gone" | "failed";
 /** A frame refused by the video's frame budget: the seconds until one frees. */
 type Limited = { retryAfter: number };
-type Waiter = { resolve: (outcome: Outcome) => void };
 
 /**
  * One video's encoding (contract sections 12 and 15), from its upload to `ready`: a Durable Object
@@ -98,7 +103,7 @@ type Waiter = { resolve: (outcome: Outcome) => void };
  */
 export class VideoEncoding extends DurableObject<Env> {
   private readonly store: EncodingStore;
-  private readonly waiters = new Map<string, Waiter[]>();
+  private readonly waiters = new Waiters();
   private lastRowBeat = 0;
   /** Scheduling runs one at a time: it reads the free slots and queued units, then awaits. */
   private scheduling: Promise<void> = Promise.resolve();
@@ -203,44 +208,9 @@ export class VideoEncoding extends DurableObject<Env> {
     }
     // Where a viewer is, the background goes next: the runs at and after the segment move first.
     this.store.rankRuns(-Date.now(), index, index + runLength(plan));
-    const answer = this.waitFor(`${rendition}/${index}`);
+    const answer = this.waiters.waitFor(`${rendition}/${index}`, WANT_TIMEOUT_MS, () => {});
     await this.schedule();
     return answer;
-  }
-
-  /** What becomes of `key` (woken by `wake`), or `pending` after `timeoutMs`. */
-  private async waitFor(key: string, timeoutMs = WANT_TIMEOUT_MS): Promise<Outcome | "pending"> {
-    const waiter: Waiter = { resolve: () => {} };
-    const answer = new Promise<Outcome>((resolve) => {
-      waiter.resolve = resolve;
-      this.waiters.set(key, [...(this.waiters.get(key) ?? []), waiter]);
-    });
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const timeout = new Promise<"pending">((resolve) => {
-      timer = setTimeout(() => resolve("pending"), timeoutMs);
-    });
-    try {
-      const outcome = await Promise.race([answer, timeout]);
-      if (outcome === "pending") this.leave(key, waiter);
-      return outcome;
-    } finally {
-      clearTimeout(timer);
-    }
-  }
-
-  /**
-   * A viewer stopped waiting for `key`. A frame nobody waits for any more is not made: its unit
-   * goes while it has not started (a running job finishes, and its frame is kept).
-   */
-  private leave(key: string, waiter: Waiter) {
-    const left = (this.waiters.get(key) ?? []).filter((w) => w !== waiter);
-    if (left.length > 0) {
-      this.waiters.set(key, left);
-      return;
-    }
-    this.waiters.delete(key);
-    const frame = /^frame\/(\d+)\/(\d+)$/.exec(key);
-    if (frame) this.store.dropQueuedUnit(`frame-${frame[1]}-${frame[2]}`);
   }
 
   /**
@@ -263,7 +233,9 @@ export class VideoEncoding extends DurableObject<Env> {
       this.store.set("frameAsks", admission.asks);
       this.store.addUnit({ id, kind: "frame", priority: "interactive", first: frame, last: width, rank: now });
     }
-    const answer = this.waitFor(`frame/${frame}/${width}`, FRAME_WAIT_MS);
+    // A frame nobody waits for any more is not made: its unit goes while it has not started (a
+    // running job finishes, and its frame is kept).
+    const answer = this.waiters.waitFor(`frame/${frame}/${width}`, FRAME_WAIT_MS, () => this.store.dropQueuedUnit(id));
     await this.arm();
     await this.schedule();
     return answer;
@@ -311,7 +283,7 @@ export class VideoEncoding extends DurableObject<Env> {
   segmentStored(jobId: string, rendition: string, index: number): "ok" | "void" {
     if (this.phase() === "cancelled" || this.phase() === "idle") return "void";
     this.store.stored(rendition, index, jobId, Date.now());
-    this.wake(`${rendition}/${index}`, "stored");
+    this.waiters.wake(`${rendition}/${index}`, "stored");
     return "ok";
   }
 
@@ -354,7 +326,7 @@ export class VideoEncoding extends DurableObject<Env> {
       // A ready video's deletion does not reach its coordinator: its row says.
       if (this.phase() === "ready" && !(await liveVideo(this.env.DB, this.video().videoId))) return "void";
       this.store.frameStored(unit.first, unit.last);
-      this.wake(`frame/${unit.first}/${unit.last}`, "stored");
+      this.waiters.wake(`frame/${unit.first}/${unit.last}`, "stored");
     }
     return "ok";
   }
@@ -392,7 +364,7 @@ export class VideoEncoding extends DurableObject<Env> {
         await completeUpload(this.store, this.env.MEDIA, "m4a", result.m4a.parts);
       else if (unit.kind === "frame" && !this.store.isFrameStored(unit.first, unit.last)) {
         // Done without storing it (a job cannot): its viewers are told.
-        this.wake(`frame/${unit.first}/${unit.last}`, "failed");
+        this.waiters.wake(`frame/${unit.first}/${unit.last}`, "failed");
       }
     }
     // The slot goes back to the pool, which hands it to whoever is next by its fair order.
@@ -528,29 +500,17 @@ export class VideoEncoding extends DurableObject<Env> {
       token: await callbackToken(config.callbackSecret, path),
     };
     const base = { version: 2, jobId, priority: unit.priority, callback } as const;
-    if (unit.kind === "probe") return { ...base, kind: "probe" };
-    const plan = this.plan() as Plan;
-    switch (unit.kind) {
-      case "still":
-        return { ...base, kind: "still", plan, time: plan.posterTime, width: null };
-      case "frame":
-        return { ...base, kind: "still", plan, time: frameTime(plan, unit.first), width: unit.last };
-      case "storyboard":
-        return { ...base, kind: "storyboard", plan };
-      case "mp4":
-      case "m4a":
-        // One multipart upload per try of the file (a failed try aborts it): a job started again
-        // after a busy answer writes into the same one.
-        await openUpload(this.store, this.env.MEDIA, unit.kind, video);
-        return { ...base, kind: unit.kind, plan, partSize: MP4_PART_BYTES };
-      case "segments": {
-        const renditions = (unit.rendition ? [unit.rendition] : plan.renditions.map((r) => r.resolution)).filter(
-          (rendition) => this.store.storedIn(rendition, unit.first, unit.last) < unit.last - unit.first,
-        );
-        if (renditions.length === 0) return null;
-        return { ...base, kind: "segments", plan, from: unit.first, to: unit.last, renditions };
-      }
-    }
+    const plan = this.plan();
+    // One multipart upload per try of a file (a failed try aborts it): a job started again after a
+    // busy answer writes into the same one.
+    if (isFileKind(unit.kind)) await openUpload(this.store, this.env.MEDIA, unit.kind, video);
+    const missing =
+      unit.kind === "segments" && plan
+        ? renditionsOf(unit, plan).filter(
+            (rendition) => this.store.storedIn(rendition, unit.first, unit.last) < unit.last - unit.first,
+          )
+        : [];
+    return jobFor(unit, base, plan, missing);
   }
 
   /**
@@ -622,32 +582,12 @@ export class VideoEncoding extends DurableObject<Env> {
     if (!this.store.get<boolean>("storyboard")) {
       this.store.addUnit({ id: "storyboard", kind: "storyboard", priority: "background", rank: 0.5 });
     }
-    const count = segmentCount(plan);
-    const length = runLength(plan);
     const covered = new Set<number>();
     for (const unit of this.store.backgroundRuns()) {
       for (let i = unit.first; i < unit.last; i++) covered.add(i);
     }
-    const missing = new Set<number>();
-    for (const r of plan.renditions) {
-      const have = this.store.storedOf(r.resolution);
-      for (let i = 0; i < count; i++) if (!have.has(i) && !covered.has(i)) missing.add(i);
-    }
-    let runStart: number | null = null;
-    for (let i = 0; i <= count; i++) {
-      const gap = i < count && missing.has(i);
-      if (gap && runStart === null) runStart = i;
-      if (runStart !== null && (!gap || i - runStart === length)) {
-        this.store.addUnit({
-          id: `run-${runStart}`,
-          kind: "segments",
-          priority: "background",
-          first: runStart,
-          last: i,
-          rank: runStart,
-        });
-        runStart = gap ? i : null;
-      }
+    for (const { first, last } of missingRuns(plan, covered, (rendition) => this.store.storedOf(rendition))) {
+      this.store.addUnit({ id: `run-${first}`, kind: "segments", priority: "background", first, last, rank: first });
     }
   }
 
@@ -663,15 +603,13 @@ export class VideoEncoding extends DurableObject<Env> {
     }
     this.repair();
     const plan = this.plan() as Plan;
-    const total = plan.renditions.length * segmentCount(plan);
-    const stored = this.store.storedCount();
-    const segmentsLeft = this.store.segmentUnits().length;
-    if (
-      stored >= total &&
-      segmentsLeft === 0 &&
-      this.store.get<boolean>("poster") &&
-      this.store.get<boolean>("storyboard")
-    ) {
+    const done = {
+      storedSegments: this.store.storedCount(),
+      segmentUnits: this.store.segmentUnits().length,
+      poster: this.store.get<boolean>("poster") === true,
+      storyboard: this.store.get<boolean>("storyboard") === true,
+    };
+    if (segmentsDone(plan, done)) {
       const files = filesOf(plan).filter((file) => !isDone(this.store, file));
       if (files.length === 0) {
         await this.finish({
@@ -698,7 +636,7 @@ export class VideoEncoding extends DurableObject<Env> {
     if (isFileKind(unit.kind)) await this.abortFile(unit.kind);
     if (unit.kind === "frame" && tries >= MAX_TRIES) {
       this.store.deleteUnit(unit.id);
-      this.wake(`frame/${unit.first}/${unit.last}`, "failed");
+      this.waiters.wake(`frame/${unit.first}/${unit.last}`, "failed");
       return;
     }
     if (tries >= MAX_TRIES) {
@@ -709,12 +647,10 @@ export class VideoEncoding extends DurableObject<Env> {
       });
       return;
     }
-    let first = unit.first;
-    if (unit.kind === "segments") {
-      const plan = this.plan() as Plan;
-      const renditions = unit.rendition ? [unit.rendition] : plan.renditions.map((r) => r.resolution);
-      while (first < unit.last && renditions.every((r) => this.store.isStored(r, first))) first += 1;
-    }
+    const first =
+      unit.kind === "segments"
+        ? firstMissing(unit, this.plan() as Plan, (rendition, index) => this.store.isStored(rendition, index))
+        : unit.first;
     if (unit.kind === "segments" && first >= unit.last) {
       this.store.deleteUnit(unit.id);
       return;
@@ -818,8 +754,8 @@ export class VideoEncoding extends DurableObject<Env> {
     }
     this.store.deleteUnits(ready);
     this.store.clearSegments();
-    for (const key of [...this.waiters.keys()]) {
-      if (!(ready && key.startsWith("frame/"))) this.wake(key, ready ? "stored" : "gone");
+    for (const key of this.waiters.keys()) {
+      if (!(ready && key.startsWith("frame/"))) this.waiters.wake(key, ready ? "stored" : "gone");
     }
     if (this.store.units().length > 0) {
       await this.giveBack(this.store.idleSlots());
@@ -833,21 +769,4 @@ export class VideoEncoding extends DurableObject<Env> {
         .catch((error) => logError("encoding: free the slots", error, { videoId: video.videoId }));
     await this.ctx.storage.deleteAlarm();
   }
-
-  private wake(key: string, outcome: Outcome) {
-    const waiting = this.waiters.get(key);
-    if (!waiting) return;
-    this.waiters.delete(key);
-    for (const waiter of waiting) waiter.resolve(outcome);
-  }
-}
-
-/** The files put together from the segments once they are all stored: the MP4 when asked for, the M4A when there is audio. */
-function filesOf(plan: Plan): FileKind[] {
-  return [...(plan.mp4 ? (["mp4"] as const) : []), ...(plan.audio ? (["m4a"] as const) : [])];
-}
-
-/** Whether the video is a test video (contract section 16), encoded from its first seconds only. */
-function isTestVideo(row: VideoRow): boolean {
-  return row.livemode === 0;
 }

@@ -1,0 +1,105 @@
+import { frameTime, type Plan, runLength, segmentCount } from "../../../media-plan/plan.mjs";
+import type { Job } from "../../../media-plan/protocol.mjs";
+import type { VideoRow } from "../../videos/model";
+import type { FileKind } from "./coordinator-files";
+import type { Unit } from "./coordinator-store";
+
+/**
+ * The coordinator's decisions that need nothing but the plan and what is stored (coordinator.ts
+ * loads those, applies the answer and stores it): which segment runs are still needed, where a
+ * failed run starts again, when the segments are done, which files come after them, and each
+ * unit's job message.
+ */
+
+/** Bytes per MP4 (and M4A) part: R2 wants every part but the last the same size; no request over 50 MiB. */
+export const MP4_PART_BYTES = 32 * 1024 * 1024;
+
+/** A segments run: segments `first` to `last` (exclusive). */
+export type Run = { first: number; last: number };
+
+/**
+ * The background runs the plan still needs: every segment that some rendition lacks (`storedOf`)
+ * and no background unit covers (`covered`), in runs of at most `runLength`, in order.
+ */
+export function missingRuns(
+  plan: Plan,
+  covered: ReadonlySet<number>,
+  storedOf: (rendition: string) => ReadonlySet<number>,
+): Run[] {
+  const count = segmentCount(plan);
+  const length = runLength(plan);
+  const missing = new Set<number>();
+  for (const r of plan.renditions) {
+    const have = storedOf(r.resolution);
+    for (let i = 0; i < count; i++) if (!have.has(i) && !covered.has(i)) missing.add(i);
+  }
+  const runs: Run[] = [];
+  let runStart: number | null = null;
+  for (let i = 0; i <= count; i++) {
+    const gap = i < count && missing.has(i);
+    if (gap && runStart === null) runStart = i;
+    if (runStart !== null && (!gap || i - runStart === length)) {
+      runs.push({ first: runStart, last: i });
+      runStart = gap ? i : null;
+    }
+  }
+  return runs;
+}
+
+/** The renditions a segments unit makes: a viewer's one, else every rendition of the plan. */
+export function renditionsOf(unit: Unit, plan: Plan): string[] {
+  return unit.rendition ? [unit.rendition] : plan.renditions.map((r) => r.resolution);
+}
+
+/** Where a failed segments unit starts again: its first segment one of its renditions lacks (`last` when none does). */
+export function firstMissing(unit: Unit, plan: Plan, isStored: (rendition: string, index: number) => boolean): number {
+  const renditions = renditionsOf(unit, plan);
+  let first = unit.first;
+  while (first < unit.last && renditions.every((r) => isStored(r, first))) first += 1;
+  return first;
+}
+
+/** Whether every segment of every rendition, the poster and the storyboard are stored, and no segments unit is left. */
+export function segmentsDone(
+  plan: Plan,
+  done: { storedSegments: number; segmentUnits: number; poster: boolean; storyboard: boolean },
+): boolean {
+  const total = plan.renditions.length * segmentCount(plan);
+  return done.storedSegments >= total && done.segmentUnits === 0 && done.poster && done.storyboard;
+}
+
+/** The files put together from the segments once they are all stored: the MP4 when asked for, the M4A when there is audio. */
+export function filesOf(plan: Plan): FileKind[] {
+  return [...(plan.mp4 ? (["mp4"] as const) : []), ...(plan.audio ? (["m4a"] as const) : [])];
+}
+
+/** Whether the video is a test video (contract section 16), encoded from its first seconds only. */
+export function isTestVideo(row: VideoRow): boolean {
+  return row.livemode === 0;
+}
+
+type JobBase = Pick<Job, "version" | "jobId" | "priority" | "callback">;
+
+/**
+ * The job message of `unit`, from what every job carries (`base`) and the plan (null only for the
+ * probe, which has none yet); for a segments unit, `missing` is its renditions that still lack a
+ * segment of it, and the answer is null when none does.
+ */
+export function jobFor(unit: Unit, base: JobBase, plan: Plan | null, missing: string[]): Job | null {
+  if (unit.kind === "probe") return { ...base, kind: "probe" };
+  if (!plan) throw new Error(`a ${unit.kind} unit before the plan`);
+  switch (unit.kind) {
+    case "still":
+      return { ...base, kind: "still", plan, time: plan.posterTime, width: null };
+    case "frame":
+      return { ...base, kind: "still", plan, time: frameTime(plan, unit.first), width: unit.last };
+    case "storyboard":
+      return { ...base, kind: "storyboard", plan };
+    case "mp4":
+    case "m4a":
+      return { ...base, kind: unit.kind, plan, partSize: MP4_PART_BYTES };
+    case "segments":
+      if (missing.length === 0) return null;
+      return { ...base, kind: "segments", plan, from: unit.first, to: unit.last, renditions: missing };
+  }
+}

@@ -1,0 +1,134 @@
+import { describe, expect, it } from "vitest";
+import { planEncoding, runLength, segmentCount } from "../../../media-plan/plan.mjs";
+import {
+  filesOf,
+  firstMissing,
+  jobFor,
+  MP4_PART_BYTES,
+  missingRuns,
+  segmentsDone,
+} from "../../../src/encoding/pipeline/coordinator-rules";
+import type { Unit } from "../../../src/encoding/pipeline/coordinator-store";
+import { Waiters } from "../../../src/encoding/pipeline/coordinator-waiters";
+import { probeFacts } from "./support";
+
+/** The coordinator's decisions as plain functions (coordinator-rules.ts), and its waiting viewers. */
+
+const SETTINGS = { enabledResolutions: ["360p", "720p"], mp4: true, watermark: null } as const;
+/** A 60 s 720p source's plan: 360p and 720p, 15 segments of 4 s, with audio and an MP4. */
+const plan = planEncoding(probeFacts(60), SETTINGS);
+
+function unit(fields: Partial<Unit>): Unit {
+  return {
+    id: "u",
+    kind: "segments",
+    priority: "background",
+    rendition: null,
+    first: 0,
+    last: 0,
+    rank: 0,
+    tries: 0,
+    job: null,
+    slot: null,
+    started: null,
+    heard: null,
+    ...fields,
+  } as Unit;
+}
+
+const none = () => new Set<number>();
+const base = {
+  version: 2,
+  jobId: "j",
+  priority: "background",
+  callback: { baseUrl: "https://x", token: "t" },
+} as const;
+
+describe("the coordinator's rules", () => {
+  it("needs every segment in runs of runLength, in order, until each rendition has it or a unit covers it", () => {
+    const count = segmentCount(plan);
+    const length = runLength(plan);
+    const runs = missingRuns(plan, new Set(), none);
+    expect(runs[0]).toEqual({ first: 0, last: length });
+    expect(runs.at(-1)?.last).toBe(count);
+    expect(runs.flatMap(({ first, last }) => Array.from({ length: last - first }, (_, i) => first + i))).toEqual(
+      Array.from({ length: count }, (_, i) => i),
+    );
+    // Segment 1 stored in 360p only is still needed (for 720p); 2 covered by a unit is not; 3 stored
+    // in both is not.
+    const stored = (rendition: string) => new Set(rendition === "360p" ? [1, 3] : [3]);
+    const around = missingRuns(plan, new Set([2]), stored).filter((run) => run.first < 5);
+    expect(around).toEqual([
+      { first: 0, last: 2 },
+      { first: 4, last: Math.min(count, 4 + length) },
+    ]);
+    const all = (rendition: string) => new Set(rendition ? Array.from({ length: count }, (_, i) => i) : []);
+    expect(missingRuns(plan, new Set(), all)).toEqual([]);
+  });
+
+  it("starts a failed run again at its first segment one of its renditions lacks", () => {
+    const run = unit({ first: 4, last: 8 });
+    const stored = new Set(["360p/4", "720p/4", "360p/5"]);
+    expect(firstMissing(run, plan, (r, i) => stored.has(`${r}/${i}`))).toBe(5);
+    expect(firstMissing(unit({ first: 4, last: 8, rendition: "360p" }), plan, (r, i) => stored.has(`${r}/${i}`))).toBe(
+      6,
+    );
+    expect(firstMissing(unit({ first: 4, last: 5 }), plan, (r, i) => stored.has(`${r}/${i}`))).toBe(5);
+  });
+
+  it("is done with the segments once all are stored, no segments unit is left, and the poster and storyboard are", () => {
+    const total = plan.renditions.length * segmentCount(plan);
+    const done = { storedSegments: total, segmentUnits: 0, poster: true, storyboard: true };
+    expect(segmentsDone(plan, done)).toBe(true);
+    expect(segmentsDone(plan, { ...done, storedSegments: total - 1 })).toBe(false);
+    expect(segmentsDone(plan, { ...done, segmentUnits: 1 })).toBe(false);
+    expect(segmentsDone(plan, { ...done, poster: false })).toBe(false);
+    expect(segmentsDone(plan, { ...done, storyboard: false })).toBe(false);
+  });
+
+  it("puts the MP4 together when asked for and the M4A when there is audio", () => {
+    expect(filesOf(plan)).toEqual(["mp4", "m4a"]);
+    expect(filesOf({ ...plan, mp4: false })).toEqual(["m4a"]);
+    expect(filesOf({ ...plan, mp4: false, audio: false })).toEqual([]);
+  });
+
+  it("makes each unit's job message; a segments unit with nothing missing has none", () => {
+    expect(jobFor(unit({ kind: "probe", priority: "interactive" }), base, null, [])).toEqual({
+      ...base,
+      kind: "probe",
+    });
+    expect(jobFor(unit({ kind: "still" }), base, plan, [])).toMatchObject({
+      kind: "still",
+      time: plan.posterTime,
+      width: null,
+    });
+    expect(jobFor(unit({ kind: "frame", first: 25, last: 320 }), base, plan, [])).toMatchObject({
+      kind: "still",
+      time: 1,
+      width: 320,
+    });
+    expect(jobFor(unit({ kind: "m4a" }), base, plan, [])).toMatchObject({ kind: "m4a", partSize: MP4_PART_BYTES });
+    expect(jobFor(unit({ first: 2, last: 6 }), base, plan, ["720p"])).toMatchObject({
+      kind: "segments",
+      from: 2,
+      to: 6,
+      renditions: ["720p"],
+    });
+    expect(jobFor(unit({ first: 2, last: 6 }), base, plan, [])).toBeNull();
+    expect(() => jobFor(unit({ kind: "storyboard" }), base, null, [])).toThrow(/before the plan/);
+  });
+
+  it("answers every viewer of what is woken, tells the others pending after their time, and says when nobody waits", async () => {
+    const waiters = new Waiters();
+    const abandoned: string[] = [];
+    const a = waiters.waitFor("360p/1", 1000, () => abandoned.push("360p/1"));
+    const b = waiters.waitFor("360p/1", 1000, () => abandoned.push("360p/1"));
+    const late = waiters.waitFor("frame/1/320", 10, () => abandoned.push("frame/1/320"));
+    expect(waiters.keys()).toEqual(["360p/1", "frame/1/320"]);
+    waiters.wake("360p/1", "stored");
+    expect(await Promise.all([a, b])).toEqual(["stored", "stored"]);
+    expect(await late).toBe("pending");
+    expect(abandoned).toEqual(["frame/1/320"]);
+    expect(waiters.keys()).toEqual([]);
+  });
+});
