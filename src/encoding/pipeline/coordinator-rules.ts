@@ -2,14 +2,17 @@ import { frameTime, type Plan, runLength, segmentCount } from "../../../media-pl
 import type { Job } from "../../../media-plan/protocol.mjs";
 import type { VideoRow } from "../../videos/model";
 import type { FileKind } from "./coordinator-files";
-import type { Unit } from "./coordinator-store";
+import type { SegmentRow, Unit } from "./coordinator-store";
 
 /**
  * The coordinator's decisions that need nothing but the plan and what is stored (coordinator.ts
  * loads those, applies the answer and stores it): which segment runs are still needed, where a
- * failed run starts again, when the segments are done, which files come after them, and each
- * unit's job message.
+ * failed run starts again, when the segments are done, which files come after them, whether a job
+ * may store a segment, and each unit's job message.
  */
+
+/** A segment being stored by a job is reserved to it this long, then another job may store it. */
+export const RESERVATION_MS = 5 * 60_000;
 
 /** Bytes per MP4 (and M4A) part: R2 wants every part but the last the same size; no request over 50 MiB. */
 export const MP4_PART_BYTES = 32 * 1024 * 1024;
@@ -57,6 +60,26 @@ export function firstMissing(unit: Unit, plan: Plan, isStored: (rendition: strin
   let first = unit.first;
   while (first < unit.last && renditions.every((r) => isStored(r, first))) first += 1;
   return first;
+}
+
+/**
+ * Whether the job of `unit` (`jobId`; null when it is void) may store segment `index` of
+ * `rendition`, which stands as `current` in the store: `store` it (it is then reserved to the job),
+ * `skip` it (stored already, or another job has been storing it for less than RESERVATION_MS), or
+ * `void` (the job is, or the segment is not its own).
+ */
+export function segmentVerdict(
+  unit: Unit | null,
+  jobId: string,
+  segment: { rendition: string; index: number; current: SegmentRow | null },
+  now: number,
+): "store" | "skip" | "void" {
+  const { rendition, index, current } = segment;
+  if (unit?.kind !== "segments" || index < unit.first || index >= unit.last) return "void";
+  if (unit.rendition !== null && unit.rendition !== rendition) return "void";
+  if (current?.state === "stored") return "skip";
+  if (current && current.job !== jobId && current.at > now - RESERVATION_MS) return "skip";
+  return "store";
 }
 
 /** Whether every segment of every rendition, the poster and the storyboard are stored, and no segments unit is left. */

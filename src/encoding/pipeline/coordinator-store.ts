@@ -23,7 +23,7 @@ export type Unit = {
 export type NewUnit = Partial<Unit> & Pick<Unit, "id" | "kind" | "priority" | "rank">;
 
 /** A segment a job has reserved (`storing`) or stored. */
-type SegmentRow = { state: "storing" | "stored"; job: string | null; at: number };
+export type SegmentRow = { state: "storing" | "stored"; job: string | null; at: number };
 
 /**
  * What a video's coordinator (coordinator.ts) keeps, in its Durable Object's SQLite: the one module

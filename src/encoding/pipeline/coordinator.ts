@@ -11,12 +11,6 @@ import {
 import { type Job, type Priority, parsePlan, type Result, segmentName } from "../../../media-plan/protocol.mjs";
 import { logError } from "../../lib/log";
 import { frameKey, posterKey, segmentKey, storyboardKey } from "../../lib/storage-keys";
-import { ulid } from "../../lib/ulid";
-import { publishNow } from "../../subscribers";
-import { encodingEvent } from "../../videos/events";
-import type { VideoRow } from "../../videos/model";
-import { videoAt } from "../../videos/present";
-import { readSettings } from "../queries";
 import { DEFAULT_SETTINGS } from "../settings";
 import { callbackPath, callbackToken, encodingContext } from "./context";
 import {
@@ -28,21 +22,22 @@ import {
   openUpload,
   type Upload,
 } from "./coordinator-files";
+import { changeVideoRow, claimVideo } from "./coordinator-row";
 import {
   filesOf,
   firstMissing,
-  isTestVideo,
   jobFor,
   missingRuns,
   renditionsOf,
   segmentsDone,
+  segmentVerdict,
 } from "./coordinator-rules";
 import { EncodingStore, type Kind, type Unit } from "./coordinator-store";
 import { poolOf } from "./coordinator-stub";
 import { type Outcome, Waiters } from "./coordinator-waiters";
-import { type EncodeSettings, keepWatermark, planSettings, settingsOf, snapshot } from "./encode-settings";
+import { type EncodeSettings, planSettings, snapshot } from "./encode-settings";
 import { admitFrame } from "./frame-budget";
-import { type Change, changeEncoding, claimEncoding, liveVideo, recordHeartbeat } from "./queries";
+import { type Change, liveVideo, recordHeartbeat } from "./queries";
 
 /** Tries per unit of work: a job that fails or goes silent this many times errors the video. */
 export const MAX_TRIES = 3;
@@ -61,8 +56,6 @@ export const WANT_TIMEOUT_MS = 25_000;
 export const FRAME_WAIT_MS = 10_000;
 /** Segments a viewer's on-demand job makes: the one asked for and the next few, which come next. */
 export const LOOKAHEAD = 3;
-/** A segment being stored by a job is reserved to it this long, then another job may store it. */
-const RESERVATION_MS = 5 * 60_000;
 /** An encoder that said it was busy is asked again this much later. */
 const BUSY_RETRY_MS = 500;
 /** How often the video's row records that its encoding is alive. */
@@ -267,16 +260,17 @@ export class VideoEncoding extends DurableObject<Env> {
    */
   reserveSegment(jobId: string, rendition: string, index: number): { verdict: "store" | "skip" | "void"; key: string } {
     const unit = this.active() ? this.store.unitOfJob(jobId) : null;
-    if (unit?.kind !== "segments" || index < unit.first || index >= unit.last) return { verdict: "void", key: "" };
-    if (unit.rendition !== null && unit.rendition !== rendition) return { verdict: "void", key: "" };
-    const { projectId, videoId } = this.video();
-    const key = segmentKey(projectId, videoId, rendition, segmentName(index));
     const now = Date.now();
-    const current = this.store.segment(rendition, index);
-    if (current?.state === "stored") return { verdict: "skip", key };
-    if (current && current.job !== jobId && current.at > now - RESERVATION_MS) return { verdict: "skip", key };
-    this.store.reserve(rendition, index, jobId, now);
-    return { verdict: "store", key };
+    const verdict = segmentVerdict(
+      unit,
+      jobId,
+      { rendition, index, current: this.store.segment(rendition, index) },
+      now,
+    );
+    if (verdict === "void") return { verdict, key: "" };
+    const { projectId, videoId } = this.video();
+    if (verdict === "store") this.store.reserve(rendition, index, jobId, now);
+    return { verdict, key: segmentKey(projectId, videoId, rendition, segmentName(index)) };
   }
 
   /** The reserved segment is stored: viewers waiting for it get it. `void` when the video is gone. */
@@ -518,19 +512,13 @@ export class VideoEncoding extends DurableObject<Env> {
    * meanwhile): everything stops.
    */
   private async claim(): Promise<boolean> {
-    const { videoId, projectId } = this.video();
-    const db = this.env.DB;
-    const settings = (await readSettings(db, projectId))?.document ?? DEFAULT_SETTINGS;
-    let row = await claimEncoding(db, videoId, JSON.stringify(snapshot(settings)), Date.now());
-    if (row) await keepWatermark(this.env.MEDIA, row, settingsOf(row));
-    // A coordinator that lost its state after claiming finds the video processing already.
-    row ??= await liveVideo(db, videoId);
-    if (row?.status !== "processing") {
+    const claimed = await claimVideo(this.env, this.video());
+    if (!claimed) {
       await this.cancel();
       return false;
     }
-    this.store.set("settings", settingsOf(row));
-    this.store.set("testMode", isTestVideo(row));
+    this.store.set("settings", claimed.settings);
+    this.store.set("testMode", claimed.testMode);
     return true;
   }
 
@@ -551,7 +539,7 @@ export class VideoEncoding extends DurableObject<Env> {
       });
       return;
     }
-    const playable = await this.changeRow({
+    const playable = await changeVideoRow(this.env, this.video().videoId, {
       status: "playable",
       plan: JSON.stringify(plan),
       duration: plan.duration,
@@ -700,30 +688,10 @@ export class VideoEncoding extends DurableObject<Env> {
   }
 
   /** The video's row changes, with its event, published now. Null when the video is gone. */
-  private async changeRow(change: Change): Promise<VideoRow | null> {
-    const { videoId } = this.video();
-    const { config } = encodingContext(this.env);
-    const db = this.env.DB;
-    const row = await liveVideo(db, videoId);
-    if (row?.status !== "processing") return null;
-    const now = Date.now();
-    const eventId = ulid(now);
-    const origin = config.publicBaseUrl ?? config.callbackOrigin;
-    if (!origin) throw new Error("PUBLIC_BASE_URL or ENCODER_CALLBACK_URL must be set for the URLs in events");
-    const changed = await changeEncoding(db, row, change, now, (after) => ({
-      id: eventId,
-      event: encodingEvent(videoAt(origin, after, now)),
-    }));
-    if (changed) {
-      await publishNow(this.env, db)([eventId]).catch((error) => logError("encoding: publish", error, { videoId }));
-    }
-    return changed;
-  }
-
   /** Ready or errored: the row and its event, then every job and slot goes. */
   private async finish(change: Extract<Change, { status: "ready" | "errored" }>) {
     this.store.set("phase", change.status);
-    const changed = await this.changeRow(change);
+    const changed = await changeVideoRow(this.env, this.video().videoId, change);
     if (!changed) this.store.set("phase", "cancelled");
     if (change.status === "errored") {
       const { media } = encodingContext(this.env);

@@ -6,7 +6,9 @@ import {
   jobFor,
   MP4_PART_BYTES,
   missingRuns,
+  RESERVATION_MS,
   segmentsDone,
+  segmentVerdict,
 } from "../../../src/encoding/pipeline/coordinator-rules";
 import type { Unit } from "../../../src/encoding/pipeline/coordinator-store";
 import { Waiters } from "../../../src/encoding/pipeline/coordinator-waiters";
@@ -84,6 +86,26 @@ describe("the coordinator's rules", () => {
     expect(segmentsDone(plan, { ...done, segmentUnits: 1 })).toBe(false);
     expect(segmentsDone(plan, { ...done, poster: false })).toBe(false);
     expect(segmentsDone(plan, { ...done, storyboard: false })).toBe(false);
+  });
+
+  it("lets a job store a segment of its own unless it is stored, or another job stores it within RESERVATION_MS", () => {
+    const run = unit({ first: 4, last: 8 });
+    const now = 1_000_000;
+    const verdict = (
+      u: Unit | null,
+      rendition: string,
+      index: number,
+      current: Parameters<typeof segmentVerdict>[2]["current"],
+    ) => segmentVerdict(u, "j", { rendition, index, current }, now);
+    expect(verdict(run, "720p", 4, null)).toBe("store");
+    expect(verdict(run, "720p", 8, null)).toBe("void");
+    expect(verdict(null, "720p", 4, null)).toBe("void");
+    expect(verdict(unit({ kind: "still" }), "720p", 0, null)).toBe("void");
+    expect(verdict(unit({ first: 4, last: 8, rendition: "360p" }), "720p", 4, null)).toBe("void");
+    expect(verdict(run, "720p", 4, { state: "stored", job: "j", at: now })).toBe("skip");
+    expect(verdict(run, "720p", 4, { state: "storing", job: "other", at: now - RESERVATION_MS + 1 })).toBe("skip");
+    expect(verdict(run, "720p", 4, { state: "storing", job: "other", at: now - RESERVATION_MS })).toBe("store");
+    expect(verdict(run, "720p", 4, { state: "storing", job: "j", at: now })).toBe("store");
   });
 
   it("puts the MP4 together when asked for and the M4A when there is audio", () => {
