@@ -1,4 +1,9 @@
-import type { Priority } from "../../../media-plan/protocol.mjs";
+import type { Plan } from "../../../media-plan/plan.mjs";
+import { type Priority, parsePlan } from "../../../media-plan/protocol.mjs";
+
+/** Where a video's encoding stands. */
+export type Phase = "idle" | "waiting" | "encoding" | "ready" | "errored" | "cancelled";
+export type Video = { projectId: string; videoId: string };
 
 export type Kind = "probe" | "still" | "segments" | "mp4" | "m4a" | "frame" | "storyboard";
 
@@ -45,6 +50,35 @@ export class EncodingStore {
     sql.exec(
       "CREATE TABLE IF NOT EXISTS frames (frame INTEGER NOT NULL, width INTEGER NOT NULL, PRIMARY KEY (frame, width))",
     );
+  }
+
+  // ─── the video's state ───
+
+  phase(): Phase {
+    return this.get<Phase>("phase") ?? "idle";
+  }
+
+  video(): Video {
+    const video = this.get<Video>("video");
+    if (!video) throw new Error("the coordinator has no video");
+    return video;
+  }
+
+  /** The stored plan, read through the protocol's parser; null before the probe. */
+  plan(): Plan | null {
+    const stored = this.get<unknown>("plan");
+    return stored === null ? null : parsePlan(stored);
+  }
+
+  /** The video is being encoded. */
+  active(): boolean {
+    const phase = this.phase();
+    return phase === "waiting" || phase === "encoding";
+  }
+
+  /** Jobs may run: the video is being encoded, or it is ready and frames are made for viewers. */
+  serving(): boolean {
+    return this.active() || this.phase() === "ready";
   }
 
   // ─── meta ─────────────────────────────────────────────────────────────────────────────────

@@ -1,0 +1,452 @@
+import { type Plan, planEncoding, Unplannable } from "../../../media-plan/plan.mjs";
+import type { Job, Result } from "../../../media-plan/protocol.mjs";
+import { logError } from "../../lib/log";
+import { posterKey } from "../../lib/storage-keys";
+import { DEFAULT_SETTINGS } from "../settings";
+import { callbackPath, callbackToken, encodingContext } from "./context";
+import { abortUpload, completeUpload, type FileKind, isDone, isFileKind, openUpload } from "./coordinator-files";
+import { changeVideoRow, claimVideo } from "./coordinator-row";
+import { filesOf, firstMissing, jobFor, missingRuns, renditionsOf, segmentsDone } from "./coordinator-rules";
+import type { EncodingStore, Unit, Video } from "./coordinator-store";
+import { poolOf } from "./coordinator-stub";
+import type { Waiters } from "./coordinator-waiters";
+import { type EncodeSettings, planSettings, snapshot } from "./encode-settings";
+import { type Change, liveVideo, recordHeartbeat } from "./queries";
+
+/** Tries per unit of work: a job that fails or goes silent this many times errors the video. */
+export const MAX_TRIES = 3;
+/** A running job not heard from this long has lost its encoder: it is taken over. */
+export const SILENCE_MS = 60_000;
+/** A running job not heard from this long is asked about (a restarted encoder says it has none). */
+export const QUIET_MS = 15_000;
+/** How often the coordinator looks at its jobs while it has any. */
+export const TICK_MS = 10_000;
+/** An encoder that said it was busy is asked again this much later. */
+export const BUSY_RETRY_MS = 500;
+/** How often the video's row records that its encoding is alive. */
+export const ROW_HEARTBEAT_MS = 30_000;
+/** A test video is encoded from its first seconds only (contract section 16). */
+export const TEST_MODE_SECONDS = 10;
+
+/**
+ * How a video's encoding moves, for its Durable Object (coordinator.ts, which answers the Worker
+ * and the encoder's call-backs): units put on the slots the video holds and more asked of the pool
+ * (`schedule`), each job's message and its dispatch, the probe's plan, what is still needed after
+ * a unit ends (`progress`), failures and silent jobs (tried again up to MAX_TRIES), and the end
+ * (ready, errored or cancelled: every job stopped, every slot given back, every viewer answered).
+ */
+export class EncodingWork {
+  private lastRowBeat = 0;
+  /** Scheduling runs one at a time: it reads the free slots and queued units, then awaits. */
+  private scheduling: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly ctx: DurableObjectState,
+    private readonly env: Env,
+    private readonly store: EncodingStore,
+    private readonly waiters: Waiters,
+  ) {}
+
+  /** Job of `unit` sent its last message: what it made is kept, or it runs again; its slot goes back. */
+  async ended(unit: Unit, result: Result) {
+    const slot = unit.slot;
+    // A probe's, an MP4's or an M4A's result without what it made is as good as a failure.
+    const incomplete =
+      result.status === "done" &&
+      ((unit.kind === "probe" && !result.probe) ||
+        (unit.kind === "mp4" && !result.mp4) ||
+        (unit.kind === "m4a" && !result.m4a));
+    if (result.status === "failed" || incomplete) {
+      if (result.status === "failed" && result.code === "invalid_source" && unit.kind === "probe") {
+        await this.finish({ status: "errored", code: "invalid_source", message: result.message });
+        return;
+      }
+      // An encoder stopped from outside (a redeploy, say) did not fail the work: no try is counted.
+      await this.failed(unit, !(result.status === "failed" && result.code === "interrupted"));
+    } else {
+      this.store.deleteUnit(unit.id);
+      if (unit.kind === "probe" && result.probe) await this.planned(result.probe);
+      else if (unit.kind === "mp4" && result.mp4)
+        await completeUpload(this.store, this.env.MEDIA, "mp4", result.mp4.parts);
+      else if (unit.kind === "m4a" && result.m4a)
+        await completeUpload(this.store, this.env.MEDIA, "m4a", result.m4a.parts);
+      else if (unit.kind === "frame" && !this.store.isFrameStored(unit.first, unit.last)) {
+        // Done without storing it (a job cannot): its viewers are told.
+        this.waiters.wake(`frame/${unit.first}/${unit.last}`, "failed");
+      }
+    }
+    // The slot goes back to the pool, which hands it to whoever is next by its fair order.
+    if (slot) await this.giveBack([slot]);
+    await this.progress();
+  }
+
+  /** The video was deleted: every job stops, every later call is told the job is gone. */
+  async cancel() {
+    const phase = this.store.phase();
+    if (phase === "cancelled" || phase === "idle") {
+      this.store.set("phase", "cancelled");
+      return;
+    }
+    this.store.set("phase", "cancelled");
+    await this.stopEverything();
+  }
+
+  /** The alarm: jobs looked at, the queue scheduled, slots renewed, the row told the encoding is alive. */
+  async tick() {
+    if (!this.store.serving()) return;
+    await this.checkJobs();
+    await this.schedule();
+    const slots = this.store.slots().map((held) => held.slot);
+    if (slots.length > 0) await poolOf(this.env).renew(this.store.video().videoId, slots);
+    if (Date.now() - this.lastRowBeat >= ROW_HEARTBEAT_MS && this.store.phase() === "encoding") {
+      this.lastRowBeat = Date.now();
+      await recordHeartbeat(this.env.DB, this.store.video().videoId, Date.now()).catch((error) =>
+        logError("encoding: record heartbeat", error, { videoId: this.store.video().videoId }),
+      );
+    }
+    await this.arm();
+  }
+
+  async arm() {
+    const working = this.store.active() || (this.store.serving() && this.store.units().length > 0);
+    if (working && (await this.ctx.storage.getAlarm()) === null) {
+      await this.ctx.storage.setAlarm(Date.now() + TICK_MS);
+    }
+  }
+
+  /**
+   * Puts queued units on the slots this video holds, and asks the pool for what more it could use
+   * now (or gives back what it cannot use). One at a time.
+   */
+  schedule(): Promise<void> {
+    const next = this.scheduling.then(() => this.scheduleNow());
+    this.scheduling = next.catch((error) => logError("encoding: schedule", error));
+    return next;
+  }
+
+  private async scheduleNow(): Promise<void> {
+    if (!this.store.serving()) return;
+    const video = this.store.video();
+    // A ready video's deletion reaches its coordinator through the deletions queue, a moment
+    // later: no frame of it starts meanwhile (its row says), and every other goes with it.
+    if (this.store.phase() === "ready" && this.store.queued("interactive").length > 0) {
+      if (!(await liveVideo(this.env.DB, video.videoId))) {
+        await this.cancel();
+        return;
+      }
+    }
+    for (const kind of ["interactive", "background"] as const) {
+      const idle = this.store.idleSlots(kind);
+      const queued = this.store.queued(kind);
+      const dispatching: Promise<void>[] = [];
+      while (idle.length > 0 && queued.length > 0) {
+        dispatching.push(this.dispatch(idle.shift() as string, queued.shift() as Unit));
+      }
+      await Promise.all(dispatching);
+      if (idle.length > 0) await this.giveBack(idle);
+      const want = this.store.queued(kind).length;
+      const granted = await poolOf(this.env).acquire({
+        videoId: video.videoId,
+        projectId: video.projectId,
+        kind,
+        want,
+      });
+      if (granted.length > 0) {
+        for (const slot of granted) this.store.hold(slot, kind);
+        await this.scheduleNow();
+        return;
+      }
+    }
+  }
+
+  /** Runs `unit` on `slot`: its job goes to the encoder there. */
+  private async dispatch(slot: string, unit: Unit) {
+    const video = this.store.video();
+    const sequence = (this.store.get<number>("jobs") ?? 0) + 1;
+    this.store.set("jobs", sequence);
+    // Unique on any encoder: the video's id, the unit and the job's number.
+    const jobId = `${video.videoId}-${unit.id.replace(/[^A-Za-z0-9_-]/g, "")}-${sequence}`;
+    const now = Date.now();
+    this.store.started(unit.id, jobId, slot, now);
+    try {
+      if (unit.kind === "probe" && !(await this.claim())) return;
+      const job = await this.jobOf(unit, jobId);
+      if (!job) {
+        // Nothing left to make in this unit (stored meanwhile): the slot takes the next unit.
+        this.store.deleteUnit(unit.id);
+        return;
+      }
+      const { encoder } = encodingContext(this.env);
+      const answer = await encoder.start(slot, job);
+      if (answer === "accepted") return;
+      this.store.unstarted(unit.id);
+      if (answer === "busy") {
+        // The encoder there is still busy with a job it was told to stop: the slot is kept (so the
+        // pool does not hand it straight back) and tried again a little later.
+        await this.ctx.storage.setAlarm(Date.now() + BUSY_RETRY_MS);
+        return;
+      }
+      await this.giveBack([slot]);
+      await this.failed({ ...unit, job: jobId, slot: null });
+    } catch (error) {
+      // No answer: the job may be running; its silence ends it if it is not.
+      logError("encoding: start a job", error, { videoId: video.videoId, jobId });
+    }
+  }
+
+  /** The job of `unit` now; null for a segments unit with nothing left to make. */
+  private async jobOf(unit: Unit, jobId: string): Promise<Job | null> {
+    const { config } = encodingContext(this.env);
+    const video = this.store.video();
+    const origin = config.callbackOrigin;
+    if (!origin) throw new Error("ENCODER_CALLBACK_URL or PUBLIC_BASE_URL must be set for the encoder to call back");
+    const path = { ...video, jobId };
+    const callback = {
+      baseUrl: `${origin}${callbackPath(path)}`,
+      token: await callbackToken(config.callbackSecret, path),
+    };
+    const base = { version: 2, jobId, priority: unit.priority, callback } as const;
+    const plan = this.store.plan();
+    // One multipart upload per try of a file (a failed try aborts it): a job started again after a
+    // busy answer writes into the same one.
+    if (isFileKind(unit.kind)) await openUpload(this.store, this.env.MEDIA, unit.kind, video);
+    const missing =
+      unit.kind === "segments" && plan
+        ? renditionsOf(unit, plan).filter(
+            (rendition) => this.store.storedIn(rendition, unit.first, unit.last) < unit.last - unit.first,
+          )
+        : [];
+    return jobFor(unit, base, plan, missing);
+  }
+
+  /**
+   * The video becomes `processing` as its first job starts. False when it cannot (deleted
+   * meanwhile): everything stops.
+   */
+  private async claim(): Promise<boolean> {
+    const claimed = await claimVideo(this.env, this.store.video());
+    if (!claimed) {
+      await this.cancel();
+      return false;
+    }
+    this.store.set("settings", claimed.settings);
+    this.store.set("testMode", claimed.testMode);
+    return true;
+  }
+
+  /** The probe's facts: the plan is made, the video becomes playable, the work is queued. */
+  private async planned(probe: NonNullable<Extract<Result, { status: "done" }>["probe"]>) {
+    const settings = this.store.get<EncodeSettings>("settings") ?? snapshot(DEFAULT_SETTINGS);
+    let plan: Plan;
+    try {
+      plan = planEncoding(probe, planSettings(settings), {
+        maxDuration: this.store.get<boolean>("testMode") ? TEST_MODE_SECONDS : undefined,
+      });
+    } catch (error) {
+      if (!(error instanceof Unplannable)) throw error;
+      await this.finish({
+        status: "errored",
+        code: "invalid_source",
+        message: `The source is not a video this service encodes: ${error.message}.`,
+      });
+      return;
+    }
+    const playable = await changeVideoRow(this.env, this.store.video().videoId, {
+      status: "playable",
+      plan: JSON.stringify(plan),
+      duration: plan.duration,
+      width: plan.width,
+      height: plan.height,
+    });
+    if (!playable) {
+      await this.cancel();
+      return;
+    }
+    this.store.set("plan", plan);
+    this.store.set("phase", "encoding");
+    this.repair();
+  }
+
+  /**
+   * Gives every segment that is neither stored nor covered by a unit a background unit, in runs of
+   * `runLength`, in order.
+   */
+  private repair() {
+    const plan = this.store.plan();
+    if (!plan) return;
+    // The poster is the first background job (interactive slots are for probes and viewers), the
+    // storyboard comes after the first run of segments.
+    if (!this.store.get<boolean>("poster")) {
+      this.store.addUnit({ id: "poster", kind: "still", priority: "background", rank: -1e15 });
+    }
+    if (!this.store.get<boolean>("storyboard")) {
+      this.store.addUnit({ id: "storyboard", kind: "storyboard", priority: "background", rank: 0.5 });
+    }
+    const covered = new Set<number>();
+    for (const unit of this.store.backgroundRuns()) {
+      for (let i = unit.first; i < unit.last; i++) covered.add(i);
+    }
+    for (const { first, last } of missingRuns(plan, covered, (rendition) => this.store.storedOf(rendition))) {
+      this.store.addUnit({ id: `run-${first}`, kind: "segments", priority: "background", first, last, rank: first });
+    }
+  }
+
+  /**
+   * After a unit ends: what is missing gets units again; a complete video gets its MP4 and its M4A
+   * (when it has audio; two units, which run side by side when the video holds two slots), then is
+   * ready.
+   */
+  private async progress() {
+    if (this.store.phase() !== "encoding") {
+      await this.schedule();
+      return;
+    }
+    this.repair();
+    const plan = this.store.plan() as Plan;
+    const done = {
+      storedSegments: this.store.storedCount(),
+      segmentUnits: this.store.segmentUnits().length,
+      poster: this.store.get<boolean>("poster") === true,
+      storyboard: this.store.get<boolean>("storyboard") === true,
+    };
+    if (segmentsDone(plan, done)) {
+      const files = filesOf(plan).filter((file) => !isDone(this.store, file));
+      if (files.length === 0) {
+        await this.finish({
+          status: "ready",
+          renditions: plan.renditions.map(({ resolution, width, height }) => ({ resolution, width, height })),
+          mp4: plan.mp4,
+          m4a: plan.audio,
+        });
+        return;
+      }
+      for (const file of files) {
+        this.store.addUnit({ id: file, kind: file, priority: "background", rank: file === "mp4" ? -3e15 : -2.9e15 });
+      }
+    }
+    await this.schedule();
+  }
+
+  /**
+   * A unit's job failed or went silent: it runs again from what is missing, or, after MAX_TRIES
+   * counted tries, the video errors (a frame is refused instead).
+   */
+  private async failed(unit: Unit, counted = true) {
+    const tries = unit.tries + (counted ? 1 : 0);
+    if (isFileKind(unit.kind)) await this.abortFile(unit.kind);
+    if (unit.kind === "frame" && tries >= MAX_TRIES) {
+      this.store.deleteUnit(unit.id);
+      this.waiters.wake(`frame/${unit.first}/${unit.last}`, "failed");
+      return;
+    }
+    if (tries >= MAX_TRIES) {
+      await this.finish({
+        status: "errored",
+        code: "encoding_failed",
+        message: `The video could not be encoded: ${MAX_TRIES} attempts failed.`,
+      });
+      return;
+    }
+    const first =
+      unit.kind === "segments"
+        ? firstMissing(unit, this.store.plan() as Plan, (rendition, index) => this.store.isStored(rendition, index))
+        : unit.first;
+    if (unit.kind === "segments" && first >= unit.last) {
+      this.store.deleteUnit(unit.id);
+      return;
+    }
+    this.store.requeue(unit.id, tries, first);
+  }
+
+  private abortFile(file: FileKind) {
+    return abortUpload(this.store, this.env.MEDIA, file, (error, key) =>
+      logError(`encoding: abort the ${file} upload`, error, { key }),
+    );
+  }
+
+  /**
+   * Running jobs not heard from: asked about after QUIET_MS (an encoder that restarted says it has
+   * no such job), taken over after SILENCE_MS. A taken-over job is stopped where it may still run.
+   */
+  async checkJobs() {
+    const now = Date.now();
+    const { encoder } = encodingContext(this.env);
+    for (const unit of this.store.quietSince(now - QUIET_MS)) {
+      let lost = (unit.heard ?? 0) < now - SILENCE_MS;
+      if (!lost && unit.slot) {
+        lost = await encoder.status(unit.slot, unit.job as string).then(
+          (status) => status === "unknown",
+          () => false,
+        );
+      }
+      if (!lost) continue;
+      // Still the same job (a result may have come meanwhile)?
+      if (this.store.unitOfJob(unit.job as string) === null) continue;
+      if (unit.slot) {
+        await encoder
+          .cancel(unit.slot, unit.job as string)
+          .catch((error) => logError("encoding takeover: cancel", error, { jobId: unit.job }));
+      }
+      await this.failed(unit);
+      if (unit.slot) await this.giveBack([unit.slot]);
+    }
+    await this.progress();
+  }
+
+  async giveBack(slots: string[]) {
+    if (slots.length === 0) return;
+    for (const slot of slots) this.store.release(slot);
+    await poolOf(this.env).release(this.store.video().videoId, slots);
+  }
+
+  /** The video's row changes, with its event, published now. Null when the video is gone. */
+  /** Ready or errored: the row and its event, then every job and slot goes. */
+  private async finish(change: Extract<Change, { status: "ready" | "errored" }>) {
+    this.store.set("phase", change.status);
+    const changed = await changeVideoRow(this.env, this.store.video().videoId, change);
+    if (!changed) this.store.set("phase", "cancelled");
+    if (change.status === "errored") {
+      const { media } = encodingContext(this.env);
+      const { projectId, videoId } = this.store.video();
+      await media.delete(posterKey(projectId, videoId)).catch(() => {});
+    }
+    await this.stopEverything();
+  }
+
+  /**
+   * Stops every running job, gives every slot back, answers every waiting viewer; once the video
+   * is ready, its frames' units keep running (and their slots and viewers).
+   */
+  private async stopEverything() {
+    const ready = this.store.phase() === "ready";
+    const { encoder } = encodingContext(this.env);
+    const running = this.store.running(ready);
+    await Promise.all(
+      running.map((unit) =>
+        encoder
+          .cancel(unit.slot as string, unit.job as string)
+          .catch((error) => logError("encoding: cancel a job", error, { jobId: unit.job })),
+      ),
+    );
+    if (!ready) {
+      await this.abortFile("mp4");
+      await this.abortFile("m4a");
+    }
+    this.store.deleteUnits(ready);
+    this.store.clearSegments();
+    for (const key of this.waiters.keys()) {
+      if (!(ready && key.startsWith("frame/"))) this.waiters.wake(key, ready ? "stored" : "gone");
+    }
+    if (this.store.units().length > 0) {
+      await this.giveBack(this.store.idleSlots());
+      return;
+    }
+    this.store.releaseAll();
+    const video = this.store.get<Video>("video");
+    if (video)
+      await poolOf(this.env)
+        .forget(video.videoId)
+        .catch((error) => logError("encoding: free the slots", error, { videoId: video.videoId }));
+    await this.ctx.storage.deleteAlarm();
+  }
+}
