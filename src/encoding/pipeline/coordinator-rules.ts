@@ -1,5 +1,5 @@
 import { frameTime, type Plan, runLength, segmentCount } from "../../../media-plan/plan.mjs";
-import type { Job } from "../../../media-plan/protocol.mjs";
+import type { Job, Result } from "../../../media-plan/protocol.mjs";
 import type { VideoRow } from "../../videos/model";
 import type { FileKind } from "./coordinator-files";
 import type { SegmentRow, Unit } from "./coordinator-store";
@@ -11,6 +11,12 @@ import type { SegmentRow, Unit } from "./coordinator-store";
  * may store a segment, and each unit's job message.
  */
 
+/** Tries per unit of work: a job that fails or goes silent this many times errors the video. */
+export const MAX_TRIES = 3;
+/** A running job not heard from this long has lost its encoder: it is taken over. */
+export const SILENCE_MS = 60_000;
+/** A running job not heard from this long is asked about (a restarted encoder says it has none). */
+export const QUIET_MS = 15_000;
 /** A segment being stored by a job is reserved to it this long, then another job may store it. */
 export const RESERVATION_MS = 5 * 60_000;
 
@@ -80,6 +86,16 @@ export function segmentVerdict(
   if (current?.state === "stored") return "skip";
   if (current && current.job !== jobId && current.at > now - RESERVATION_MS) return "skip";
   return "store";
+}
+
+/** A probe's, an MP4's or an M4A's result without what it made: as good as a failure. */
+export function madeNothing(unit: Unit, result: Result): boolean {
+  if (result.status !== "done") return false;
+  return (
+    (unit.kind === "probe" && !result.probe) ||
+    (unit.kind === "mp4" && !result.mp4) ||
+    (unit.kind === "m4a" && !result.m4a)
+  );
 }
 
 /** Whether every segment of every rendition, the poster and the storyboard are stored, and no segments unit is left. */

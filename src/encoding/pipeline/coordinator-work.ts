@@ -6,19 +6,24 @@ import { DEFAULT_SETTINGS } from "../settings";
 import { callbackPath, callbackToken, encodingContext } from "./context";
 import { abortUpload, completeUpload, type FileKind, isDone, isFileKind, openUpload } from "./coordinator-files";
 import { changeVideoRow, claimVideo } from "./coordinator-row";
-import { filesOf, firstMissing, jobFor, missingRuns, renditionsOf, segmentsDone } from "./coordinator-rules";
+import {
+  filesOf,
+  firstMissing,
+  jobFor,
+  MAX_TRIES,
+  madeNothing,
+  missingRuns,
+  QUIET_MS,
+  renditionsOf,
+  SILENCE_MS,
+  segmentsDone,
+} from "./coordinator-rules";
 import type { EncodingStore, Unit, Video } from "./coordinator-store";
 import { poolOf } from "./coordinator-stub";
 import type { Waiters } from "./coordinator-waiters";
 import { type EncodeSettings, planSettings, snapshot } from "./encode-settings";
 import { type Change, liveVideo, recordHeartbeat } from "./queries";
 
-/** Tries per unit of work: a job that fails or goes silent this many times errors the video. */
-export const MAX_TRIES = 3;
-/** A running job not heard from this long has lost its encoder: it is taken over. */
-export const SILENCE_MS = 60_000;
-/** A running job not heard from this long is asked about (a restarted encoder says it has none). */
-export const QUIET_MS = 15_000;
 /** How often the coordinator looks at its jobs while it has any. */
 export const TICK_MS = 10_000;
 /** An encoder that said it was busy is asked again this much later. */
@@ -50,13 +55,7 @@ export class EncodingWork {
   /** Job of `unit` sent its last message: what it made is kept, or it runs again; its slot goes back. */
   async ended(unit: Unit, result: Result) {
     const slot = unit.slot;
-    // A probe's, an MP4's or an M4A's result without what it made is as good as a failure.
-    const incomplete =
-      result.status === "done" &&
-      ((unit.kind === "probe" && !result.probe) ||
-        (unit.kind === "mp4" && !result.mp4) ||
-        (unit.kind === "m4a" && !result.m4a));
-    if (result.status === "failed" || incomplete) {
+    if (result.status === "failed" || madeNothing(unit, result)) {
       if (result.status === "failed" && result.code === "invalid_source" && unit.kind === "probe") {
         await this.finish({ status: "errored", code: "invalid_source", message: result.message });
         return;

@@ -5,6 +5,7 @@ import {
   firstMissing,
   jobFor,
   MP4_PART_BYTES,
+  madeNothing,
   missingRuns,
   RESERVATION_MS,
   segmentsDone,
@@ -106,6 +107,24 @@ describe("the coordinator's rules", () => {
     expect(verdict(run, "720p", 4, { state: "storing", job: "other", at: now - RESERVATION_MS + 1 })).toBe("skip");
     expect(verdict(run, "720p", 4, { state: "storing", job: "other", at: now - RESERVATION_MS })).toBe("store");
     expect(verdict(run, "720p", 4, { state: "storing", job: "j", at: now })).toBe("store");
+  });
+
+  it("takes a probe's, an MP4's or an M4A's result without what it made for a failure", () => {
+    const done = { version: 2, jobId: "j", status: "done" } as const;
+    expect(madeNothing(unit({ kind: "probe" }), done)).toBe(true);
+    expect(madeNothing(unit({ kind: "mp4" }), done)).toBe(true);
+    expect(madeNothing(unit({ kind: "m4a" }), done)).toBe(true);
+    expect(madeNothing(unit({ kind: "m4a" }), { ...done, m4a: { parts: [], bytes: 1 } })).toBe(false);
+    expect(madeNothing(unit({ kind: "segments" }), done)).toBe(false);
+    expect(
+      madeNothing(unit({ kind: "probe" }), {
+        version: 2,
+        jobId: "j",
+        status: "failed",
+        code: "encoding_failed",
+        message: "x",
+      }),
+    ).toBe(false);
   });
 
   it("puts the MP4 together when asked for and the M4A when there is audio", () => {
