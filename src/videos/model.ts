@@ -8,6 +8,7 @@ export type Visibility = (typeof VISIBILITIES)[number];
 /** Every status a video can have; the videos table's CHECK lists the same (test/http/constants.test.ts). */
 export const VIDEO_STATUSES = [
   "waiting_for_upload",
+  "importing",
   "upload_completing",
   "uploaded",
   "processing",
@@ -72,6 +73,15 @@ export type VideoRow = {
   tags: string;
   metadata: string;
   allowed_origins: string;
+  /** An import (contract §19): the URL, the first answer's validator, the running fetch's lease, transient failures. */
+  import_url: string | null;
+  import_validator: string | null;
+  import_lease_until: string | null;
+  import_failures: number;
+  /** A clip (contract §19): the video it was cut from, and the span there in seconds; its source_key is that video's. */
+  clip_of: string | null;
+  clip_start: number | null;
+  clip_end: number | null;
 };
 
 /** The encoding columns of a video no attempt has started on. */
@@ -91,6 +101,17 @@ const NOT_ENCODED = {
   error_code: null,
   error_message: null,
   storage_cleared_at: null,
+} as const satisfies Partial<VideoRow>;
+
+/** The columns of a video that is neither an import nor a clip. */
+export const NOT_IMPORTED_OR_CLIPPED = {
+  import_url: null,
+  import_validator: null,
+  import_lease_until: null,
+  import_failures: 0,
+  clip_of: null,
+  clip_start: null,
+  clip_end: null,
 } as const satisfies Partial<VideoRow>;
 
 /** What a new video starts with: its upload session (an R2 multipart upload), and for a tus upload its id. */
@@ -135,6 +156,7 @@ export function newVideoRow(video: NewVideo): VideoRow {
     tags: JSON.stringify(video.tags ?? []),
     metadata: JSON.stringify(video.metadata ?? {}),
     allowed_origins: JSON.stringify(video.allowedOrigins ?? []),
+    ...NOT_IMPORTED_OR_CLIPPED,
     ...NOT_ENCODED,
   };
 }
@@ -142,7 +164,9 @@ export function newVideoRow(video: NewVideo): VideoRow {
 export type Thumbnail = { source: "auto" | "custom"; url: string };
 export type Rendition = { resolution: string; width: number; height: number };
 export type Playback = { hls: string; mp4: string | null; m4a: string | null };
-export type VideoError = { code: "invalid_source" | "encoding_failed"; message: string };
+/** Why a video is errored (contract sections 12 and 19); the videos table's CHECK lists the same. */
+export const VIDEO_ERROR_CODES = ["invalid_source", "encoding_failed", "import_failed"] as const;
+export type VideoError = { code: (typeof VIDEO_ERROR_CODES)[number]; message: string };
 
 export type Video = {
   id: string;

@@ -13,8 +13,8 @@ export function insertVideoStatement(db: Db, row: VideoRow): D1PreparedStatement
     .prepare(
       `INSERT INTO videos (id, project_id, livemode, title, status, visibility, source_key, upload_id, upload_r2_id,
          upload_expires_at, completion_lease_until, created_at, updated_at, deleted_at, tus_upload_id, tags, metadata,
-         allowed_origins)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         allowed_origins, import_url, clip_of, clip_start, clip_end)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     )
     .bind(
       row.id,
@@ -35,6 +35,10 @@ export function insertVideoStatement(db: Db, row: VideoRow): D1PreparedStatement
       row.tags,
       row.metadata,
       row.allowed_origins,
+      row.import_url,
+      row.clip_of,
+      row.clip_start,
+      row.clip_end,
     );
 }
 

@@ -3,7 +3,7 @@ import { ModeQuerySchema } from "../auth/guards";
 import { livemodeSchema, pathId, TimestampSchema, textSchema, UlidSchema } from "../http/schemas";
 import { MAX_ALLOWED_ORIGINS, normalizeOriginPattern } from "../lib/origins";
 import { parseUlid, ULID_PATTERN_ANY_CASE } from "../lib/ulid";
-import { ITEM_CODES, VIDEO_STATUSES, VISIBILITIES } from "./model";
+import { ITEM_CODES, VIDEO_ERROR_CODES, VIDEO_STATUSES, VISIBILITIES } from "./model";
 
 export const VisibilitySchema = z.enum(VISIBILITIES).openapi({ description: "Default public" });
 
@@ -35,7 +35,7 @@ export const PlaybackSchema = z
   .openapi("Playback");
 
 export const VideoErrorSchema = z
-  .object({ code: z.enum(["invalid_source", "encoding_failed"]), message: z.string() })
+  .object({ code: z.enum(VIDEO_ERROR_CODES), message: z.string() })
   .openapi("VideoError");
 
 export const VideoSchema = z

@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { OPERATOR_PLANS } from "../../src/auth/account";
 import { MODES } from "../../src/lib/tenant";
-import { VIDEO_STATUSES, VISIBILITIES } from "../../src/videos/model";
+import { VIDEO_ERROR_CODES, VIDEO_STATUSES, VISIBILITIES } from "../../src/videos/model";
 import { DELIVERY_STATES } from "../../src/webhooks/model";
 
 /** The values a column's `CHECK (column IN (…))` allows, read from the live schema. */
@@ -18,6 +18,7 @@ describe("each closed set is one const array, and the database's CHECK says the 
   it.each([
     ["videos", "status", VIDEO_STATUSES],
     ["videos", "visibility", VISIBILITIES],
+    ["videos", "error_code", VIDEO_ERROR_CODES],
     ["api_keys", "mode", MODES],
     ["accounts", "plan", OPERATOR_PLANS],
     ["webhook_deliveries", "state", DELIVERY_STATES],
