@@ -874,7 +874,7 @@ export interface components {
             /** @example Intro */
             title: string | null;
             /** @enum {string} */
-            status: "waiting_for_upload" | "upload_completing" | "uploaded" | "processing" | "ready" | "errored";
+            status: "waiting_for_upload" | "importing" | "upload_completing" | "uploaded" | "processing" | "ready" | "errored";
             /**
              * @description Default public
              * @enum {string}
@@ -951,7 +951,7 @@ export interface components {
         /** @description null unless the video is errored */
         VideoError: {
             /** @enum {string} */
-            code: "invalid_source" | "encoding_failed";
+            code: "invalid_source" | "encoding_failed" | "import_failed";
             message: string;
         } | null;
         /** @description Sent when a video becomes ready: every rendition and the MP4 are stored */
@@ -6555,7 +6555,7 @@ export interface operations {
                 /** @description nextCursor of the previous page */
                 cursor?: string;
                 /** @description Only videos with this status */
-                status?: "waiting_for_upload" | "upload_completing" | "uploaded" | "processing" | "ready" | "errored";
+                status?: "waiting_for_upload" | "importing" | "upload_completing" | "uploaded" | "processing" | "ready" | "errored";
                 /** @description Only videos with this visibility */
                 visibility?: "public" | "unlisted" | "private";
                 /** @description Repeatable: only videos that have every tag given */
