@@ -99,7 +99,7 @@ function labels(prefix, n) {
 function pictures(plan, features, first, n) {
   const { num, den } = plan.frameRate;
   const deinterlace = plan.source.interlaced ? "bwdif=mode=send_frame:deint=interlaced," : "";
-  const start = decimal(plan.source.startTime + frameTime(plan, first));
+  const start = decimal(sourceTime(plan, frameTime(plan, first)));
   const hold = features.holdLastPicture ? ",tpad=stop=-1:stop_mode=clone" : "";
   return `[0:${plan.source.videoStream}]${deinterlace}fps=${num}/${den}:start_time=${start}${hold},split=${n}${labels("s", n)}`;
 }
@@ -130,12 +130,22 @@ function renditionChains(plan, renditions, watermark) {
 }
 
 /**
- * Where a run starts reading: a second before its first frame, so the previous keyframe and the
- * audio pre-roll are there. Relative to the source's start (ffmpeg adds the start time to `-ss`).
- * @param {number} seconds
+ * The source's timestamp of an instant `seconds` into the video: after the source's start time and,
+ * for a clip, its offset into the source.
+ * @param {Plan} plan @param {number} seconds
  */
-function seekTo(seconds) {
-  return ["-ss", decimal(Math.max(0, seconds - LEAD_IN_SECONDS)), "-noaccurate_seek"];
+function sourceTime(plan, seconds) {
+  return plan.source.startTime + plan.source.offset + seconds;
+}
+
+/**
+ * Where a run starts reading: a second before the frame `seconds` into the video, so the previous
+ * keyframe and the audio pre-roll are there. Relative to the source's start (ffmpeg adds the start
+ * time to `-ss`), so a clip's offset is added.
+ * @param {Plan} plan @param {number} seconds
+ */
+function seekTo(plan, seconds) {
+  return ["-ss", decimal(Math.max(0, plan.source.offset + seconds - LEAD_IN_SECONDS)), "-noaccurate_seek"];
 }
 
 /**
@@ -161,7 +171,7 @@ function inputs(common) {
 
 /** Output timestamps: the source's own, moved so the video starts at TIMESTAMP_BASE_SECONDS. @param {Plan} plan */
 function timestampOffset(plan) {
-  return ["-output_ts_offset", decimal(TIMESTAMP_BASE_SECONDS - plan.source.startTime)];
+  return ["-output_ts_offset", decimal(TIMESTAMP_BASE_SECONDS - sourceTime(plan, 0))];
 }
 
 /**
@@ -230,8 +240,8 @@ export function segmentArgs(run) {
   const j1 = firstAudioPacket(plan, run.to);
   const preRoll = run.features.dropPriming && j0 > 0 ? 1 : 0;
   if (audio) {
-    const start = decimal(plan.source.startTime + ((j0 - preRoll) * AUDIO_FRAME) / AUDIO_RATE);
-    const end = decimal(plan.source.startTime + (j1 * AUDIO_FRAME) / AUDIO_RATE);
+    const start = decimal(sourceTime(plan, ((j0 - preRoll) * AUDIO_FRAME) / AUDIO_RATE));
+    const end = decimal(sourceTime(plan, (j1 * AUDIO_FRAME) / AUDIO_RATE));
     chains.push(
       `[0:${plan.source.audioStream}]aresample=${AUDIO_RATE},apad,atrim=start=${start}:end=${end},asplit=${n}${labels("a", n)}`,
     );
@@ -242,7 +252,7 @@ export function segmentArgs(run) {
   // A run of one segment still names a split (at its end, never reached): without one the segment
   // muxer would cut every 2 s.
   if (splits.length === 0) splits.push(frames);
-  const args = [...seekTo(frameTime(plan, first)), ...inputs(run), "-filter_complex", chains.join(";")];
+  const args = [...seekTo(plan, frameTime(plan, first)), ...inputs(run), "-filter_complex", chains.join(";")];
   renditions.forEach((r, i) => {
     args.push("-map", `[v${i}]`, ...(audio ? ["-map", `[a${i}]`] : []), "-frames:v", String(frames));
     args.push(...videoCodec(plan, r, run.threads));
@@ -291,7 +301,7 @@ export function stillArgs(still) {
   const resize = size.width === top.width ? "scale=out_range=pc" : `scale=${size.width}:${size.height}:out_range=pc`;
   chains.push(`[v0]${resize},format=yuvj420p[still]`);
   return [
-    ...seekTo(frameTime(plan, frame)),
+    ...seekTo(plan, frameTime(plan, frame)),
     ...inputs(still),
     "-filter_complex",
     chains.join(";"),

@@ -86,7 +86,7 @@ const STANDARD_RATES = /** @type {const} */ ([
 /**
  * @typedef {{
  *   version: 1,
- *   source: { format: string, startTime: number, videoStream: number, audioStream: number | null, interlaced: boolean },
+ *   source: { format: string, startTime: number, offset: number, videoStream: number, audioStream: number | null, interlaced: boolean },
  *   width: number,
  *   height: number,
  *   duration: number,
@@ -199,6 +199,12 @@ export function codecs(level, audio) {
   return audio ? `${avc},mp4a.40.2` : avc;
 }
 
+/**
+ * How far past the probed duration a clip may end: a span asked for against the duration the
+ * video showed (its plan's, whole frames) may pass the probe's by up to a frame.
+ */
+const CLIP_END_SLACK_SECONDS = 0.1;
+
 /** When the poster frame is taken: 1 s in, or a quarter into a clip shorter than 4 s. @param {number} duration */
 export function posterTime(duration) {
   return Number.isFinite(duration) && duration > 0 ? Math.min(1, duration / 4) : 0;
@@ -206,14 +212,21 @@ export function posterTime(duration) {
 
 /**
  * The plan of a probed source with the settings kept for its encoding, the source cut to
- * `maxDuration` seconds when given (test mode). Throws Unplannable for a source the service does
- * not encode: longer than 12 hours, an aspect ratio beyond 16:1, a picture too large to encode.
+ * `maxDuration` seconds when given (test mode). A clip (contract section 19) is the span of
+ * `clip` seconds of the source: its plan starts `clip.start` into the source (`source.offset`, which
+ * every run's seek and timestamps add) and lasts the span. Throws Unplannable for a source the
+ * service does not encode: longer than 12 hours, an aspect ratio beyond 16:1, a picture too large
+ * to encode, or a clip's span past the source's end.
  * @param {Probe} probe
  * @param {PlanSettings} settings
- * @param {{ maxDuration?: number }} [options]
+ * @param {{ maxDuration?: number, clip?: { start: number, end: number } | null }} [options]
  * @returns {Plan}
  */
 export function planEncoding(probe, settings, options = {}) {
+  const clip = options.clip ?? null;
+  if (clip && clip.end > probe.duration + CLIP_END_SLACK_SECONDS) {
+    throw new Unplannable(`the clip ends at ${clip.end} s, past the source's end at ${probe.duration} s`);
+  }
   if (!(probe.duration > 0)) throw new Unplannable("the video has no duration");
   if (probe.duration > MAX_DURATION_SECONDS) throw new Unplannable("the video is longer than 12 hours");
   const aspect = probe.width / probe.height;
@@ -223,7 +236,8 @@ export function planEncoding(probe, settings, options = {}) {
   const rate = outputRate(probe.frameRate);
   const perSecond = rate.num / rate.den;
   const framesPerSegment = Math.max(1, Math.round(SEGMENT_TARGET_SECONDS * perSecond));
-  const seconds = Math.min(probe.duration, options.maxDuration ?? Number.POSITIVE_INFINITY);
+  const length = clip ? Math.min(clip.end, probe.duration) - clip.start : probe.duration;
+  const seconds = Math.min(length, options.maxDuration ?? Number.POSITIVE_INFINITY);
   // Every frame-grid instant before the end is a frame (at least one).
   const frames = Math.max(1, Math.ceil(seconds * perSecond - 1e-6));
   const audio = probe.audioStream !== null;
@@ -251,6 +265,7 @@ export function planEncoding(probe, settings, options = {}) {
     source: {
       format: probe.format,
       startTime: probe.startTime,
+      offset: clip?.start ?? 0,
       videoStream: probe.videoStream,
       audioStream: probe.audioStream,
       interlaced: probe.interlaced,

@@ -77,10 +77,27 @@ function object(value, path, shape) {
   /** @type {Record<string, unknown>} */
   const out = {};
   for (const [key, check] of Object.entries(shape)) {
-    if (!Object.hasOwn(record, key)) throw new ProtocolError(join(path, key), "required");
+    if (!Object.hasOwn(record, key) && !OPTIONAL.has(check)) throw new ProtocolError(join(path, key), "required");
     out[key] = check(record[key], join(path, key));
   }
   return /** @type {{ [K in keyof S]: ReturnType<S[K]> }} */ (out);
+}
+
+/** The checks of fields that may be left out (`withDefault`). */
+const OPTIONAL = new WeakSet();
+
+/**
+ * A field that may be left out, which then reads as `fallback`: for a field added to a message that
+ * older writers (a plan stored before it) do not have.
+ * @template T
+ * @param {(value: unknown, path: string) => T} check
+ * @param {T} fallback
+ */
+function withDefault(check, fallback) {
+  /** @param {unknown} value @param {string} path @returns {T} */
+  const optional = (value, path) => (value === undefined ? fallback : check(value, path));
+  OPTIONAL.add(optional);
+  return optional;
 }
 
 /** @param {string} path @param {string} key */
@@ -234,6 +251,7 @@ export function parsePlan(value, path = "plan") {
       object(v, p, {
         format: matching(/^[a-z0-9_]{1,32}$/, "a demuxer name"),
         startTime: number(-1e9, 1e9),
+        offset: withDefault(seconds, 0),
         videoStream: integer(0, 1000),
         audioStream: nullable(integer(0, 1000)),
         interlaced: boolean,

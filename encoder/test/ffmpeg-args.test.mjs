@@ -92,6 +92,28 @@ describe("a run's arguments", () => {
     expect(option(args, "-output_ts_offset")).toBe(String(10 - 1.4));
   });
 
+  it("read a clip from its offset into the source, its timestamps starting where the clip does", () => {
+    const clip = { ...plan, source: { ...plan.source, offset: 100 } };
+    const args = segmentArgs({
+      plan: clip,
+      source,
+      watermark: null,
+      threads: 2,
+      features,
+      from: 2,
+      to: 3,
+      renditions: clip.renditions,
+      outDir: "/out",
+    });
+    expect(option(args, "-ss")).toBe("107.008");
+    const graph = option(args, "-filter_complex") ?? "";
+    expect(graph).toContain("fps=30000/1001:start_time=109.408");
+    expect(option(args, "-output_ts_offset")).toBe(String(10 - 101.4));
+    const still = stillArgs({ plan: clip, source, watermark: null, threads: 2, features, time: 1, file: "/s.jpg" });
+    // Frame 30 (1.001 s), read from a second before it.
+    expect(option(still, "-ss")).toBe("100.001");
+  });
+
   it("cut each rendition at exact frame numbers, numbered from the run's first segment", () => {
     const args = run(2, 4);
     expect(args.filter((arg) => arg === "-segment_frames").length).toBe(2);

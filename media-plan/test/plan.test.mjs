@@ -144,6 +144,24 @@ describe("the plan", () => {
     expect(plan.frames).toBe(250);
   });
 
+  it("plans a clip as its span of the source: offset by its start, as long as the span, frame-accurate", () => {
+    const plan = planEncoding(probed({ duration: 60, frameRate: 25 }), settings, { clip: { start: 12.5, end: 20.1 } });
+    expect(plan.source.offset).toBe(12.5);
+    expect(plan.frames).toBe(190);
+    expect(plan.duration).toBe(7.6);
+    // A test video's first 10 s are the clip's first 10 s.
+    const test = planEncoding(probed({ duration: 60, frameRate: 25 }), settings, {
+      clip: { start: 5, end: 45 },
+      maxDuration: 10,
+    });
+    expect([test.source.offset, test.duration]).toEqual([5, 10]);
+    // A span ending past the source's end (beyond a frame of slack) is not planned.
+    expect(() => planEncoding(probed({ duration: 20 }), settings, { clip: { start: 0, end: 21 } })).toThrow(
+      /the clip ends at 21 s/,
+    );
+    expect(planEncoding(probed({ duration: 60 }), settings).source.offset).toBe(0);
+  });
+
   it("refuses sources over 12 hours, beyond 16:1 or 1:16, and pictures too large", () => {
     expect(() => planEncoding(probed({ duration: 12 * 3600 + 1 }), settings)).toThrow(Unplannable);
     expect(() => planEncoding(probed({ duration: 12 * 3600 }), settings)).not.toThrow();

@@ -1,7 +1,15 @@
 // @ts-check
 import { describe, expect, it } from "vitest";
 import { planEncoding } from "../plan.mjs";
-import { ProtocolError, parseHeartbeat, parseJob, parseResult, segmentIndex, segmentName } from "../protocol.mjs";
+import {
+  ProtocolError,
+  parseHeartbeat,
+  parseJob,
+  parsePlan,
+  parseResult,
+  segmentIndex,
+  segmentName,
+} from "../protocol.mjs";
 import { probed } from "./probes.mjs";
 
 const plan = planEncoding(probed({ duration: 30, width: 1280, height: 720, frameRate: 25 }), {
@@ -57,6 +65,13 @@ describe("parseJob", () => {
     refused({ ...segments(), to: 9 }, "to");
     refused({ ...segments(), renditions: ["1080p"] }, "renditions.0");
     refused({ ...segments(), renditions: ["360p", "360p"] }, "renditions");
+  });
+
+  it("reads a plan stored before clips as one with no offset, and refuses a negative one", () => {
+    const { offset: _offset, ...older } = plan.source;
+    expect(parsePlan({ ...plan, source: older }).source.offset).toBe(0);
+    expect(parsePlan({ ...plan, source: { ...plan.source, offset: 12.5 } }).source.offset).toBe(12.5);
+    expect(() => parsePlan({ ...plan, source: { ...plan.source, offset: -1 } })).toThrow(/plan.source.offset/);
   });
 
   it("checks the plan's shape and bounds", () => {

@@ -52,6 +52,10 @@ export const ERRORS = {
     message: "An upload completion is in flight for this video.",
   },
   upload_not_active: { status: 409, message: "The video has no active upload session." },
+  video_not_ready: {
+    status: 409,
+    message: "The video is not far enough for this: its source must be stored and probed, and it must not be errored.",
+  },
   endpoint_disabled: { status: 409, message: "The webhook endpoint is disabled; enable it first." },
   idempotency_key_in_use: {
     status: 409,

@@ -29,25 +29,26 @@ export function r2ErrorCode(error: unknown): number | null {
 }
 
 /**
- * Deletes up to `limit` objects under `prefix`: one list and one delete (what it lists, it deletes:
- * no cursor to keep). `more` says whether anything may remain.
+ * Deletes up to `limit` objects under `prefix` but `keep`: one list and one delete (what it lists,
+ * it deletes: no cursor to keep). `more` says whether anything may remain.
  */
 export async function deleteSome(
   media: R2Bucket,
   prefix: string,
   limit: number = R2_KEYS_PER_CALL,
+  keep?: string,
 ): Promise<{ removed: number; more: boolean }> {
   const listed = await media.list({ prefix, limit });
-  const keys = listed.objects.map((object) => object.key);
+  const keys = listed.objects.map((object) => object.key).filter((key) => key !== keep);
   if (keys.length > 0) await media.delete(keys);
   return { removed: keys.length, more: listed.truncated };
 }
 
-/** Deletes every object under `prefix`, a thousand at a time. */
-export async function deleteAll(media: R2Bucket, prefix: string): Promise<number> {
+/** Deletes every object under `prefix` but `keep`, a thousand at a time. */
+export async function deleteAll(media: R2Bucket, prefix: string, keep?: string): Promise<number> {
   let removed = 0;
   for (;;) {
-    const step = await deleteSome(media, prefix);
+    const step = await deleteSome(media, prefix, R2_KEYS_PER_CALL, keep);
     removed += step.removed;
     if (!step.more) return removed;
   }

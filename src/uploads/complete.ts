@@ -1,8 +1,8 @@
-import { queueEncoding } from "../encoding/pipeline/queue";
 import type { Db } from "../lib/db";
 import { logError } from "../lib/log";
 import { R2_ERRORS, r2ErrorCode } from "../lib/r2";
 import type { Tenant } from "../lib/tenant";
+import { queueEncoding } from "../videos/encode-queue";
 import type { VideoRow } from "../videos/model";
 import { canonicalParts } from "./parts";
 import { acquireCompletionLease, finishCompletion, releaseCompletionLease } from "./source-queries";

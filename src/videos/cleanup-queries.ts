@@ -6,15 +6,43 @@ import type { VideoRow } from "./model";
 // those that no longer do.
 
 /**
+ * A deleted video waiting for its clean-up, and whether a clip not cleaned up yet reads its source
+ * (contract §19: a clip outlives the video it was cut from), which its clean-up then keeps.
+ */
+export type PendingCleanup = VideoRow & { clips_pending: number };
+
+const CLIPS_PENDING = `(videos.clip_of IS NULL AND EXISTS (
+  SELECT 1 FROM videos AS clip
+  WHERE clip.source_key = videos.source_key AND clip.clip_of IS NOT NULL AND clip.storage_cleared_at IS NULL
+)) AS clips_pending`;
+
+/**
+ * Of the sources `?1` (JSON `[{ key, owner }]`: a cleaned-up video's source and the video it was
+ * uploaded to), those clips shared that nothing needs any more: neither their owner nor any clip of
+ * them is waiting for its clean-up. An unshared source went with its video's prefix.
+ */
+const RELEASABLE_SOURCES = `SELECT DISTINCT s.value ->> '$.key' AS key FROM json_each(?1) AS s
+  WHERE EXISTS (SELECT 1 FROM videos WHERE source_key = s.value ->> '$.key' AND clip_of IS NOT NULL)
+    AND NOT EXISTS (SELECT 1 FROM videos WHERE id = s.value ->> '$.owner' AND storage_cleared_at IS NULL)
+    AND NOT EXISTS (SELECT 1 FROM videos WHERE source_key = s.value ->> '$.key' AND clip_of IS NOT NULL
+                      AND storage_cleared_at IS NULL)`;
+
+/**
  * Forgets the R2 uploads and objects (and the rows that pointed at them) of deleted videos that
- * have been cleaned up.
+ * have been cleaned up, and answers, in the same transaction, which shared sources of theirs
+ * nothing needs any more: the caller removes those. Recorded clean before the look, so of a video
+ * and its clip cleaned up at once, one of them sees the other clean.
  *
  * @allModes the clean-up of deleted videos (the deletions queue, the sweep) names them by id, in both modes
  */
-export async function clearCleanedUp(db: Db, ids: string[]): Promise<void> {
-  if (ids.length === 0) return;
-  const list = JSON.stringify(ids);
-  await db.batch([
+export async function clearCleanedUp(
+  db: Db,
+  rows: Pick<VideoRow, "id" | "source_key" | "clip_of">[],
+): Promise<string[]> {
+  if (rows.length === 0) return [];
+  const list = JSON.stringify(rows.map((row) => row.id));
+  const sources = JSON.stringify(rows.map((row) => ({ key: row.source_key, owner: row.clip_of ?? row.id })));
+  const results = await db.batch([
     db
       .prepare(
         `UPDATE videos SET upload_r2_id = NULL, custom_thumbnail_key = NULL, storage_cleared_at = ?
@@ -34,7 +62,9 @@ export async function clearCleanedUp(db: Db, ids: string[]): Promise<void> {
            SELECT id FROM videos WHERE deleted_at IS NOT NULL AND id IN (${IN_JSON_LIST}))`,
       )
       .bind(list),
+    db.prepare(RELEASABLE_SOURCES).bind(sources),
   ]);
+  return ((results.at(-1)?.results ?? []) as { key: string }[]).map((row) => row.key);
 }
 
 /** A deleted video whose R2 clean-up is not done: an upload to abort, or objects under its prefix. */
@@ -45,14 +75,14 @@ const HAS_LEFTOVERS = "deleted_at IS NOT NULL AND storage_cleared_at IS NULL";
  *
  * @allModes the clean-up of deleted videos (the deletions queue) names them by id, in both modes
  */
-export async function deletedWithLeftovers(db: Db, ids: string[]): Promise<VideoRow[]> {
+export async function deletedWithLeftovers(db: Db, ids: string[]): Promise<PendingCleanup[]> {
   const { results } = await db
     .prepare(
-      `SELECT * FROM videos
+      `SELECT *, ${CLIPS_PENDING} FROM videos
        WHERE id IN (${IN_JSON_LIST}) AND ${HAS_LEFTOVERS}`,
     )
     .bind(JSON.stringify(ids))
-    .all<VideoRow>();
+    .all<PendingCleanup>();
   return results;
 }
 
@@ -61,10 +91,10 @@ export async function deletedWithLeftovers(db: Db, ids: string[]): Promise<Video
  *
  * @allModes the sweep finishes every deleted video's clean-up, in both modes
  */
-export async function pendingCleanups(db: Db, limit: number): Promise<VideoRow[]> {
+export async function pendingCleanups(db: Db, limit: number): Promise<PendingCleanup[]> {
   const { results } = await db
-    .prepare(`SELECT * FROM videos WHERE ${HAS_LEFTOVERS} ORDER BY deleted_at LIMIT ?`)
+    .prepare(`SELECT *, ${CLIPS_PENDING} FROM videos WHERE ${HAS_LEFTOVERS} ORDER BY deleted_at LIMIT ?`)
     .bind(limit)
-    .all<VideoRow>();
+    .all<PendingCleanup>();
   return results;
 }

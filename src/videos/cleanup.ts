@@ -2,7 +2,7 @@ import type { Db } from "../lib/db";
 import { logError } from "../lib/log";
 import { abortMultipartUpload, deleteAll } from "../lib/r2";
 import { videoPrefix } from "../lib/storage-keys";
-import { clearCleanedUp } from "./cleanup-queries";
+import { clearCleanedUp, type PendingCleanup } from "./cleanup-queries";
 import type { VideoRow } from "./model";
 import { forEachVideo } from "./r2-work";
 
@@ -21,26 +21,30 @@ export type CleanUpStore = { db: Db; media: R2Bucket; uploads: TusUploads };
  * their prefix (source, encoded outputs, poster, thumbnails) and a custom thumbnail written under
  * the legacy layout, then forgets the videos that are clean. One that fails stays recorded, for a
  * retry of the message or the scheduled sweeper. Returns how many failed.
+ *
+ * A source that clips read (contract §19: a clip outlives the video it was cut from) is kept while
+ * any of them is not cleaned up; whichever of them is cleaned up last removes it. Each looks only
+ * after it is recorded clean, so of two cleaned up at once at least one sees the other clean.
  */
-export async function cleanUpDeleted(store: CleanUpStore, rows: VideoRow[]): Promise<number> {
+export async function cleanUpDeleted(store: CleanUpStore, rows: PendingCleanup[]): Promise<number> {
   const pending = rows.filter((row) => row.deleted_at !== null && row.storage_cleared_at === null);
   if (pending.length === 0) return 0;
   const clean = await forEachVideo(pending, (row) => cleanUpOne(store, row), "delete: clean up R2");
   try {
-    await clearCleanedUp(
-      store.db,
-      clean.map((row) => row.id),
-    );
+    const unneeded = await clearCleanedUp(store.db, clean);
+    if (unneeded.length > 0) await store.media.delete(unneeded);
   } catch (error) {
+    // A shared source left behind is under a deleted video's prefix: the project's purge removes it.
     logError("delete: record clean-up", error, { count: clean.length });
   }
   return pending.length - clean.length;
 }
 
-async function cleanUpOne(store: CleanUpStore, row: VideoRow): Promise<void> {
+async function cleanUpOne(store: CleanUpStore, row: PendingCleanup): Promise<void> {
   await endUpload(store, row);
   if (row.custom_thumbnail_key) await store.media.delete(row.custom_thumbnail_key);
-  await deleteAll(store.media, videoPrefix(row.project_id, row.id));
+  // The video's own source stays while a clip of it needs it.
+  await deleteAll(store.media, videoPrefix(row.project_id, row.id), row.clips_pending ? row.source_key : undefined);
 }
 
 /**

@@ -114,18 +114,14 @@ export const NOT_IMPORTED_OR_CLIPPED = {
   clip_end: null,
 } as const satisfies Partial<VideoRow>;
 
-/** What a new video starts with: its upload session (an R2 multipart upload), and for a tus upload its id. */
-export type NewVideo = {
+/** What every new video is given: its ids, owner, mode, source key, the caller's choices. */
+type NewVideoBase = {
   id: string;
   projectId: string;
   mode: Mode;
   title: string | null;
   visibility: Visibility;
   sourceKey: string;
-  uploadId: string;
-  r2UploadId: string;
-  expiresAt: number;
-  tusUploadId: string | null;
   now: number;
   /** Contract §19; none when left out. */
   tags?: string[] | undefined;
@@ -133,31 +129,67 @@ export type NewVideo = {
   allowedOrigins?: string[] | undefined;
 };
 
-/** The row of a new video, waiting for its upload: the one rule, for the part API's and tus's. */
-export function newVideoRow(video: NewVideo): VideoRow {
+/** What a new video starts with: its upload session (an R2 multipart upload), and for a tus upload its id. */
+export type NewVideo = NewVideoBase & {
+  uploadId: string;
+  r2UploadId: string;
+  expiresAt: number;
+  tusUploadId: string | null;
+};
+
+/** The columns every new video's row starts with, whatever its source. */
+function newRow(video: NewVideoBase) {
   return {
     id: video.id,
     project_id: video.projectId,
     livemode: livemodeOf(video.mode),
     title: video.title,
-    status: "waiting_for_upload",
     visibility: video.visibility,
     source_key: video.sourceKey,
-    upload_id: video.uploadId,
-    upload_r2_id: video.r2UploadId,
-    upload_expires_at: isoTime(video.expiresAt),
     completion_lease_until: null,
     custom_thumbnail_key: null,
     created_at: isoTime(video.now),
     updated_at: isoTime(video.now),
     deleted_at: null,
     completed_parts: null,
-    tus_upload_id: video.tusUploadId,
     tags: JSON.stringify(video.tags ?? []),
     metadata: JSON.stringify(video.metadata ?? {}),
     allowed_origins: JSON.stringify(video.allowedOrigins ?? []),
     ...NOT_IMPORTED_OR_CLIPPED,
     ...NOT_ENCODED,
+  } satisfies Partial<VideoRow>;
+}
+
+/** The row of a new video, waiting for its upload: the one rule, for the part API's and tus's. */
+export function newVideoRow(video: NewVideo): VideoRow {
+  return {
+    ...newRow(video),
+    status: "waiting_for_upload",
+    upload_id: video.uploadId,
+    upload_r2_id: video.r2UploadId,
+    upload_expires_at: isoTime(video.expiresAt),
+    tus_upload_id: video.tusUploadId,
+  };
+}
+
+/** A clip's span: the video whose source it is cut from (the source's owner) and the seconds there. */
+export type ClipSpan = { of: string; start: number; end: number };
+
+/**
+ * The row of a new clip (contract §19): `uploaded` at once, with no upload session, reading the
+ * source of the video it was cut from (`sourceKey` is that video's).
+ */
+export function newClipRow(video: NewVideoBase & { clip: ClipSpan }): VideoRow {
+  return {
+    ...newRow(video),
+    status: "uploaded",
+    upload_id: null,
+    upload_r2_id: null,
+    upload_expires_at: null,
+    tus_upload_id: null,
+    clip_of: video.clip.of,
+    clip_start: video.clip.start,
+    clip_end: video.clip.end,
   };
 }
 

@@ -7,14 +7,20 @@ import { videoDeletedEvent } from "./events";
 import type { VideoRow, Visibility } from "./model";
 import type { VideoFilter } from "./search";
 
-/** The insert of a new video, to run alone or in a batch with what belongs to it. */
-export function insertVideoStatement(db: Db, row: VideoRow): D1PreparedStatement {
+/**
+ * The insert of a new video, to run alone or in a batch with what belongs to it. With `whileLive`,
+ * only while that video is live (a clip is made only of a video not deleted: contract §19), in the
+ * same statement, so no deletion comes between the check and the insert.
+ */
+export function insertVideoStatement(db: Db, row: VideoRow, whileLive?: string): D1PreparedStatement {
   return db
     .prepare(
       `INSERT INTO videos (id, project_id, livemode, title, status, visibility, source_key, upload_id, upload_r2_id,
          upload_expires_at, completion_lease_until, created_at, updated_at, deleted_at, tus_upload_id, tags, metadata,
          allowed_origins, import_url, clip_of, clip_start, clip_end)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+       SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
+       WHERE ?23 IS NULL
+         OR EXISTS (SELECT 1 FROM videos WHERE id = ?23 AND project_id = ?2 AND livemode = ?3 AND deleted_at IS NULL)`,
     )
     .bind(
       row.id,
@@ -39,6 +45,7 @@ export function insertVideoStatement(db: Db, row: VideoRow): D1PreparedStatement
       row.clip_of,
       row.clip_start,
       row.clip_end,
+      whileLive ?? null,
     );
 }
 

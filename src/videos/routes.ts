@@ -9,6 +9,7 @@ import { jsonRequest, jsonResponse } from "../http/schemas";
 import { validationHook } from "../http/validation";
 import { idempotent } from "../idempotency/middleware";
 import { parseUlid } from "../lib/ulid";
+import { createClip } from "./clips";
 import { createVideoWithUpload } from "./create";
 import { deleteVideos, storeOf } from "./delete";
 import { UPLOAD_SESSION_MS } from "./model";
@@ -27,21 +28,29 @@ import {
 } from "./schemas";
 import { filterScope, metadataFilters, searchQuery, type VideoFilter } from "./search";
 
-const create = route({
-  method: "post",
-  path: "/v1/videos",
-  operationId: "createVideo",
-  tags: ["Videos"],
-  summary: "Create a video and open its upload session (an R2 multipart upload)",
-  middleware: [videoWriter, idempotent, jsonBody] as const,
-  request: { query: ProjectQuerySchema, body: jsonRequest(VideoCreateSchema) },
-  responses: {
-    201: jsonResponse(
-      z.object({ video: VideoSchema, upload: UploadSessionSchema }),
-      "The video and its upload session",
-    ),
+const create = route(
+  {
+    method: "post",
+    path: "/v1/videos",
+    operationId: "createVideo",
+    tags: ["Videos"],
+    summary: "Create a video: with its upload session (an R2 multipart upload), or as a clip of another video",
+    middleware: [videoWriter, idempotent, jsonBody] as const,
+    request: { query: ProjectQuerySchema, body: jsonRequest(VideoCreateSchema) },
+    responses: {
+      201: jsonResponse(
+        z.object({
+          video: VideoSchema,
+          upload: UploadSessionSchema.optional().openapi({
+            description: "The upload session; absent for a clip (`clipOf`), which is `uploaded` at once",
+          }),
+        }),
+        "The video, and its upload session when it takes an upload",
+      ),
+    },
   },
-});
+  ["video_not_found", "video_not_ready"],
+);
 
 const list = route(
   {
@@ -111,19 +120,23 @@ export const videoRoutes = createRouter()
   .openapi(create, async (c) => {
     const body = c.req.valid("json");
     const now = Date.now();
+    const choices = {
+      title: body.title ?? null,
+      visibility: body.visibility ?? "public",
+      tags: body.tags,
+      metadata: body.metadata,
+      allowedOrigins: body.allowedOrigins,
+    };
+    if (body.clipOf) {
+      const deps = { db: c.var.db, encodeQueue: c.env.ENCODE_QUEUE };
+      const clip = await createClip(deps, c.var.tenant, body.clipOf, choices, now);
+      return c.json({ video: present(c, clip, now) }, 201);
+    }
     const row = await createVideoWithUpload(
       c.env.MEDIA,
       c.var.db,
       c.var.tenant,
-      {
-        title: body.title ?? null,
-        visibility: body.visibility ?? "public",
-        expiresAt: now + UPLOAD_SESSION_MS,
-        tus: false,
-        tags: body.tags,
-        metadata: body.metadata,
-        allowedOrigins: body.allowedOrigins,
-      },
+      { ...choices, expiresAt: now + UPLOAD_SESSION_MS, tus: false },
       now,
     );
     return c.json(

@@ -176,6 +176,26 @@ export const VideoPatchSchema = z
   })
   .openapi("VideoPatch");
 
+/** A clip is at least this long (contract §19). */
+export const MIN_CLIP_SECONDS = 1;
+
+/** A frame-accurate clip of another video, as a new video (contract §19): its span in seconds. */
+export const ClipOfSchema = z
+  .strictObject({
+    videoId: z.string().openapi({ description: "The video to cut the clip from (processing or ready)" }),
+    start: z.number().min(0).openapi({ description: "Seconds into that video", example: 12.5 }),
+    end: z
+      .number()
+      .openapi({ description: `Seconds into that video, at least ${MIN_CLIP_SECONDS} s after start`, example: 20 }),
+  })
+  .refine((clip) => clip.end - clip.start >= MIN_CLIP_SECONDS, {
+    path: ["end"],
+    message: `must be at least ${MIN_CLIP_SECONDS} s after start`,
+  })
+  .openapi("ClipOf", {
+    description: "Encode a new video from this span of another video's source (frame-accurate); it outlives that video",
+  });
+
 export const VideoCreateSchema = z
   .strictObject({
     title: textSchema().trim().min(1).max(200).optional().openapi({ example: "Intro" }),
@@ -183,6 +203,7 @@ export const VideoCreateSchema = z
     tags: TagsSchema.optional(),
     metadata: MetadataSchema.optional(),
     allowedOrigins: AllowedOriginsSchema.optional(),
+    clipOf: ClipOfSchema.optional(),
   })
   .openapi("VideoCreateRequest");
 

@@ -342,7 +342,7 @@ export interface paths {
         get: operations["listVideos"];
         put?: never;
         /**
-         * Create a video and open its upload session (an R2 multipart upload)
+         * Create a video: with its upload session (an R2 multipart upload), or as a clip of another video
          * @description **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`, and `?mode=test` or `?mode=live` acts in that mode only; a key acts in its own).
          */
         post: operations["createVideo"];
@@ -1165,6 +1165,7 @@ export interface components {
              */
             visibility: "public" | "unlisted" | "private";
         };
+        /** @description The upload session; absent for a clip (`clipOf`), which is `uploaded` at once */
         UploadSession: {
             /**
              * @description ULID
@@ -1205,6 +1206,22 @@ export interface components {
              *     ]
              */
             allowedOrigins?: string[];
+            clipOf?: components["schemas"]["ClipOf"];
+        };
+        /** @description Encode a new video from this span of another video's source (frame-accurate); it outlives that video */
+        ClipOf: {
+            /** @description The video to cut the clip from (processing or ready) */
+            videoId: string;
+            /**
+             * @description Seconds into that video
+             * @example 12.5
+             */
+            start: number;
+            /**
+             * @description Seconds into that video, at least 1 s after start
+             * @example 20
+             */
+            end: number;
         };
         VideoPatch: {
             /** @example Intro */
@@ -6860,14 +6877,19 @@ export interface operations {
                  *       "allowedOrigins": [
                  *         "https://example.com",
                  *         "https://*.example.com"
-                 *       ]
+                 *       ],
+                 *       "clipOf": {
+                 *         "videoId": "string",
+                 *         "start": 12.5,
+                 *         "end": 20
+                 *       }
                  *     }
                  */
                 "application/json": components["schemas"]["VideoCreateRequest"];
             };
         };
         responses: {
-            /** @description The video and its upload session */
+            /** @description The video, and its upload session when it takes an upload */
             201: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
@@ -6928,7 +6950,7 @@ export interface operations {
                      */
                     "application/json": {
                         video: components["schemas"]["Video"];
-                        upload: components["schemas"]["UploadSession"];
+                        upload?: components["schemas"]["UploadSession"];
                     };
                 };
             };
@@ -7043,7 +7065,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `not_found` */
+            /** @description `not_found`, `video_not_found` */
             404: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
@@ -7070,7 +7092,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "not_found";
+                            code: "not_found" | "video_not_found";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -7080,7 +7102,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `idempotency_key_in_use` */
+            /** @description `idempotency_key_in_use`, `video_not_ready` */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
@@ -7108,7 +7130,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "idempotency_key_in_use";
+                            code: "idempotency_key_in_use" | "video_not_ready";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -9154,7 +9176,12 @@ export interface operations {
                  *         "allowedOrigins": [
                  *           "https://example.com",
                  *           "https://*.example.com"
-                 *         ]
+                 *         ],
+                 *         "clipOf": {
+                 *           "videoId": "string",
+                 *           "start": 12.5,
+                 *           "end": 20
+                 *         }
                  *       },
                  *       "corsOrigin": "https://app.example.com",
                  *       "expiresIn": 60,

@@ -12,7 +12,7 @@ import type { AppEnv } from "../../http/context";
 import { bearerToken } from "../../http/credentials";
 import { ApiError } from "../../http/errors";
 import { logError } from "../../lib/log";
-import { segmentKey, sourceKey, watermarkCopyKey } from "../../lib/storage-keys";
+import { segmentKey, watermarkCopyKey } from "../../lib/storage-keys";
 import { parseUlid } from "../../lib/ulid";
 import { CALLBACK_PATH, encodingContext, isCallbackToken, type JobPath } from "./context";
 import { coordinatorOf } from "./coordinator-stub";
@@ -48,8 +48,8 @@ export const callbackRoutes = new Hono<JobEnv>()
   .get(`${PATH}/source`, async (c) => {
     // Only while the job runs, as every other call: a token outlives its job (it signs the job's
     // path, for ever), and must not read the source once the job is over.
-    const { video } = await running(c);
-    return objectResponse(c.env.MEDIA, sourceKey(video.projectId, video.videoId), c.req.raw);
+    const { sourceKey } = await running(c);
+    return objectResponse(c.env.MEDIA, sourceKey, c.req.raw);
   })
   .get(`${PATH}/watermark`, async (c) => {
     const { video, watermarkKey } = await running(c);

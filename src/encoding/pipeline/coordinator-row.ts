@@ -7,7 +7,7 @@ import { videoAt } from "../../videos/present";
 import { readSettings } from "../queries";
 import { DEFAULT_SETTINGS } from "../settings";
 import { encodingContext } from "./context";
-import { isTestVideo } from "./coordinator-rules";
+import { isTestVideo, type SourceOf, sourceOf } from "./coordinator-rules";
 import { type EncodeSettings, keepWatermark, settingsOf, snapshot } from "./encode-settings";
 import { type Change, changeEncoding, claimEncoding, liveVideo } from "./queries";
 
@@ -17,21 +17,22 @@ type Video = { projectId: string; videoId: string };
 
 /**
  * The video becomes `processing` as its first job starts, with the project's encoding settings as
- * they are now (and its own copy of their watermark): those settings, and whether it is a test
- * video. Null when it cannot (deleted meanwhile). A coordinator that lost its state after claiming
+ * they are now (and its own copy of their watermark): those settings, whether it is a test video,
+ * and where its source is (a clip's is a span of another video's). Null when it cannot (deleted
+ * meanwhile). A coordinator that lost its state after claiming
  * finds the video processing already, and its settings on the row.
  */
 export async function claimVideo(
   env: Env,
   { projectId, videoId }: Video,
-): Promise<{ settings: EncodeSettings; testMode: boolean } | null> {
+): Promise<{ settings: EncodeSettings; testMode: boolean; source: SourceOf } | null> {
   const db = env.DB;
   const settings = (await readSettings(db, projectId))?.document ?? DEFAULT_SETTINGS;
   let row = await claimEncoding(db, videoId, JSON.stringify(snapshot(settings)), Date.now());
   if (row) await keepWatermark(env.MEDIA, row, settingsOf(row));
   row ??= await liveVideo(db, videoId);
   if (row?.status !== "processing") return null;
-  return { settings: settingsOf(row), testMode: isTestVideo(row) };
+  return { settings: settingsOf(row), testMode: isTestVideo(row), source: sourceOf(row) };
 }
 
 /**

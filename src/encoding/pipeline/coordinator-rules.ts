@@ -112,6 +112,17 @@ export function filesOf(plan: Plan): FileKind[] {
   return [...(plan.mp4 ? (["mp4"] as const) : []), ...(plan.audio ? (["m4a"] as const) : [])];
 }
 
+/**
+ * Where the video's source is: the R2 key its jobs read, and for a clip (contract section 19) the
+ * span of that source it is made of (seconds), null for any other video.
+ */
+export type SourceOf = { key: string; clip: { start: number; end: number } | null };
+
+export function sourceOf(row: VideoRow): SourceOf {
+  const clip = row.clip_of !== null && row.clip_start !== null && row.clip_end !== null;
+  return { key: row.source_key, clip: clip ? { start: row.clip_start as number, end: row.clip_end as number } : null };
+}
+
 /** Whether the video is a test video (contract section 16), encoded from its first seconds only. */
 export function isTestVideo(row: VideoRow): boolean {
   return row.livemode === 0;

@@ -16,6 +16,7 @@ import {
   QUIET_MS,
   renditionsOf,
   SILENCE_MS,
+  type SourceOf,
   segmentsDone,
 } from "./coordinator-rules";
 import type { EncodingStore, Unit, Video } from "./coordinator-store";
@@ -230,6 +231,7 @@ export class EncodingWork {
     }
     this.store.set("settings", claimed.settings);
     this.store.set("testMode", claimed.testMode);
+    this.store.set("source", claimed.source);
     return true;
   }
 
@@ -240,6 +242,7 @@ export class EncodingWork {
     try {
       plan = planEncoding(probe, planSettings(settings), {
         maxDuration: this.store.get<boolean>("testMode") ? TEST_MODE_SECONDS : undefined,
+        clip: this.store.get<SourceOf>("source")?.clip ?? null,
       });
     } catch (error) {
       if (!(error instanceof Unplannable)) throw error;

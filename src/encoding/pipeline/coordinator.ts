@@ -2,9 +2,9 @@ import { DurableObject } from "cloudflare:workers";
 import { MIN_STILL_WIDTH } from "../../../media-plan/pictures.mjs";
 import { runLength, segmentCount, topRendition } from "../../../media-plan/plan.mjs";
 import { type Priority, type Result, segmentName } from "../../../media-plan/protocol.mjs";
-import { frameKey, posterKey, segmentKey, storyboardKey } from "../../lib/storage-keys";
+import { frameKey, posterKey, segmentKey, sourceKey, storyboardKey } from "../../lib/storage-keys";
 import type { FileKind, Upload } from "./coordinator-files";
-import { segmentVerdict } from "./coordinator-rules";
+import { type SourceOf, segmentVerdict } from "./coordinator-rules";
 import { EncodingStore, type Kind, type Video } from "./coordinator-store";
 import { type Outcome, Waiters } from "./coordinator-waiters";
 import { EncodingWork } from "./coordinator-work";
@@ -163,14 +163,18 @@ export class VideoEncoding extends DurableObject<Env> {
   }
 
   /**
-   * Whether job `jobId` still runs here, and what the call-back routes need of it: the video, and
-   * the watermark image its settings named (the video's own copy is read first).
+   * Whether job `jobId` still runs here, and what the call-back routes need of it: the video, its
+   * source's key (a clip's is the video it was cut from's), and the watermark image its settings
+   * named (the video's own copy is read first).
    */
-  job(jobId: string): { kind: Kind; video: Video; watermarkKey: string | null } | null {
+  job(jobId: string): { kind: Kind; video: Video; sourceKey: string; watermarkKey: string | null } | null {
     const unit = this.store.serving() ? this.store.unitOfJob(jobId) : null;
     if (!unit) return null;
     const settings = this.store.get<EncodeSettings>("settings");
-    return { kind: unit.kind, video: this.store.video(), watermarkKey: settings?.watermark?.imageKey ?? null };
+    const video = this.store.video();
+    // A coordinator that claimed its video before clips existed kept no source: its video's own.
+    const source = this.store.get<SourceOf>("source")?.key ?? sourceKey(video.projectId, video.videoId);
+    return { kind: unit.kind, video, sourceKey: source, watermarkKey: settings?.watermark?.imageKey ?? null };
   }
 
   /** A heartbeat of job `jobId`: the slot it runs on (to keep its encoder awake), or null when it is void. */
