@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runBinary } from "../../encoder/binaries.mjs";
 import { keyedTenant } from "./client.ts";
-import { clip, probe, uploadVideo, waitForStatus } from "./media.ts";
+import { binaries, clip, probe, storedKeys, uploadVideo, waitForStatus } from "./media.ts";
 import { type DevServer, startDevServer } from "./server.ts";
 
 // Contract §19 end to end through `npm run dev` and the real encoder: a clip playlist cut from a
-// ready video, allowed origins on /play/ and /embed/, and tags, metadata and search.
+// ready video, clips as videos, allowed origins on /play/ and /embed/, and tags, metadata and search.
 
 let server: DevServer;
 let tenant: Awaited<ReturnType<typeof keyedTenant>>;
@@ -24,6 +25,34 @@ const secondsOf = (playlist: string) =>
     .split("\n")
     .filter((line) => line.startsWith("#EXTINF:"))
     .reduce((sum, line) => sum + Number.parseFloat(line.slice(8)), 0);
+
+/** The mean luma (0–255) of the first frame of a playlist or file, as ffmpeg's signalstats sees it. */
+async function firstFrameLuma(url: string): Promise<number> {
+  const stats = "signalstats,metadata=print:key=lavfi.signalstats.YAVG:file=-";
+  const run = await runBinary(
+    binaries.ffmpeg,
+    ["-v", "error", "-i", url, "-frames:v", "1", "-vf", stats, "-f", "null", "-"],
+    {
+      timeoutMs: 30_000,
+    },
+  );
+  const value = /YAVG=([\d.]+)/.exec(run.stdout)?.[1];
+  if (value === undefined) throw new Error(`no luma for ${url}: ${run.stderr}`);
+  return Number(value);
+}
+
+/** Retries `check` until it passes, for up to 15 s (the deletions queue runs after the response). */
+async function eventually(check: () => void) {
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    try {
+      return check();
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }
+}
 
 describe("contract §19 over HTTP", () => {
   it("cuts a ready video's playlists to a range, and a ranged token's stay within it", async () => {
@@ -82,6 +111,43 @@ describe("contract §19 over HTTP", () => {
     expect((await fetch(`${server.baseUrl}/embed/${id}`, { headers: { referer: "https://x.example/" } })).status).toBe(
       403,
     );
+  });
+
+  it("encodes a clip as a video from the frame its span starts at, and it plays after its source is deleted", async () => {
+    // The picture turns white at 3 s (frame 75 at 25 fps).
+    const white = "drawbox=w=iw:h=ih:c=white:t=9999:enable='gte(t,3)'";
+    const source = await clip({ width: 640, height: 360, seconds: 8, extra: ["-vf", white] });
+    const { id } = await uploadVideo(tenant.call, source, { title: "Clip source" });
+    expect((await waitForStatus(tenant.call, id, ["ready", "errored"], 120)).status).toBe("ready");
+
+    const cut = async (start: number, end: number) => {
+      const made = await tenant.call("POST", "/v1/videos", { clipOf: { videoId: id, start, end }, title: "Clip" });
+      expect(made.status).toBe(201);
+      expect(made.json.upload).toBeUndefined();
+      expect(made.json.video.status).toBe("uploaded");
+      return made.json.video.id as string;
+    };
+    const atWhite = await cut(3, 5);
+    const before = await cut(2.96, 4.96);
+    for (const clipId of [atWhite, before]) {
+      const ready = await waitForStatus(tenant.call, clipId, ["ready", "errored"], 120);
+      expect(ready.status).toBe("ready");
+      expect(Math.abs((ready.duration ?? 0) - 2)).toBeLessThanOrEqual(0.04);
+    }
+    // The first frame of each: white from 3 s on, the pattern one frame before it.
+    expect(await firstFrameLuma(`${server.baseUrl}/play/${atWhite}/360p/index.m3u8`)).toBeGreaterThan(200);
+    expect(await firstFrameLuma(`${server.baseUrl}/play/${before}/360p/index.m3u8`)).toBeLessThan(200);
+
+    // Deleted, the video leaves its source to its clips, which still play; the last one removes it.
+    const prefix = `videos/${tenant.projectId}/${id}/`;
+    expect((await tenant.call("DELETE", `/v1/videos/${id}`)).status).toBe(204);
+    await eventually(() => expect(storedKeys(server.persistTo, prefix)).toEqual([`${prefix}source`]));
+    const segment = await fetch(`${server.baseUrl}/play/${atWhite}/360p/seg_00000.ts`);
+    expect(segment.status).toBe(200);
+    await segment.arrayBuffer();
+    for (const clipId of [atWhite, before])
+      expect((await tenant.call("DELETE", `/v1/videos/${clipId}`)).status).toBe(204);
+    await eventually(() => expect(storedKeys(server.persistTo, prefix)).toEqual([]));
   });
 
   it("finds videos by tag, metadata and title words, accent-insensitively", async () => {
