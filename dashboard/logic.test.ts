@@ -7,7 +7,7 @@ import { formatDuration, formatMs, formatPercent, formatTime, formatWatchTime } 
 import { parseRoute, paths } from "./route";
 import { describePatch, draftOf, patchOf } from "./settings-form";
 import { fingerprintOf, percentOf, titleOf } from "./uploads";
-import { PageCursor, summarize } from "./video-list";
+import { PageCursor, parseTags, STATUSES, summarize } from "./video-list";
 
 const P = "01JD5Q3V7Y8N2M4K6P9R0S1T2V";
 const V = "01JD5Q3V7Y8N2M4K6P9R0S1T2W";
@@ -247,5 +247,25 @@ describe("analytics charts", () => {
       to: "2026-11-22T06:00:00.000Z",
       interval: "day",
     });
+  });
+});
+
+describe("the videos list's filters", () => {
+  it("reads tags as typed: split at commas, trimmed, empty ones and repeats dropped", () => {
+    expect(parseTags(" launch, ads,,launch , ")).toEqual(["launch", "ads"]);
+    expect(parseTags("")).toEqual([]);
+  });
+
+  it("offers every status the API has", () => {
+    const all: Record<Video["status"], true> = {
+      waiting_for_upload: true,
+      importing: true,
+      upload_completing: true,
+      uploaded: true,
+      processing: true,
+      ready: true,
+      errored: true,
+    };
+    expect([...STATUSES].sort()).toEqual(Object.keys(all).sort());
   });
 });

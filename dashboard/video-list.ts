@@ -5,6 +5,7 @@ export const POLL_MS = 3000;
 
 export const STATUSES: VideoStatus[] = [
   "waiting_for_upload",
+  "importing",
   "upload_completing",
   "uploaded",
   "processing",
@@ -56,4 +57,16 @@ export function summarize(
       : { id: result.id, title, ok: false, message: `Failed: ${result.error.message}` };
   });
   return { action, lines, error: null };
+}
+
+/** Tags as a person types them: split at commas, trimmed, empty ones and repeats dropped. */
+export function parseTags(text: string): string[] {
+  return [
+    ...new Set(
+      text
+        .split(",")
+        .map((tag) => tag.trim())
+        .filter((tag) => tag !== ""),
+    ),
+  ];
 }

@@ -6,8 +6,9 @@ import { formatDuration, formatTime } from "../format";
 import { useMode } from "../mode";
 import { navigate } from "../nav";
 import { paths } from "../route";
-import { POLL_MS } from "../video-list";
+import { POLL_MS, parseTags } from "../video-list";
 import { VideoAnalytics } from "./analytics";
+import { CutClip } from "./video-clip";
 import { Captions, CustomThumbnail } from "./video-media";
 import { Share } from "./video-share";
 
@@ -68,6 +69,7 @@ export function VideoView(props: { projectId: string; videoId: string }) {
       </div>
       <CustomThumbnail video={video} scope={scope} onChanged={load} />
       <Captions video={video} scope={scope} />
+      <CutClip video={video} scope={scope} />
       <VideoAnalytics videoId={video.id} projectId={props.projectId} />
       <DeleteVideo video={video} scope={scope} />
     </>
@@ -134,9 +136,10 @@ type Scope = { projectId: string; mode: "live" | "test" };
 
 function Edit(props: { video: Video; scope: Scope; onSaved: (video: Video) => void }) {
   const [title, setTitle] = useState(props.video.title ?? "");
+  const [tags, setTags] = useState(props.video.tags.join(", "));
   const [problems, setProblems] = useState<FormProblems>(NO_PROBLEMS);
   const [saved, setSaved] = useState<string | null>(null);
-  const patch = async (body: { title?: string | null; visibility?: Visibility }, what: string) => {
+  const patch = async (body: { title?: string | null; tags?: string[]; visibility?: Visibility }, what: string) => {
     setProblems(NO_PROBLEMS);
     setSaved(null);
     try {
@@ -146,7 +149,7 @@ function Edit(props: { video: Video; scope: Scope; onSaved: (video: Video) => vo
       props.onSaved(video);
       setSaved(`${what} saved.`);
     } catch (error) {
-      setProblems(problemsOf(error, ["title", "visibility"]));
+      setProblems(problemsOf(error, ["title", "tags", "visibility"]));
     }
   };
   return (
@@ -155,7 +158,7 @@ function Edit(props: { video: Video; scope: Scope; onSaved: (video: Video) => vo
       noValidate
       onSubmit={(event) => {
         event.preventDefault();
-        void patch({ title: title.trim() === "" ? null : title }, "Title");
+        void patch({ title: title.trim() === "" ? null : title, tags: parseTags(tags) }, "Title and tags");
       }}
     >
       <Field
@@ -165,6 +168,14 @@ function Edit(props: { video: Video; scope: Scope; onSaved: (video: Video) => vo
         value={title}
         onInput={(event) => setTitle(event.currentTarget.value)}
         error={problems.fields.title}
+      />
+      <Field
+        label="Tags"
+        name="tags"
+        hint="Separated by commas"
+        value={tags}
+        onInput={(event) => setTags(event.currentTarget.value)}
+        error={problems.fields.tags}
       />
       <button type="submit">Save</button>
       <div class="field">

@@ -17,6 +17,8 @@ const PAGE_SIZE = 20;
 export function VideosView(props: { projectId: string }) {
   const mode = useMode();
   const [status, setStatus] = useState<VideoStatus | "">("");
+  const [search, setSearch] = useState("");
+  const [tag, setTag] = useState("");
   const [pages, setPages] = useState(() => new PageCursor());
   const [videos, setVideos] = useState<Video[] | null>(null);
   const [nextCursor, setNextCursor] = useState<string | null>(null);
@@ -33,6 +35,8 @@ export function VideosView(props: { projectId: string }) {
         mode,
         limit: PAGE_SIZE,
         ...(status ? { status } : {}),
+        ...(search.trim() ? { search: search.trim() } : {}),
+        ...(tag.trim() ? { tag: tag.trim() } : {}),
         ...(pages.current ? { cursor: pages.current } : {}),
       };
       const page = await must(api.GET("/v1/videos", { params: { query } }));
@@ -43,7 +47,7 @@ export function VideosView(props: { projectId: string }) {
     } catch (failure) {
       if (mine === generation.current) setError(messageOf(failure));
     }
-  }, [props.projectId, mode, status, pages]);
+  }, [props.projectId, mode, status, search, tag, pages]);
 
   useEffect(() => {
     void load();
@@ -100,13 +104,41 @@ export function VideosView(props: { projectId: string }) {
             ))}
           </select>
         </label>
+        {/* Applied on Enter or when the field is left (change), not on every key. */}
+        <label>
+          Search{" "}
+          <input
+            type="search"
+            placeholder="Title words"
+            value={search}
+            onChange={(event) => {
+              setSearch(event.currentTarget.value);
+              setPages(new PageCursor());
+            }}
+          />
+        </label>
+        <label>
+          Tag{" "}
+          <input
+            type="search"
+            value={tag}
+            onChange={(event) => {
+              setTag(event.currentTarget.value);
+              setPages(new PageCursor());
+            }}
+          />
+        </label>
       </div>
       <BulkBar count={selected.size} onAction={runBulk} outcome={outcome} />
       <Problem message={error} />
       {videos === null ? (
         <p>Loading…</p>
       ) : videos.length === 0 ? (
-        <p>No videos{status ? ` with status ${status}` : ""} yet. Upload one above.</p>
+        <p>
+          {status || search.trim() || tag.trim()
+            ? "No videos match these filters."
+            : "No videos yet. Upload one above."}
+        </p>
       ) : (
         <table class="videos">
           <caption class="visually-hidden">Videos, newest first</caption>

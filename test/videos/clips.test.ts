@@ -132,6 +132,10 @@ describe("POST /v1/videos with clipOf", () => {
       expect([JSON.stringify(clipOf), response.status]).toEqual([JSON.stringify(clipOf), status]);
       expect(await errorCode(response)).toBe(code);
     }
+    const short = await clip(key, { videoId: source.id, start: 3, end: 3.5 });
+    expect(await short.json()).toMatchObject({
+      error: { details: [{ path: "clipOf.end", message: "must be at least 1 s after start" }] },
+    });
     const past = await clip(key, { videoId: source.id, start: 15, end: 20.5 });
     expect(past.status).toBe(400);
     expect(await past.json()).toMatchObject({
