@@ -11,6 +11,7 @@ import { idempotent } from "../idempotency/middleware";
 import { parseUlid } from "../lib/ulid";
 import { createVideoWithUpload } from "./create";
 import { deleteVideos, storeOf } from "./delete";
+import { createImportedVideo, importUrl } from "./import-start";
 import { UPLOAD_SESSION_MS } from "./model";
 import { forgetPlaybackStates } from "./playback-state";
 import { pathVideo, present } from "./present";
@@ -32,13 +33,18 @@ const create = route({
   path: "/v1/videos",
   operationId: "createVideo",
   tags: ["Videos"],
-  summary: "Create a video and open its upload session (an R2 multipart upload)",
+  summary: "Create a video and open its upload session (an R2 multipart upload), or import it from `sourceUrl`",
   middleware: [videoWriter, idempotent, jsonBody] as const,
   request: { query: ProjectQuerySchema, body: jsonRequest(VideoCreateSchema) },
   responses: {
     201: jsonResponse(
-      z.object({ video: VideoSchema, upload: UploadSessionSchema }),
-      "The video and its upload session",
+      z.object({
+        video: VideoSchema,
+        upload: UploadSessionSchema.optional().openapi({
+          description: "The upload session; absent for an imported video (`sourceUrl`), which is `importing`",
+        }),
+      }),
+      "The video and its upload session (none for an import)",
     ),
   },
 });
@@ -111,6 +117,12 @@ export const videoRoutes = createRouter()
   .openapi(create, async (c) => {
     const body = c.req.valid("json");
     const now = Date.now();
+    if (body.sourceUrl !== undefined) {
+      const url = importUrl(body.sourceUrl, { allowHttp: c.var.config.allowHttpWebhooks });
+      const fields = { ...body, title: body.title ?? null, visibility: body.visibility ?? "public", url };
+      const row = await createImportedVideo(c.var.db, c.env.IMPORT_QUEUE, c.var.tenant, fields, now);
+      return c.json({ video: present(c, row, now) }, 201);
+    }
     const row = await createVideoWithUpload(
       c.env.MEDIA,
       c.var.db,

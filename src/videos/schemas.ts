@@ -183,6 +183,18 @@ export const VideoCreateSchema = z
     tags: TagsSchema.optional(),
     metadata: MetadataSchema.optional(),
     allowedOrigins: AllowedOriginsSchema.optional(),
+    sourceUrl: z
+      .string()
+      .max(2048)
+      .optional()
+      .openapi({
+        format: "uri",
+        description:
+          "Import the video from this URL instead of uploading it (contract §19): a public https:// address (http:// " +
+          "and loopback only where webhooks may use them, in local development), each redirect checked again. The " +
+          "answer has no `upload`; the video is `importing` until its source is stored, then goes on as an upload does.",
+        example: "https://media.example.com/intro.mp4",
+      }),
   })
   .openapi("VideoCreateRequest");
 

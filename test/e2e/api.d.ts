@@ -342,7 +342,7 @@ export interface paths {
         get: operations["listVideos"];
         put?: never;
         /**
-         * Create a video and open its upload session (an R2 multipart upload)
+         * Create a video and open its upload session (an R2 multipart upload), or import it from `sourceUrl`
          * @description **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`, and `?mode=test` or `?mode=live` acts in that mode only; a key acts in its own).
          */
         post: operations["createVideo"];
@@ -1165,6 +1165,7 @@ export interface components {
              */
             visibility: "public" | "unlisted" | "private";
         };
+        /** @description The upload session; absent for an imported video (`sourceUrl`), which is `importing` */
         UploadSession: {
             /**
              * @description ULID
@@ -1205,6 +1206,12 @@ export interface components {
              *     ]
              */
             allowedOrigins?: string[];
+            /**
+             * Format: uri
+             * @description Import the video from this URL instead of uploading it (contract §19): a public https:// address (http:// and loopback only where webhooks may use them, in local development), each redirect checked again. The answer has no `upload`; the video is `importing` until its source is stored, then goes on as an upload does.
+             * @example https://media.example.com/intro.mp4
+             */
+            sourceUrl?: string;
         };
         VideoPatch: {
             /** @example Intro */
@@ -6860,14 +6867,15 @@ export interface operations {
                  *       "allowedOrigins": [
                  *         "https://example.com",
                  *         "https://*.example.com"
-                 *       ]
+                 *       ],
+                 *       "sourceUrl": "https://media.example.com/intro.mp4"
                  *     }
                  */
                 "application/json": components["schemas"]["VideoCreateRequest"];
             };
         };
         responses: {
-            /** @description The video and its upload session */
+            /** @description The video and its upload session (none for an import) */
             201: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
@@ -6928,7 +6936,7 @@ export interface operations {
                      */
                     "application/json": {
                         video: components["schemas"]["Video"];
-                        upload: components["schemas"]["UploadSession"];
+                        upload?: components["schemas"]["UploadSession"];
                     };
                 };
             };
@@ -9154,7 +9162,8 @@ export interface operations {
                  *         "allowedOrigins": [
                  *           "https://example.com",
                  *           "https://*.example.com"
-                 *         ]
+                 *         ],
+                 *         "sourceUrl": "https://media.example.com/intro.mp4"
                  *       },
                  *       "corsOrigin": "https://app.example.com",
                  *       "expiresIn": 60,
