@@ -17,7 +17,8 @@ export function importDeps(env: Env, fetcher: typeof fetch = fetch, limits: Impo
     publish: publishNow(env),
     origin: config.publicBaseUrl ?? config.callbackOrigin,
     clock: Date.now,
-    fetch: fetcher,
+    // Called as a plain function: the runtime's fetch refuses a `this` other than the global scope.
+    fetch: (input, init) => fetcher(input, init),
     rules: { allowHttp: config.allowHttpWebhooks },
     limits,
     encodeQueue: env.ENCODE_QUEUE,

@@ -1,6 +1,6 @@
 /**
- * Cuts a body into parts of one size as it arrives, never holding more than one part: each full part
- * goes to `onPart`, which says whether to go on. What ended the reading is the answer; the caller
+ * Cuts a body into parts of one size as it arrives, into one buffer of a part's size (never more held):
+ * each full part goes to `onPart`, which stores it before it returns, and says whether to go on. What ended the reading is the answer; the caller
  * judges it. Only reading the body is guarded here: what `onPart` throws (R2 or D1 failing) is
  * thrown on, for the queue's retries.
  */
@@ -44,7 +44,7 @@ export async function cutParts(
     await reader.cancel().catch(() => {});
     return cut;
   };
-  let part = new Uint8Array(limits.partBytes);
+  const part = new Uint8Array(limits.partBytes);
   let filled = 0;
   let read = 0;
   for (;;) {
@@ -75,7 +75,7 @@ export async function cutParts(
           await reader.cancel().catch(() => {});
           throw error;
         }
-        part = new Uint8Array(limits.partBytes);
+        // `onPart` has stored the part (R2 read it whole), so the buffer is free to fill again.
         filled = 0;
         if (!go) return stop({ kind: "stopped" });
       }

@@ -20,7 +20,7 @@ export type FailDeps = {
 
 /** The words of `error.message`: why the import failed, for a person. */
 export function failureMessage(reason: string): string {
-  return `The import failed: ${reason}.`;
+  return `The import failed: ${reason.replace(/\.+$/, "")}.`;
 }
 
 /**

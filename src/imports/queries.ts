@@ -1,6 +1,7 @@
 import type { Db } from "../lib/db";
 import { isoTime } from "../lib/time";
 import { recordEventsStatement } from "../outbox/queries";
+import { finishCompletionStatement } from "../uploads/source-queries";
 import type { VideoEncodingEvent } from "../videos/events";
 import type { VideoRow } from "../videos/model";
 
@@ -131,20 +132,32 @@ export async function releaseLease(db: Db, held: Held, now: number): Promise<voi
 }
 
 /**
- * The fetched video's source is whole in R2: it moves `importing` → `upload_completing` under a
- * completion lease, the state `markUploaded` (src/uploads/complete.ts) takes a video `uploaded`
- * from, as every upload does. The row, or null when the lease was lost.
+ * The fetched video's source is whole in R2: it becomes `uploaded` by the rule every upload ends
+ * with (`finishCompletionStatement`, src/uploads/source-queries.ts), from `upload_completing` under
+ * a completion lease that this same batch takes from the run's import lease, so no crash can leave
+ * it between the two. The row as uploaded, or null when the lease was lost.
  *
  * @allModes the imports queue's consumer fetches a video by its id, whatever its mode
  */
-export function toCompleting(db: Db, held: Held, now: number, until: number): Promise<VideoRow | null> {
-  return db
-    .prepare(
-      `UPDATE videos SET status = 'upload_completing', completion_lease_until = ?, import_lease_until = NULL,
-         updated_at = ? WHERE ${HELD} RETURNING *`,
-    )
-    .bind(isoTime(until), isoTime(now), held.id, held.lease)
-    .first<VideoRow>();
+export async function markImported(
+  db: Db,
+  held: Held,
+  projectId: string,
+  completedParts: string,
+  now: number,
+  until: number,
+): Promise<VideoRow | null> {
+  const lease = isoTime(until);
+  const [, uploaded] = await db.batch([
+    db
+      .prepare(
+        `UPDATE videos SET status = 'upload_completing', completion_lease_until = ?, import_lease_until = NULL
+         WHERE ${HELD}`,
+      )
+      .bind(lease, held.id, held.lease),
+    finishCompletionStatement(db, { projectId, mode: "both" }, held.id, lease, completedParts, now),
+  ]);
+  return (uploaded?.results[0] as VideoRow | undefined) ?? null;
 }
 
 /**

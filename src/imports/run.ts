@@ -1,5 +1,5 @@
+import { queueEncoding } from "../encoding/pipeline/queue";
 import type { TargetRules } from "../lib/safe-targets";
-import { markUploaded } from "../uploads/complete";
 import { canonicalParts } from "../uploads/parts";
 import { COMPLETION_LEASE_MS, type VideoRow } from "../videos/model";
 import { cutParts } from "./cut";
@@ -10,13 +10,13 @@ import {
   countFailure,
   type Held,
   type ImportPart,
+  markImported,
   recordMultipart,
   recordPart,
   releaseLease,
   restartFile,
   storedParts,
   takeLease,
-  toCompleting,
 } from "./queries";
 
 /**
@@ -24,7 +24,7 @@ import {
  * takes the video's lease, asks the origin for what is not stored yet, cuts the body into R2 parts
  * of one size, recording each, and stops after a time slice (the queue sends it again), on a
  * transient failure (the queue retries it), when it fails for good, or when the file is whole: then
- * the video becomes `uploaded` as every upload does (`markUploaded`), and its encoding is queued.
+ * the video becomes `uploaded` by the rule every upload ends with, and its encoding is queued.
  */
 
 export type ImportDeps = FailDeps & {
@@ -157,25 +157,19 @@ async function storePart(
 
 /**
  * The file is whole: R2 assembles it (unless an earlier run did, `upload` null), and the video goes
- * `importing` → `upload_completing` → `uploaded` through `markUploaded`, the one rule for it.
+ * `importing` → `uploaded` by the rule every upload ends with, its encoding queued as
+ * `markUploaded` (src/uploads/complete.ts) queues it.
  */
 async function finish(run: Run, upload: R2MultipartUpload | null, parts: ImportPart[]): Promise<RunOutcome> {
   const { deps } = run;
   const completed = parts.map(({ partNumber, etag }) => ({ partNumber, etag }));
   if (upload) await upload.complete(completed);
   const now = deps.clock();
-  const completing = await toCompleting(deps.db, run.held, now, now + COMPLETION_LEASE_MS);
-  if (!completing) return { kind: "skipped" };
-  await markUploaded(
-    { db: deps.db, encodeQueue: deps.encodeQueue },
-    {
-      tenant: { projectId: completing.project_id, mode: "both" },
-      videoId: completing.id,
-      lease: completing.completion_lease_until as string,
-      completedParts: canonicalParts(completed),
-    },
-    now,
-  );
+  const canonical = canonicalParts(completed);
+  const until = now + COMPLETION_LEASE_MS;
+  const uploaded = await markImported(deps.db, run.held, run.row.project_id, canonical, now, until);
+  if (!uploaded) return { kind: "skipped" };
+  await queueEncoding(deps.encodeQueue, uploaded);
   return { kind: "uploaded" };
 }
 
