@@ -1,8 +1,10 @@
 /**
- * Cuts a body into parts of one size as it arrives, into one buffer of a part's size (never more held):
- * each full part goes to `onPart`, which stores it before it returns, and says whether to go on. What ended the reading is the answer; the caller
- * judges it. Only reading the body is guarded here: what `onPart` throws (R2 or D1 failing) is
- * thrown on, for the queue's retries.
+ * Cuts a body into parts of one size as it arrives, into one buffer of a part's size (never more
+ * held): each full part goes to `onPart`, which stores it before it returns, and says whether to go
+ * on. A byte stream (a fetch's body) is read straight into that buffer (a BYOB reader: no chunk is
+ * allocated per read); any other stream's chunks are copied into it. What ended the reading is the
+ * answer; the caller judges it. Only reading the body is guarded here: what `onPart` throws (R2 or
+ * D1 failing) is thrown on, for the queue's retries.
  */
 
 export type CutLimits = { partBytes: number; stallMs: number; maxBytes: number };
@@ -19,16 +21,62 @@ export type Cut =
   /** The body broke (the connection was cut): why. */
   | { kind: "broken"; reason: string };
 
-type Read = ReadableStreamReadResult<Uint8Array> | "stalled";
+/**
+ * Reads into `into` (at least one byte unless at the end): the view filled, over the buffer to go
+ * on with (a BYOB read hands it back as a new ArrayBuffer over the same memory), and whether the
+ * stream ended.
+ */
+type Source = { read: (into: Uint8Array) => Promise<{ view: Uint8Array; done: boolean }>; cancel: () => Promise<void> };
 
-/** The next chunk, or "stalled" when none came within `ms`. */
-async function readWithin(reader: ReadableStreamDefaultReader<Uint8Array>, ms: number): Promise<Read> {
+/** A byte stream read straight into the caller's buffer; null when the stream is not one. */
+function byobSource(body: ReadableStream<Uint8Array>): Source | null {
+  let reader: ReadableStreamBYOBReader;
+  try {
+    reader = body.getReader({ mode: "byob" });
+  } catch {
+    return null;
+  }
+  return {
+    read: async (into) => {
+      const { done, value } = await reader.read(into);
+      // No view back only when the stream was cancelled, which nothing does while a read waits.
+      if (!value) throw new Error("the body was cancelled");
+      return { view: value, done };
+    },
+    cancel: () => reader.cancel(),
+  };
+}
+
+/** Any stream: its chunks copied into the caller's buffer, what does not fit kept for the next read. */
+function chunkSource(body: ReadableStream<Uint8Array>): Source {
+  const reader = body.getReader();
+  let pending: Uint8Array | null = null;
+  return {
+    read: async (into) => {
+      while (!pending || pending.byteLength === 0) {
+        const { done, value } = await reader.read();
+        if (done) return { view: into.subarray(0, 0), done: true };
+        pending = value;
+      }
+      const taken = Math.min(into.byteLength, pending.byteLength);
+      into.set(pending.subarray(0, taken));
+      pending = pending.subarray(taken);
+      return { view: into.subarray(0, taken), done: false };
+    },
+    cancel: () => reader.cancel(),
+  };
+}
+
+type Read = { view: Uint8Array; done: boolean } | "stalled";
+
+/** The next read, or "stalled" when nothing came within `ms`. */
+async function readWithin(source: Source, into: Uint8Array, ms: number): Promise<Read> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const stall = new Promise<"stalled">((resolve) => {
     timer = setTimeout(() => resolve("stalled"), ms);
   });
   try {
-    return await Promise.race([reader.read(), stall]);
+    return await Promise.race([source.read(into), stall]);
   } finally {
     clearTimeout(timer);
   }
@@ -39,46 +87,40 @@ export async function cutParts(
   limits: CutLimits,
   onPart: (part: Uint8Array) => Promise<boolean>,
 ): Promise<Cut> {
-  const reader = body.getReader();
+  const source = byobSource(body) ?? chunkSource(body);
   const stop = async <T extends Cut>(cut: T): Promise<T> => {
-    await reader.cancel().catch(() => {});
+    await source.cancel().catch(() => {});
     return cut;
   };
-  const part = new Uint8Array(limits.partBytes);
+  let store = new ArrayBuffer(limits.partBytes);
   let filled = 0;
   let read = 0;
   for (;;) {
-    let next: Read;
+    let got: Read;
     try {
-      next = await readWithin(reader, limits.stallMs);
+      got = await readWithin(source, new Uint8Array(store, filled, limits.partBytes - filled), limits.stallMs);
     } catch (error) {
       return stop({
         kind: "broken",
         reason: `the connection broke: ${error instanceof Error ? error.message : String(error)}`,
       });
     }
-    if (next === "stalled") return stop({ kind: "stalled" });
-    if (next.done) return { kind: "end", tail: part.subarray(0, filled), read };
-    let chunk = next.value;
-    read += chunk.byteLength;
+    if (got === "stalled") return stop({ kind: "stalled" });
+    store = got.view.buffer as ArrayBuffer;
+    filled += got.view.byteLength;
+    read += got.view.byteLength;
+    if (got.done) return { kind: "end", tail: new Uint8Array(store, 0, filled), read };
     if (read > limits.maxBytes) return stop({ kind: "too_large" });
-    while (chunk.byteLength > 0) {
-      const taken = Math.min(limits.partBytes - filled, chunk.byteLength);
-      part.set(chunk.subarray(0, taken), filled);
-      filled += taken;
-      chunk = chunk.subarray(taken);
-      if (filled === limits.partBytes) {
-        let go: boolean;
-        try {
-          go = await onPart(part);
-        } catch (error) {
-          await reader.cancel().catch(() => {});
-          throw error;
-        }
-        // `onPart` has stored the part (R2 read it whole), so the buffer is free to fill again.
-        filled = 0;
-        if (!go) return stop({ kind: "stopped" });
-      }
+    if (filled < limits.partBytes) continue;
+    let go: boolean;
+    try {
+      go = await onPart(new Uint8Array(store));
+    } catch (error) {
+      await source.cancel().catch(() => {});
+      throw error;
     }
+    // `onPart` has stored the part (R2 read it whole), so the buffer is free to fill again.
+    filled = 0;
+    if (!go) return stop({ kind: "stopped" });
   }
 }

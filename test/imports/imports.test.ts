@@ -103,23 +103,38 @@ describe("POST /v1/videos with sourceUrl", () => {
 });
 
 describe("an import's run", () => {
-  it("stores the file in parts of one size, completes it, and the video becomes uploaded with its encoding queued", async () => {
-    const { id } = await importOf();
-    const bytes = patternedBytes(12 * MiB + 123);
-    const origin = fakeOrigin({ [URL_A]: file(bytes) });
-    const { deps, encodes } = testDeps(origin.fetch);
-    expect(await runImport(deps, id)).toEqual({ kind: "uploaded" });
-    const row = await rowOf(id);
-    expect(row.status).toBe("uploaded");
-    expect(row.upload_r2_id).toBeNull();
-    expect(JSON.parse(row.completed_parts ?? "[]")).toHaveLength(3);
-    expect(await partsOf(id)).toEqual([5 * MiB, 5 * MiB, 2 * MiB + 123]);
-    expectSameBytes(await sourceBytes(row.source_key), bytes);
-    expect(encodes).toEqual([{ projectId: expect.any(String), videoId: id }]);
-    expect(origin.hits).toEqual([{ url: URL_A, range: null, ifRange: null, redirect: "manual" }]);
-    // A second message finds nothing to do.
-    expect(await runImport(deps, id)).toEqual({ kind: "skipped" });
-  });
+  it.each([
+    ["a byte stream (read by BYOB)", true],
+    ["a stream of chunks (copied)", false],
+  ])(
+    "stores %s in parts of one size, completes it, and the video becomes uploaded with its encoding queued",
+    async (_, byteStream) => {
+      // The two ways of reading are both taken: only a byte stream has a BYOB reader.
+      const answer = (await file(new Uint8Array(1), { byteStream })(new Request(URL_A), 1)) as Response;
+      let byob = true;
+      try {
+        answer.body?.getReader({ mode: "byob" });
+      } catch {
+        byob = false;
+      }
+      expect(byob).toBe(byteStream);
+      const { id } = await importOf();
+      const bytes = patternedBytes(12 * MiB + 123);
+      const origin = fakeOrigin({ [URL_A]: file(bytes, { byteStream }) });
+      const { deps, encodes } = testDeps(origin.fetch);
+      expect(await runImport(deps, id)).toEqual({ kind: "uploaded" });
+      const row = await rowOf(id);
+      expect(row.status).toBe("uploaded");
+      expect(row.upload_r2_id).toBeNull();
+      expect(JSON.parse(row.completed_parts ?? "[]")).toHaveLength(3);
+      expect(await partsOf(id)).toEqual([5 * MiB, 5 * MiB, 2 * MiB + 123]);
+      expectSameBytes(await sourceBytes(row.source_key), bytes);
+      expect(encodes).toEqual([{ projectId: expect.any(String), videoId: id }]);
+      expect(origin.hits).toEqual([{ url: URL_A, range: null, ifRange: null, redirect: "manual" }]);
+      // A second message finds nothing to do.
+      expect(await runImport(deps, id)).toEqual({ kind: "skipped" });
+    },
+  );
 
   it("follows redirects, each checked again", async () => {
     const { id } = await importOf();

@@ -55,25 +55,35 @@ export function redirect(to: string, status = 302) {
   return () => new Response(null, { status, headers: { location: to } });
 }
 
-/** A body of `bytes` in 1 MiB chunks; `breakAt` errors it after that many bytes, `stallAt` stops sending. */
-function bodyOf(bytes: Uint8Array, cut: { breakAt?: number; stallAt?: number } = {}): ReadableStream<Uint8Array> {
+/**
+ * A body of `bytes` in 1 MiB chunks; `breakAt` errors it after that many bytes, `stallAt` stops
+ * sending. A byte stream (as a fetch's body is, read by BYOB) unless `bytes: false` (chunks copied).
+ */
+function bodyOf(
+  bytes: Uint8Array,
+  cut: { breakAt?: number; stallAt?: number; byteStream?: boolean } = {},
+): ReadableStream<Uint8Array> {
   let offset = 0;
-  return new ReadableStream<Uint8Array>({
-    pull(controller) {
-      if (cut.breakAt !== undefined && offset >= cut.breakAt) {
-        controller.error(new Error("connection reset by the fake origin"));
-        return;
-      }
-      if (cut.stallAt !== undefined && offset >= cut.stallAt) return new Promise<void>(() => {});
-      if (offset >= bytes.byteLength) {
-        controller.close();
-        return;
-      }
-      const end = Math.min(bytes.byteLength, offset + MiB, cut.breakAt ?? Infinity, cut.stallAt ?? Infinity);
-      controller.enqueue(bytes.slice(offset, end));
-      offset = end;
-    },
-  });
+  const pull = (controller: {
+    enqueue: (chunk: Uint8Array<ArrayBuffer>) => void;
+    close: () => void;
+    error: (e: unknown) => void;
+  }) => {
+    if (cut.breakAt !== undefined && offset >= cut.breakAt) {
+      controller.error(new Error("connection reset by the fake origin"));
+      return;
+    }
+    if (cut.stallAt !== undefined && offset >= cut.stallAt) return new Promise<void>(() => {});
+    if (offset >= bytes.byteLength) {
+      controller.close();
+      return;
+    }
+    const end = Math.min(bytes.byteLength, offset + MiB, cut.breakAt ?? Infinity, cut.stallAt ?? Infinity);
+    controller.enqueue(bytes.slice(offset, end));
+    offset = end;
+  };
+  if (cut.byteStream === false) return new ReadableStream<Uint8Array>({ pull });
+  return new ReadableStream({ type: "bytes", pull }) as ReadableStream<Uint8Array>;
 }
 
 export type FileOptions = {
@@ -85,6 +95,8 @@ export type FileOptions = {
   stallAt?: number;
   /** Whether to send Content-Length (a chunked answer otherwise). */
   length?: boolean;
+  /** Whether the body is a byte stream (default) or a stream of chunks. */
+  byteStream?: boolean;
 };
 
 /** Serves `bytes` as a file server does: 200 with the whole, or 206 for `Range: bytes=N-` under a matching If-Range. */
@@ -104,10 +116,12 @@ export function file(bytes: Uint8Array, options: FileOptions = {}) {
       if (length) headers["content-length"] = String(rest.byteLength);
       headers["content-range"] = `bytes ${start}-${bytes.byteLength - 1}/${bytes.byteLength}`;
       const rebased = breakAt === undefined ? undefined : breakAt - start;
-      return new Response(bodyOf(rest, { breakAt: rebased, stallAt: options.stallAt }), { status: 206, headers });
+      const body = bodyOf(rest, { breakAt: rebased, stallAt: options.stallAt, byteStream: options.byteStream });
+      return new Response(body, { status: 206, headers });
     }
     if (length) headers["content-length"] = String(bytes.byteLength);
-    return new Response(bodyOf(bytes, { breakAt, stallAt: options.stallAt }), { status: 200, headers });
+    const body = bodyOf(bytes, { breakAt, stallAt: options.stallAt, byteStream: options.byteStream });
+    return new Response(body, { status: 200, headers });
   };
 }
 
