@@ -15,6 +15,11 @@ export type ImportLimits = {
   stallMs: number;
   /** One invocation fetches this long, then stops at a part boundary and sends its message again. */
   sliceMs: number;
+  /**
+   * Nor more parts than this in one invocation: each costs two subrequests (R2's uploadPart, D1's
+   * batch), so 400 (3.2 GiB) keep a run under 1,000 subrequests, the lowest paid limit documented.
+   */
+  partsPerRun: number;
   /** A run's hold on the video, renewed at each part: a run that died is taken over after it. */
   leaseMs: number;
   /** Redirects followed, each checked as the URL was. */
@@ -30,6 +35,7 @@ export const IMPORT_LIMITS: ImportLimits = {
   maxBytes: 50 * 1024 * MiB,
   stallMs: 60 * SECOND,
   sliceMs: 5 * MINUTE,
+  partsPerRun: 400,
   leaseMs: 3 * MINUTE,
   maxRedirects: 5,
   maxFailures: 3,

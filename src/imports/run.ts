@@ -99,6 +99,7 @@ async function fetchRest(run: Run, upload: R2MultipartUpload, url: string): Prom
     stored = 0;
   }
   let lost = false;
+  let partsThisRun = 0;
   const cut = await cutParts(
     opened.body,
     { partBytes: limits.partBytes, stallMs: limits.stallMs, maxBytes: limits.maxBytes - stored },
@@ -110,7 +111,8 @@ async function fetchRest(run: Run, upload: R2MultipartUpload, url: string): Prom
       }
       parts.push(part);
       stored += part.size;
-      return deps.clock() - run.startedAt < limits.sliceMs;
+      partsThisRun++;
+      return deps.clock() - run.startedAt < limits.sliceMs && partsThisRun < limits.partsPerRun;
     },
   );
   switch (cut.kind) {

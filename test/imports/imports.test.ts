@@ -261,11 +261,14 @@ describe("an import's run", () => {
     await expectFailed(id, /3 transient failures, the last: the connection failed: Network connection lost/);
   });
 
-  it("stops at a part boundary when its time slice is over, and the next run goes on from there", async () => {
+  it.each([
+    ["its time slice is over", { sliceMs: 0 }],
+    ["it stored its parts' worth", { partsPerRun: 1 }],
+  ])("stops at a part boundary when %s, and the next run goes on from there", async (_, limits) => {
     const { id } = await importOf();
     const bytes = patternedBytes(11 * MiB);
     const origin = fakeOrigin({ [URL_A]: file(bytes) });
-    const { deps } = testDeps(origin.fetch, { sliceMs: 0 });
+    const { deps } = testDeps(origin.fetch, limits);
     expect(await runImport(deps, id)).toEqual({ kind: "continue" });
     expect(await partsOf(id)).toEqual([5 * MiB]);
     expect(await runImport(deps, id)).toEqual({ kind: "continue" });
