@@ -804,7 +804,7 @@ export interface webhooks {
         get?: never;
         put?: never;
         /**
-         * A video's encoding failed
+         * A video's import or encoding failed
          * @description POSTed to each enabled endpoint subscribed to `video.errored`, signed as Standard Webhooks. Verify the signature over the raw body before parsing it (for example with the `standardwebhooks` library), and deduplicate on `webhook-id`: a retry carries the same id. Answer 2xx within 15 s; anything else is retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h. `410 Gone` disables the endpoint.
          */
         post: operations["videoErroredWebhook"];
@@ -966,7 +966,7 @@ export interface components {
             timestamp: string;
             data: components["schemas"]["Video"];
         };
-        /** @description Sent when a video becomes errored: its encoding failed for good (see `data.error`) */
+        /** @description Sent when a video becomes errored: its import or its encoding failed for good (see `data.error`) */
         VideoErroredEvent: {
             /** @enum {string} */
             type: "video.errored";
