@@ -30,8 +30,13 @@ export function importDeps(env: Env, fetcher: typeof fetch = fetch, limits: Impo
  * A run whose time slice is over sends the message again; a transient failure comes back after its
  * delay (`RetryLater`); an error (R2 or D1 down) retries it, then the dead-letter queue fails it.
  */
-export function consumeImports(batch: MessageBatch<unknown>, env: Env): Promise<void> {
-  const deps = importDeps(env);
+export function consumeImports(
+  batch: MessageBatch<unknown>,
+  env: Env,
+  fetcher: typeof fetch = fetch,
+  limits: ImportLimits = IMPORT_LIMITS,
+): Promise<void> {
+  const deps = importDeps(env, fetcher, limits);
   return consumeEach(
     batch,
     ImportMessageSchema,

@@ -1,5 +1,7 @@
+import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
+import { consumeImports } from "../../src/imports/consumer";
 import { runImport } from "../../src/imports/run";
 import { sweepImports } from "../../src/imports/sweeper";
 import type { ImportMessage } from "../../src/videos/import-start";
@@ -17,6 +19,7 @@ import {
   redirect,
   rowOf,
   sourceBytes,
+  TEST_LIMITS,
   testDeps,
 } from "./support";
 
@@ -311,6 +314,44 @@ describe("an import's run", () => {
     expect(await runImport(deps, id)).toEqual({ kind: "skipped" });
     expect(origin.hits).toHaveLength(1);
     expect(await partsOf(id)).toEqual([]);
+  });
+});
+
+describe("the imports queue's consumer", () => {
+  /** Runs the consumer over one message for the video, as the Queues runtime would. */
+  async function consume(id: string, fetcher: typeof fetch, limits: Partial<typeof TEST_LIMITS>) {
+    const row = (await env.DB.prepare("SELECT project_id FROM videos WHERE id = ?").bind(id).first()) as {
+      project_id: string;
+    };
+    const body = { projectId: row.project_id, videoId: id };
+    const batch = createMessageBatch("video-imports", [{ id: "m0", timestamp: new Date(), attempts: 1, body }]);
+    const retries = vi.spyOn(batch.messages[0] as Message, "retry");
+    const imports = capturingQueue<ImportMessage>();
+    const encodes = capturingQueue<unknown>();
+    const ctx = createExecutionContext();
+    const bindings = { ...env, IMPORT_QUEUE: imports.queue, ENCODE_QUEUE: encodes.queue };
+    await consumeImports(batch, bindings, fetcher, { ...TEST_LIMITS, ...limits });
+    const result = await getQueueResult(batch, ctx);
+    return { result, retries: retries.mock.calls, resent: imports.sent, encodes: encodes.sent, body };
+  }
+
+  it("sends the message again when a run's slice is over, retries a transient failure after its delay, and acks the end", async () => {
+    const { id } = await importOf();
+    const bytes = patternedBytes(6 * MiB);
+    const origin = fakeOrigin({ [URL_A]: file(bytes, { breakAt: { hits: [2], at: 5 * MiB + 10 } }) });
+    const first = await consume(id, origin.fetch, { partsPerRun: 1 });
+    expect(first.result.explicitAcks).toEqual(["m0"]);
+    expect(first.resent).toEqual([first.body]);
+    const second = await consume(id, origin.fetch, {});
+    expect(second.result.retryMessages).toEqual([{ msgId: "m0" }]);
+    expect(second.retries).toEqual([[{ delaySeconds: 1 }]]);
+    expect((await rowOf(id)).import_failures).toBe(1);
+    expect(second.resent).toEqual([]);
+    const third = await consume(id, origin.fetch, {});
+    expect(third.result.explicitAcks).toEqual(["m0"]);
+    expect(third.encodes).toHaveLength(1);
+    expect((await rowOf(id)).status).toBe("uploaded");
+    expectSameBytes(await sourceBytes((await rowOf(id)).source_key), bytes);
   });
 });
 
