@@ -31,6 +31,8 @@ export default defineConfig({
                 "video-encodings-dlq": { maxBatchSize: 100, maxBatchTimeout: 60 },
                 "video-beacons": { maxBatchSize: 100, maxBatchTimeout: 60 },
                 "video-beacons-dlq": { maxBatchSize: 100, maxBatchTimeout: 60 },
+                "video-imports": { maxBatchSize: 100, maxBatchTimeout: 60 },
+                "video-imports-dlq": { maxBatchSize: 100, maxBatchTimeout: 60 },
               },
               bindings: {
                 TEST_MIGRATIONS: migrations,

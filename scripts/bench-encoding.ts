@@ -93,12 +93,13 @@ function encoderDisk(): number {
   let total = 0;
   for (const entry of readdirSync(tmpdir(), { withFileTypes: true })) {
     if (!entry.isDirectory() || !entry.name.startsWith("encoder-")) continue;
-    for (const file of readdirSync(path.join(tmpdir(), entry.name), { recursive: true, withFileTypes: true })) {
-      try {
+    // A job's folder (or a file in it) may go while it is read: it holds nothing then.
+    try {
+      for (const file of readdirSync(path.join(tmpdir(), entry.name), { recursive: true, withFileTypes: true })) {
         if (file.isFile()) total += statSync(path.join(file.parentPath, file.name)).size;
-      } catch {
-        // removed meanwhile
       }
+    } catch {
+      // removed meanwhile
     }
   }
   return total;

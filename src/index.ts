@@ -2,12 +2,14 @@ import { BEACON_DEAD_LETTERS, BEACON_QUEUE, consumeBeacons, consumeDeadBeacons }
 import { createApp } from "./app";
 import { coordinatorOf } from "./encoding/pipeline/coordinator-stub";
 import { consumeDeadEncodes, consumeEncodes, ENCODE_DEAD_LETTERS, ENCODE_QUEUE } from "./encoding/pipeline/queue";
+import { consumeDeadImports, consumeImports } from "./imports/consumer";
 import { logError } from "./lib/log";
 import { consumeProjectDeletions, PROJECT_DELETION_QUEUE } from "./projects/deletions";
 import { SCHEDULED_TASKS } from "./scheduled";
 import { publishNow } from "./subscribers";
 import { tusUploads } from "./uploads/tus/objects";
 import { consumeDeadDeletions, consumeDeletions, DELETION_DEAD_LETTERS, DELETION_QUEUE } from "./videos/deletion-queue";
+import { IMPORT_DEAD_LETTERS, IMPORT_QUEUE } from "./videos/import-start";
 import {
   consumeDeadLetters,
   consumeDeliveries,
@@ -44,6 +46,8 @@ const CONSUMERS: Record<string, (batch: MessageBatch<unknown>, env: Env) => Prom
   [DELETION_DEAD_LETTERS]: (batch) => consumeDeadDeletions(batch),
   [ENCODE_QUEUE]: (batch, env) => consumeEncodes(batch, env),
   [ENCODE_DEAD_LETTERS]: (batch) => consumeDeadEncodes(batch),
+  [IMPORT_QUEUE]: (batch, env) => consumeImports(batch, env),
+  [IMPORT_DEAD_LETTERS]: (batch, env) => consumeDeadImports(batch, env),
   [BEACON_QUEUE]: (batch, env) => consumeBeacons(batch, env.DB),
   [BEACON_DEAD_LETTERS]: (batch) => consumeDeadBeacons(batch),
   [PROJECT_DELETION_QUEUE]: (batch, env) =>

@@ -3,6 +3,7 @@ import { deleteExpiredSessions } from "./auth/session-queries";
 import { coordinatorOf } from "./encoding/pipeline/coordinator-stub";
 import { sweepEncodings } from "./encoding/pipeline/sweeper";
 import { deleteExpiredKeys } from "./idempotency/middleware";
+import { sweepImports } from "./imports/sweeper";
 import { sweepUnpublished } from "./outbox/publish";
 import { sweepDeletedProjects } from "./projects/deletions";
 import { publisherOf } from "./subscribers";
@@ -34,5 +35,6 @@ export const SCHEDULED_TASKS: Record<string, (env: Env) => Promise<unknown>> = {
   "delivery retention": (env) => deleteExpiredDeliveries(env.DB),
   "expired idempotency keys": (env) => deleteExpiredKeys(env.DB),
   "silent or lost encodings": (env) => sweepEncodings(env),
+  "lost imports": (env) => sweepImports({ db: env.DB, queue: env.IMPORT_QUEUE }),
   "analytics view retention": (env) => deleteExpiredViews(env.DB),
 };

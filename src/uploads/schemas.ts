@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { livemodeSchema, pathId, TimestampSchema, UlidSchema } from "../http/schemas";
-import { VideoCreateSchema, VideoSchema } from "../videos/schemas";
+import { UploadedVideoSchema, VideoSchema } from "../videos/schemas";
 import { MAX_UPLOAD_BYTES } from "./tus/protocol";
 
 /** `*`, or an origin: `scheme://host[:port]`, nothing after it. Stored as the URL standard writes it. */
@@ -24,7 +24,7 @@ const CorsOriginSchema = z
 
 export const DirectUploadCreateSchema = z
   .strictObject({
-    video: VideoCreateSchema.optional(),
+    video: UploadedVideoSchema.optional(),
     corsOrigin: CorsOriginSchema.optional(),
     expiresIn: z.int().min(60).max(86_400).optional().openapi({ description: "Seconds, default 3600" }),
     maxSizeBytes: z

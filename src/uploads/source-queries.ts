@@ -35,6 +35,18 @@ export function finishCompletion(
   completedParts: string,
   now: number,
 ): Promise<VideoRow | null> {
+  return finishCompletionStatement(db, tenant, id, lease, completedParts, now).first<VideoRow>();
+}
+
+/** `finishCompletion`'s statement, for a batch that takes the lease in the same transaction (an import's). */
+export function finishCompletionStatement(
+  db: Db,
+  tenant: Tenant,
+  id: string,
+  lease: string,
+  completedParts: string,
+  now: number,
+): D1PreparedStatement {
   return db
     .prepare(
       `UPDATE videos SET status = 'uploaded', completion_lease_until = NULL, upload_id = NULL, upload_r2_id = NULL,
@@ -43,8 +55,7 @@ export function finishCompletion(
          AND status = 'upload_completing' AND completion_lease_until = ?3
        RETURNING *`,
     )
-    .bind(isoTime(now), id, lease, completedParts, tenant.projectId, modeParam(tenant))
-    .first<VideoRow>();
+    .bind(isoTime(now), id, lease, completedParts, tenant.projectId, modeParam(tenant));
 }
 
 /** Gives the lease back after a failed completion, so the client can try again at once. */

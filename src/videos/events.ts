@@ -63,7 +63,7 @@ export const VideoReadyEventSchema = encodingSchema(
 export const VideoErroredEventSchema = encodingSchema(
   "video.errored",
   "VideoErroredEvent",
-  "becomes errored: its encoding failed for good (see `data.error`)",
+  "becomes errored: its import or its encoding failed for good (see `data.error`)",
 );
 
 export type VideoEncodingEvent =
@@ -99,7 +99,7 @@ export const EVENTS = {
   "video.ready": { schema: VideoReadyEventSchema, summary: "A video is ready", operationId: "videoReadyWebhook" },
   "video.errored": {
     schema: VideoErroredEventSchema,
-    summary: "A video's encoding failed",
+    summary: "A video's import or encoding failed",
     operationId: "videoErroredWebhook",
   },
 } as const satisfies Record<string, { schema: z.ZodType; summary: string; operationId: string }>;

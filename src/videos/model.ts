@@ -115,7 +115,7 @@ export const NOT_IMPORTED_OR_CLIPPED = {
 } as const satisfies Partial<VideoRow>;
 
 /** What every new video is given: its ids, owner, mode, source key, the caller's choices. */
-type NewVideoBase = {
+export type NewVideoBase = {
   id: string;
   projectId: string;
   mode: Mode;
@@ -169,6 +169,19 @@ export function newVideoRow(video: NewVideo): VideoRow {
     upload_r2_id: video.r2UploadId,
     upload_expires_at: isoTime(video.expiresAt),
     tus_upload_id: video.tusUploadId,
+  };
+}
+
+/** The row of a new import (contract §19): `importing`, with no upload session until its fetch opens one. */
+export function newImportRow(video: NewVideoBase & { url: string }): VideoRow {
+  return {
+    ...newRow(video),
+    status: "importing",
+    upload_id: null,
+    upload_r2_id: null,
+    upload_expires_at: null,
+    tus_upload_id: null,
+    import_url: video.url,
   };
 }
 

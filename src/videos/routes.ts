@@ -12,6 +12,7 @@ import { parseUlid } from "../lib/ulid";
 import { createClip } from "./clips";
 import { createVideoWithUpload } from "./create";
 import { deleteVideos, storeOf } from "./delete";
+import { createImportedVideo, importUrl } from "./import-start";
 import { UPLOAD_SESSION_MS } from "./model";
 import { forgetPlaybackStates } from "./playback-state";
 import { pathVideo, present } from "./present";
@@ -34,7 +35,8 @@ const create = route(
     path: "/v1/videos",
     operationId: "createVideo",
     tags: ["Videos"],
-    summary: "Create a video: with its upload session (an R2 multipart upload), or as a clip of another video",
+    summary:
+      "Create a video: with its upload session (an R2 multipart upload), imported from `sourceUrl`, or as a clip of another video (`clipOf`)",
     middleware: [videoWriter, idempotent, jsonBody] as const,
     request: { query: ProjectQuerySchema, body: jsonRequest(VideoCreateSchema) },
     responses: {
@@ -42,7 +44,8 @@ const create = route(
         z.object({
           video: VideoSchema,
           upload: UploadSessionSchema.optional().openapi({
-            description: "The upload session; absent for a clip (`clipOf`), which is `uploaded` at once",
+            description:
+              "The upload session; absent for an import (`sourceUrl`, the video `importing`) and for a clip (`clipOf`, `uploaded` at once)",
           }),
         }),
         "The video, and its upload session when it takes an upload",
@@ -131,6 +134,11 @@ export const videoRoutes = createRouter()
       const deps = { db: c.var.db, encodeQueue: c.env.ENCODE_QUEUE };
       const clip = await createClip(deps, c.var.tenant, body.clipOf, choices, now);
       return c.json({ video: present(c, clip, now) }, 201);
+    }
+    if (body.sourceUrl !== undefined) {
+      const url = importUrl(body.sourceUrl, { allowHttp: c.var.config.allowHttpWebhooks });
+      const row = await createImportedVideo(c.var.db, c.env.IMPORT_QUEUE, c.var.tenant, { ...choices, url }, now);
+      return c.json({ video: present(c, row, now) }, 201);
     }
     const row = await createVideoWithUpload(
       c.env.MEDIA,

@@ -196,16 +196,42 @@ export const ClipOfSchema = z
     description: "Encode a new video from this span of another video's source (frame-accurate); it outlives that video",
   });
 
+/** What a caller chooses of any new video: one uploaded (the part API's, a tus upload's), imported or clipped. */
+const videoFields = {
+  title: textSchema().trim().min(1).max(200).optional().openapi({ example: "Intro" }),
+  visibility: VisibilitySchema.optional(),
+  tags: TagsSchema.optional(),
+  metadata: MetadataSchema.optional(),
+  allowedOrigins: AllowedOriginsSchema.optional(),
+};
+
+/** The video a tus direct upload creates (section 13): its fields, and no other source. */
+export const UploadedVideoSchema = z.strictObject(videoFields).openapi("UploadedVideoRequest");
+
 export const VideoCreateSchema = z
   .strictObject({
-    title: textSchema().trim().min(1).max(200).optional().openapi({ example: "Intro" }),
-    visibility: VisibilitySchema.optional(),
-    tags: TagsSchema.optional(),
-    metadata: MetadataSchema.optional(),
-    allowedOrigins: AllowedOriginsSchema.optional(),
+    ...videoFields,
     clipOf: ClipOfSchema.optional(),
+    sourceUrl: z
+      .string()
+      .max(2048)
+      .optional()
+      .openapi({
+        format: "uri",
+        description:
+          "Import the video from this URL instead of uploading it (contract §19): a public https:// address (http:// " +
+          "and loopback only where webhooks may use them, in local development), each redirect checked again. The " +
+          "answer has no `upload`; the video is `importing` until its source is stored, then goes on as an upload does.",
+        example: "https://media.example.com/intro.mp4",
+      }),
   })
-  .openapi("VideoCreateRequest");
+  .refine((body) => body.clipOf === undefined || body.sourceUrl === undefined, {
+    path: ["sourceUrl"],
+    message: "give either sourceUrl or clipOf, not both",
+  })
+  .openapi("VideoCreateRequest", {
+    example: { title: "Intro", visibility: "public", tags: ["launch"], metadata: { team: "blue" } },
+  });
 
 export const UploadSessionSchema = z.object({ id: UlidSchema, expiresAt: TimestampSchema }).openapi("UploadSession");
 

@@ -1,5 +1,6 @@
 import type { Db } from "../lib/db";
 import { logError } from "../lib/log";
+import { type TargetRules, targetProblem } from "../lib/safe-targets";
 import { isoTime, MINUTE } from "../lib/time";
 import { ulid } from "../lib/ulid";
 import {
@@ -13,7 +14,6 @@ import { type DeliveryMessage, enqueue } from "./delivery-queue";
 import { disableGoneStatement } from "./endpoint-queries";
 import { DELIVERY_TIMEOUT_MS, type DeliveryError, RETRY_DELAYS_SECONDS } from "./model";
 import { signatureHeaders } from "./signing";
-import { type TargetRules, targetProblem } from "./targets";
 
 export type Deps = { db: Db; queue: Queue; fetch: typeof fetch; targets: TargetRules };
 

@@ -11,6 +11,7 @@ import { createRouter } from "../http/router";
 import { jsonRequest, jsonResponse, pathId } from "../http/schemas";
 import { validationHook } from "../http/validation";
 import { idempotent } from "../idempotency/middleware";
+import { targetProblem } from "../lib/safe-targets";
 import { creationMode, livemodeOf } from "../lib/tenant";
 import { isoTime } from "../lib/time";
 import { parseUlid, ulid } from "../lib/ulid";
@@ -44,7 +45,6 @@ import {
   EndpointSchema,
 } from "./schemas";
 import { newSecret } from "./signing";
-import { targetProblem } from "./targets";
 
 const EndpointParams = ProjectPathParams.extend({ id: pathId("webhook endpoint") });
 

@@ -342,7 +342,7 @@ export interface paths {
         get: operations["listVideos"];
         put?: never;
         /**
-         * Create a video: with its upload session (an R2 multipart upload), or as a clip of another video
+         * Create a video: with its upload session (an R2 multipart upload), imported from `sourceUrl`, or as a clip of another video (`clipOf`)
          * @description **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`, and `?mode=test` or `?mode=live` acts in that mode only; a key acts in its own).
          */
         post: operations["createVideo"];
@@ -804,7 +804,7 @@ export interface webhooks {
         get?: never;
         put?: never;
         /**
-         * A video's encoding failed
+         * A video's import or encoding failed
          * @description POSTed to each enabled endpoint subscribed to `video.errored`, signed as Standard Webhooks. Verify the signature over the raw body before parsing it (for example with the `standardwebhooks` library), and deduplicate on `webhook-id`: a retry carries the same id. Answer 2xx within 15 s; anything else is retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h. `410 Gone` disables the endpoint.
          */
         post: operations["videoErroredWebhook"];
@@ -966,7 +966,7 @@ export interface components {
             timestamp: string;
             data: components["schemas"]["Video"];
         };
-        /** @description Sent when a video becomes errored: its encoding failed for good (see `data.error`) */
+        /** @description Sent when a video becomes errored: its import or its encoding failed for good (see `data.error`) */
         VideoErroredEvent: {
             /** @enum {string} */
             type: "video.errored";
@@ -1165,7 +1165,7 @@ export interface components {
              */
             visibility: "public" | "unlisted" | "private";
         };
-        /** @description The upload session; absent for a clip (`clipOf`), which is `uploaded` at once */
+        /** @description The upload session; absent for an import (`sourceUrl`, the video `importing`) and for a clip (`clipOf`, `uploaded` at once) */
         UploadSession: {
             /**
              * @description ULID
@@ -1179,6 +1179,18 @@ export interface components {
              */
             expiresAt: string;
         };
+        /**
+         * @example {
+         *       "title": "Intro",
+         *       "visibility": "public",
+         *       "tags": [
+         *         "launch"
+         *       ],
+         *       "metadata": {
+         *         "team": "blue"
+         *       }
+         *     }
+         */
         VideoCreateRequest: {
             /** @example Intro */
             title?: string;
@@ -1207,6 +1219,12 @@ export interface components {
              */
             allowedOrigins?: string[];
             clipOf?: components["schemas"]["ClipOf"];
+            /**
+             * Format: uri
+             * @description Import the video from this URL instead of uploading it (contract §19): a public https:// address (http:// and loopback only where webhooks may use them, in local development), each redirect checked again. The answer has no `upload`; the video is `importing` until its source is stored, then goes on as an upload does.
+             * @example https://media.example.com/intro.mp4
+             */
+            sourceUrl?: string;
         };
         /** @description Encode a new video from this span of another video's source (frame-accurate); it outlives that video */
         ClipOf: {
@@ -1334,7 +1352,7 @@ export interface components {
             video: components["schemas"]["Video"];
         };
         DirectUploadCreateRequest: {
-            video?: components["schemas"]["VideoCreateRequest"];
+            video?: components["schemas"]["UploadedVideoRequest"];
             /**
              * @description An origin, or "*" (default)
              * @example https://app.example.com
@@ -1344,6 +1362,34 @@ export interface components {
             expiresIn?: number;
             /** @description The largest Upload-Length the URL accepts; default and at most 50 GiB */
             maxSizeBytes?: number;
+        };
+        UploadedVideoRequest: {
+            /** @example Intro */
+            title?: string;
+            /**
+             * @description Default public
+             * @enum {string}
+             */
+            visibility?: "public" | "unlisted" | "private";
+            /**
+             * @description At most 20 tags, each 1–50 characters (a repeated one is kept once)
+             * @example [
+             *       "launch"
+             *     ]
+             */
+            tags?: string[];
+            /** @description String pairs: keys 1–40 characters of [A-Za-z0-9_.-], values at most 500 characters */
+            metadata?: {
+                [key: string]: string;
+            };
+            /**
+             * @description At most 10 origins (scheme and host, `*.` only as the host's first label); [] allows any
+             * @example [
+             *       "https://example.com",
+             *       "https://*.example.com"
+             *     ]
+             */
+            allowedOrigins?: string[];
         };
         DirectUploadProgress: {
             /**
@@ -6873,15 +6919,8 @@ export interface operations {
                  *       "tags": [
                  *         "launch"
                  *       ],
-                 *       "metadata": {},
-                 *       "allowedOrigins": [
-                 *         "https://example.com",
-                 *         "https://*.example.com"
-                 *       ],
-                 *       "clipOf": {
-                 *         "videoId": "string",
-                 *         "start": 12.5,
-                 *         "end": 20
+                 *       "metadata": {
+                 *         "team": "blue"
                  *       }
                  *     }
                  */
@@ -9176,12 +9215,7 @@ export interface operations {
                  *         "allowedOrigins": [
                  *           "https://example.com",
                  *           "https://*.example.com"
-                 *         ],
-                 *         "clipOf": {
-                 *           "videoId": "string",
-                 *           "start": 12.5,
-                 *           "end": 20
-                 *         }
+                 *         ]
                  *       },
                  *       "corsOrigin": "https://app.example.com",
                  *       "expiresIn": 60,

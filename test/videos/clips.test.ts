@@ -142,6 +142,15 @@ describe("POST /v1/videos with clipOf", () => {
       error: { code: "invalid_body", details: [{ path: "clipOf.end" }] },
     });
 
+    // A clip is not also an import, nor a direct upload's video.
+    const both = await clip(key, { videoId: source.id, start: 0, end: 5 }, { sourceUrl: "https://example.com/a.mp4" });
+    expect(await both.json()).toMatchObject({ error: { code: "invalid_body", details: [{ path: "sourceUrl" }] } });
+    const tus = await api(
+      "/v1/uploads",
+      bearer(key, json("POST", { video: { clipOf: { videoId: source.id, start: 0, end: 5 } } })),
+    );
+    expect([tus.status, await errorCode(tus)]).toEqual([400, "invalid_body"]);
+
     await api(`/v1/videos/${source.id}`, bearer(key, { method: "DELETE" }));
     expect(await errorCode(await clip(key, { videoId: source.id, start: 0, end: 5 }))).toBe("video_not_found");
   });

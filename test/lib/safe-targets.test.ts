@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { targetProblem } from "../../src/webhooks/targets";
+import { targetProblem } from "../../src/lib/safe-targets";
 
 const production = { allowHttp: false };
 const development = { allowHttp: true };

@@ -1,7 +1,9 @@
 /**
- * Safe webhook targets (contract §10): which URLs the service may POST to. The check works on the
- * URL as parsed, so every spelling of an address (`2852039166`, `0xa9fea9fe`, `[::ffff:a9fe:a9fe]`)
- * is judged as the address it is. It runs on create, on update and again before every delivery.
+ * Safe targets (contract §10 and §19): which URLs the service may POST a webhook to, or fetch an
+ * imported video from. The check works on the URL as parsed, so every spelling of an address
+ * (`2852039166`, `0xa9fea9fe`, `[::ffff:a9fe:a9fe]`) is judged as the address it is. It runs on a
+ * webhook endpoint's create, update and before every delivery, and on an import's URL and each of
+ * its redirects.
  *
  * Addresses are classified with ipaddr.js's `range()`, which names the IANA special-purpose blocks
  * (RFC 6890 and its updates). Its names were checked against both registries; what it lacks is added

@@ -1,0 +1,74 @@
+import { z } from "zod";
+import { ApiError } from "../http/errors";
+import type { Db } from "../lib/db";
+import { logError } from "../lib/log";
+import { type TargetRules, targetProblem } from "../lib/safe-targets";
+import { sourceKey } from "../lib/storage-keys";
+import { creationMode, type Tenant } from "../lib/tenant";
+import { CanonicalUlidSchema, ulid } from "../lib/ulid";
+import { newImportRow, type VideoRow, type Visibility } from "./model";
+import { insertVideoStatement } from "./queries";
+
+/**
+ * The start of an import from a URL (contract §19): the video's row, `importing`, and the message
+ * that hands it to the imports queue's consumer (src/imports/, which fetches it). Here, beside the
+ * other ways a video is created, so that `POST /v1/videos` needs nothing of src/imports/, which
+ * itself builds on videos/ (a folder may not import one that imports it back).
+ */
+
+export const IMPORT_QUEUE = "video-imports";
+export const IMPORT_DEAD_LETTERS = "video-imports-dlq";
+
+/** A video to fetch. Its row is the record (status importing); the sweeper sends a lost message again. */
+export const ImportMessageSchema = z.strictObject({ projectId: CanonicalUlidSchema, videoId: CanonicalUlidSchema });
+export type ImportMessage = z.infer<typeof ImportMessageSchema>;
+
+export function sendImport(queue: Queue, message: ImportMessage): Promise<unknown> {
+  return queue.send(ImportMessageSchema.parse(message));
+}
+
+/** The URL to import, normalized, if it is a safe target (as a webhook's, §10); else invalid_body on `sourceUrl`. */
+export function importUrl(text: string, rules: TargetRules): string {
+  const problem = targetProblem(text, rules);
+  if (problem) throw new ApiError("invalid_body", { details: [{ path: "sourceUrl", message: problem }] });
+  return new URL(text).toString();
+}
+
+export type ImportedVideo = {
+  url: string;
+  title: string | null;
+  visibility: Visibility;
+  tags?: string[] | undefined;
+  metadata?: Record<string, string> | undefined;
+  allowedOrigins?: string[] | undefined;
+};
+
+/**
+ * Records a new video `importing` from `video.url` (already checked by `importUrl`) and queues its
+ * fetch. It has no upload session: the consumer opens the R2 multipart upload on its first run. A
+ * send that fails is logged, not thrown: the video is recorded, and the sweeper sends its message.
+ */
+export async function createImportedVideo(
+  db: Db,
+  queue: Queue,
+  tenant: Tenant,
+  video: ImportedVideo,
+  now: number,
+): Promise<VideoRow> {
+  const id = ulid(now);
+  const row = newImportRow({
+    ...video,
+    id,
+    projectId: tenant.projectId,
+    mode: creationMode(tenant),
+    sourceKey: sourceKey(tenant.projectId, id),
+    now,
+  });
+  await insertVideoStatement(db, row).run();
+  try {
+    await sendImport(queue, { projectId: row.project_id, videoId: row.id });
+  } catch (error) {
+    logError("import: queue send (the sweeper sends it)", error, { videoId: row.id });
+  }
+  return row;
+}
