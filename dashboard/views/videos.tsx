@@ -6,6 +6,7 @@ import { formatDuration, formatTime } from "../format";
 import { useMode } from "../mode";
 import { type BulkOutcome, PageCursor, POLL_MS, STATUSES, summarize } from "../video-list";
 import { BulkBar } from "./bulk";
+import { ImportFromUrl } from "./import";
 import { Uploads } from "./uploads";
 
 const PAGE_SIZE = 20;
@@ -86,6 +87,7 @@ export function VideosView(props: { projectId: string }) {
     <>
       <h1>Videos</h1>
       <Uploads projectId={props.projectId} mode={mode} onFinished={load} />
+      <ImportFromUrl projectId={props.projectId} mode={mode} onImported={load} />
       <div class="toolbar">
         <label>
           Status{" "}

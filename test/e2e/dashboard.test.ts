@@ -1,5 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
@@ -525,8 +527,24 @@ describe.skipIf(!available)("the dashboard in Chromium (contract section 18)", (
     await expect.poll(async () => (await takes())[0]?.status, { timeout: 30_000 }).not.toBe("waiting_for_upload");
   }, 120_000);
 
-  it("finds videos by title words and tags, tags a video and cuts a clip of it (contract section 19)", async () => {
+  it("finds videos by title words and tags, tags a video, cuts a clip of it and imports one from a URL (contract section 19)", async () => {
     await page.goto(projectUrl);
+    // An origin on this machine (loopback is allowed in local development, as for webhooks).
+    const origin = createServer((_request, response) => {
+      response.writeHead(200, { "content-type": "video/mp4", "content-length": String(clip.byteLength) });
+      response.end(Buffer.from(clip));
+    });
+    await new Promise<void>((resolve) => origin.listen(0, "127.0.0.1", resolve));
+    const { port } = origin.address() as AddressInfo;
+    await page.getByLabel("Video URL").fill("http://10.0.0.1/private.mp4");
+    await page.getByRole("button", { name: "Import", exact: true }).click();
+    await page.getByText("must be a public address", { exact: false }).waitFor();
+    await page.getByLabel("Video URL").fill(`http://127.0.0.1:${port}/imported-take.mp4`);
+    await page.getByRole("button", { name: "Import", exact: true }).click();
+    await page.getByText("Importing imported-take.").waitFor();
+    await page.getByRole("link", { name: "imported-take", exact: true }).waitFor();
+    await expect.poll(() => rowStatus("imported-take"), { timeout: 90_000 }).toBe("ready");
+    origin.close();
     await page
       .getByLabel("Upload video")
       .setInputFiles({ name: "tagged-take.mp4", mimeType: "video/mp4", buffer: Buffer.from(clip) });
