@@ -1,8 +1,17 @@
-import { frameTime, type Plan, runLength, segmentCount } from "../../../media-plan/plan.mjs";
+import {
+  frameTime,
+  type Plan,
+  type Probe,
+  planEncoding,
+  runLength,
+  segmentCount,
+  Unplannable,
+} from "../../../media-plan/plan.mjs";
 import type { Job, Result } from "../../../media-plan/protocol.mjs";
 import type { VideoRow } from "../../videos/model";
 import type { FileKind } from "./coordinator-files";
 import type { SegmentRow, Unit } from "./coordinator-store";
+import { type EncodeSettings, planSettings } from "./encode-settings";
 
 /**
  * The coordinator's decisions that need nothing but the plan and what is stored (coordinator.ts
@@ -151,5 +160,26 @@ export function jobFor(unit: Unit, base: JobBase, plan: Plan | null, missing: st
     case "segments":
       if (missing.length === 0) return null;
       return { ...base, kind: "segments", plan, from: unit.first, to: unit.last, renditions: missing };
+  }
+}
+
+/** A test video is encoded from its first seconds only (contract section 16). */
+export const TEST_MODE_SECONDS = 10;
+
+/**
+ * The plan of a probed source with the settings the video claimed, cut to its first seconds for a
+ * test video and to its span for a clip; or, for a source the service does not encode, the
+ * video's error message.
+ */
+export function planOf(
+  probe: Probe,
+  video: { settings: EncodeSettings; testMode: boolean; clip: SourceOf["clip"] },
+): { plan: Plan } | { unplannable: string } {
+  try {
+    const options = { maxDuration: video.testMode ? TEST_MODE_SECONDS : undefined, clip: video.clip };
+    return { plan: planEncoding(probe, planSettings(video.settings), options) };
+  } catch (error) {
+    if (!(error instanceof Unplannable)) throw error;
+    return { unplannable: `The source is not a video this service encodes: ${error.message}.` };
   }
 }

@@ -1,4 +1,4 @@
-import { type Plan, planEncoding, Unplannable } from "../../../media-plan/plan.mjs";
+import type { Plan } from "../../../media-plan/plan.mjs";
 import type { Job, Result } from "../../../media-plan/protocol.mjs";
 import { logError } from "../../lib/log";
 import { posterKey } from "../../lib/storage-keys";
@@ -13,6 +13,7 @@ import {
   MAX_TRIES,
   madeNothing,
   missingRuns,
+  planOf,
   QUIET_MS,
   renditionsOf,
   SILENCE_MS,
@@ -22,7 +23,7 @@ import {
 import type { EncodingStore, Unit, Video } from "./coordinator-store";
 import { poolOf } from "./coordinator-stub";
 import type { Waiters } from "./coordinator-waiters";
-import { type EncodeSettings, planSettings, snapshot } from "./encode-settings";
+import { type EncodeSettings, snapshot } from "./encode-settings";
 import { type Change, liveVideo, recordHeartbeat } from "./queries";
 
 /** How often the coordinator looks at its jobs while it has any. */
@@ -31,8 +32,6 @@ export const TICK_MS = 10_000;
 export const BUSY_RETRY_MS = 500;
 /** How often the video's row records that its encoding is alive. */
 export const ROW_HEARTBEAT_MS = 30_000;
-/** A test video is encoded from its first seconds only (contract section 16). */
-export const TEST_MODE_SECONDS = 10;
 
 /**
  * How a video's encoding moves, for its Durable Object (coordinator.ts, which answers the Worker
@@ -237,22 +236,16 @@ export class EncodingWork {
 
   /** The probe's facts: the plan is made, the video becomes playable, the work is queued. */
   private async planned(probe: NonNullable<Extract<Result, { status: "done" }>["probe"]>) {
-    const settings = this.store.get<EncodeSettings>("settings") ?? snapshot(DEFAULT_SETTINGS);
-    let plan: Plan;
-    try {
-      plan = planEncoding(probe, planSettings(settings), {
-        maxDuration: this.store.get<boolean>("testMode") ? TEST_MODE_SECONDS : undefined,
-        clip: this.store.get<SourceOf>("source")?.clip ?? null,
-      });
-    } catch (error) {
-      if (!(error instanceof Unplannable)) throw error;
-      await this.finish({
-        status: "errored",
-        code: "invalid_source",
-        message: `The source is not a video this service encodes: ${error.message}.`,
-      });
+    const planned = planOf(probe, {
+      settings: this.store.get<EncodeSettings>("settings") ?? snapshot(DEFAULT_SETTINGS),
+      testMode: this.store.get<boolean>("testMode") ?? false,
+      clip: this.store.get<SourceOf>("source")?.clip ?? null,
+    });
+    if ("unplannable" in planned) {
+      await this.finish({ status: "errored", code: "invalid_source", message: planned.unplannable });
       return;
     }
+    const { plan } = planned;
     const playable = await changeVideoRow(this.env, this.store.video().videoId, {
       status: "playable",
       plan: JSON.stringify(plan),

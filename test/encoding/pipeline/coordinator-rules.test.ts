@@ -7,6 +7,7 @@ import {
   MP4_PART_BYTES,
   madeNothing,
   missingRuns,
+  planOf,
   RESERVATION_MS,
   segmentsDone,
   segmentVerdict,
@@ -171,5 +172,18 @@ describe("the coordinator's rules", () => {
     expect(await late).toBe("pending");
     expect(abandoned).toEqual(["frame/1/320"]);
     expect(waiters.keys()).toEqual([]);
+  });
+});
+
+describe("planOf", () => {
+  const settings = { enabledResolutions: ["360p", "720p"], mp4: false, watermark: null } as never;
+  it("plans a test video's first 10 s and a clip's span, and words a source it does not encode", () => {
+    const test = planOf(probeFacts(30), { settings, testMode: true, clip: null });
+    expect("plan" in test && test.plan.duration).toBe(10);
+    const clip = planOf(probeFacts(30), { settings, testMode: false, clip: { start: 5, end: 9 } });
+    expect("plan" in clip && [clip.plan.source.offset, clip.plan.duration]).toEqual([5, 4]);
+    expect(planOf(probeFacts(0), { settings, testMode: false, clip: null })).toEqual({
+      unplannable: "The source is not a video this service encodes: the video has no duration.",
+    });
   });
 });
