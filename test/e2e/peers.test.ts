@@ -41,19 +41,6 @@ async function firstFrameLuma(url: string): Promise<number> {
   return Number(value);
 }
 
-/** Retries `check` until it passes, for up to 15 s (the deletions queue runs after the response). */
-async function eventually(check: () => void) {
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    try {
-      return check();
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 250));
-    }
-  }
-}
-
 describe("contract §19 over HTTP", () => {
   it("cuts a ready video's playlists to a range, and a ranged token's stay within it", async () => {
     const source = await clip({ width: 640, height: 360, seconds: 14 });
@@ -141,13 +128,15 @@ describe("contract §19 over HTTP", () => {
     // Deleted, the video leaves its source to its clips, which still play; the last one removes it.
     const prefix = `videos/${tenant.projectId}/${id}/`;
     expect((await tenant.call("DELETE", `/v1/videos/${id}`)).status).toBe(204);
-    await eventually(() => expect(storedKeys(server.persistTo, prefix)).toEqual([`${prefix}source`]));
+    // The deletions queue runs after the response.
+    const stored = () => storedKeys(server.persistTo, prefix);
+    await expect.poll(stored, { timeout: 15_000 }).toEqual([`${prefix}source`]);
     const segment = await fetch(`${server.baseUrl}/play/${atWhite}/360p/seg_00000.ts`);
     expect(segment.status).toBe(200);
     await segment.arrayBuffer();
     for (const clipId of [atWhite, before])
       expect((await tenant.call("DELETE", `/v1/videos/${clipId}`)).status).toBe(204);
-    await eventually(() => expect(storedKeys(server.persistTo, prefix)).toEqual([]));
+    await expect.poll(stored, { timeout: 15_000 }).toEqual([]);
   });
 
   it("finds videos by tag, metadata and title words, accent-insensitively", async () => {
