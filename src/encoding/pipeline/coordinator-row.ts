@@ -25,10 +25,11 @@ type Video = { projectId: string; videoId: string };
 export async function claimVideo(
   env: Env,
   { projectId, videoId }: Video,
+  now: number,
 ): Promise<{ settings: EncodeSettings; testMode: boolean; source: SourceOf } | null> {
   const db = env.DB;
   const settings = (await readSettings(db, projectId))?.document ?? DEFAULT_SETTINGS;
-  let row = await claimEncoding(db, videoId, JSON.stringify(snapshot(settings)), Date.now());
+  let row = await claimEncoding(db, videoId, JSON.stringify(snapshot(settings)), now);
   if (row) await keepWatermark(env.MEDIA, row, settingsOf(row));
   row ??= await liveVideo(db, videoId);
   if (row?.status !== "processing") return null;
@@ -39,12 +40,11 @@ export async function claimVideo(
  * The video's row moves on (playable, ready, errored) with its event in the same write, published
  * at once. Null when the row is no longer processing (deleted meanwhile): nothing changed.
  */
-export async function changeVideoRow(env: Env, videoId: string, change: Change): Promise<VideoRow | null> {
+export async function changeVideoRow(env: Env, videoId: string, now: number, change: Change): Promise<VideoRow | null> {
   const { config } = encodingContext(env);
   const db = env.DB;
   const row = await liveVideo(db, videoId);
   if (row?.status !== "processing") return null;
-  const now = Date.now();
   const eventId = ulid(now);
   const origin = config.publicBaseUrl ?? config.callbackOrigin;
   if (!origin) throw new Error("PUBLIC_BASE_URL or ENCODER_CALLBACK_URL must be set for the URLs in events");

@@ -10,7 +10,7 @@ import {
 import type { Job, Result } from "../../../media-plan/protocol.mjs";
 import type { VideoRow } from "../../videos/model";
 import type { FileKind } from "./coordinator-files";
-import type { SegmentRow, Unit } from "./coordinator-store";
+import type { NewUnit, SegmentRow, SegmentsUnit, Unit } from "./coordinator-store";
 import { type EncodeSettings, planSettings } from "./encode-settings";
 
 /**
@@ -32,8 +32,8 @@ export const RESERVATION_MS = 5 * 60_000;
 /** Bytes per MP4 (and M4A) part: R2 wants every part but the last the same size; no request over 50 MiB. */
 export const MP4_PART_BYTES = 32 * 1024 * 1024;
 
-/** A segments run: segments `first` to `last` (exclusive). */
-export type Run = { first: number; last: number };
+/** A segments run: segments `from` to `to` (exclusive). */
+export type Run = { from: number; to: number };
 
 /**
  * The background runs the plan still needs: every segment that some rendition lacks (`storedOf`)
@@ -57,24 +57,55 @@ export function missingRuns(
     const gap = i < count && missing.has(i);
     if (gap && runStart === null) runStart = i;
     if (runStart !== null && (!gap || i - runStart === length)) {
-      runs.push({ first: runStart, last: i });
+      runs.push({ from: runStart, to: i });
       runStart = gap ? i : null;
     }
   }
   return runs;
 }
 
+/**
+ * The units the plan still needs beside those the store has (each added unless one of its id is
+ * there): the poster, first of the background work (interactive slots are for probes and
+ * viewers); the storyboard, after the first run of segments; and a background run for every
+ * segment neither stored nor covered by a run the store `has` (`missingRuns`).
+ */
+export function missingUnits(
+  plan: Plan,
+  has: { poster: boolean; storyboard: boolean; runs: readonly SegmentsUnit[] },
+  storedOf: (rendition: string) => ReadonlySet<number>,
+): NewUnit[] {
+  const units: NewUnit[] = [];
+  if (!has.poster) units.push({ id: "poster", kind: "still", priority: "background", rank: -1e15 });
+  if (!has.storyboard) units.push({ id: "storyboard", kind: "storyboard", priority: "background", rank: 0.5 });
+  const covered = new Set<number>();
+  for (const run of has.runs) for (let i = run.from; i < run.to; i++) covered.add(i);
+  for (const { from, to } of missingRuns(plan, covered, storedOf)) {
+    units.push({ id: `run-${from}`, kind: "segments", priority: "background", rendition: null, from, to, rank: from });
+  }
+  return units;
+}
+
+/** The unit of a file put together from the stored segments: the MP4 first, then the M4A. */
+export function fileUnit(file: FileKind): NewUnit {
+  return { id: file, kind: file, priority: "background", rank: file === "mp4" ? -3e15 : -2.9e15 };
+}
+
 /** The renditions a segments unit makes: a viewer's one, else every rendition of the plan. */
-export function renditionsOf(unit: Unit, plan: Plan): string[] {
+export function renditionsOf(unit: SegmentsUnit, plan: Plan): string[] {
   return unit.rendition ? [unit.rendition] : plan.renditions.map((r) => r.resolution);
 }
 
-/** Where a failed segments unit starts again: its first segment one of its renditions lacks (`last` when none does). */
-export function firstMissing(unit: Unit, plan: Plan, isStored: (rendition: string, index: number) => boolean): number {
+/** Where a failed segments unit starts again: its first segment one of its renditions lacks (`to` when none does). */
+export function firstMissing(
+  unit: SegmentsUnit,
+  plan: Plan,
+  isStored: (rendition: string, index: number) => boolean,
+): number {
   const renditions = renditionsOf(unit, plan);
-  let first = unit.first;
-  while (first < unit.last && renditions.every((r) => isStored(r, first))) first += 1;
-  return first;
+  let from = unit.from;
+  while (from < unit.to && renditions.every((r) => isStored(r, from))) from += 1;
+  return from;
 }
 
 /**
@@ -90,7 +121,7 @@ export function segmentVerdict(
   now: number,
 ): "store" | "skip" | "void" {
   const { rendition, index, current } = segment;
-  if (unit?.kind !== "segments" || index < unit.first || index >= unit.last) return "void";
+  if (unit?.kind !== "segments" || index < unit.from || index >= unit.to) return "void";
   if (unit.rendition !== null && unit.rendition !== rendition) return "void";
   if (current?.state === "stored") return "skip";
   if (current && current.job !== jobId && current.at > now - RESERVATION_MS) return "skip";
@@ -151,7 +182,7 @@ export function jobFor(unit: Unit, base: JobBase, plan: Plan | null, missing: st
     case "still":
       return { ...base, kind: "still", plan, time: plan.posterTime, width: null };
     case "frame":
-      return { ...base, kind: "still", plan, time: frameTime(plan, unit.first), width: unit.last };
+      return { ...base, kind: "still", plan, time: frameTime(plan, unit.frame), width: unit.width };
     case "storyboard":
       return { ...base, kind: "storyboard", plan };
     case "mp4":
@@ -159,7 +190,7 @@ export function jobFor(unit: Unit, base: JobBase, plan: Plan | null, missing: st
       return { ...base, kind: unit.kind, plan, partSize: MP4_PART_BYTES };
     case "segments":
       if (missing.length === 0) return null;
-      return { ...base, kind: "segments", plan, from: unit.first, to: unit.last, renditions: missing };
+      return { ...base, kind: "segments", plan, from: unit.from, to: unit.to, renditions: missing };
   }
 }
 

@@ -7,16 +7,18 @@ export type Video = { projectId: string; videoId: string };
 
 export type Kind = "probe" | "still" | "segments" | "mp4" | "m4a" | "frame" | "storyboard";
 
-/** A unit of a video's encoding: one encoder job when it runs. */
-export type Unit = {
+/** What a unit makes. */
+export type Work =
+  /** Segments `from` to `to` (exclusive) of one rendition (a viewer's), or of every rendition still missing there (null). */
+  | { kind: "segments"; rendition: string | null; from: number; to: number }
+  /** Output frame `frame` (pictures.mjs) at `width` pixels. */
+  | { kind: "frame"; frame: number; width: number }
+  | { kind: Exclude<Kind, "segments" | "frame"> };
+
+/** Where a unit stands: queued (no job) or running as `job` on `slot`. */
+type UnitState = {
   id: string;
-  kind: Kind;
   priority: Priority;
-  /** Segments units: one rendition (a viewer's) or null for every rendition still missing there. */
-  rendition: string | null;
-  /** Segments units: the segments `first` to `last` (exclusive). Frame units: the frame and the width. */
-  first: number;
-  last: number;
   rank: number;
   tries: number;
   job: string | null;
@@ -25,7 +27,26 @@ export type Unit = {
   heard: number | null;
 };
 
-export type NewUnit = Partial<Unit> & Pick<Unit, "id" | "kind" | "priority" | "rank">;
+/** A unit of a video's encoding: one encoder job when it runs. */
+export type Unit = UnitState & Work;
+export type SegmentsUnit = Extract<Unit, { kind: "segments" }>;
+
+export type NewUnit = Pick<UnitState, "id" | "priority" | "rank"> & Work;
+
+/** A unit as its table holds it: `first` and `last` are a segments unit's span, a frame unit's frame and width. */
+type UnitRow = UnitState & { kind: Kind; rendition: string | null; first: number; last: number };
+
+function unitOf({ kind, rendition, first, last, ...state }: UnitRow): Unit {
+  if (kind === "segments") return { ...state, kind, rendition, from: first, to: last };
+  if (kind === "frame") return { ...state, kind, frame: first, width: last };
+  return { ...state, kind };
+}
+
+function columnsOf(work: Work): { rendition: string | null; first: number; last: number } {
+  if (work.kind === "segments") return { rendition: work.rendition, first: work.from, last: work.to };
+  if (work.kind === "frame") return { rendition: null, first: work.frame, last: work.width };
+  return { rendition: null, first: 0, last: 0 };
+}
 
 /** A segment a job has reserved (`storing`) or stored. */
 export type SegmentRow = { state: "storing" | "stored"; job: string | null; at: number };
@@ -99,7 +120,10 @@ export class EncodingStore {
   // ─── units ────────────────────────────────────────────────────────────────────────────────
 
   #units(where: string, ...params: unknown[]): Unit[] {
-    return this.sql.exec<Unit>(`SELECT * FROM units WHERE ${where} ORDER BY rank, id`, ...params).toArray();
+    return this.sql
+      .exec<UnitRow>(`SELECT * FROM units WHERE ${where} ORDER BY rank, id`, ...params)
+      .toArray()
+      .map(unitOf);
   }
 
   /** Every unit, in the order they run. */
@@ -117,13 +141,19 @@ export class EncodingStore {
   }
 
   /** The segments units of `rendition` (a viewer's) that cover segment `index`. */
-  covering(rendition: string, index: number): Unit[] {
-    return this.#units("kind = 'segments' AND rendition = ? AND first <= ? AND last > ?", rendition, index, index);
+  covering(rendition: string, index: number): SegmentsUnit[] {
+    const units = this.#units(
+      "kind = 'segments' AND rendition = ? AND first <= ? AND last > ?",
+      rendition,
+      index,
+      index,
+    );
+    return units as SegmentsUnit[];
   }
 
   /** The background runs (segments units of every rendition). */
-  backgroundRuns(): Unit[] {
-    return this.#units("kind = 'segments' AND rendition IS NULL");
+  backgroundRuns(): SegmentsUnit[] {
+    return this.#units("kind = 'segments' AND rendition IS NULL") as SegmentsUnit[];
   }
 
   /** Segments units, queued or running. */
@@ -143,14 +173,15 @@ export class EncodingStore {
 
   /** Adds a unit, unless one of its id is there. */
   addUnit(unit: NewUnit): void {
+    const { rendition, first, last } = columnsOf(unit);
     this.sql.exec(
       "INSERT OR IGNORE INTO units (id, kind, priority, rendition, first, last, rank) VALUES (?, ?, ?, ?, ?, ?, ?)",
       unit.id,
       unit.kind,
       unit.priority,
-      unit.rendition ?? null,
-      unit.first ?? 0,
-      unit.last ?? 0,
+      rendition,
+      first,
+      last,
       unit.rank,
     );
   }
@@ -184,13 +215,14 @@ export class EncodingStore {
     this.sql.exec("UPDATE units SET heard = ? WHERE id = ?", at, id);
   }
 
-  /** The unit waits for a slot again, from segment (or frame) `first`, with `tries` counted. */
-  requeue(id: string, tries: number, first: number): void {
+  /** The unit waits for a slot again, with `tries` counted; a segments unit from segment `from`. */
+  requeue(unit: Unit, tries: number): void {
+    const { first } = columnsOf(unit);
     this.sql.exec(
       "UPDATE units SET tries = ?, first = ?, job = NULL, slot = NULL, started = NULL, heard = NULL WHERE id = ?",
       tries,
       first,
-      id,
+      unit.id,
     );
   }
 
@@ -270,14 +302,14 @@ export class EncodingStore {
     return this.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM segments WHERE state = 'stored'").one().n;
   }
 
-  /** How many segments of `rendition` from `first` to `last` (exclusive) are stored. */
-  storedIn(rendition: string, first: number, last: number): number {
+  /** How many segments of `rendition` from `from` to `to` (exclusive) are stored. */
+  storedIn(rendition: string, from: number, to: number): number {
     return this.sql
       .exec<{ n: number }>(
         "SELECT COUNT(*) AS n FROM segments WHERE rendition = ? AND idx >= ? AND idx < ? AND state = 'stored'",
         rendition,
-        first,
-        last,
+        from,
+        to,
       )
       .one().n;
   }

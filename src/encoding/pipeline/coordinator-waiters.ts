@@ -2,10 +2,25 @@
 export type Outcome = "stored" | "gone" | "failed";
 type Waiter = { resolve: (outcome: Outcome) => void };
 
+/** What a viewer of segment `index` of `rendition` waits for. */
+export function segmentWaited(rendition: string, index: number): string {
+  return `${rendition}/${index}`;
+}
+
+/** What a viewer of output frame `frame` at `width` pixels waits for. */
+export function frameWaited(frame: number, width: number): string {
+  return `frame/${frame}/${width}`;
+}
+
+/** Whether a viewer waits for a frame (`frameWaited`) rather than a segment. */
+export function isFrameWaited(key: string): boolean {
+  return key.startsWith("frame/");
+}
+
 /**
- * The viewers a video's coordinator keeps waiting, by what they wait for (`<rendition>/<index>`
- * for a segment, `frame/<frame>/<width>` for a frame): each is answered when it is woken, or told
- * `pending` after its time. In memory only: a viewer's request lasts no longer than the object.
+ * The viewers a video's coordinator keeps waiting, by what they wait for (`segmentWaited`,
+ * `frameWaited`): each is answered when it is woken, or told `pending` after its time. In memory
+ * only: a viewer's request lasts no longer than the object.
  */
 export class Waiters {
   private readonly waiting = new Map<string, Waiter[]>();

@@ -8,11 +8,12 @@ import { abortUpload, completeUpload, type FileKind, isDone, isFileKind, openUpl
 import { changeVideoRow, claimVideo } from "./coordinator-row";
 import {
   filesOf,
+  fileUnit,
   firstMissing,
   jobFor,
   MAX_TRIES,
   madeNothing,
-  missingRuns,
+  missingUnits,
   planOf,
   QUIET_MS,
   renditionsOf,
@@ -22,7 +23,7 @@ import {
 } from "./coordinator-rules";
 import type { EncodingStore, Unit, Video } from "./coordinator-store";
 import { poolOf } from "./coordinator-stub";
-import type { Waiters } from "./coordinator-waiters";
+import { frameWaited, isFrameWaited, type Waiters } from "./coordinator-waiters";
 import { type EncodeSettings, snapshot } from "./encode-settings";
 import { type Change, liveVideo, recordHeartbeat } from "./queries";
 
@@ -50,6 +51,7 @@ export class EncodingWork {
     private readonly env: Env,
     private readonly store: EncodingStore,
     private readonly waiters: Waiters,
+    private readonly clock: () => number,
   ) {}
 
   /** Job of `unit` sent its last message: what it made is kept, or it runs again; its slot goes back. */
@@ -69,9 +71,9 @@ export class EncodingWork {
         await completeUpload(this.store, this.env.MEDIA, "mp4", result.mp4.parts);
       else if (unit.kind === "m4a" && result.m4a)
         await completeUpload(this.store, this.env.MEDIA, "m4a", result.m4a.parts);
-      else if (unit.kind === "frame" && !this.store.isFrameStored(unit.first, unit.last)) {
+      else if (unit.kind === "frame" && !this.store.isFrameStored(unit.frame, unit.width)) {
         // Done without storing it (a job cannot): its viewers are told.
-        this.waiters.wake(`frame/${unit.first}/${unit.last}`, "failed");
+        this.waiters.wake(frameWaited(unit.frame, unit.width), "failed");
       }
     }
     // The slot goes back to the pool, which hands it to whoever is next by its fair order.
@@ -97,9 +99,10 @@ export class EncodingWork {
     await this.schedule();
     const slots = this.store.slots().map((held) => held.slot);
     if (slots.length > 0) await poolOf(this.env).renew(this.store.video().videoId, slots);
-    if (Date.now() - this.lastRowBeat >= ROW_HEARTBEAT_MS && this.store.phase() === "encoding") {
-      this.lastRowBeat = Date.now();
-      await recordHeartbeat(this.env.DB, this.store.video().videoId, Date.now()).catch((error) =>
+    const now = this.clock();
+    if (now - this.lastRowBeat >= ROW_HEARTBEAT_MS && this.store.phase() === "encoding") {
+      this.lastRowBeat = now;
+      await recordHeartbeat(this.env.DB, this.store.video().videoId, now).catch((error) =>
         logError("encoding: record heartbeat", error, { videoId: this.store.video().videoId }),
       );
     }
@@ -109,7 +112,7 @@ export class EncodingWork {
   async arm() {
     const working = this.store.active() || (this.store.serving() && this.store.units().length > 0);
     if (working && (await this.ctx.storage.getAlarm()) === null) {
-      await this.ctx.storage.setAlarm(Date.now() + TICK_MS);
+      await this.ctx.storage.setAlarm(this.clock() + TICK_MS);
     }
   }
 
@@ -165,8 +168,7 @@ export class EncodingWork {
     this.store.set("jobs", sequence);
     // Unique on any encoder: the video's id, the unit and the job's number.
     const jobId = `${video.videoId}-${unit.id.replace(/[^A-Za-z0-9_-]/g, "")}-${sequence}`;
-    const now = Date.now();
-    this.store.started(unit.id, jobId, slot, now);
+    this.store.started(unit.id, jobId, slot, this.clock());
     try {
       if (unit.kind === "probe" && !(await this.claim())) return;
       const job = await this.jobOf(unit, jobId);
@@ -182,7 +184,7 @@ export class EncodingWork {
       if (answer === "busy") {
         // The encoder there is still busy with a job it was told to stop: the slot is kept (so the
         // pool does not hand it straight back) and tried again a little later.
-        await this.ctx.storage.setAlarm(Date.now() + BUSY_RETRY_MS);
+        await this.ctx.storage.setAlarm(this.clock() + BUSY_RETRY_MS);
         return;
       }
       await this.giveBack([slot]);
@@ -212,7 +214,7 @@ export class EncodingWork {
     const missing =
       unit.kind === "segments" && plan
         ? renditionsOf(unit, plan).filter(
-            (rendition) => this.store.storedIn(rendition, unit.first, unit.last) < unit.last - unit.first,
+            (rendition) => this.store.storedIn(rendition, unit.from, unit.to) < unit.to - unit.from,
           )
         : [];
     return jobFor(unit, base, plan, missing);
@@ -223,7 +225,7 @@ export class EncodingWork {
    * meanwhile): everything stops.
    */
   private async claim(): Promise<boolean> {
-    const claimed = await claimVideo(this.env, this.store.video());
+    const claimed = await claimVideo(this.env, this.store.video(), this.clock());
     if (!claimed) {
       await this.cancel();
       return false;
@@ -246,7 +248,7 @@ export class EncodingWork {
       return;
     }
     const { plan } = planned;
-    const playable = await changeVideoRow(this.env, this.store.video().videoId, {
+    const playable = await changeVideoRow(this.env, this.store.video().videoId, this.clock(), {
       status: "playable",
       plan: JSON.stringify(plan),
       duration: plan.duration,
@@ -262,27 +264,17 @@ export class EncodingWork {
     this.repair();
   }
 
-  /**
-   * Gives every segment that is neither stored nor covered by a unit a background unit, in runs of
-   * `runLength`, in order.
-   */
+  /** Every unit the plan still needs and the store lacks is added (`missingUnits`). */
   private repair() {
     const plan = this.store.plan();
     if (!plan) return;
-    // The poster is the first background job (interactive slots are for probes and viewers), the
-    // storyboard comes after the first run of segments.
-    if (!this.store.get<boolean>("poster")) {
-      this.store.addUnit({ id: "poster", kind: "still", priority: "background", rank: -1e15 });
-    }
-    if (!this.store.get<boolean>("storyboard")) {
-      this.store.addUnit({ id: "storyboard", kind: "storyboard", priority: "background", rank: 0.5 });
-    }
-    const covered = new Set<number>();
-    for (const unit of this.store.backgroundRuns()) {
-      for (let i = unit.first; i < unit.last; i++) covered.add(i);
-    }
-    for (const { first, last } of missingRuns(plan, covered, (rendition) => this.store.storedOf(rendition))) {
-      this.store.addUnit({ id: `run-${first}`, kind: "segments", priority: "background", first, last, rank: first });
+    const have = {
+      poster: this.store.get<boolean>("poster") === true,
+      storyboard: this.store.get<boolean>("storyboard") === true,
+      runs: this.store.backgroundRuns(),
+    };
+    for (const unit of missingUnits(plan, have, (rendition) => this.store.storedOf(rendition))) {
+      this.store.addUnit(unit);
     }
   }
 
@@ -315,9 +307,7 @@ export class EncodingWork {
         });
         return;
       }
-      for (const file of files) {
-        this.store.addUnit({ id: file, kind: file, priority: "background", rank: file === "mp4" ? -3e15 : -2.9e15 });
-      }
+      for (const file of files) this.store.addUnit(fileUnit(file));
     }
     await this.schedule();
   }
@@ -331,7 +321,7 @@ export class EncodingWork {
     if (isFileKind(unit.kind)) await this.abortFile(unit.kind);
     if (unit.kind === "frame" && tries >= MAX_TRIES) {
       this.store.deleteUnit(unit.id);
-      this.waiters.wake(`frame/${unit.first}/${unit.last}`, "failed");
+      this.waiters.wake(frameWaited(unit.frame, unit.width), "failed");
       return;
     }
     if (tries >= MAX_TRIES) {
@@ -342,15 +332,16 @@ export class EncodingWork {
       });
       return;
     }
-    const first =
-      unit.kind === "segments"
-        ? firstMissing(unit, this.store.plan() as Plan, (rendition, index) => this.store.isStored(rendition, index))
-        : unit.first;
-    if (unit.kind === "segments" && first >= unit.last) {
-      this.store.deleteUnit(unit.id);
+    if (unit.kind === "segments") {
+      const from = firstMissing(unit, this.store.plan() as Plan, (r, index) => this.store.isStored(r, index));
+      if (from >= unit.to) {
+        this.store.deleteUnit(unit.id);
+        return;
+      }
+      this.store.requeue({ ...unit, from }, tries);
       return;
     }
-    this.store.requeue(unit.id, tries, first);
+    this.store.requeue(unit, tries);
   }
 
   private abortFile(file: FileKind) {
@@ -364,7 +355,7 @@ export class EncodingWork {
    * no such job), taken over after SILENCE_MS. A taken-over job is stopped where it may still run.
    */
   async checkJobs() {
-    const now = Date.now();
+    const now = this.clock();
     const { encoder } = encodingContext(this.env);
     for (const unit of this.store.quietSince(now - QUIET_MS)) {
       let lost = (unit.heard ?? 0) < now - SILENCE_MS;
@@ -394,11 +385,10 @@ export class EncodingWork {
     await poolOf(this.env).release(this.store.video().videoId, slots);
   }
 
-  /** The video's row changes, with its event, published now. Null when the video is gone. */
   /** Ready or errored: the row and its event, then every job and slot goes. */
   private async finish(change: Extract<Change, { status: "ready" | "errored" }>) {
     this.store.set("phase", change.status);
-    const changed = await changeVideoRow(this.env, this.store.video().videoId, change);
+    const changed = await changeVideoRow(this.env, this.store.video().videoId, this.clock(), change);
     if (!changed) this.store.set("phase", "cancelled");
     if (change.status === "errored") {
       const { media } = encodingContext(this.env);
@@ -430,7 +420,7 @@ export class EncodingWork {
     this.store.deleteUnits(ready);
     this.store.clearSegments();
     for (const key of this.waiters.keys()) {
-      if (!(ready && key.startsWith("frame/"))) this.waiters.wake(key, ready ? "stored" : "gone");
+      if (!(ready && isFrameWaited(key))) this.waiters.wake(key, ready ? "stored" : "gone");
     }
     if (this.store.units().length > 0) {
       await this.giveBack(this.store.idleSlots());

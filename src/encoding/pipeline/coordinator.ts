@@ -6,7 +6,7 @@ import { frameKey, posterKey, segmentKey, sourceKey, storyboardKey } from "../..
 import type { FileKind, Upload } from "./coordinator-files";
 import { type SourceOf, segmentVerdict } from "./coordinator-rules";
 import { EncodingStore, type Kind, type Video } from "./coordinator-store";
-import { type Outcome, Waiters } from "./coordinator-waiters";
+import { frameWaited, type Outcome, segmentWaited, Waiters } from "./coordinator-waiters";
 import { EncodingWork } from "./coordinator-work";
 import type { EncodeSettings } from "./encode-settings";
 import { admitFrame } from "./frame-budget";
@@ -55,11 +55,13 @@ export class VideoEncoding extends DurableObject<Env> {
   private readonly store: EncodingStore;
   private readonly waiters = new Waiters();
   private readonly work: EncodingWork;
+  /** The object's clock (every time it stores or compares); tests move it instead of waiting. */
+  clock: () => number = Date.now;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.store = new EncodingStore(ctx.storage.sql);
-    this.work = new EncodingWork(ctx, env, this.store, this.waiters);
+    this.work = new EncodingWork(ctx, env, this.store, this.waiters, () => this.clock());
   }
 
   /** Where the encoding stands: for tests, and for the README's walk-through of the state. */
@@ -116,20 +118,19 @@ export class VideoEncoding extends DurableObject<Env> {
     }
     if (this.store.isStored(rendition, index)) return "stored";
     if (this.store.covering(rendition, index).length === 0) {
-      const last = Math.min(segmentCount(plan), index + LOOKAHEAD);
       this.store.addUnit({
         id: `live-${rendition}-${index}`,
         kind: "segments",
         priority: "interactive",
         rendition,
-        first: index,
-        last,
-        rank: Date.now(),
+        from: index,
+        to: Math.min(segmentCount(plan), index + LOOKAHEAD),
+        rank: this.clock(),
       });
     }
     // Where a viewer is, the background goes next: the runs at and after the segment move first.
-    this.store.rankRuns(-Date.now(), index, index + runLength(plan));
-    const answer = this.waiters.waitFor(`${rendition}/${index}`, WANT_TIMEOUT_MS, () => {});
+    this.store.rankRuns(-this.clock(), index, index + runLength(plan));
+    const answer = this.waiters.waitFor(segmentWaited(rendition, index), WANT_TIMEOUT_MS, () => {});
     await this.work.schedule();
     return answer;
   }
@@ -148,15 +149,15 @@ export class VideoEncoding extends DurableObject<Env> {
     if (this.store.isFrameStored(frame, width)) return "stored";
     const id = `frame-${frame}-${width}`;
     if (!this.store.hasUnit(id)) {
-      const now = Date.now();
+      const now = this.clock();
       const admission = admitFrame(this.store.get<number[]>("frameAsks") ?? [], now);
       if (!admission.admitted) return { retryAfter: admission.retryAfter };
       this.store.set("frameAsks", admission.asks);
-      this.store.addUnit({ id, kind: "frame", priority: "interactive", first: frame, last: width, rank: now });
+      this.store.addUnit({ id, kind: "frame", priority: "interactive", frame, width, rank: now });
     }
     // A frame nobody waits for any more is not made: its unit goes while it has not started (a
     // running job finishes, and its frame is kept).
-    const answer = this.waiters.waitFor(`frame/${frame}/${width}`, FRAME_WAIT_MS, () => this.store.dropQueuedUnit(id));
+    const answer = this.waiters.waitFor(frameWaited(frame, width), FRAME_WAIT_MS, () => this.store.dropQueuedUnit(id));
     await this.work.arm();
     await this.work.schedule();
     return answer;
@@ -181,7 +182,7 @@ export class VideoEncoding extends DurableObject<Env> {
   heartbeat(jobId: string): string | null {
     const unit = this.store.serving() ? this.store.unitOfJob(jobId) : null;
     if (!unit) return null;
-    this.store.heard(unit.id, Date.now());
+    this.store.heard(unit.id, this.clock());
     return unit.slot ?? "";
   }
 
@@ -192,7 +193,7 @@ export class VideoEncoding extends DurableObject<Env> {
    */
   reserveSegment(jobId: string, rendition: string, index: number): { verdict: "store" | "skip" | "void"; key: string } {
     const unit = this.store.active() ? this.store.unitOfJob(jobId) : null;
-    const now = Date.now();
+    const now = this.clock();
     const verdict = segmentVerdict(
       unit,
       jobId,
@@ -208,8 +209,8 @@ export class VideoEncoding extends DurableObject<Env> {
   /** The reserved segment is stored: viewers waiting for it get it. `void` when the video is gone. */
   segmentStored(jobId: string, rendition: string, index: number): "ok" | "void" {
     if (this.store.phase() === "cancelled" || this.store.phase() === "idle") return "void";
-    this.store.stored(rendition, index, jobId, Date.now());
-    this.waiters.wake(`${rendition}/${index}`, "stored");
+    this.store.stored(rendition, index, jobId, this.clock());
+    this.waiters.wake(segmentWaited(rendition, index), "stored");
     return "ok";
   }
 
@@ -231,8 +232,8 @@ export class VideoEncoding extends DurableObject<Env> {
       case "storyboard":
         return { verdict: "store", key: storyboardKey(projectId, videoId) };
       case "frame": {
-        const key = frameKey(projectId, videoId, unit.first, unit.last);
-        return { verdict: this.store.isFrameStored(unit.first, unit.last) ? "skip" : "store", key };
+        const key = frameKey(projectId, videoId, unit.frame, unit.width);
+        return { verdict: this.store.isFrameStored(unit.frame, unit.width) ? "skip" : "store", key };
       }
       default:
         return { verdict: "void", key: "" };
@@ -251,8 +252,8 @@ export class VideoEncoding extends DurableObject<Env> {
     if (unit.kind === "frame") {
       // A ready video's deletion does not reach its coordinator: its row says.
       if (this.store.phase() === "ready" && !(await liveVideo(this.env.DB, this.store.video().videoId))) return "void";
-      this.store.frameStored(unit.first, unit.last);
-      this.waiters.wake(`frame/${unit.first}/${unit.last}`, "stored");
+      this.store.frameStored(unit.frame, unit.width);
+      this.waiters.wake(frameWaited(unit.frame, unit.width), "stored");
     }
     return "ok";
   }

@@ -7,12 +7,13 @@ import {
   MP4_PART_BYTES,
   madeNothing,
   missingRuns,
+  missingUnits,
   planOf,
   RESERVATION_MS,
   segmentsDone,
   segmentVerdict,
 } from "../../../src/encoding/pipeline/coordinator-rules";
-import type { Unit } from "../../../src/encoding/pipeline/coordinator-store";
+import type { SegmentsUnit, Unit } from "../../../src/encoding/pipeline/coordinator-store";
 import { Waiters } from "../../../src/encoding/pipeline/coordinator-waiters";
 import { probeFacts } from "./support";
 
@@ -22,22 +23,28 @@ const SETTINGS = { enabledResolutions: ["360p", "720p"], mp4: true, watermark: n
 /** A 60 s 720p source's plan: 360p and 720p, 15 segments of 4 s, with audio and an MP4. */
 const plan = planEncoding(probeFacts(60), SETTINGS);
 
-function unit(fields: Partial<Unit>): Unit {
-  return {
-    id: "u",
-    kind: "segments",
-    priority: "background",
-    rendition: null,
-    first: 0,
-    last: 0,
-    rank: 0,
-    tries: 0,
-    job: null,
-    slot: null,
-    started: null,
-    heard: null,
-    ...fields,
-  } as Unit;
+const STATE = {
+  id: "u",
+  priority: "background",
+  rank: 0,
+  tries: 0,
+  job: null,
+  slot: null,
+  started: null,
+  heard: null,
+} as const;
+
+/** A background run of segments `from` to `to`, or one rendition's. */
+function run(from: number, to: number, rendition: string | null = null): SegmentsUnit {
+  return { ...STATE, kind: "segments", rendition, from, to };
+}
+
+/** A unit of a kind that makes one thing (the probe, the poster, a file, the storyboard). */
+function whole(
+  kind: "probe" | "still" | "storyboard" | "mp4" | "m4a",
+  priority: Unit["priority"] = "background",
+): Unit {
+  return { ...STATE, kind, priority };
 }
 
 const none = () => new Set<number>();
@@ -53,31 +60,55 @@ describe("the coordinator's rules", () => {
     const count = segmentCount(plan);
     const length = runLength(plan);
     const runs = missingRuns(plan, new Set(), none);
-    expect(runs[0]).toEqual({ first: 0, last: length });
-    expect(runs.at(-1)?.last).toBe(count);
-    expect(runs.flatMap(({ first, last }) => Array.from({ length: last - first }, (_, i) => first + i))).toEqual(
+    expect(runs[0]).toEqual({ from: 0, to: length });
+    expect(runs.at(-1)?.to).toBe(count);
+    expect(runs.flatMap(({ from, to }) => Array.from({ length: to - from }, (_, i) => from + i))).toEqual(
       Array.from({ length: count }, (_, i) => i),
     );
     // Segment 1 stored in 360p only is still needed (for 720p); 2 covered by a unit is not; 3 stored
     // in both is not.
     const stored = (rendition: string) => new Set(rendition === "360p" ? [1, 3] : [3]);
-    const around = missingRuns(plan, new Set([2]), stored).filter((run) => run.first < 5);
+    const around = missingRuns(plan, new Set([2]), stored).filter((missing) => missing.from < 5);
     expect(around).toEqual([
-      { first: 0, last: 2 },
-      { first: 4, last: Math.min(count, 4 + length) },
+      { from: 0, to: 2 },
+      { from: 4, to: Math.min(count, 4 + length) },
     ]);
     const all = (rendition: string) => new Set(rendition ? Array.from({ length: count }, (_, i) => i) : []);
     expect(missingRuns(plan, new Set(), all)).toEqual([]);
   });
 
+  it("needs the poster first, the storyboard after the first run, and a run for what no run covers", () => {
+    const length = runLength(plan);
+    const fresh = missingUnits(plan, { poster: false, storyboard: false, runs: [] }, none);
+    expect(fresh.map((u) => u.id)).toEqual([
+      "poster",
+      "storyboard",
+      ...missingRuns(plan, new Set(), none).map((r) => `run-${r.from}`),
+    ]);
+    const ranked = [...fresh].sort((a, b) => a.rank - b.rank).map((u) => u.id);
+    expect(ranked.slice(0, 3)).toEqual(["poster", "run-0", "storyboard"]);
+    expect(fresh.find((u) => u.id === "run-0")).toEqual({
+      id: "run-0",
+      kind: "segments",
+      priority: "background",
+      rendition: null,
+      from: 0,
+      to: length,
+      rank: 0,
+    });
+    // What the store has is not needed again: a run covering the start, the pictures stored.
+    const later = missingUnits(plan, { poster: true, storyboard: true, runs: [run(0, length)] }, none);
+    expect(later.map((u) => u.id)).not.toContain("run-0");
+    expect(later.map((u) => u.id)).not.toContain("poster");
+    expect(later[0]).toMatchObject({ kind: "segments", from: length });
+  });
+
   it("starts a failed run again at its first segment one of its renditions lacks", () => {
-    const run = unit({ first: 4, last: 8 });
     const stored = new Set(["360p/4", "720p/4", "360p/5"]);
-    expect(firstMissing(run, plan, (r, i) => stored.has(`${r}/${i}`))).toBe(5);
-    expect(firstMissing(unit({ first: 4, last: 8, rendition: "360p" }), plan, (r, i) => stored.has(`${r}/${i}`))).toBe(
-      6,
-    );
-    expect(firstMissing(unit({ first: 4, last: 5 }), plan, (r, i) => stored.has(`${r}/${i}`))).toBe(5);
+    const isStored = (r: string, i: number) => stored.has(`${r}/${i}`);
+    expect(firstMissing(run(4, 8), plan, isStored)).toBe(5);
+    expect(firstMissing(run(4, 8, "360p"), plan, isStored)).toBe(6);
+    expect(firstMissing(run(4, 5), plan, isStored)).toBe(5);
   });
 
   it("is done with the segments once all are stored, no segments unit is left, and the poster and storyboard are", () => {
@@ -91,7 +122,7 @@ describe("the coordinator's rules", () => {
   });
 
   it("lets a job store a segment of its own unless it is stored, or another job stores it within RESERVATION_MS", () => {
-    const run = unit({ first: 4, last: 8 });
+    const four = run(4, 8);
     const now = 1_000_000;
     const verdict = (
       u: Unit | null,
@@ -99,26 +130,26 @@ describe("the coordinator's rules", () => {
       index: number,
       current: Parameters<typeof segmentVerdict>[2]["current"],
     ) => segmentVerdict(u, "j", { rendition, index, current }, now);
-    expect(verdict(run, "720p", 4, null)).toBe("store");
-    expect(verdict(run, "720p", 8, null)).toBe("void");
+    expect(verdict(four, "720p", 4, null)).toBe("store");
+    expect(verdict(four, "720p", 8, null)).toBe("void");
     expect(verdict(null, "720p", 4, null)).toBe("void");
-    expect(verdict(unit({ kind: "still" }), "720p", 0, null)).toBe("void");
-    expect(verdict(unit({ first: 4, last: 8, rendition: "360p" }), "720p", 4, null)).toBe("void");
-    expect(verdict(run, "720p", 4, { state: "stored", job: "j", at: now })).toBe("skip");
-    expect(verdict(run, "720p", 4, { state: "storing", job: "other", at: now - RESERVATION_MS + 1 })).toBe("skip");
-    expect(verdict(run, "720p", 4, { state: "storing", job: "other", at: now - RESERVATION_MS })).toBe("store");
-    expect(verdict(run, "720p", 4, { state: "storing", job: "j", at: now })).toBe("store");
+    expect(verdict(whole("still"), "720p", 0, null)).toBe("void");
+    expect(verdict(run(4, 8, "360p"), "720p", 4, null)).toBe("void");
+    expect(verdict(four, "720p", 4, { state: "stored", job: "j", at: now })).toBe("skip");
+    expect(verdict(four, "720p", 4, { state: "storing", job: "other", at: now - RESERVATION_MS + 1 })).toBe("skip");
+    expect(verdict(four, "720p", 4, { state: "storing", job: "other", at: now - RESERVATION_MS })).toBe("store");
+    expect(verdict(four, "720p", 4, { state: "storing", job: "j", at: now })).toBe("store");
   });
 
   it("takes a probe's, an MP4's or an M4A's result without what it made for a failure", () => {
     const done = { version: 2, jobId: "j", status: "done" } as const;
-    expect(madeNothing(unit({ kind: "probe" }), done)).toBe(true);
-    expect(madeNothing(unit({ kind: "mp4" }), done)).toBe(true);
-    expect(madeNothing(unit({ kind: "m4a" }), done)).toBe(true);
-    expect(madeNothing(unit({ kind: "m4a" }), { ...done, m4a: { parts: [], bytes: 1 } })).toBe(false);
-    expect(madeNothing(unit({ kind: "segments" }), done)).toBe(false);
+    expect(madeNothing(whole("probe"), done)).toBe(true);
+    expect(madeNothing(whole("mp4"), done)).toBe(true);
+    expect(madeNothing(whole("m4a"), done)).toBe(true);
+    expect(madeNothing(whole("m4a"), { ...done, m4a: { parts: [], bytes: 1 } })).toBe(false);
+    expect(madeNothing(run(0, 4), done)).toBe(false);
     expect(
-      madeNothing(unit({ kind: "probe" }), {
+      madeNothing(whole("probe"), {
         version: 2,
         jobId: "j",
         status: "failed",
@@ -135,29 +166,29 @@ describe("the coordinator's rules", () => {
   });
 
   it("makes each unit's job message; a segments unit with nothing missing has none", () => {
-    expect(jobFor(unit({ kind: "probe", priority: "interactive" }), base, null, [])).toEqual({
+    expect(jobFor(whole("probe", "interactive"), base, null, [])).toEqual({
       ...base,
       kind: "probe",
     });
-    expect(jobFor(unit({ kind: "still" }), base, plan, [])).toMatchObject({
+    expect(jobFor(whole("still"), base, plan, [])).toMatchObject({
       kind: "still",
       time: plan.posterTime,
       width: null,
     });
-    expect(jobFor(unit({ kind: "frame", first: 25, last: 320 }), base, plan, [])).toMatchObject({
+    expect(jobFor({ ...STATE, kind: "frame", frame: 25, width: 320 }, base, plan, [])).toMatchObject({
       kind: "still",
       time: 1,
       width: 320,
     });
-    expect(jobFor(unit({ kind: "m4a" }), base, plan, [])).toMatchObject({ kind: "m4a", partSize: MP4_PART_BYTES });
-    expect(jobFor(unit({ first: 2, last: 6 }), base, plan, ["720p"])).toMatchObject({
+    expect(jobFor(whole("m4a"), base, plan, [])).toMatchObject({ kind: "m4a", partSize: MP4_PART_BYTES });
+    expect(jobFor(run(2, 6), base, plan, ["720p"])).toMatchObject({
       kind: "segments",
       from: 2,
       to: 6,
       renditions: ["720p"],
     });
-    expect(jobFor(unit({ first: 2, last: 6 }), base, plan, [])).toBeNull();
-    expect(() => jobFor(unit({ kind: "storyboard" }), base, null, [])).toThrow(/before the plan/);
+    expect(jobFor(run(2, 6), base, plan, [])).toBeNull();
+    expect(() => jobFor(whole("storyboard"), base, null, [])).toThrow(/before the plan/);
   });
 
   it("answers every viewer of what is woken, tells the others pending after their time, and says when nobody waits", async () => {
