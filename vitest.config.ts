@@ -97,6 +97,9 @@ export default defineConfig({
           name: "encoder",
           include: ["encoder/**/*.test.mjs"],
           environment: "node",
+          // One file at a time: the integration files each run an encoder and ffmpeg, and their
+          // timed checks (a job's children, its silence, SIGTERM) want the machine's cores.
+          fileParallelism: false,
           testTimeout: 60_000,
           hookTimeout: 60_000,
         },

@@ -42,6 +42,10 @@ function unitOf({ kind, rendition, first, last, ...state }: UnitRow): Unit {
   return { ...state, kind };
 }
 
+function isSegments(unit: Unit): unit is SegmentsUnit {
+  return unit.kind === "segments";
+}
+
 function columnsOf(work: Work): { rendition: string | null; first: number; last: number } {
   if (work.kind === "segments") return { rendition: work.rendition, first: work.from, last: work.to };
   if (work.kind === "frame") return { rendition: null, first: work.frame, last: work.width };
@@ -148,12 +152,12 @@ export class EncodingStore {
       index,
       index,
     );
-    return units as SegmentsUnit[];
+    return units.filter(isSegments);
   }
 
   /** The background runs (segments units of every rendition). */
   backgroundRuns(): SegmentsUnit[] {
-    return this.#units("kind = 'segments' AND rendition IS NULL") as SegmentsUnit[];
+    return this.#units("kind = 'segments' AND rendition IS NULL").filter(isSegments);
   }
 
   /** Segments units, queued or running. */
@@ -215,9 +219,18 @@ export class EncodingStore {
     this.sql.exec("UPDATE units SET heard = ? WHERE id = ?", at, id);
   }
 
-  /** The unit waits for a slot again, with `tries` counted; a segments unit from segment `from`. */
-  requeue(unit: Unit, tries: number): void {
-    const { first } = columnsOf(unit);
+  /** A unit not of segments (those: `requeueFrom`) waits for a slot again, with `tries` counted. */
+  requeue(id: string, tries: number): void {
+    this.sql.exec(
+      "UPDATE units SET tries = ?, job = NULL, slot = NULL, started = NULL, heard = NULL WHERE id = ?",
+      tries,
+      id,
+    );
+  }
+
+  /** The segments unit waits for a slot again from segment `from`, with `tries` counted. */
+  requeueFrom(unit: SegmentsUnit, from: number, tries: number): void {
+    const { first } = columnsOf({ ...unit, from });
     this.sql.exec(
       "UPDATE units SET tries = ?, first = ?, job = NULL, slot = NULL, started = NULL, heard = NULL WHERE id = ?",
       tries,

@@ -338,10 +338,10 @@ export class EncodingWork {
         this.store.deleteUnit(unit.id);
         return;
       }
-      this.store.requeue({ ...unit, from }, tries);
+      this.store.requeueFrom(unit, from, tries);
       return;
     }
-    this.store.requeue(unit, tries);
+    this.store.requeue(unit.id, tries);
   }
 
   private abortFile(file: FileKind) {
