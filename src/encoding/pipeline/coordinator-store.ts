@@ -230,13 +230,8 @@ export class EncodingStore {
 
   /** The segments unit waits for a slot again from segment `from`, with `tries` counted. */
   requeueFrom(unit: SegmentsUnit, from: number, tries: number): void {
-    const { first } = columnsOf({ ...unit, from });
-    this.sql.exec(
-      "UPDATE units SET tries = ?, first = ?, job = NULL, slot = NULL, started = NULL, heard = NULL WHERE id = ?",
-      tries,
-      first,
-      unit.id,
-    );
+    this.sql.exec("UPDATE units SET first = ? WHERE id = ?", from, unit.id);
+    this.requeue(unit.id, tries);
   }
 
   /** The unit's job never started: it waits for a slot again, with nothing counted. */

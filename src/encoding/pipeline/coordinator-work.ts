@@ -268,12 +268,12 @@ export class EncodingWork {
   private repair() {
     const plan = this.store.plan();
     if (!plan) return;
-    const have = {
+    const has = {
       poster: this.store.get<boolean>("poster") === true,
       storyboard: this.store.get<boolean>("storyboard") === true,
       runs: this.store.backgroundRuns(),
     };
-    for (const unit of missingUnits(plan, have, (rendition) => this.store.storedOf(rendition))) {
+    for (const unit of missingUnits(plan, has, (rendition) => this.store.storedOf(rendition))) {
       this.store.addUnit(unit);
     }
   }
