@@ -1,6 +1,6 @@
 // @ts-check
 // One job (media-plan/PROTOCOL.md): probe the source, encode a run of segments, make a still or the
-// storyboard, or put the MP4 or the M4A together; heartbeats go out every few seconds meanwhile, and the result is the last message. A
+// storyboard, put the MP4 or the M4A together, or hear the words of a chunk of speech; heartbeats go out every few seconds meanwhile, and the result is the last message. A
 // cancel (DELETE /v2/jobs/<id>, or a callback answered 410) kills ffmpeg, aborts the requests in
 // flight and reports nothing; every other failure is reported. The job's temporary folder is
 // always removed.
@@ -15,6 +15,7 @@ import { runM4a } from "./m4a.mjs";
 import { runMp4 } from "./mp4.mjs";
 import { probe } from "./probe.mjs";
 import { OutputInvalid, runSegments } from "./segments.mjs";
+import { runSpeech } from "./speech.mjs";
 
 /** @typedef {import("../media-plan/protocol.mjs").Job} Job */
 /** @typedef {import("../media-plan/protocol.mjs").Result} Result */
@@ -23,6 +24,7 @@ import { OutputInvalid, runSegments } from "./segments.mjs";
 /**
  * @typedef {{
  *   binaries: Binaries,
+ *   speech: import("./speech.mjs").SpeechEngine | null,
  *   tempRoot: string,
  *   threads: number,
  *   heartbeatMs: number,
@@ -237,6 +239,18 @@ export class RunningJob {
           onProgress: (fraction) => this.advance(fraction),
         });
         return { ...done, m4a };
+      }
+      case "speech": {
+        const words = await runSpeech({
+          job,
+          client,
+          binaries: deps.binaries,
+          engine: deps.speech,
+          dir,
+          signal,
+          nice: job.priority === "background",
+        });
+        return { ...done, speech: { words } };
       }
     }
   }

@@ -10,7 +10,9 @@ import { MAX_DURATION_SECONDS, MAX_SIDE } from "./plan.mjs";
 import { POSITIONS, RESOLUTIONS } from "./settings.mjs";
 
 export const PROTOCOL_VERSION = /** @type {const} */ (2);
-export const JOB_KINDS = /** @type {const} */ (["probe", "segments", "still", "storyboard", "mp4", "m4a"]);
+export const JOB_KINDS = /** @type {const} */ (["probe", "segments", "still", "storyboard", "mp4", "m4a", "speech"]);
+/** Who hears a speech job's audio: the encoder's own engine, or the Worker it sends the audio to. */
+export const RECOGNIZERS = /** @type {const} */ (["encoder", "worker"]);
 export const PRIORITIES = /** @type {const} */ (["interactive", "background"]);
 export const FAILURE_CODES = /** @type {const} */ (["invalid_source", "encoding_failed", "interrupted"]);
 export { POSITIONS, RESOLUTIONS };
@@ -28,12 +30,19 @@ export { POSITIONS, RESOLUTIONS };
 /** @typedef {JobBase & { kind: "storyboard", plan: Plan }} StoryboardJob */
 /** @typedef {JobBase & { kind: "mp4", plan: Plan, partSize: number }} Mp4Job */
 /** @typedef {JobBase & { kind: "m4a", plan: Plan, partSize: number }} M4aJob */
-/** @typedef {ProbeJob | SegmentsJob | StillJob | StoryboardJob | Mp4Job | M4aJob} Job */
+/** @typedef {(typeof RECOGNIZERS)[number]} Recognizer */
+/**
+ * Hear the words said in seconds `from` to `to` of the video (a chunk of at most MAX_SPEECH_SECONDS),
+ * in `language` (the engine's code).
+ * @typedef {JobBase & { kind: "speech", plan: Plan, language: string, from: number, to: number, recognizer: Recognizer }} SpeechJob
+ */
+/** @typedef {ProbeJob | SegmentsJob | StillJob | StoryboardJob | Mp4Job | M4aJob | SpeechJob} Job */
+/** A word heard, its times in seconds of the video. @typedef {{ text: string, start: number, end: number }} Word */
 /** @typedef {{ version: 2, jobId: string, progress: number }} Heartbeat */
 /** @typedef {{ partNumber: number, etag: string }} Part */
 /**
  * @typedef {{ parts: Part[], bytes: number }} Upload
- * @typedef {{ version: 2, jobId: string, status: "done", probe?: Probe, mp4?: Upload, m4a?: Upload }} DoneResult
+ * @typedef {{ version: 2, jobId: string, status: "done", probe?: Probe, mp4?: Upload, m4a?: Upload, speech?: { words: Word[] } }} DoneResult
  */
 /** @typedef {{ version: 2, jobId: string, status: "failed", code: FailureCode, message: string }} FailedResult */
 /** @typedef {DoneResult | FailedResult} Result */
@@ -57,6 +66,11 @@ export const MAX_REQUEST_BYTES = 50 * 1024 * 1024;
 /** R2's smallest part but the last. */
 export const MIN_PART_BYTES = 5 * 1024 * 1024;
 const MAX_SEGMENTS = 100_000;
+/** The longest span one speech job hears: a few seconds of work, and Whisper's own window. */
+export const MAX_SPEECH_SECONDS = 30;
+/** The most words one speech job reports (a fast talker says about 200 a minute). */
+export const MAX_WORDS = 2_000;
+const LANGUAGE = /^[a-z]{2,3}$/;
 
 /**
  * The object at `path` with exactly the keys of `shape` (each checked by its function), none other.
@@ -340,6 +354,23 @@ export function parseJob(value) {
       if (!job.plan.audio) throw new ProtocolError("plan.audio", "must be true: a silent video has no M4A");
       return job;
     }
+    case "speech": {
+      const job = /** @type {SpeechJob} */ (
+        object(value, "", {
+          ...base,
+          plan: parsePlan,
+          language: matching(LANGUAGE, "a language code such as en"),
+          from: seconds,
+          to: seconds,
+          recognizer: oneOf(RECOGNIZERS),
+        })
+      );
+      if (job.to <= job.from || job.to - job.from > MAX_SPEECH_SECONDS || job.to > job.plan.duration + 1e-6) {
+        throw new ProtocolError("to", `must be after from, at most ${MAX_SPEECH_SECONDS} s later, within the video`);
+      }
+      if (!job.plan.audio) throw new ProtocolError("plan.audio", "must be true: a silent video has no speech");
+      return job;
+    }
     default:
       throw new ProtocolError("kind", `must be one of ${JOB_KINDS.join(", ")}`);
   }
@@ -389,7 +420,27 @@ export function parseResult(value) {
   if ("probe" in record) return object(value, "", { ...shape, probe: probeFacts });
   if ("mp4" in record) return object(value, "", { ...shape, mp4: upload });
   if ("m4a" in record) return object(value, "", { ...shape, m4a: upload });
+  if ("speech" in record) return object(value, "", { ...shape, speech: (v, p) => object(v, p, { words: parseWords }) });
   return object(value, "", shape);
+}
+
+/**
+ * Words heard, in order of their start: a speech job's result, and the Worker's answer to the audio
+ * a job sends it (`PUT speech`).
+ * @param {unknown} value @param {string} [path] @returns {Word[]}
+ */
+export function parseWords(value, path = "words") {
+  const words = array((item, at) => object(item, at, { text: text(1, 100), start: seconds, end: seconds }), {
+    min: 0,
+    max: MAX_WORDS,
+  })(value, path);
+  for (const [i, word] of words.entries()) {
+    if (word.end < word.start) throw new ProtocolError(`${path}.${i}.end`, "must not be before start");
+    if (i > 0 && word.start < /** @type {Word} */ (words[i - 1]).start) {
+      throw new ProtocolError(`${path}.${i}.start`, "must not be before the word before it");
+    }
+  }
+  return words;
 }
 
 /**

@@ -1,6 +1,13 @@
 import { z } from "zod";
 import { type RotatingSecret, SECRETS } from "./lib/secrets";
 
+/**
+ * Which engine hears the speech of generated captions (docs/generated-captions.md): Workers AI's
+ * Whisper through the `AI` binding, or the encoder's own engine (local development, no account).
+ */
+export const SPEECH_ENGINES = ["workers-ai", "encoder"] as const;
+export type SpeechEngineName = (typeof SPEECH_ENGINES)[number];
+
 const EnvSchema = z.object({
   ENVIRONMENT: z.string().optional(),
   ADMIN_TOKEN: z.string().optional(),
@@ -24,6 +31,10 @@ const EnvSchema = z.object({
   ENCODER_SLOTS: z.string().optional(),
   ENCODER_INTERACTIVE_SLOTS: z.string().optional(),
   ENCODER_VIDEO_SLOTS: z.string().optional(),
+  SPEECH_ENGINE: z.preprocess(
+    (value) => (typeof value === "string" && value.trim() !== "" ? value.trim() : undefined),
+    z.enum(SPEECH_ENGINES).optional(),
+  ),
 });
 
 export type Config = {
@@ -56,6 +67,8 @@ export type Config = {
   encoderPool: { interactive: number; background: number; perVideo: number };
   /** The origin the encoder calls back: ENCODER_CALLBACK_URL, else PUBLIC_BASE_URL; null when neither is set. */
   callbackOrigin: string | null;
+  /** SPEECH_ENGINE: who hears the speech of generated captions (unset: Workers AI). */
+  speechEngine: SpeechEngineName;
 };
 
 /** The shortest secret accepted for the operator token and the cursor key. */
@@ -105,6 +118,7 @@ function parseConfig(env: Env): Config {
       perVideo: slotCount("ENCODER_VIDEO_SLOTS", vars.ENCODER_VIDEO_SLOTS),
     },
     callbackOrigin: callback ? originOf("ENCODER_CALLBACK_URL", callback) : publicBaseUrl,
+    speechEngine: vars.SPEECH_ENGINE ?? "workers-ai",
   };
 }
 

@@ -1,11 +1,13 @@
 import { BEACON_DEAD_LETTERS, BEACON_QUEUE, consumeBeacons, consumeDeadBeacons } from "./analytics/queue";
 import { createApp } from "./app";
+import { consumeCaptionMessages, consumeDeadCaptionMessages } from "./captions/generation-queue";
 import { coordinatorOf } from "./encoding/pipeline/coordinator-stub";
 import { consumeDeadEncodes, consumeEncodes, ENCODE_DEAD_LETTERS, ENCODE_QUEUE } from "./encoding/pipeline/queue";
 import { consumeDeadImports, consumeImports } from "./imports/consumer";
 import { logError } from "./lib/log";
 import { consumeProjectDeletions, PROJECT_DELETION_QUEUE } from "./projects/deletions";
 import { SCHEDULED_TASKS } from "./scheduled";
+import { CAPTIONS_DEAD_LETTERS, CAPTIONS_QUEUE } from "./speech/queue";
 import { publishNow } from "./subscribers";
 import { tusUploads } from "./uploads/tus/objects";
 import { consumeDeadDeletions, consumeDeletions, DELETION_DEAD_LETTERS, DELETION_QUEUE } from "./videos/deletion-queue";
@@ -45,11 +47,13 @@ const CONSUMERS: Record<string, (batch: MessageBatch<unknown>, env: Env) => Prom
     }),
   [DELETION_DEAD_LETTERS]: (batch) => consumeDeadDeletions(batch),
   [ENCODE_QUEUE]: (batch, env) => consumeEncodes(batch, env),
-  [ENCODE_DEAD_LETTERS]: (batch) => consumeDeadEncodes(batch),
+  [ENCODE_DEAD_LETTERS]: (batch, env) => consumeDeadEncodes(batch, env),
   [IMPORT_QUEUE]: (batch, env) => consumeImports(batch, env),
   [IMPORT_DEAD_LETTERS]: (batch, env) => consumeDeadImports(batch, env),
   [BEACON_QUEUE]: (batch, env) => consumeBeacons(batch, env.DB),
   [BEACON_DEAD_LETTERS]: (batch) => consumeDeadBeacons(batch),
+  [CAPTIONS_QUEUE]: (batch, env) => consumeCaptionMessages(batch, env),
+  [CAPTIONS_DEAD_LETTERS]: (batch, env) => consumeDeadCaptionMessages(batch, env),
   [PROJECT_DELETION_QUEUE]: (batch, env) =>
     consumeProjectDeletions(batch, {
       db: env.DB,

@@ -55,6 +55,7 @@ export const ROUND_TRIP_BUDGET = {
   "PUT /v1/videos/{id}/captions/{language}": { d1: 2, do: 1, r2: 1, queue: 0 },
   "GET /v1/videos/{id}/captions": { d1: 2, do: 0, r2: 0, queue: 0 },
   "DELETE /v1/videos/{id}/captions/{language}": { d1: 2, do: 0, r2: 1, queue: 0 },
+  "POST /v1/videos/{id}/captions/{language}/generate": { d1: 3, do: 1, r2: 0, queue: 1 },
   "POST /v1/projects/{projectId}/webhook-endpoints": { d1: 2, do: 0, r2: 0, queue: 0 },
   "GET /v1/projects/{projectId}/webhook-endpoints": { d1: 2, do: 0, r2: 0, queue: 0 },
   "GET /v1/projects/{projectId}/webhook-endpoints/{id}": { d1: 2, do: 0, r2: 0, queue: 0 },

@@ -33,4 +33,7 @@ beforeEach(() => {
   // An uploaded video's encode message is kept for the tests that run the encodings queue's
   // handler themselves (test/encoding/pipeline/), never handed to the live consumer.
   vi.spyOn(env.ENCODE_QUEUE, "send").mockResolvedValue(sentMessage);
+  // A generated caption track's messages (what its speech was heard as) are kept likewise for the
+  // tests that run the caption-generations queue's handler themselves (test/captions/generated.test.ts).
+  vi.spyOn(env.CAPTIONS_QUEUE, "send").mockResolvedValue(sentMessage);
 });

@@ -28,6 +28,8 @@ import { parseHeartbeat, parseResult } from "../../media-plan/protocol.mjs";
  *   onHeartbeat?: (heartbeat: Heartbeat) => number | undefined,
  *   onStore?: (path: string) => number | undefined,
  *   sourceStatus?: number,
+ *   heard?: import("../../media-plan/protocol.mjs").Word[],
+ *   speechAudio?: Buffer,
  * }} FakeJob
  */
 
@@ -113,6 +115,15 @@ export async function startFakeWorker(root) {
         answer(204);
         resolveResult.get(jobId)?.(result);
         return;
+      }
+      if (what === "speech") {
+        // The Worker's side of a speech job heard elsewhere (Workers AI): it keeps the audio it was
+        // sent and answers the words the test gave it.
+        if (req.method !== "PUT") return answer(405);
+        const data = await body(req);
+        bytes = data.length;
+        job.speechAudio = data;
+        return answer(200, JSON.stringify({ words: job.heard ?? [] }), { "content-type": "application/json" });
       }
       const stored = /^(segments\/[0-9]+p\/seg_[0-9]+\.ts|still|(?:mp4|m4a)\/parts\/[0-9]+)$/.exec(what)?.[1];
       if (!stored) return answer(404, "no such callback");

@@ -1,6 +1,6 @@
 import { ApiError } from "../http/errors";
+import { canonicalLanguage } from "../lib/language";
 import { segmentOfPlaylist, subtitlePlaylist, subtitleSegment } from "./hls";
-import { canonicalLanguage } from "./language";
 import type { CaptionRow } from "./model";
 
 /** Which file of which track a path under `/play/<x>/` names (`captionPaths`), the language in its canonical case. */

@@ -36,15 +36,16 @@ export async function replaceObject<T>(
 
 /**
  * A `swap` for `replaceObject` in one D1 batch: `read` selects the key in place `AS replaced`, and
- * `write` points the record at the new key and returns the record (RETURNING). Null when `write`
- * found no record.
+ * `write` points the record at the new key and returns the record (RETURNING); `also` runs after
+ * them in the same batch (an event the change records). Null when `write` found no record.
  */
 export async function swapInBatch<Row>(
   db: Db,
   read: D1PreparedStatement,
   write: D1PreparedStatement,
+  also: D1PreparedStatement[] = [],
 ): Promise<Swapped<Row> | null> {
-  const [before, after] = await db.batch([read, write]);
+  const [before, after] = await db.batch([read, write, ...also]);
   const result = after?.results[0] as Row | undefined;
   if (result === undefined) return null;
   return { replaced: (before?.results[0] as { replaced: string | null } | undefined)?.replaced ?? null, result };

@@ -72,6 +72,14 @@ export function captionsKey(projectId: string, videoId: string, name: string): s
   return `${videoPrefix(projectId, videoId)}captions/${name}`;
 }
 
+/**
+ * The words heard in one generation of a caption track (JSON), from the coordinator that heard them
+ * to the captions that make the track of them; removed once the track is made.
+ */
+export function heardWordsKey(projectId: string, videoId: string, generation: string): string {
+  return `${videoPrefix(projectId, videoId)}speech/${generation}.json`;
+}
+
 /** A project's watermark image: a new name for every upload. */
 export function watermarkKey(projectId: string, name: string): string {
   return `projects/${projectId}/watermarks/${name}`;

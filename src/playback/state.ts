@@ -1,6 +1,6 @@
 import type { Context } from "hono";
 import type { CaptionRow } from "../captions/model";
-import { tracksStatement } from "../captions/queries";
+import { playableTracksStatement } from "../captions/queries";
 import type { AppEnv } from "../http/context";
 import { ApiError } from "../http/errors";
 import { Memo } from "../lib/memo";
@@ -36,7 +36,7 @@ export async function playbackState(
   if (known !== undefined) return { state: known, remembered: true };
   const ticket = playbackStates.ticket();
   const db = c.env.DB.withSession("first-primary");
-  const [video, tracks] = await db.batch([playbackVideoStatement(db, videoId), tracksStatement(db, videoId)]);
+  const [video, tracks] = await db.batch([playbackVideoStatement(db, videoId), playableTracksStatement(db, videoId)]);
   const row = (video?.results[0] as VideoRow | undefined) ?? null;
   const state = row && { row, tracks: (tracks?.results ?? []) as CaptionRow[] };
   playbackStates.set(videoId, state, now, ticket);

@@ -3,7 +3,7 @@ import type { Db } from "../lib/db";
 import { modeOf, type Tenant } from "../lib/tenant";
 import { parseUlid, ulid } from "../lib/ulid";
 import { queueEncoding } from "./encode-queue";
-import { type ClipSpan, newClipRow, type VideoRow, type VideoStatus, type Visibility } from "./model";
+import { type ClipSpan, newClipRow, type VideoChoices, type VideoRow, WITH_SOURCE } from "./model";
 import { findVideo, insertVideoStatement } from "./queries";
 
 // Frame-accurate clips as videos (contract §19): a new video encoded from a span of another
@@ -13,9 +13,6 @@ import { findVideo, insertVideoStatement } from "./queries";
 /** What the caller asks: the video to cut from, and the span there in seconds. */
 export type ClipRequest = { videoId: string; start: number; end: number };
 
-/** The statuses a video may be clipped in: its source stored and being encoded, or encoded. */
-const CLIPPABLE: readonly VideoStatus[] = ["processing", "ready"];
-
 /**
  * The span in the source a clip of `video` is made of: its own span there, moved by where `video`
  * itself starts in that source when it is a clip (so a clip of a clip reads the first video's source).
@@ -24,7 +21,7 @@ const CLIPPABLE: readonly VideoStatus[] = ["processing", "ready"];
  * probe errors the clip).
  */
 export function clipSpan(video: VideoRow, request: ClipRequest): ClipSpan {
-  if (!CLIPPABLE.includes(video.status)) throw new ApiError("video_not_ready");
+  if (!WITH_SOURCE.includes(video.status)) throw new ApiError("video_not_ready");
   if (video.duration !== null && request.end > video.duration) {
     throw new ApiError("invalid_body", {
       details: [{ path: "clipOf.end", message: `must be at most the video's duration, ${video.duration} s` }],
@@ -33,15 +30,6 @@ export function clipSpan(video: VideoRow, request: ClipRequest): ClipSpan {
   const offset = video.clip_start ?? 0;
   return { of: video.clip_of ?? video.id, start: offset + request.start, end: offset + request.end };
 }
-
-/** What a clip is given beside its span: the caller's choices for the new video. */
-export type ClipChoices = {
-  title: string | null;
-  visibility: Visibility;
-  tags?: string[] | undefined;
-  metadata?: Record<string, string> | undefined;
-  allowedOrigins?: string[] | undefined;
-};
 
 /**
  * Creates the clip of `request` as a new video of the same project and mode as the video it is cut
@@ -52,7 +40,7 @@ export async function createClip(
   deps: { db: Db; encodeQueue: Queue },
   tenant: Tenant,
   request: ClipRequest,
-  choices: ClipChoices,
+  choices: VideoChoices,
   now: number,
 ): Promise<VideoRow> {
   const id = parseUlid(request.videoId);

@@ -2,15 +2,38 @@ import { z } from "zod";
 import { logError } from "../lib/log";
 import { CanonicalUlidSchema } from "../lib/ulid";
 
-// The encodings queue's message, sent wherever a video becomes `uploaded` (an upload's completion,
-// an import, a clip) and consumed by the encoding pipeline (src/encoding/pipeline/queue.ts).
+// The encodings queue's message, the inbox of a video's coordinator: an uploaded video to encode,
+// sent wherever a video becomes `uploaded` (an upload's completion, an import, a clip); or a caption
+// track whose speech is to be heard (src/captions/generation.ts). Consumed by the encoding pipeline
+// (src/encoding/pipeline/queue.ts).
 
 /** An uploaded video to encode. The video's row is the record of that; a lost message is sent again by the sweeper. */
 export const EncodeMessageSchema = z.strictObject({ projectId: CanonicalUlidSchema, videoId: CanonicalUlidSchema });
 export type EncodeMessage = z.infer<typeof EncodeMessageSchema>;
 
+/**
+ * A generated caption track to hear (docs/generated-captions.md): its language (the track's BCP 47
+ * tag), its generation, the engine's code for the language and where it is heard.
+ */
+export const HearMessageSchema = EncodeMessageSchema.extend({
+  hear: z.strictObject({
+    language: z.string().regex(/^[A-Za-z0-9-]{2,35}$/),
+    generation: CanonicalUlidSchema,
+    heardAs: z.string().regex(/^[a-z]{2,3}$/),
+    recognizer: z.enum(["encoder", "worker"]),
+  }),
+});
+export type HearMessage = z.infer<typeof HearMessageSchema>;
+
+/** Either message: the one schema the queue's consumer reads. */
+export const CoordinatorMessageSchema = z.union([HearMessageSchema, EncodeMessageSchema]);
+
 export function sendEncode(queue: Queue, message: EncodeMessage): Promise<unknown> {
   return queue.send(EncodeMessageSchema.parse(message));
+}
+
+export function sendHear(queue: Queue, message: HearMessage): Promise<unknown> {
+  return queue.send(HearMessageSchema.parse(message));
 }
 
 /**

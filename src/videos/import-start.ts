@@ -6,7 +6,7 @@ import { type TargetRules, targetProblem } from "../lib/safe-targets";
 import { sourceKey } from "../lib/storage-keys";
 import { creationMode, type Tenant } from "../lib/tenant";
 import { CanonicalUlidSchema, ulid } from "../lib/ulid";
-import { newImportRow, type VideoRow, type Visibility } from "./model";
+import { newImportRow, type VideoChoices, type VideoRow } from "./model";
 import { insertVideoStatement } from "./queries";
 
 /**
@@ -34,14 +34,7 @@ export function importUrl(text: string, rules: TargetRules): string {
   return new URL(text).toString();
 }
 
-export type ImportedVideo = {
-  url: string;
-  title: string | null;
-  visibility: Visibility;
-  tags?: string[] | undefined;
-  metadata?: Record<string, string> | undefined;
-  allowedOrigins?: string[] | undefined;
-};
+export type ImportedVideo = VideoChoices & { url: string };
 
 /**
  * Records a new video `importing` from `video.url` (already checked by `importUrl`) and queues its

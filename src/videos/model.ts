@@ -17,6 +17,13 @@ export const VIDEO_STATUSES = [
 ] as const;
 export type VideoStatus = (typeof VIDEO_STATUSES)[number];
 
+/**
+ * The statuses of a video whose source is stored and is being encoded, or was: what a clip is cut
+ * from and what captions are generated for (an `uploaded` video waits for its encoding to start,
+ * an errored one has none).
+ */
+export const WITH_SOURCE: readonly VideoStatus[] = ["processing", "ready"];
+
 /** The statuses of a video whose source is whole in R2: `uploaded` or any later one. */
 export const UPLOADED_OR_LATER: readonly VideoStatus[] = ["uploaded", "processing", "ready", "errored"];
 
@@ -82,6 +89,8 @@ export type VideoRow = {
   clip_of: string | null;
   clip_start: number | null;
   clip_end: number | null;
+  /** The caption languages its creation asked to be generated once it is playable (JSON string[]), or null. */
+  generated_captions: string | null;
 };
 
 /** The encoding columns of a video no attempt has started on. */
@@ -114,19 +123,25 @@ export const NOT_IMPORTED_OR_CLIPPED = {
   clip_end: null,
 } as const satisfies Partial<VideoRow>;
 
-/** What every new video is given: its ids, owner, mode, source key, the caller's choices. */
-export type NewVideoBase = {
-  id: string;
-  projectId: string;
-  mode: Mode;
+/** What a caller chooses of any new video, however its source comes (an upload, an import, a clip). */
+export type VideoChoices = {
   title: string | null;
   visibility: Visibility;
-  sourceKey: string;
-  now: number;
   /** Contract §19; none when left out. */
   tags?: string[] | undefined;
   metadata?: Record<string, string> | undefined;
   allowedOrigins?: string[] | undefined;
+  /** The caption languages to generate once it is playable (docs/generated-captions.md); none when left out. */
+  generatedCaptions?: string[] | undefined;
+};
+
+/** What every new video is given: its ids, owner, mode, source key, the caller's choices. */
+export type NewVideoBase = VideoChoices & {
+  id: string;
+  projectId: string;
+  mode: Mode;
+  sourceKey: string;
+  now: number;
 };
 
 /** What a new video starts with: its upload session (an R2 multipart upload), and for a tus upload its id. */
@@ -155,6 +170,7 @@ function newRow(video: NewVideoBase) {
     tags: JSON.stringify(video.tags ?? []),
     metadata: JSON.stringify(video.metadata ?? {}),
     allowed_origins: JSON.stringify(video.allowedOrigins ?? []),
+    generated_captions: video.generatedCaptions?.length ? JSON.stringify(video.generatedCaptions) : null,
     ...NOT_IMPORTED_OR_CLIPPED,
     ...NOT_ENCODED,
   } satisfies Partial<VideoRow>;

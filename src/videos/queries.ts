@@ -17,8 +17,8 @@ export function insertVideoStatement(db: Db, row: VideoRow, whileLive?: string):
     .prepare(
       `INSERT INTO videos (id, project_id, livemode, title, status, visibility, source_key, upload_id, upload_r2_id,
          upload_expires_at, completion_lease_until, created_at, updated_at, deleted_at, tus_upload_id, tags, metadata,
-         allowed_origins, import_url, clip_of, clip_start, clip_end)
-       SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
+         allowed_origins, import_url, clip_of, clip_start, clip_end, generated_captions)
+       SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?24
        WHERE ?23 IS NULL
          OR EXISTS (SELECT 1 FROM videos WHERE id = ?23 AND project_id = ?2 AND livemode = ?3 AND deleted_at IS NULL)`,
     )
@@ -46,6 +46,7 @@ export function insertVideoStatement(db: Db, row: VideoRow, whileLive?: string):
       row.clip_start,
       row.clip_end,
       whileLive ?? null,
+      row.generated_captions,
     );
 }
 

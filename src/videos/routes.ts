@@ -9,6 +9,8 @@ import { jsonRequest, jsonResponse } from "../http/schemas";
 import { validationHook } from "../http/validation";
 import { idempotent } from "../idempotency/middleware";
 import { parseUlid } from "../lib/ulid";
+import { hearing } from "../speech/engine";
+import { heardAs } from "../speech/languages";
 import { createClip } from "./clips";
 import { createVideoWithUpload } from "./create";
 import { deleteVideos, storeOf } from "./delete";
@@ -52,7 +54,7 @@ const create = route(
       ),
     },
   },
-  ["video_not_found", "video_not_ready"],
+  ["video_not_found", "video_not_ready", "language_not_supported", "transcription_unavailable"],
 );
 
 const list = route(
@@ -119,16 +121,38 @@ const remove = route(
   ["video_not_found", "upload_completion_in_progress"],
 );
 
+/**
+ * Caption languages a creation asks to be generated must be heard by the engine there is: `503
+ * transcription_unavailable` without one, `400 language_not_supported` for a language it does not
+ * hear (the same refusals as asking for one track).
+ */
+async function checkHeard(env: Env, languages: string[]): Promise<void> {
+  const engine = await hearing(env);
+  if ("unavailable" in engine) throw new ApiError("transcription_unavailable", { message: engine.unavailable });
+  const unheard = languages.filter((language) => !heardAs(language, engine.languages));
+  if (unheard.length > 0) {
+    throw new ApiError("language_not_supported", {
+      message: `Captions cannot be generated in ${unheard.join(", ")}: the speech engine hears ${engine.languages.join(", ")}.`,
+      details: unheard.map((language) => ({
+        path: `generatedCaptions.${languages.indexOf(language)}`,
+        message: "a language the speech engine does not hear",
+      })),
+    });
+  }
+}
+
 export const videoRoutes = createRouter()
   .openapi(create, async (c) => {
     const body = c.req.valid("json");
     const now = Date.now();
+    if (body.generatedCaptions?.length) await checkHeard(c.env, body.generatedCaptions);
     const choices = {
       title: body.title ?? null,
       visibility: body.visibility ?? "public",
       tags: body.tags,
       metadata: body.metadata,
       allowedOrigins: body.allowedOrigins,
+      generatedCaptions: body.generatedCaptions,
     };
     if (body.clipOf) {
       const deps = { db: c.var.db, encodeQueue: c.env.ENCODE_QUEUE };

@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { ModeQuerySchema } from "../auth/guards";
 import { livemodeSchema, pathId, TimestampSchema, textSchema, UlidSchema } from "../http/schemas";
+import { canonicalLanguage } from "../lib/language";
 import { MAX_ALLOWED_ORIGINS, normalizeOriginPattern } from "../lib/origins";
 import { parseUlid, ULID_PATTERN_ANY_CASE } from "../lib/ulid";
 import { ITEM_CODES, VIDEO_ERROR_CODES, VIDEO_STATUSES, VISIBILITIES } from "./model";
@@ -208,9 +209,37 @@ const videoFields = {
 /** The video a tus direct upload creates (section 13): its fields, and no other source. */
 export const UploadedVideoSchema = z.strictObject(videoFields).openapi("UploadedVideoRequest");
 
+/** The most caption languages a creation may ask to be generated. */
+export const MAX_GENERATED_CAPTIONS = 5;
+
+/**
+ * Caption languages to generate once the video is playable (docs/generated-captions.md): BCP 47
+ * tags, kept in their canonical case, none twice.
+ */
+const GeneratedCaptionsSchema = z
+  .array(
+    z
+      .string()
+      .max(35)
+      .transform((tag, ctx) => {
+        const language = canonicalLanguage(tag);
+        if (!language) ctx.addIssue({ code: "custom", message: "not a BCP 47 language tag" });
+        return language ?? tag;
+      }),
+  )
+  .max(MAX_GENERATED_CAPTIONS)
+  .refine((languages) => new Set(languages).size === languages.length, "a language must not repeat")
+  .openapi({
+    description:
+      `Caption languages (BCP 47, at most ${MAX_GENERATED_CAPTIONS}) to generate from the speech as soon as the ` +
+      "video is playable, as `POST /v1/videos/{id}/captions/{language}/generate` would then",
+    example: ["en"],
+  });
+
 export const VideoCreateSchema = z
   .strictObject({
     ...videoFields,
+    generatedCaptions: GeneratedCaptionsSchema.optional(),
     clipOf: ClipOfSchema.optional(),
     sourceUrl: z
       .string()

@@ -49,6 +49,7 @@ describe("PUT /v1/videos/{id}/captions/{language}", () => {
       language: "pt-BR",
       label: "Brazilian Portuguese",
       source: "upload",
+      status: "ready",
       url: `http://api.test/play/${video.id}/captions/pt-BR.vtt`,
     });
     expect(await tracksOf(key, video.id)).toEqual([track]);
@@ -76,6 +77,7 @@ describe("PUT /v1/videos/{id}/captions/{language}", () => {
       language: "zh-Hant",
       label: "繁體",
       source: "upload",
+      status: "ready",
       url: `http://api.test/play/${video.id}/captions/zh-Hant.vtt`,
     });
     await put(key, video.id, "en", VTT, "text/vtt", "?label=%20English%20(CC)%20");

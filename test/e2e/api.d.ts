@@ -538,6 +538,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/videos/{id}/captions/{language}/generate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Generate the caption track of a language from the video's speech
+         * @description The track is `processing` at once (`202`), then `ready` (it plays: master playlist, embed page, its `url`), `skipped` (the video has no audio, or no speech was heard) or `errored`; `video.captions.ready` or `video.captions.errored` tells when. Its default label is the language's English name followed by ` (auto-generated)`. The speech is heard by Workers AI (Whisper) in production, by the encoder's own engine in local development; a language it does not hear is `400 language_not_supported`, and without an engine the answer is `503 transcription_unavailable`, saying how to add one. The video must have a source (`processing` or `ready`); a track of that language that was uploaded must be deleted first (`409 captions_exist`); asking again over a generated track (whatever its status) replaces it. Generated tracks count toward the 20-track limit. A test-mode video's first 10 s are heard. To correct a generated track, download its WebVTT, edit it and `PUT` it back (it becomes an uploaded track).
+         *
+         *     **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`, and `?mode=test` or `?mode=live` acts in that mode only; a key acts in its own).
+         */
+        post: operations["generateCaptionTrack"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/videos/{id}/captions": {
         parameters: {
             query?: never;
@@ -814,6 +836,46 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "video.captions.ready": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A generated caption track is ready
+         * @description POSTed to each enabled endpoint subscribed to `video.captions.ready`, signed as Standard Webhooks. Verify the signature over the raw body before parsing it (for example with the `standardwebhooks` library), and deduplicate on `webhook-id`: a retry carries the same id. Answer 2xx within 15 s; anything else is retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h. `410 Gone` disables the endpoint.
+         */
+        post: operations["videoCaptionsReadyWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "video.captions.errored": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A generated caption track could not be made
+         * @description POSTed to each enabled endpoint subscribed to `video.captions.errored`, signed as Standard Webhooks. Verify the signature over the raw body before parsing it (for example with the `standardwebhooks` library), and deduplicate on `webhook-id`: a retry carries the same id. Answer 2xx within 15 s; anything else is retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h. `410 Gone` disables the endpoint.
+         */
+        post: operations["videoCaptionsErroredWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
@@ -977,6 +1039,87 @@ export interface components {
              */
             timestamp: string;
             data: components["schemas"]["Video"];
+        };
+        /** @description Sent when a generated caption track is ready: it plays in the master playlist and the embed page */
+        VideoCaptionsReadyEvent: {
+            /** @enum {string} */
+            type: "video.captions.ready";
+            /**
+             * Format: date-time
+             * @description When the track became so
+             * @example 2026-11-22T06:00:00.000Z
+             */
+            timestamp: string;
+            data: {
+                /**
+                 * @description The video
+                 * @example 01JD5Q3V7Y8N2M4K6P9R0S1T2V
+                 */
+                id: string;
+                /**
+                 * @description ULID
+                 * @example 01JD5Q3V7Y8N2M4K6P9R0S1T2V
+                 */
+                projectId: string;
+                track: components["schemas"]["CaptionTrack"];
+            };
+        };
+        CaptionTrack: {
+            /**
+             * @description BCP 47, in its canonical case
+             * @example pt-BR
+             */
+            language: string;
+            /**
+             * @description The name players show for the track
+             * @example Brazilian Portuguese
+             */
+            label: string;
+            /**
+             * @description `upload`: put through this API; `generated`: heard from the video's speech
+             * @enum {string}
+             */
+            source: "upload" | "generated";
+            /**
+             * @description An uploaded track is `ready`. A generated one is `processing` while its speech is heard, then `ready`, `errored` (see `error`) or `skipped` (the video has no audio, or no speech was heard). Only a `ready` track plays: in the master playlist, on the embed page, at its `url`
+             * @enum {string}
+             */
+            status: "processing" | "ready" | "errored" | "skipped";
+            /**
+             * Format: uri
+             * @description The WebVTT file (`/play/<videoId>/captions/<language>.vtt`; a playback token in place of the id for a private video)
+             */
+            url: string;
+            /** @description Why a generated track errored; only on an `errored` track */
+            error?: {
+                /** @enum {string} */
+                code: "transcription_failed";
+                message: string;
+            };
+        };
+        /** @description Sent when a generated caption track could not be made (see `data.track.error`) */
+        VideoCaptionsErroredEvent: {
+            /** @enum {string} */
+            type: "video.captions.errored";
+            /**
+             * Format: date-time
+             * @description When the track became so
+             * @example 2026-11-22T06:00:00.000Z
+             */
+            timestamp: string;
+            data: {
+                /**
+                 * @description The video
+                 * @example 01JD5Q3V7Y8N2M4K6P9R0S1T2V
+                 */
+                id: string;
+                /**
+                 * @description ULID
+                 * @example 01JD5Q3V7Y8N2M4K6P9R0S1T2V
+                 */
+                projectId: string;
+                track: components["schemas"]["CaptionTrack"];
+            };
         };
         Account: {
             /**
@@ -1218,6 +1361,13 @@ export interface components {
              *     ]
              */
             allowedOrigins?: string[];
+            /**
+             * @description Caption languages (BCP 47, at most 5) to generate from the speech as soon as the video is playable, as `POST /v1/videos/{id}/captions/{language}/generate` would then
+             * @example [
+             *       "en"
+             *     ]
+             */
+            generatedCaptions?: string[];
             clipOf?: components["schemas"]["ClipOf"];
             /**
              * Format: uri
@@ -1430,27 +1580,12 @@ export interface components {
             /** @enum {string} */
             source: "auto" | "custom";
         };
-        CaptionTrack: {
+        GenerateCaptionsRequest: {
             /**
-             * @description BCP 47, in its canonical case
-             * @example pt-BR
+             * @description The name players show; default the language's English name followed by " (auto-generated)"
+             * @example English (auto-generated)
              */
-            language: string;
-            /**
-             * @description The name players show for the track
-             * @example Brazilian Portuguese
-             */
-            label: string;
-            /**
-             * @description `upload`: put through this API (`generated`, for machine-made captions, is not made yet)
-             * @enum {string}
-             */
-            source: "upload" | "generated";
-            /**
-             * Format: uri
-             * @description The WebVTT file (`/play/<videoId>/captions/<language>.vtt`; a playback token in place of the id for a private video)
-             */
-            url: string;
+            label?: string;
         };
         CaptionTrackList: {
             data: components["schemas"]["CaptionTrack"][];
@@ -1475,7 +1610,7 @@ export interface components {
              * @example https://example.com/hooks
              */
             url: string;
-            eventTypes: ("video.deleted" | "video.playable" | "video.ready" | "video.errored")[];
+            eventTypes: ("video.deleted" | "video.playable" | "video.ready" | "video.errored" | "video.captions.ready" | "video.captions.errored")[];
             enabled: boolean;
             /**
              * @description gone: it answered 410 Gone; manual: disabled through PATCH
@@ -1496,7 +1631,7 @@ export interface components {
              * @example https://example.com/hooks
              */
             url: string;
-            eventTypes?: ("video.deleted" | "video.playable" | "video.ready" | "video.errored")[];
+            eventTypes?: ("video.deleted" | "video.playable" | "video.ready" | "video.errored" | "video.captions.ready" | "video.captions.errored")[];
             /** @example Production receiver */
             description?: string | null;
         };
@@ -1506,7 +1641,7 @@ export interface components {
              * @example https://example.com/hooks
              */
             url?: string;
-            eventTypes?: ("video.deleted" | "video.playable" | "video.ready" | "video.errored")[];
+            eventTypes?: ("video.deleted" | "video.playable" | "video.ready" | "video.errored" | "video.captions.ready" | "video.captions.errored")[];
             /** @example Production receiver */
             description?: string | null;
             /** @description true re-enables an endpoint disabled for any reason */
@@ -1529,7 +1664,7 @@ export interface components {
              */
             eventId: string;
             /** @enum {string} */
-            eventType: "video.deleted" | "video.playable" | "video.ready" | "video.errored";
+            eventType: "video.deleted" | "video.playable" | "video.ready" | "video.errored" | "video.captions.ready" | "video.captions.errored";
             /** @enum {string} */
             state: "pending" | "succeeded" | "failed";
             attempt: number;
@@ -6993,7 +7128,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `invalid_project_id`, `invalid_query`, `invalid_idempotency_key`, `invalid_body` */
+            /** @description `invalid_project_id`, `invalid_query`, `invalid_idempotency_key`, `invalid_body`, `language_not_supported` */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
@@ -7020,7 +7155,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "invalid_project_id" | "invalid_query" | "invalid_idempotency_key" | "invalid_body";
+                            code: "invalid_project_id" | "invalid_query" | "invalid_idempotency_key" | "invalid_body" | "language_not_supported";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -7281,6 +7416,43 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "internal_error";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `transcription_unavailable` */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "transcription_unavailable",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "transcription_unavailable";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -10453,7 +10625,12 @@ export interface operations {
                      *       "language": "pt-BR",
                      *       "label": "Brazilian Portuguese",
                      *       "source": "upload",
-                     *       "url": "https://video-api.example.com/"
+                     *       "status": "processing",
+                     *       "url": "https://video-api.example.com/",
+                     *       "error": {
+                     *         "code": "transcription_failed",
+                     *         "message": "string"
+                     *       }
                      *     }
                      */
                     "application/json": components["schemas"]["CaptionTrack"];
@@ -11032,6 +11209,461 @@ export interface operations {
             };
         };
     };
+    generateCaptionTrack: {
+        parameters: {
+            query?: {
+                /** @description Under session-cookie auth: act in this mode only (create objects of it, see only its objects; lists narrow to it). Without it a session cookie sees both modes and creates live objects. Ignored under API-key auth: a key acts in its own mode (`svc_live_…` live, `svc_test_…` test). */
+                mode?: "live" | "test";
+                /** @description The project's ULID: required under session-cookie auth, ignored under API-key auth */
+                projectId?: string;
+            };
+            header?: {
+                /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
+                "x-d1-bookmark"?: string;
+                /** @description 1–255 printable ASCII characters, kept 24 h per caller, method, path and query. A repeat of a request that answered 2xx gets the same status and body again, with `Idempotent-Replayed: true`, and does nothing more; while the first still runs, 409 idempotency_key_in_use; with another body, 422 idempotency_key_reused. An answer other than 2xx leaves the key unused. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /** @description The video's ULID (case-insensitive) */
+                id: string;
+                /** @description A BCP 47 language tag (`en`, `pt-BR`, `zh-Hant`): 2–35 letters, digits and hyphens, compared case-insensitively */
+                language: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "label": "English (auto-generated)"
+                 *     }
+                 */
+                "application/json": components["schemas"]["GenerateCaptionsRequest"];
+            };
+        };
+        responses: {
+            /** @description The track, processing */
+            202: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "language": "pt-BR",
+                     *       "label": "Brazilian Portuguese",
+                     *       "source": "upload",
+                     *       "status": "processing",
+                     *       "url": "https://video-api.example.com/",
+                     *       "error": {
+                     *         "code": "transcription_failed",
+                     *         "message": "string"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CaptionTrack"];
+                };
+            };
+            /** @description `invalid_project_id`, `invalid_query`, `invalid_idempotency_key`, `invalid_body`, `language_not_supported` */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_project_id",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_project_id" | "invalid_query" | "invalid_idempotency_key" | "invalid_body" | "language_not_supported";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `unauthorized` */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `forbidden_origin`, `account_not_approved`, `insufficient_scope` */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden_origin",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "forbidden_origin" | "account_not_approved" | "insufficient_scope";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `not_found`, `video_not_found` */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "not_found" | "video_not_found";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `idempotency_key_in_use`, `video_not_ready`, `captions_exist`, `quota_exceeded` */
+            409: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_in_use",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "idempotency_key_in_use" | "video_not_ready" | "captions_exist" | "quota_exceeded";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `payload_too_large` */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "payload_too_large";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `idempotency_key_reused` */
+            422: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "idempotency_key_reused";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited` */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "rate_limited";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `transcription_unavailable` */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "transcription_unavailable",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "transcription_unavailable";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+        };
+    };
     listCaptionTracks: {
         parameters: {
             query?: {
@@ -11068,7 +11700,12 @@ export interface operations {
                      *           "language": "pt-BR",
                      *           "label": "Brazilian Portuguese",
                      *           "source": "upload",
-                     *           "url": "https://video-api.example.com/"
+                     *           "status": "processing",
+                     *           "url": "https://video-api.example.com/",
+                     *           "error": {
+                     *             "code": "transcription_failed",
+                     *             "message": "string"
+                     *           }
                      *         }
                      *       ]
                      *     }
@@ -14546,6 +15183,120 @@ export interface operations {
                  *     }
                  */
                 "application/json": components["schemas"]["VideoErroredEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: delivered */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The endpoint is gone: it is disabled and gets nothing more */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    videoCaptionsReadyWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same for every attempt of it */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was signed */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, keyed by the base64 part of the endpoint secret (after `whsec_`); for 24 h after a rotation, the new secret's signature first, then the old one's */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "type": "video.captions.ready",
+                 *       "timestamp": "2026-11-22T06:00:00.000Z",
+                 *       "data": {
+                 *         "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                 *         "projectId": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                 *         "track": {
+                 *           "language": "pt-BR",
+                 *           "label": "Brazilian Portuguese",
+                 *           "source": "upload",
+                 *           "status": "processing",
+                 *           "url": "https://video-api.example.com/",
+                 *           "error": {
+                 *             "code": "transcription_failed",
+                 *             "message": "string"
+                 *           }
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["VideoCaptionsReadyEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: delivered */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The endpoint is gone: it is disabled and gets nothing more */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    videoCaptionsErroredWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same for every attempt of it */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was signed */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, keyed by the base64 part of the endpoint secret (after `whsec_`); for 24 h after a rotation, the new secret's signature first, then the old one's */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "type": "video.captions.errored",
+                 *       "timestamp": "2026-11-22T06:00:00.000Z",
+                 *       "data": {
+                 *         "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                 *         "projectId": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                 *         "track": {
+                 *           "language": "pt-BR",
+                 *           "label": "Brazilian Portuguese",
+                 *           "source": "upload",
+                 *           "status": "processing",
+                 *           "url": "https://video-api.example.com/",
+                 *           "error": {
+                 *             "code": "transcription_failed",
+                 *             "message": "string"
+                 *           }
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["VideoCaptionsErroredEvent"];
             };
         };
         responses: {

@@ -63,6 +63,11 @@ const BY_ID: Record<string, (o: ModeObjects) => Probe> = {
     code: "video_not_found",
   }),
   listCaptionTracks: (o) => ({ path: `/v1/videos/${o.video}/captions`, code: "video_not_found" }),
+  generateCaptionTrack: (o) => ({
+    path: `/v1/videos/${o.video}/captions/en/generate`,
+    init: { method: "POST" },
+    code: "video_not_found",
+  }),
   getVideoAnalytics: (o) => ({ path: `/v1/videos/${o.video}/analytics`, code: "video_not_found" }),
   deleteCaptionTrack: (o) => ({
     path: `/v1/videos/${o.video}/captions/en`,

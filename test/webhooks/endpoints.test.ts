@@ -97,7 +97,14 @@ describe("PATCH an endpoint", () => {
       description: null,
       enabled: false,
       disabledReason: "manual",
-      eventTypes: ["video.deleted", "video.playable", "video.ready", "video.errored"],
+      eventTypes: [
+        "video.deleted",
+        "video.playable",
+        "video.ready",
+        "video.errored",
+        "video.captions.ready",
+        "video.captions.errored",
+      ],
     });
     expect(body).not.toHaveProperty("secret");
     const enabled = (await (await api(path, bearer(key, json("PATCH", { enabled: true })))).json()) as Endpoint;

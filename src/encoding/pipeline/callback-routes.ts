@@ -2,6 +2,7 @@ import { type Context, Hono } from "hono";
 import {
   MAX_MESSAGE_BYTES,
   MAX_REQUEST_BYTES,
+  MAX_SPEECH_SECONDS,
   ProtocolError,
   parseHeartbeat,
   parseResult,
@@ -14,9 +15,15 @@ import { ApiError } from "../../http/errors";
 import { logError } from "../../lib/log";
 import { segmentKey, watermarkCopyKey } from "../../lib/storage-keys";
 import { parseUlid } from "../../lib/ulid";
+import { hearWithWhisper } from "../../speech/whisper";
 import { CALLBACK_PATH, encodingContext, isCallbackToken, type JobPath } from "./context";
 import { coordinatorOf } from "./coordinator-stub";
 
+/**
+ * A speech job's audio: its chunk and a second on each side of 16 kHz mono 16-bit WAV (1 MiB for 32 s),
+ * with room for the header.
+ */
+const MAX_SPEECH_AUDIO_BYTES = (MAX_SPEECH_SECONDS + 2) * 16_000 * 2 + 4096;
 /** A result lists at most 10,000 MP4 (or M4A) parts, so it may be larger than the protocol's other messages. */
 const MAX_RESULT_BYTES = 4 * 1024 * 1024;
 const JOB_ID = /^[A-Za-z0-9_-]{1,64}$/;
@@ -119,6 +126,19 @@ export const callbackRoutes = new Hono<JobEnv>()
     if (!upload) throw new ApiError("encoding_job_void");
     const uploaded = await c.env.MEDIA.resumeMultipartUpload(upload.key, upload.uploadId).uploadPart(part, body);
     return c.json({ etag: uploaded.etag });
+  })
+  // A speech job's audio, heard here when the engine is the Worker's (Workers AI): the words, their
+  // times in seconds of this audio (docs/generated-captions.md).
+  .put(`${PATH}/speech`, async (c) => {
+    const { speech } = await running(c);
+    if (speech?.recognizer !== "worker") throw new ApiError("encoding_job_void");
+    const length = Number(c.req.header("content-length") ?? Number.NaN);
+    if (!Number.isSafeInteger(length))
+      throw new ApiError("invalid_body", { message: "The audio needs a Content-Length." });
+    if (length > MAX_SPEECH_AUDIO_BYTES) throw new ApiError("payload_too_large");
+    const audio = new Uint8Array(await c.req.arrayBuffer());
+    if (audio.byteLength > MAX_SPEECH_AUDIO_BYTES) throw new ApiError("payload_too_large");
+    return c.json({ words: await hearWithWhisper(c.env.AI, audio, speech.heardAs) });
   })
   .post(`${PATH}/heartbeat`, async (c) => {
     const { videoId, jobId } = c.var.job;

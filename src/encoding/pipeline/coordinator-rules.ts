@@ -7,10 +7,10 @@ import {
   segmentCount,
   Unplannable,
 } from "../../../media-plan/plan.mjs";
-import type { Job, Result } from "../../../media-plan/protocol.mjs";
+import { type Job, MAX_SPEECH_SECONDS, type Result } from "../../../media-plan/protocol.mjs";
 import type { VideoRow } from "../../videos/model";
 import type { FileKind } from "./coordinator-files";
-import type { NewUnit, SegmentRow, SegmentsUnit, Unit } from "./coordinator-store";
+import type { NewUnit, SegmentRow, SegmentsUnit, SpeechRequest, Unit } from "./coordinator-store";
 import { type EncodeSettings, planSettings } from "./encode-settings";
 
 /**
@@ -86,6 +86,35 @@ export function missingUnits(
   return units;
 }
 
+/**
+ * Speech is heard in chunks of MAX_SPEECH_SECONDS, one job each: a few seconds of an encoder's
+ * work, so one video's captions never hold a slot long (docs/generated-captions.md).
+ */
+export function speechChunks(plan: Plan): number {
+  return Math.max(1, Math.ceil(plan.duration / MAX_SPEECH_SECONDS - 1e-9));
+}
+
+/** The seconds of the video chunk `chunk` spans. */
+export function speechSpan(plan: Plan, chunk: number): { from: number; to: number } {
+  const from = chunk * MAX_SPEECH_SECONDS;
+  return { from, to: Math.min(plan.duration, from + MAX_SPEECH_SECONDS) };
+}
+
+/** Where speech units run among a video's own: after its segments and storyboard, in order. */
+const SPEECH_RANK = 1e12;
+
+/** The units that hear the track of `language`: one per chunk, background work. */
+export function speechUnits(plan: Plan, language: string): NewUnit[] {
+  return Array.from({ length: speechChunks(plan) }, (_, chunk) => ({
+    id: `speech-${language}-${chunk}`,
+    kind: "speech" as const,
+    priority: "background" as const,
+    language,
+    chunk,
+    rank: SPEECH_RANK + chunk,
+  }));
+}
+
 /** The unit of a file put together from the stored segments: the MP4 first, then the M4A. */
 export function fileUnit(file: FileKind): NewUnit {
   return { id: file, kind: file, priority: "background", rank: file === "mp4" ? -3e15 : -2.9e15 };
@@ -134,7 +163,8 @@ export function madeNothing(unit: Unit, result: Result): boolean {
   return (
     (unit.kind === "probe" && !result.probe) ||
     (unit.kind === "mp4" && !result.mp4) ||
-    (unit.kind === "m4a" && !result.m4a)
+    (unit.kind === "m4a" && !result.m4a) ||
+    (unit.kind === "speech" && !result.speech)
   );
 }
 
@@ -173,9 +203,16 @@ type JobBase = Pick<Job, "version" | "jobId" | "priority" | "callback">;
 /**
  * The job message of `unit`, from what every job carries (`base`) and the plan (null only for the
  * probe, which has none yet); for a segments unit, `missing` is its renditions that still lack a
- * segment of it, and the answer is null when none does.
+ * segment of it, and the answer is null when none does; for a speech unit, `speech` is its track's
+ * request, and the answer is null without one (the track is no longer heard).
  */
-export function jobFor(unit: Unit, base: JobBase, plan: Plan | null, missing: string[]): Job | null {
+export function jobFor(
+  unit: Unit,
+  base: JobBase,
+  plan: Plan | null,
+  missing: string[],
+  speech: SpeechRequest | null = null,
+): Job | null {
   if (unit.kind === "probe") return { ...base, kind: "probe" };
   if (!plan) throw new Error(`a ${unit.kind} unit before the plan`);
   switch (unit.kind) {
@@ -191,6 +228,16 @@ export function jobFor(unit: Unit, base: JobBase, plan: Plan | null, missing: st
     case "segments":
       if (missing.length === 0) return null;
       return { ...base, kind: "segments", plan, from: unit.from, to: unit.to, renditions: missing };
+    case "speech":
+      if (!speech) return null;
+      return {
+        ...base,
+        kind: "speech",
+        plan,
+        language: speech.heardAs,
+        recognizer: speech.recognizer,
+        ...speechSpan(plan, unit.chunk),
+      };
   }
 }
 

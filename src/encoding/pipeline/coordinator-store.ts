@@ -1,11 +1,18 @@
 import type { Plan } from "../../../media-plan/plan.mjs";
-import { type Priority, parsePlan } from "../../../media-plan/protocol.mjs";
+import { type Priority, parsePlan, type Word } from "../../../media-plan/protocol.mjs";
 
 /** Where a video's encoding stands. */
 export type Phase = "idle" | "waiting" | "encoding" | "ready" | "errored" | "cancelled";
 export type Video = { projectId: string; videoId: string };
 
-export type Kind = "probe" | "still" | "segments" | "mp4" | "m4a" | "frame" | "storyboard";
+export type Kind = "probe" | "still" | "segments" | "mp4" | "m4a" | "frame" | "storyboard" | "speech";
+
+/**
+ * The kinds of work that go on once the video is ready (its encoding is over): a viewer's frames,
+ * and the hearing of speech for generated captions.
+ */
+const AFTER_READY: readonly Kind[] = ["frame", "speech"];
+const AFTER_READY_SQL = AFTER_READY.map((kind) => `'${kind}'`).join(", ");
 
 /** What a unit makes. */
 export type Work =
@@ -13,7 +20,9 @@ export type Work =
   | { kind: "segments"; rendition: string | null; from: number; to: number }
   /** Output frame `frame` (pictures.mjs) at `width` pixels. */
   | { kind: "frame"; frame: number; width: number }
-  | { kind: Exclude<Kind, "segments" | "frame"> };
+  /** The words of chunk `chunk` (coordinator-rules.ts, `speechSpan`) of the track of `language`. */
+  | { kind: "speech"; language: string; chunk: number }
+  | { kind: Exclude<Kind, "segments" | "frame" | "speech"> };
 
 /** Where a unit stands: queued (no job) or running as `job` on `slot`. */
 type UnitState = {
@@ -33,12 +42,22 @@ export type SegmentsUnit = Extract<Unit, { kind: "segments" }>;
 
 export type NewUnit = Pick<UnitState, "id" | "priority" | "rank"> & Work;
 
-/** A unit as its table holds it: `first` and `last` are a segments unit's span, a frame unit's frame and width. */
-type UnitRow = UnitState & { kind: Kind; rendition: string | null; first: number; last: number };
+/**
+ * A unit as its table holds it: `first` and `last` are a segments unit's span, a frame unit's frame
+ * and width, a speech unit's chunk; `language` is a speech unit's track.
+ */
+type UnitRow = UnitState & {
+  kind: Kind;
+  rendition: string | null;
+  first: number;
+  last: number;
+  language: string | null;
+};
 
-function unitOf({ kind, rendition, first, last, ...state }: UnitRow): Unit {
+function unitOf({ kind, rendition, first, last, language, ...state }: UnitRow): Unit {
   if (kind === "segments") return { ...state, kind, rendition, from: first, to: last };
   if (kind === "frame") return { ...state, kind, frame: first, width: last };
+  if (kind === "speech") return { ...state, kind, language: language ?? "", chunk: first };
   return { ...state, kind };
 }
 
@@ -46,11 +65,27 @@ function isSegments(unit: Unit): unit is SegmentsUnit {
   return unit.kind === "segments";
 }
 
-function columnsOf(work: Work): { rendition: string | null; first: number; last: number } {
-  if (work.kind === "segments") return { rendition: work.rendition, first: work.from, last: work.to };
-  if (work.kind === "frame") return { rendition: null, first: work.frame, last: work.width };
-  return { rendition: null, first: 0, last: 0 };
+function columnsOf(work: Work): { rendition: string | null; first: number; last: number; language: string | null } {
+  if (work.kind === "segments") return { rendition: work.rendition, first: work.from, last: work.to, language: null };
+  if (work.kind === "frame") return { rendition: null, first: work.frame, last: work.width, language: null };
+  if (work.kind === "speech")
+    return { rendition: null, first: work.chunk, last: work.chunk + 1, language: work.language };
+  return { rendition: null, first: 0, last: 0, language: null };
 }
+
+/**
+ * A generated caption track being heard: its language (BCP 47, the track's), its generation (the
+ * track's, so what an older one heard is let go), how the engine hears it (`heardAs`, its code)
+ * and where (`recognizer`: the encoder's engine, or the Worker's), and its chunks once the plan
+ * says how many (null before).
+ */
+export type SpeechRequest = {
+  language: string;
+  generation: string;
+  heardAs: string;
+  recognizer: "encoder" | "worker";
+  chunks: number | null;
+};
 
 /** A segment a job has reserved (`storing`) or stored. */
 export type SegmentRow = { state: "storing" | "stored"; job: string | null; at: number };
@@ -59,7 +94,9 @@ export type SegmentRow = { state: "storing" | "stored"; job: string | null; at: 
  * What a video's coordinator (coordinator.ts) keeps, in its Durable Object's SQLite: the one module
  * of its statements. Tables: `meta` (key → JSON: the video, its phase, plan, settings, the MP4's
  * and the M4A's uploads, what is stored of the poster and storyboard), `units` (the work, queued or running),
- * `segments` (reserved and stored), `frames` (stored), `slots` (held from the pool).
+ * `segments` (reserved and stored), `frames` (stored), `slots` (held from the pool), `speech` (the
+ * caption tracks being heard), `heard` (their chunks' words so far) and `messages` (what is to be
+ * told to the captions' queue, kept until it is sent).
  */
 export class EncodingStore {
   constructor(private readonly sql: SqlStorage) {
@@ -75,6 +112,15 @@ export class EncodingStore {
     sql.exec(
       "CREATE TABLE IF NOT EXISTS frames (frame INTEGER NOT NULL, width INTEGER NOT NULL, PRIMARY KEY (frame, width))",
     );
+    // Speech units name their track; a table made before them gets the column.
+    const columns = sql.exec<{ name: string }>("PRAGMA table_info(units)").toArray();
+    if (!columns.some((column) => column.name === "language")) sql.exec("ALTER TABLE units ADD COLUMN language TEXT");
+    sql.exec(`CREATE TABLE IF NOT EXISTS speech (
+      language TEXT PRIMARY KEY, generation TEXT NOT NULL, heard_as TEXT NOT NULL, recognizer TEXT NOT NULL,
+      chunks INTEGER)`);
+    sql.exec(`CREATE TABLE IF NOT EXISTS heard (
+      language TEXT NOT NULL, chunk INTEGER NOT NULL, words TEXT NOT NULL, PRIMARY KEY (language, chunk))`);
+    sql.exec("CREATE TABLE IF NOT EXISTS messages (id TEXT PRIMARY KEY, body TEXT NOT NULL)");
   }
 
   // ─── the video's state ───
@@ -170,16 +216,16 @@ export class EncodingStore {
     return this.#units("job IS NOT NULL AND heard < ?", before);
   }
 
-  /** Running units with their slot; without frames' when `keepFrames`. */
-  running(keepFrames: boolean): Unit[] {
-    return this.#units(`job IS NOT NULL AND slot IS NOT NULL${keepFrames ? " AND kind != 'frame'" : ""}`);
+  /** Running units with their slot; without those that go on once the video is ready when `ready`. */
+  running(ready: boolean): Unit[] {
+    return this.#units(`job IS NOT NULL AND slot IS NOT NULL${ready ? ` AND kind NOT IN (${AFTER_READY_SQL})` : ""}`);
   }
 
   /** Adds a unit, unless one of its id is there. */
   addUnit(unit: NewUnit): void {
-    const { rendition, first, last } = columnsOf(unit);
+    const { rendition, first, last, language } = columnsOf(unit);
     this.sql.exec(
-      "INSERT OR IGNORE INTO units (id, kind, priority, rendition, first, last, rank) VALUES (?, ?, ?, ?, ?, ?, ?)",
+      "INSERT OR IGNORE INTO units (id, kind, priority, rendition, first, last, rank, language) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
       unit.id,
       unit.kind,
       unit.priority,
@@ -187,6 +233,7 @@ export class EncodingStore {
       first,
       last,
       unit.rank,
+      language,
     );
   }
 
@@ -204,9 +251,9 @@ export class EncodingStore {
     this.sql.exec("DELETE FROM units WHERE id = ? AND job IS NULL", id);
   }
 
-  /** Every unit goes; but frames' when `keepFrames`. */
-  deleteUnits(keepFrames: boolean): void {
-    this.sql.exec(`DELETE FROM units${keepFrames ? " WHERE kind != 'frame'" : ""}`);
+  /** Every unit goes; but those that go on once the video is ready when `ready`. */
+  deleteUnits(ready: boolean): void {
+    this.sql.exec(`DELETE FROM units${ready ? ` WHERE kind NOT IN (${AFTER_READY_SQL})` : ""}`);
   }
 
   /** The unit runs as job `jobId` on `slot`, from `at`. */
@@ -332,6 +379,98 @@ export class EncodingStore {
 
   frameStored(frame: number, width: number): void {
     this.sql.exec("INSERT OR IGNORE INTO frames (frame, width) VALUES (?, ?)", frame, width);
+  }
+
+  // ─── speech ───────────────────────────────────────────────────────────────────────────────
+
+  speechRequests(): SpeechRequest[] {
+    return this.sql
+      .exec<{ language: string; generation: string; heard_as: string; recognizer: string; chunks: number | null }>(
+        "SELECT * FROM speech ORDER BY language",
+      )
+      .toArray()
+      .map((row) => ({
+        language: row.language,
+        generation: row.generation,
+        heardAs: row.heard_as,
+        recognizer: row.recognizer === "worker" ? "worker" : "encoder",
+        chunks: row.chunks,
+      }));
+  }
+
+  speechRequest(language: string): SpeechRequest | null {
+    return this.speechRequests().find((request) => request.language === language) ?? null;
+  }
+
+  /** The track of `request.language` is to be heard (again): what an older generation heard goes. */
+  requestSpeech(request: SpeechRequest): void {
+    this.dropSpeech(request.language);
+    this.sql.exec(
+      "INSERT INTO speech (language, generation, heard_as, recognizer, chunks) VALUES (?, ?, ?, ?, ?)",
+      request.language,
+      request.generation,
+      request.heardAs,
+      request.recognizer,
+      request.chunks,
+    );
+  }
+
+  /** The plan says how many chunks the track of `language` has. */
+  setSpeechChunks(language: string, chunks: number): void {
+    this.sql.exec("UPDATE speech SET chunks = ? WHERE language = ?", chunks, language);
+  }
+
+  /** The track of `language` is no longer heard here: its request, its units and its words go. */
+  dropSpeech(language: string): void {
+    this.sql.exec("DELETE FROM speech WHERE language = ?", language);
+    this.sql.exec("DELETE FROM units WHERE kind = 'speech' AND language = ?", language);
+    this.sql.exec("DELETE FROM heard WHERE language = ?", language);
+  }
+
+  /** The speech units of `language`, queued or running. */
+  speechUnits(language: string): Unit[] {
+    return this.#units("kind = 'speech' AND language = ?", language);
+  }
+
+  /** The words of chunk `chunk` of `language` were heard. */
+  keepWords(language: string, chunk: number, words: Word[]): void {
+    this.sql.exec(
+      "INSERT OR REPLACE INTO heard (language, chunk, words) VALUES (?, ?, ?)",
+      language,
+      chunk,
+      JSON.stringify(words),
+    );
+  }
+
+  /** How many chunks of `language` are heard. */
+  heardCount(language: string): number {
+    return this.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM heard WHERE language = ?", language).one().n;
+  }
+
+  /** Every word heard of `language`, in order. */
+  heardWords(language: string): Word[] {
+    return this.sql
+      .exec<{ words: string }>("SELECT words FROM heard WHERE language = ? ORDER BY chunk", language)
+      .toArray()
+      .flatMap((row) => JSON.parse(row.words) as Word[]);
+  }
+
+  // ─── messages to send ─────────────────────────────────────────────────────────────────────
+
+  /** A message to send, kept until it is sent (`sent`). */
+  keepMessage(id: string, body: unknown): void {
+    this.sql.exec("INSERT OR REPLACE INTO messages (id, body) VALUES (?, ?)", id, JSON.stringify(body));
+  }
+
+  messages(): { id: string; body: unknown }[] {
+    return this.sql
+      .exec<{ id: string; body: string }>("SELECT id, body FROM messages ORDER BY id")
+      .toArray()
+      .map((row) => ({ id: row.id, body: JSON.parse(row.body) as unknown }));
+  }
+
+  sent(id: string): void {
+    this.sql.exec("DELETE FROM messages WHERE id = ?", id);
   }
 
   // ─── slots ────────────────────────────────────────────────────────────────────────────────

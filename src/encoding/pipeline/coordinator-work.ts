@@ -21,7 +21,8 @@ import {
   type SourceOf,
   segmentsDone,
 } from "./coordinator-rules";
-import type { EncodingStore, Unit, Video } from "./coordinator-store";
+import { SpeechWork } from "./coordinator-speech";
+import type { EncodingStore, SpeechRequest, Unit, Video } from "./coordinator-store";
 import { poolOf } from "./coordinator-stub";
 import { frameWaited, isFrameWaited, type Waiters } from "./coordinator-waiters";
 import { type EncodeSettings, snapshot } from "./encode-settings";
@@ -43,6 +44,8 @@ export const ROW_HEARTBEAT_MS = 30_000;
  */
 export class EncodingWork {
   private lastRowBeat = 0;
+  /** The hearing of speech for generated captions (coordinator-speech.ts). */
+  readonly speech: SpeechWork;
   /** Scheduling runs one at a time: it reads the free slots and queued units, then awaits. */
   private scheduling: Promise<void> = Promise.resolve();
 
@@ -52,7 +55,9 @@ export class EncodingWork {
     private readonly store: EncodingStore,
     private readonly waiters: Waiters,
     private readonly clock: () => number,
-  ) {}
+  ) {
+    this.speech = new SpeechWork(env, store);
+  }
 
   /** Job of `unit` sent its last message: what it made is kept, or it runs again; its slot goes back. */
   async ended(unit: Unit, result: Result) {
@@ -71,7 +76,10 @@ export class EncodingWork {
         await completeUpload(this.store, this.env.MEDIA, "mp4", result.mp4.parts);
       else if (unit.kind === "m4a" && result.m4a)
         await completeUpload(this.store, this.env.MEDIA, "m4a", result.m4a.parts);
-      else if (unit.kind === "frame" && !this.store.isFrameStored(unit.frame, unit.width)) {
+      else if (unit.kind === "speech" && result.speech) {
+        await this.speech.heard(unit.language, unit.chunk, result.speech.words);
+        await this.speech.send();
+      } else if (unit.kind === "frame" && !this.store.isFrameStored(unit.frame, unit.width)) {
         // Done without storing it (a job cannot): its viewers are told.
         this.waiters.wake(frameWaited(unit.frame, unit.width), "failed");
       }
@@ -89,11 +97,13 @@ export class EncodingWork {
       return;
     }
     this.store.set("phase", "cancelled");
+    this.speech.stop("deleted");
     await this.stopEverything();
   }
 
   /** The alarm: jobs looked at, the queue scheduled, slots renewed, the row told the encoding is alive. */
   async tick() {
+    await this.speech.send();
     if (!this.store.serving()) return;
     await this.checkJobs();
     await this.schedule();
@@ -110,7 +120,8 @@ export class EncodingWork {
   }
 
   async arm() {
-    const working = this.store.active() || (this.store.serving() && this.store.units().length > 0);
+    const working =
+      this.store.active() || (this.store.serving() && this.store.units().length > 0) || this.speech.pending();
     if (working && (await this.ctx.storage.getAlarm()) === null) {
       await this.ctx.storage.setAlarm(this.clock() + TICK_MS);
     }
@@ -130,8 +141,9 @@ export class EncodingWork {
     if (!this.store.serving()) return;
     const video = this.store.video();
     // A ready video's deletion reaches its coordinator through the deletions queue, a moment
-    // later: no frame of it starts meanwhile (its row says), and every other goes with it.
-    if (this.store.phase() === "ready" && this.store.queued("interactive").length > 0) {
+    // later: no frame or speech of it starts meanwhile (its row says), and every other goes with it.
+    const queued = this.store.queued("interactive").length + this.store.queued("background").length;
+    if (this.store.phase() === "ready" && queued > 0) {
       if (!(await liveVideo(this.env.DB, video.videoId))) {
         await this.cancel();
         return;
@@ -217,7 +229,7 @@ export class EncodingWork {
             (rendition) => this.store.storedIn(rendition, unit.from, unit.to) < unit.to - unit.from,
           )
         : [];
-    return jobFor(unit, base, plan, missing);
+    return jobFor(unit, base, plan, missing, unit.kind === "speech" ? this.store.speechRequest(unit.language) : null);
   }
 
   /**
@@ -233,6 +245,7 @@ export class EncodingWork {
     this.store.set("settings", claimed.settings);
     this.store.set("testMode", claimed.testMode);
     this.store.set("source", claimed.source);
+    this.store.set("generatedCaptions", claimed.generatedCaptions);
     return true;
   }
 
@@ -262,6 +275,29 @@ export class EncodingWork {
     this.store.set("plan", plan);
     this.store.set("phase", "encoding");
     this.repair();
+    this.speech.planned(plan);
+    this.speech.playable(this.store.get<string[]>("generatedCaptions") ?? []);
+    await this.speech.send();
+  }
+
+  /**
+   * A generated caption track is asked for (again): a running job of an older generation of it
+   * stops, and it is heard once the video has a plan.
+   */
+  async hear(request: SpeechRequest) {
+    const { encoder } = encodingContext(this.env);
+    const running = this.store.speechUnits(request.language).filter((unit) => unit.job && unit.slot);
+    await Promise.all(
+      running.map((unit) =>
+        encoder
+          .cancel(unit.slot as string, unit.job as string)
+          .catch((error) => logError("speech: cancel an older job", error, { jobId: unit.job })),
+      ),
+    );
+    this.speech.ask(request, this.store.plan());
+    await this.speech.send();
+    await this.arm();
+    await this.schedule();
   }
 
   /** Every unit the plan still needs and the store lacks is added (`missingUnits`). */
@@ -322,6 +358,12 @@ export class EncodingWork {
     if (unit.kind === "frame" && tries >= MAX_TRIES) {
       this.store.deleteUnit(unit.id);
       this.waiters.wake(frameWaited(unit.frame, unit.width), "failed");
+      return;
+    }
+    // A track's speech that cannot be heard fails the track, never the video.
+    if (unit.kind === "speech" && tries >= MAX_TRIES) {
+      this.speech.failed(unit.language, `The speech could not be heard: ${MAX_TRIES} attempts failed.`);
+      await this.speech.send();
       return;
     }
     if (tries >= MAX_TRIES) {
@@ -388,6 +430,10 @@ export class EncodingWork {
   /** Ready or errored: the row and its event, then every job and slot goes. */
   private async finish(change: Extract<Change, { status: "ready" | "errored" }>) {
     this.store.set("phase", change.status);
+    if (change.status === "errored") {
+      this.speech.stop({ failed: "The video could not be encoded, so its speech cannot be heard." });
+      await this.speech.send();
+    }
     const changed = await changeVideoRow(this.env, this.store.video().videoId, this.clock(), change);
     if (!changed) this.store.set("phase", "cancelled");
     if (change.status === "errored") {

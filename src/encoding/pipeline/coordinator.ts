@@ -3,9 +3,10 @@ import { MIN_STILL_WIDTH } from "../../../media-plan/pictures.mjs";
 import { runLength, segmentCount, topRendition } from "../../../media-plan/plan.mjs";
 import { type Priority, type Result, segmentName } from "../../../media-plan/protocol.mjs";
 import { frameKey, posterKey, segmentKey, sourceKey, storyboardKey } from "../../lib/storage-keys";
+import { planOf } from "../../videos/model";
 import type { FileKind, Upload } from "./coordinator-files";
-import { type SourceOf, segmentVerdict } from "./coordinator-rules";
-import { EncodingStore, type Kind, type Video } from "./coordinator-store";
+import { type SourceOf, segmentVerdict, sourceOf } from "./coordinator-rules";
+import { EncodingStore, type Kind, type SpeechRequest, type Video } from "./coordinator-store";
 import { frameWaited, type Outcome, segmentWaited, Waiters } from "./coordinator-waiters";
 import { EncodingWork } from "./coordinator-work";
 import type { EncodeSettings } from "./encode-settings";
@@ -50,6 +51,10 @@ type Limited = { retryAfter: number };
  * A frame at a time and width (`frame`) is an interactive unit too, while the video encodes and
  * after it is ready: it is made once, stored under the video's prefix and then only read; a frame
  * that fails MAX_TRIES times is refused to its viewer, never errors the video.
+ *
+ * The speech of a generated caption track (`hear`) is heard in background units too, chunk by chunk,
+ * while the video encodes or after it is ready (coordinator-speech.ts); a chunk that fails
+ * MAX_TRIES times fails the track, never the video.
  */
 export class VideoEncoding extends DurableObject<Env> {
   private readonly store: EncodingStore;
@@ -164,18 +169,57 @@ export class VideoEncoding extends DurableObject<Env> {
   }
 
   /**
-   * Whether job `jobId` still runs here, and what the call-back routes need of it: the video, its
-   * source's key (a clip's is the video it was cut from's), and the watermark image its settings
-   * named (the video's own copy is read first).
+   * A generated caption track of the video is to be heard (again; docs/generated-captions.md). A
+   * ready video whose coordinator kept nothing (it was encoded before coordinators kept their
+   * state) is taken up from its row. When the video is neither being encoded nor ready, the track
+   * fails: the captions are told.
    */
-  job(jobId: string): { kind: Kind; video: Video; sourceKey: string; watermarkKey: string | null } | null {
+  async hear(video: Video, request: Omit<SpeechRequest, "chunks">) {
+    if (this.store.phase() === "idle") {
+      const row = await liveVideo(this.env.DB, video.videoId);
+      const plan = row?.status === "ready" ? planOf(row) : null;
+      if (row && plan) {
+        this.store.set("video", video);
+        this.store.set("plan", plan);
+        this.store.set("source", sourceOf(row));
+        this.store.set("phase", "ready");
+      }
+    }
+    if (!this.store.serving()) {
+      this.store.set("video", video);
+      this.work.speech.ask({ ...request, chunks: null }, null);
+      this.work.speech.failed(request.language, "The video has no source to hear: it was deleted or errored.");
+      await this.work.speech.send();
+      return;
+    }
+    await this.work.hear({ ...request, chunks: null });
+  }
+
+  /**
+   * Whether job `jobId` still runs here, and what the call-back routes need of it: the video, its
+   * source's key (a clip's is the video it was cut from's), the watermark image its settings
+   * named (the video's own copy is read first), and for a speech job its track's request.
+   */
+  job(jobId: string): {
+    kind: Kind;
+    video: Video;
+    sourceKey: string;
+    watermarkKey: string | null;
+    speech: SpeechRequest | null;
+  } | null {
     const unit = this.store.serving() ? this.store.unitOfJob(jobId) : null;
     if (!unit) return null;
     const settings = this.store.get<EncodeSettings>("settings");
     const video = this.store.video();
     // A coordinator that claimed its video before clips existed kept no source: its video's own.
     const source = this.store.get<SourceOf>("source")?.key ?? sourceKey(video.projectId, video.videoId);
-    return { kind: unit.kind, video, sourceKey: source, watermarkKey: settings?.watermark?.imageKey ?? null };
+    return {
+      kind: unit.kind,
+      video,
+      sourceKey: source,
+      watermarkKey: settings?.watermark?.imageKey ?? null,
+      speech: unit.kind === "speech" ? this.store.speechRequest(unit.language) : null,
+    };
   }
 
   /** A heartbeat of job `jobId`: the slot it runs on (to keep its encoder awake), or null when it is void. */

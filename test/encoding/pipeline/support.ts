@@ -2,9 +2,10 @@ import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, beforeEach, vi } from "vitest";
 import type { Probe } from "../../../media-plan/plan.mjs";
-import { type Job, parseJob, segmentName } from "../../../media-plan/protocol.mjs";
+import { type Job, parseJob, segmentName, type Word } from "../../../media-plan/protocol.mjs";
 import { coordinatorOf, poolOf } from "../../../src/encoding/pipeline/coordinator-stub";
 import { ENCODE_QUEUE } from "../../../src/encoding/pipeline/queue";
+import { CAPTIONS_QUEUE, type CaptionMessage } from "../../../src/speech/queue";
 import { api, bearer, json, newVideo } from "../../helpers";
 import { runQueue } from "../../support/handlers";
 
@@ -12,7 +13,9 @@ import { runQueue } from "../../support/handlers";
  * A fake encoder at ENCODER_URL (http://encoder.test, vitest.config.ts): it records the jobs the
  * coordinators start (checked with the encoder's own parser) and the jobs they cancel, answers
  * busy while `busy` is set, and says it runs a job until it is cancelled or `forget` drops it (an
- * encoder that restarted). The tests then play the encoder's part through the real callback routes.
+ * encoder that restarted); its health check says it hears English speech (`speech`, null for an
+ * encoder without a speech engine). The tests then play the encoder's part through the real
+ * callback routes.
  */
 export function fakeEncoder() {
   const state = {
@@ -20,6 +23,7 @@ export function fakeEncoder() {
     cancelled: [] as string[],
     running: new Set<string>(),
     busy: false,
+    speech: { engine: "pocketsphinx", languages: ["en"] } as { engine: string; languages: string[] } | null,
     /** An encoder that restarted: it knows none of its jobs any more. */
     forget() {
       state.running.clear();
@@ -32,6 +36,8 @@ export function fakeEncoder() {
     if (url.host !== "encoder.test") return realFetch(input, init);
     if (request.headers.get("authorization") !== `Bearer ${env.ENCODER_TOKEN}`)
       return new Response(null, { status: 401 });
+    if (request.method === "GET" && url.pathname === "/healthz")
+      return Response.json({ status: "ok", speech: state.speech });
     if (request.method === "POST" && url.pathname === "/v2/jobs") {
       if (state.busy) return Response.json({ error: { code: "busy" } }, { status: 503 });
       const job = parseJob(await request.json());
@@ -121,6 +127,31 @@ export function encodeMessages(): { projectId: string; videoId: string }[] {
 export function runEncodes(messages: { projectId: string; videoId: string }[]) {
   return runQueue(ENCODE_QUEUE, messages);
 }
+
+/** The messages sent to the caption-generations queue since the test began. */
+export function captionMessages(): CaptionMessage[] {
+  return vi.mocked(env.CAPTIONS_QUEUE.send).mock.calls.map(([body]) => body as CaptionMessage);
+}
+
+/**
+ * Runs the encodings queue's handler over the messages sent for `videoId` that it has not run yet
+ * (a track's speech asked for), as the Queues runtime would.
+ */
+export async function runNewEncodes(videoId: string) {
+  const all = encodeMessages().filter((message) => message.videoId === videoId);
+  const fresh = all.filter((message) => !ranEncodes.has(message));
+  for (const message of fresh) ranEncodes.add(message);
+  if (fresh.length > 0) await runEncodes(fresh);
+}
+const ranEncodes = new WeakSet<object>();
+
+/** Runs the caption-generations queue's handler over the messages sent for `videoId` that it has not run yet. */
+export async function runNewCaptions(videoId: string) {
+  const fresh = captionMessages().filter((message) => message.videoId === videoId && !ranCaptions.has(message));
+  for (const message of fresh) ranCaptions.add(message);
+  if (fresh.length > 0) await runQueue(CAPTIONS_QUEUE, fresh);
+}
+const ranCaptions = new WeakSet<object>();
 
 /** The coordinator's view of a video's encoding. */
 export function encodingState(videoId: string) {
@@ -243,6 +274,11 @@ export async function finishMp4(job: Job, bytes = new TextEncoder().encode("an m
   );
 }
 
+/** A speech job's result: the words it heard (times in seconds of the video). */
+export function heardWords(job: Job, words: Word[]) {
+  return result(job, { speech: { words } });
+}
+
 /** Plays an M4A job: one part, then the result listing it. */
 export function finishM4a(job: Job, bytes = new TextEncoder().encode("an m4a")) {
   return finishMp4(job, bytes, "m4a");
@@ -269,7 +305,7 @@ export async function playable(encoder: FakeEncoder, key: string, facts: Probe =
 export async function finishAll(
   encoder: FakeEncoder,
   videoId: string,
-  options: { mp4?: Uint8Array; m4a?: Uint8Array } = {},
+  options: { mp4?: Uint8Array; m4a?: Uint8Array; words?: (job: Extract<Job, { kind: "speech" }>) => Word[] } = {},
 ) {
   const done = new Set<string>();
   for (let round = 0; round < 200; round++) {
@@ -283,6 +319,7 @@ export async function finishAll(
     else if (next.kind === "still" || next.kind === "storyboard") await finishStill(next);
     else if (next.kind === "mp4") await finishMp4(next, options.mp4);
     else if (next.kind === "m4a") await finishM4a(next, options.m4a);
+    else if (next.kind === "speech") await expectStatus(heardWords(next, options.words?.(next) ?? []), [204], "speech");
     else throw new Error(`finishAll does not play ${next.kind} jobs`);
   }
   throw new Error("finishAll did not finish");

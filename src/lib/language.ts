@@ -1,6 +1,6 @@
 /**
- * Caption languages (contract §17): a BCP 47 language tag (RFC 5646), 2 to 35 letters, digits and
- * hyphens, compared case-insensitively and kept in its canonical case.
+ * Languages of captions and audio tracks: a BCP 47 language tag (RFC 5646), 2 to 35 letters,
+ * digits and hyphens, compared case-insensitively and kept in its canonical case.
  */
 
 /** The contract's bounds on a tag's length. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { canonicalLanguage, englishName } from "../../src/captions/language";
+import { canonicalLanguage, englishName } from "../../src/lib/language";
 
 describe("caption languages (BCP 47)", () => {
   it.each([
