@@ -1,4 +1,5 @@
 import type { Word } from "../../media-plan/protocol.mjs";
+import { withoutControlCharacters } from "../http/schemas";
 import type { Cue } from "./webvtt";
 
 /**
@@ -45,12 +46,7 @@ export function linesOf(text: string): string[] | null {
  * end the cue's text), white space folded.
  */
 function printable(text: string): string {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is removed
-  return text
-    .replace(/[\u0000-\u001f\u007f-\u009f]/g, " ")
-    .replaceAll("-->", "→")
-    .replace(/\s+/g, " ")
-    .trim();
+  return withoutControlCharacters(text).replaceAll("-->", "→").replace(/\s+/g, " ").trim();
 }
 
 /**
