@@ -24,6 +24,40 @@ export function Field(props: { label: string; error?: string | undefined; hint?:
   );
 }
 
+/** A labelled choice among `options` (value and what it says), with its error read out with it. */
+export function SelectField(props: {
+  label: string;
+  value: string;
+  options: readonly (readonly [value: string, text: string])[];
+  onChange: (value: string) => void;
+  error?: string | undefined;
+}) {
+  const id = useId();
+  return (
+    <div class="field">
+      <label for={id}>{props.label}</label>
+      <select
+        id={id}
+        value={props.value}
+        aria-invalid={props.error ? "true" : undefined}
+        aria-describedby={props.error ? `${id}-error` : undefined}
+        onChange={(event) => props.onChange(event.currentTarget.value)}
+      >
+        {props.options.map(([value, text]) => (
+          <option key={value} value={value}>
+            {text}
+          </option>
+        ))}
+      </select>
+      {props.error && (
+        <span id={`${id}-error`} class="error">
+          {props.error}
+        </span>
+      )}
+    </div>
+  );
+}
+
 /** A form-wide failure, announced when it appears. */
 export function Problem(props: { message: string | null | undefined }) {
   if (!props.message) return null;

@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useId, useState } from "preact/hooks";
 import { api, type CaptionTrack, must, sendFile, type Video, withQuery } from "../api";
-import { Field, Problem } from "../components";
+import { Field, Problem, SelectField } from "../components";
 import { captionsType } from "../embed";
 import { type FormProblems, messageOf, NO_PROBLEMS, problemsOf } from "../errors";
 
@@ -75,13 +75,44 @@ export function CustomThumbnail(props: { video: Video; scope: Scope; onChanged: 
   );
 }
 
-/** `Captions` (contract section 17): a `.vtt` or `.srt` file with its `Language`, and the tracks. */
+/**
+ * The languages offered for generated captions: the ones most videos are spoken in. The API says
+ * which the speech engine hears (a language it does not is refused in its words, shown here).
+ */
+const GENERATED_LANGUAGES = [
+  ["en", "English"],
+  ["es", "Spanish"],
+  ["fr", "French"],
+  ["de", "German"],
+  ["pt", "Portuguese"],
+  ["it", "Italian"],
+  ["nl", "Dutch"],
+  ["ja", "Japanese"],
+  ["zh", "Chinese"],
+  ["hi", "Hindi"],
+] as const;
+
+/** How often the tracks are read again while one is being generated. */
+const REFRESH_MS = 3_000;
+
+/** A track's status as shown: its API word, and for an errored one why. */
+function statusOf(track: CaptionTrack): string {
+  return track.status === "errored" && track.error ? `errored: ${track.error.message}` : track.status;
+}
+
+/**
+ * `Captions`: a `.vtt` or `.srt` file with its `Language`, `Generate captions` from the speech with
+ * its `Language` choice, and the tracks with their status (read again until none is processing),
+ * `Download` for a ready generated one (to correct it and put it back) and `Delete`.
+ */
 export function Captions(props: { video: Video; scope: Scope }) {
   const id = useId();
   const [tracks, setTracks] = useState<CaptionTrack[]>([]);
   const [language, setLanguage] = useState("");
+  const [spoken, setSpoken] = useState<string>(GENERATED_LANGUAGES[0][0]);
   const [file, setFile] = useState<File | null>(null);
   const [problems, setProblems] = useState<FormProblems>(NO_PROBLEMS);
+  const [generateError, setGenerateError] = useState<string | null>(null);
   const [listError, setListError] = useState<string | null>(null);
   const videoId = props.video.id;
   const load = useCallback(async () => {
@@ -90,6 +121,7 @@ export function Captions(props: { video: Video; scope: Scope }) {
         api.GET("/v1/videos/{id}/captions", { params: { path: { id: videoId }, query: props.scope } }),
       );
       setTracks(list.data);
+      setListError(null);
     } catch (failure) {
       setListError(messageOf(failure));
     }
@@ -97,6 +129,12 @@ export function Captions(props: { video: Video; scope: Scope }) {
   useEffect(() => {
     void load();
   }, [load]);
+  const making = tracks.some((track) => track.status === "processing");
+  useEffect(() => {
+    if (!making) return;
+    const timer = setInterval(() => void load(), REFRESH_MS);
+    return () => clearInterval(timer);
+  }, [making, load]);
 
   const add = async (event: Event) => {
     event.preventDefault();
@@ -120,6 +158,20 @@ export function Captions(props: { video: Video; scope: Scope }) {
       setProblems(found);
     }
   };
+  const generate = async (event: Event) => {
+    event.preventDefault();
+    setGenerateError(null);
+    try {
+      await must(
+        api.POST("/v1/videos/{id}/captions/{language}/generate", {
+          params: { path: { id: videoId, language: spoken }, query: props.scope },
+        }),
+      );
+      await load();
+    } catch (failure) {
+      setGenerateError(messageOf(failure));
+    }
+  };
   const remove = async (track: CaptionTrack) => {
     try {
       await must(
@@ -128,6 +180,26 @@ export function Captions(props: { video: Video; scope: Scope }) {
         }),
       );
       await load();
+    } catch (failure) {
+      setListError(messageOf(failure));
+    }
+  };
+  const download = async (track: CaptionTrack) => {
+    try {
+      // A private video's files are read through a playback token.
+      let url = track.url;
+      if (props.video.visibility === "private") {
+        const minted = await must(
+          api.POST("/v1/videos/{id}/playback-tokens", {
+            params: { path: { id: videoId }, query: props.scope },
+            body: { expiresIn: 60 },
+          }),
+        );
+        url = url.replace(`/play/${videoId}/`, `/play/${minted.token}/`);
+      }
+      const response = await fetch(url);
+      if (!response.ok) throw new Error(`The captions could not be downloaded (HTTP ${response.status}).`);
+      saveAs(await response.blob(), `${props.video.title ?? videoId}.${track.language}.vtt`);
     } catch (failure) {
       setListError(messageOf(failure));
     }
@@ -144,6 +216,7 @@ export function Captions(props: { video: Video; scope: Scope }) {
             <tr>
               <th scope="col">Language</th>
               <th scope="col">Label</th>
+              <th scope="col">Status</th>
               <th scope="col">
                 <span class="visually-hidden">Actions</span>
               </th>
@@ -154,7 +227,13 @@ export function Captions(props: { video: Video; scope: Scope }) {
               <tr key={track.language}>
                 <td>{track.language}</td>
                 <td>{track.label}</td>
-                <td>
+                <td>{statusOf(track)}</td>
+                <td class="actions">
+                  {track.source === "generated" && track.status === "ready" && (
+                    <button type="button" onClick={() => download(track)}>
+                      Download
+                    </button>
+                  )}
                   <button type="button" onClick={() => remove(track)}>
                     Delete
                   </button>
@@ -164,7 +243,13 @@ export function Captions(props: { video: Video; scope: Scope }) {
           </tbody>
         </table>
       )}
-      <form noValidate onSubmit={add}>
+      <form noValidate onSubmit={generate} aria-label="Generate captions">
+        <SelectField label="Language" value={spoken} options={GENERATED_LANGUAGES} onChange={setSpoken} />
+        <Problem message={generateError} />
+        <button type="submit">Generate captions</button>
+        <p class="hint">Made from the video's speech; download a ready one to correct it, then upload it again.</p>
+      </form>
+      <form noValidate onSubmit={add} aria-label="Upload captions">
         <div class="field">
           <label for={id}>Captions</label>
           <input
@@ -193,4 +278,13 @@ export function Captions(props: { video: Video; scope: Scope }) {
       </form>
     </section>
   );
+}
+
+/** Saves `blob` as a file named `name`, as a link with `download` does. */
+function saveAs(blob: Blob, name: string) {
+  const link = document.createElement("a");
+  link.href = URL.createObjectURL(blob);
+  link.download = name;
+  link.click();
+  setTimeout(() => URL.revokeObjectURL(link.href), 1_000);
 }

@@ -5,8 +5,18 @@ import { type FormProblems, messageOf, NO_PROBLEMS, problemsOf } from "../errors
 import { type Mode, useMode } from "../mode";
 import { paths } from "../route";
 
-export const EVENT_TYPES = ["video.playable", "video.ready", "video.errored", "video.deleted"] as const;
-type EventType = (typeof EVENT_TYPES)[number];
+type EventType = WebhookEndpoint["eventTypes"][number];
+
+/** Every event type the API sends, in the order the checkboxes show them: a type the API adds fails the type check here until it is listed. */
+const EVENT_ORDER: Record<EventType, number> = {
+  "video.playable": 0,
+  "video.ready": 1,
+  "video.errored": 2,
+  "video.deleted": 3,
+  "video.captions.ready": 4,
+  "video.captions.errored": 5,
+};
+export const EVENT_TYPES = (Object.keys(EVENT_ORDER) as EventType[]).sort((a, b) => EVENT_ORDER[a] - EVENT_ORDER[b]);
 
 /** `Webhooks` (contract section 10): the endpoints, `Add endpoint` with its secret shown once, and per endpoint its actions. */
 export function WebhooksView(props: { projectId: string }) {
