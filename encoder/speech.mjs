@@ -15,7 +15,10 @@ import { sourceInput } from "./source.mjs";
 /** @typedef {import("../media-plan/protocol.mjs").SpeechJob} SpeechJob */
 /** @typedef {import("../media-plan/protocol.mjs").Word} Word */
 /** @typedef {import("./binaries.mjs").Binaries} Binaries */
-/** @typedef {import("./callback.mjs").CallbackClient} CallbackClient */
+/**
+ * What a speech job needs of its callbacks: where the source is read, and the Worker's ear.
+ * @typedef {{ source: import("./source.mjs").SourceInput, hearSpeech: (file: string) => Promise<Word[]> }} SpeechCallbacks
+ */
 /**
  * The encoder's own speech engine: pocketsphinx_continuous and its acoustic model, language model
  * and dictionary, with the languages they hear.
@@ -179,7 +182,7 @@ export function chunkWords(job, heard) {
 /**
  * Runs a speech job: the chunk's audio cut into the job's folder, heard by `engine` (the encoder's)
  * or by the Worker (`recognizer: "worker"`); resolves with the chunk's words.
- * @param {{ job: SpeechJob, client: CallbackClient, binaries: Binaries, engine: SpeechEngine | null,
+ * @param {{ job: SpeechJob, client: SpeechCallbacks, binaries: Binaries, engine: SpeechEngine | null,
  *   dir: string, signal: AbortSignal, nice: boolean }} run
  * @returns {Promise<Word[]>}
  */
