@@ -52,8 +52,8 @@ const CONSUMERS: Record<string, (batch: MessageBatch<unknown>, env: Env) => Prom
   [IMPORT_DEAD_LETTERS]: (batch, env) => consumeDeadImports(batch, env),
   [BEACON_QUEUE]: (batch, env) => consumeBeacons(batch, env.DB),
   [BEACON_DEAD_LETTERS]: (batch) => consumeDeadBeacons(batch),
-  [CAPTIONS_QUEUE]: (batch, env) => consumeCaptionMessages(batch, env),
-  [CAPTIONS_DEAD_LETTERS]: (batch, env) => consumeDeadCaptionMessages(batch, env),
+  [CAPTIONS_QUEUE]: (batch, env) => consumeCaptionMessages(batch, env, publishNow(env)),
+  [CAPTIONS_DEAD_LETTERS]: (batch, env) => consumeDeadCaptionMessages(batch, env, publishNow(env)),
   [PROJECT_DELETION_QUEUE]: (batch, env) =>
     consumeProjectDeletions(batch, {
       db: env.DB,

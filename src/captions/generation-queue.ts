@@ -2,7 +2,7 @@ import { logError } from "../lib/log";
 import { consumeEach } from "../lib/queue";
 import { CaptionMessageSchema } from "../speech/queue";
 import { findVideo } from "../videos/queries";
-import { askForCreationTracks, makeTrack } from "./generation";
+import { askForCreationTracks, makeTrack, type Publish } from "./generation";
 
 /**
  * The caption-generations queue's consumer (its home: src/speech/queue.ts): a video that became
@@ -10,7 +10,7 @@ import { askForCreationTracks, makeTrack } from "./generation";
  * could not be) makes the track. Both are safe to do twice: a track asked for again is a new
  * generation, and a generation's track is made once (a second time changes nothing).
  */
-export function consumeCaptionMessages(batch: MessageBatch<unknown>, env: Env): Promise<void> {
+export function consumeCaptionMessages(batch: MessageBatch<unknown>, env: Env, publish: Publish): Promise<void> {
   return consumeEach(
     batch,
     CaptionMessageSchema,
@@ -22,7 +22,7 @@ export function consumeCaptionMessages(batch: MessageBatch<unknown>, env: Env): 
         if (video) await askForCreationTracks(env, db, video, message.languages);
         return;
       }
-      await makeTrack(env, db, message, message.outcome);
+      await makeTrack(env, db, message, message.outcome, publish);
     },
   );
 }
@@ -31,15 +31,17 @@ export function consumeCaptionMessages(batch: MessageBatch<unknown>, env: Env): 
  * The dead-letter queue: a track whose message used up its retries errors, so none stays
  * processing; a creation's request that could not be made is logged.
  */
-export async function consumeDeadCaptionMessages(batch: MessageBatch<unknown>, env: Env): Promise<void> {
+export async function consumeDeadCaptionMessages(
+  batch: MessageBatch<unknown>,
+  env: Env,
+  publish: Publish,
+): Promise<void> {
   for (const message of batch.messages) {
     const parsed = CaptionMessageSchema.safeParse(message.body);
     try {
       if (parsed.success && parsed.data.type === "heard") {
-        await makeTrack(env, env.DB, parsed.data, {
-          kind: "failed",
-          message: "The captions could not be made of what was heard.",
-        });
+        const failed = { kind: "failed" as const, message: "The captions could not be made of what was heard." };
+        await makeTrack(env, env.DB, parsed.data, failed, publish);
       } else logError("captions message gave up", JSON.stringify(message.body), { messageId: message.id });
       message.ack();
     } catch (error) {

@@ -24,7 +24,7 @@ import {
   startGeneratedTrack,
   type TrackOutcome,
 } from "./queries";
-import { toWebVtt } from "./webvtt";
+import { type Cue, toWebVtt } from "./webvtt";
 
 /**
  * Generated caption tracks (docs/generated-captions.md): asked for by `POST …/captions/{language}/
@@ -85,15 +85,12 @@ export async function askForTrack(
     });
   } catch (error) {
     logError("captions: ask for the speech", error, { videoId: video.id });
-    await finish(
-      env,
-      db,
-      { videoId: video.id, language: request.language, generation },
-      {
-        status: "errored",
-        message: "The speech could not be heard: its work could not be started.",
-      },
-    );
+    // Its event is published by the scheduled sweep (a route cannot reach the subscribers).
+    const failed = {
+      status: "errored" as const,
+      message: "The speech could not be heard: its work could not be started.",
+    };
+    await end(env, db, { videoId: video.id, language: request.language, generation }, row, failed, async () => {});
     throw new ApiError("internal_error");
   }
   return toTrack(origin, row);
@@ -119,78 +116,84 @@ export async function askForCreationTracks(env: Env, db: Db, video: VideoRow, la
 /** What the coordinator heard of a track: the words in R2, none (a silent video), or a failure. */
 export type Heard = { kind: "words"; wordsKey: string } | { kind: "silent" } | { kind: "failed"; message: string };
 
+/** Publishes the outbox's events of these ids now (src/subscribers.ts, given by the queue's wiring). */
+export type Publish = (eventIds: string[]) => Promise<void>;
+
+type GenerationOf = { videoId: string; language: string; generation: string };
+
 /**
  * Makes the generated track that generation `generation` of `language` asked for, of what was
  * heard: the WebVTT of the words' cues (`ready`), `skipped` when nothing was said (or the video has
- * no audio), or `errored`. Nothing changes when that generation is no longer the track's (asked for
- * again, replaced by an upload, deleted). The words' object goes either way.
+ * no audio), or `errored`; its event (ready, errored) is published at once. Nothing changes when
+ * that generation is no longer the track's (asked for again, replaced by an upload, deleted). The
+ * words' object goes either way.
  */
-export async function makeTrack(
-  env: Env,
-  db: Db,
-  track: { videoId: string; language: string; generation: string },
-  heard: Heard,
-): Promise<void> {
+export async function makeTrack(env: Env, db: Db, track: GenerationOf, heard: Heard, publish: Publish): Promise<void> {
+  const processing = await processingTrack(db, track.videoId, track.language, track.generation);
   if (heard.kind === "words") {
-    const processing = await processingTrack(db, track.videoId, track.language, track.generation);
     const stored = processing ? await env.MEDIA.get(heard.wordsKey) : null;
     if (processing && stored) {
       const cues = cuesOf((await stored.json()) as Word[], processing.duration);
-      if (cues.length === 0) await finish(env, db, track, { status: "skipped" }, processing.row);
-      else {
-        const next = {
-          key: captionsKey(processing.row.project_id, track.videoId, `${ulid()}.vtt`),
-          bytes: new TextEncoder().encode(toWebVtt(cues)),
-          httpMetadata: { contentType: "text/vtt" },
-        };
-        await replaceObject(env.MEDIA, next, (key) =>
-          finishGeneratedTrack(
-            db,
-            track,
-            { status: "ready", key: key ?? next.key },
-            Date.now(),
-            eventOf(env),
-            processing.row,
-          ),
-        );
-      }
+      await end(env, db, track, processing.row, cues.length > 0 ? { cues } : { status: "skipped" }, publish);
     }
     await env.MEDIA.delete(heard.wordsKey);
-  } else {
-    const outcome: TrackOutcome =
-      heard.kind === "silent" ? { status: "skipped" } : { status: "errored", message: heard.message };
-    await finish(env, db, track, outcome);
+  } else if (processing) {
+    const outcome =
+      heard.kind === "silent" ? { status: "skipped" as const } : { status: "errored" as const, message: heard.message };
+    await end(env, db, track, processing.row, outcome, publish);
   }
   forgetPlaybackStates([track.videoId]);
 }
 
-/** Ends the track with no WebVTT (skipped or errored), when that generation is still its own. */
-async function finish(
+/**
+ * Ends the track (`row`, still processing under its generation): ready with the WebVTT of `cues`
+ * (stored first, so the row never points at a missing object), skipped or errored; then publishes
+ * the event the end recorded.
+ */
+async function end(
   env: Env,
   db: Db,
-  track: { videoId: string; language: string; generation: string },
-  outcome: Exclude<TrackOutcome, { status: "ready" }>,
-  known?: CaptionRow,
+  track: GenerationOf,
+  row: CaptionRow,
+  outcome: { cues: Cue[] } | Exclude<TrackOutcome, { status: "ready" }>,
+  publish: Publish,
 ): Promise<void> {
-  const row = known ?? (await processingTrack(db, track.videoId, track.language, track.generation))?.row;
-  if (!row) return;
-  await replaceObject(env.MEDIA, null, () => finishGeneratedTrack(db, track, outcome, Date.now(), eventOf(env), row));
+  const recorded: string[] = [];
+  const event = (after: CaptionRow) => {
+    const made = eventOf(env, after);
+    if (made) recorded.push(made.id);
+    return made;
+  };
+  const next =
+    "cues" in outcome
+      ? {
+          key: captionsKey(row.project_id, track.videoId, `${ulid()}.vtt`),
+          bytes: new TextEncoder().encode(toWebVtt(outcome.cues)),
+          httpMetadata: { contentType: "text/vtt" },
+        }
+      : null;
+  const ended = await replaceObject(env.MEDIA, next, (key) => {
+    const final: TrackOutcome = "cues" in outcome ? { status: "ready", key: key ?? "" } : outcome;
+    return finishGeneratedTrack(db, track, final, Date.now(), event, row);
+  });
+  if (!ended || recorded.length === 0) return;
+  await publish(recorded).catch((error) =>
+    logError("captions: publish a track's event (the sweep publishes it)", error, { videoId: track.videoId }),
+  );
 }
 
 /** The event of a track that ended ready or errored (a skipped one has none), with the track's public URL. */
-function eventOf(env: Env) {
-  return (after: CaptionRow): NewEvent | null => {
-    if (after.status !== "ready" && after.status !== "errored") return null;
-    const track = toTrack(origin(env), after);
-    const at = after.updated_at;
-    const event = trackEvent({ id: after.video_id, projectId: after.project_id }, track, at);
-    return {
-      id: ulid(Date.parse(at)),
-      type: event.type,
-      subjectId: after.video_id,
-      payload: event,
-      occurrence: after.generation ?? "",
-    };
+function eventOf(env: Env, after: CaptionRow): NewEvent | null {
+  if (after.status !== "ready" && after.status !== "errored") return null;
+  const track = toTrack(origin(env), after);
+  const at = after.updated_at;
+  const event = trackEvent({ id: after.video_id, projectId: after.project_id }, track, at);
+  return {
+    id: ulid(Date.parse(at)),
+    type: event.type,
+    subjectId: after.video_id,
+    payload: event,
+    occurrence: after.generation ?? "",
   };
 }
 

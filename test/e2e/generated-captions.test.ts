@@ -150,8 +150,13 @@ describe.runIf(speech)("generated captions, end to end", () => {
       await page.getByRole("combobox", { name: "Language" }).selectOption("fr");
       await page.getByRole("button", { name: "Generate captions" }).click();
       await page.getByText(/hears en/).waitFor();
+    } catch (error) {
+      const pages = browser.contexts().flatMap((context) => context.pages());
+      await pages[0]?.screenshot({ path: path.resolve(import.meta.dirname, "../../.vitest/generated-captions.png") });
+      console.log(await pages[0]?.locator("body").innerText());
+      throw error;
     } finally {
       await browser.close();
     }
-  });
+  }, 120_000);
 });

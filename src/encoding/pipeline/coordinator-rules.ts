@@ -10,7 +10,8 @@ import {
 import { type Job, MAX_SPEECH_SECONDS, type Result } from "../../../media-plan/protocol.mjs";
 import type { VideoRow } from "../../videos/model";
 import type { FileKind } from "./coordinator-files";
-import type { NewUnit, SegmentRow, SegmentsUnit, SpeechRequest, Unit } from "./coordinator-store";
+import type { SpeechRequest } from "./coordinator-speech-store";
+import type { NewUnit, SegmentRow, SegmentsUnit, Unit } from "./coordinator-store";
 import { type EncodeSettings, planSettings } from "./encode-settings";
 
 /**

@@ -1,5 +1,5 @@
 import type { Plan } from "../../../media-plan/plan.mjs";
-import { type Priority, parsePlan, type Word } from "../../../media-plan/protocol.mjs";
+import { type Priority, parsePlan } from "../../../media-plan/protocol.mjs";
 
 /** Where a video's encoding stands. */
 export type Phase = "idle" | "waiting" | "encoding" | "ready" | "errored" | "cancelled";
@@ -73,20 +73,6 @@ function columnsOf(work: Work): { rendition: string | null; first: number; last:
   return { rendition: null, first: 0, last: 0, language: null };
 }
 
-/**
- * A generated caption track being heard: its language (BCP 47, the track's), its generation (the
- * track's, so what an older one heard is let go), how the engine hears it (`heardAs`, its code)
- * and where (`recognizer`: the encoder's engine, or the Worker's), and its chunks once the plan
- * says how many (null before).
- */
-export type SpeechRequest = {
-  language: string;
-  generation: string;
-  heardAs: string;
-  recognizer: "encoder" | "worker";
-  chunks: number | null;
-};
-
 /** A segment a job has reserved (`storing`) or stored. */
 export type SegmentRow = { state: "storing" | "stored"; job: string | null; at: number };
 
@@ -94,9 +80,8 @@ export type SegmentRow = { state: "storing" | "stored"; job: string | null; at: 
  * What a video's coordinator (coordinator.ts) keeps, in its Durable Object's SQLite: the one module
  * of its statements. Tables: `meta` (key → JSON: the video, its phase, plan, settings, the MP4's
  * and the M4A's uploads, what is stored of the poster and storyboard), `units` (the work, queued or running),
- * `segments` (reserved and stored), `frames` (stored), `slots` (held from the pool), `speech` (the
- * caption tracks being heard), `heard` (their chunks' words so far) and `messages` (what is to be
- * told to the captions' queue, kept until it is sent).
+ * `segments` (reserved and stored), `frames` (stored), `slots` (held from the pool); the speech
+ * of generated caption tracks has its own tables (coordinator-speech-store.ts).
  */
 export class EncodingStore {
   constructor(private readonly sql: SqlStorage) {
@@ -115,12 +100,6 @@ export class EncodingStore {
     // Speech units name their track; a table made before them gets the column.
     const columns = sql.exec<{ name: string }>("PRAGMA table_info(units)").toArray();
     if (!columns.some((column) => column.name === "language")) sql.exec("ALTER TABLE units ADD COLUMN language TEXT");
-    sql.exec(`CREATE TABLE IF NOT EXISTS speech (
-      language TEXT PRIMARY KEY, generation TEXT NOT NULL, heard_as TEXT NOT NULL, recognizer TEXT NOT NULL,
-      chunks INTEGER)`);
-    sql.exec(`CREATE TABLE IF NOT EXISTS heard (
-      language TEXT NOT NULL, chunk INTEGER NOT NULL, words TEXT NOT NULL, PRIMARY KEY (language, chunk))`);
-    sql.exec("CREATE TABLE IF NOT EXISTS messages (id TEXT PRIMARY KEY, body TEXT NOT NULL)");
   }
 
   // ─── the video's state ───
@@ -219,6 +198,15 @@ export class EncodingStore {
   /** Running units with their slot; without those that go on once the video is ready when `ready`. */
   running(ready: boolean): Unit[] {
     return this.#units(`job IS NOT NULL AND slot IS NOT NULL${ready ? ` AND kind NOT IN (${AFTER_READY_SQL})` : ""}`);
+  }
+
+  /** The speech units of `language`, queued or running. */
+  speechUnits(language: string): Unit[] {
+    return this.#units("kind = 'speech' AND language = ?", language);
+  }
+
+  deleteSpeechUnits(language: string): void {
+    this.sql.exec("DELETE FROM units WHERE kind = 'speech' AND language = ?", language);
   }
 
   /** Adds a unit, unless one of its id is there. */
@@ -379,98 +367,6 @@ export class EncodingStore {
 
   frameStored(frame: number, width: number): void {
     this.sql.exec("INSERT OR IGNORE INTO frames (frame, width) VALUES (?, ?)", frame, width);
-  }
-
-  // ─── speech ───────────────────────────────────────────────────────────────────────────────
-
-  speechRequests(): SpeechRequest[] {
-    return this.sql
-      .exec<{ language: string; generation: string; heard_as: string; recognizer: string; chunks: number | null }>(
-        "SELECT * FROM speech ORDER BY language",
-      )
-      .toArray()
-      .map((row) => ({
-        language: row.language,
-        generation: row.generation,
-        heardAs: row.heard_as,
-        recognizer: row.recognizer === "worker" ? "worker" : "encoder",
-        chunks: row.chunks,
-      }));
-  }
-
-  speechRequest(language: string): SpeechRequest | null {
-    return this.speechRequests().find((request) => request.language === language) ?? null;
-  }
-
-  /** The track of `request.language` is to be heard (again): what an older generation heard goes. */
-  requestSpeech(request: SpeechRequest): void {
-    this.dropSpeech(request.language);
-    this.sql.exec(
-      "INSERT INTO speech (language, generation, heard_as, recognizer, chunks) VALUES (?, ?, ?, ?, ?)",
-      request.language,
-      request.generation,
-      request.heardAs,
-      request.recognizer,
-      request.chunks,
-    );
-  }
-
-  /** The plan says how many chunks the track of `language` has. */
-  setSpeechChunks(language: string, chunks: number): void {
-    this.sql.exec("UPDATE speech SET chunks = ? WHERE language = ?", chunks, language);
-  }
-
-  /** The track of `language` is no longer heard here: its request, its units and its words go. */
-  dropSpeech(language: string): void {
-    this.sql.exec("DELETE FROM speech WHERE language = ?", language);
-    this.sql.exec("DELETE FROM units WHERE kind = 'speech' AND language = ?", language);
-    this.sql.exec("DELETE FROM heard WHERE language = ?", language);
-  }
-
-  /** The speech units of `language`, queued or running. */
-  speechUnits(language: string): Unit[] {
-    return this.#units("kind = 'speech' AND language = ?", language);
-  }
-
-  /** The words of chunk `chunk` of `language` were heard. */
-  keepWords(language: string, chunk: number, words: Word[]): void {
-    this.sql.exec(
-      "INSERT OR REPLACE INTO heard (language, chunk, words) VALUES (?, ?, ?)",
-      language,
-      chunk,
-      JSON.stringify(words),
-    );
-  }
-
-  /** How many chunks of `language` are heard. */
-  heardCount(language: string): number {
-    return this.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM heard WHERE language = ?", language).one().n;
-  }
-
-  /** Every word heard of `language`, in order. */
-  heardWords(language: string): Word[] {
-    return this.sql
-      .exec<{ words: string }>("SELECT words FROM heard WHERE language = ? ORDER BY chunk", language)
-      .toArray()
-      .flatMap((row) => JSON.parse(row.words) as Word[]);
-  }
-
-  // ─── messages to send ─────────────────────────────────────────────────────────────────────
-
-  /** A message to send, kept until it is sent (`sent`). */
-  keepMessage(id: string, body: unknown): void {
-    this.sql.exec("INSERT OR REPLACE INTO messages (id, body) VALUES (?, ?)", id, JSON.stringify(body));
-  }
-
-  messages(): { id: string; body: unknown }[] {
-    return this.sql
-      .exec<{ id: string; body: string }>("SELECT id, body FROM messages ORDER BY id")
-      .toArray()
-      .map((row) => ({ id: row.id, body: JSON.parse(row.body) as unknown }));
-  }
-
-  sent(id: string): void {
-    this.sql.exec("DELETE FROM messages WHERE id = ?", id);
   }
 
   // ─── slots ────────────────────────────────────────────────────────────────────────────────

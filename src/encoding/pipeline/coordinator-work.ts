@@ -22,7 +22,8 @@ import {
   segmentsDone,
 } from "./coordinator-rules";
 import { SpeechWork } from "./coordinator-speech";
-import type { EncodingStore, SpeechRequest, Unit, Video } from "./coordinator-store";
+import type { SpeechRequest } from "./coordinator-speech-store";
+import type { EncodingStore, Unit, Video } from "./coordinator-store";
 import { poolOf } from "./coordinator-stub";
 import { frameWaited, isFrameWaited, type Waiters } from "./coordinator-waiters";
 import { type EncodeSettings, snapshot } from "./encode-settings";
@@ -56,7 +57,7 @@ export class EncodingWork {
     private readonly waiters: Waiters,
     private readonly clock: () => number,
   ) {
-    this.speech = new SpeechWork(env, store);
+    this.speech = new SpeechWork(env, store, ctx.storage.sql);
   }
 
   /** Job of `unit` sent its last message: what it made is kept, or it runs again; its slot goes back. */
@@ -229,7 +230,7 @@ export class EncodingWork {
             (rendition) => this.store.storedIn(rendition, unit.from, unit.to) < unit.to - unit.from,
           )
         : [];
-    return jobFor(unit, base, plan, missing, unit.kind === "speech" ? this.store.speechRequest(unit.language) : null);
+    return jobFor(unit, base, plan, missing, unit.kind === "speech" ? this.speech.request(unit.language) : null);
   }
 
   /**
@@ -280,21 +281,9 @@ export class EncodingWork {
     await this.speech.send();
   }
 
-  /**
-   * A generated caption track is asked for (again): a running job of an older generation of it
-   * stops, and it is heard once the video has a plan.
-   */
+  /** A generated caption track is asked for (again): heard once the video has a plan (coordinator-speech.ts). */
   async hear(request: SpeechRequest) {
-    const { encoder } = encodingContext(this.env);
-    const running = this.store.speechUnits(request.language).filter((unit) => unit.job && unit.slot);
-    await Promise.all(
-      running.map((unit) =>
-        encoder
-          .cancel(unit.slot as string, unit.job as string)
-          .catch((error) => logError("speech: cancel an older job", error, { jobId: unit.job })),
-      ),
-    );
-    this.speech.ask(request, this.store.plan());
+    await this.speech.ask(request, this.store.plan());
     await this.speech.send();
     await this.arm();
     await this.schedule();

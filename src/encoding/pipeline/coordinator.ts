@@ -6,7 +6,8 @@ import { frameKey, posterKey, segmentKey, sourceKey, storyboardKey } from "../..
 import { planOf } from "../../videos/model";
 import type { FileKind, Upload } from "./coordinator-files";
 import { type SourceOf, segmentVerdict, sourceOf } from "./coordinator-rules";
-import { EncodingStore, type Kind, type SpeechRequest, type Video } from "./coordinator-store";
+import type { SpeechRequest } from "./coordinator-speech-store";
+import { EncodingStore, type Kind, type Video } from "./coordinator-store";
 import { frameWaited, type Outcome, segmentWaited, Waiters } from "./coordinator-waiters";
 import { EncodingWork } from "./coordinator-work";
 import type { EncodeSettings } from "./encode-settings";
@@ -187,7 +188,7 @@ export class VideoEncoding extends DurableObject<Env> {
     }
     if (!this.store.serving()) {
       this.store.set("video", video);
-      this.work.speech.ask({ ...request, chunks: null }, null);
+      await this.work.speech.ask({ ...request, chunks: null }, null);
       this.work.speech.failed(request.language, "The video has no source to hear: it was deleted or errored.");
       await this.work.speech.send();
       return;
@@ -218,7 +219,7 @@ export class VideoEncoding extends DurableObject<Env> {
       video,
       sourceKey: source,
       watermarkKey: settings?.watermark?.imageKey ?? null,
-      speech: unit.kind === "speech" ? this.store.speechRequest(unit.language) : null,
+      speech: unit.kind === "speech" ? this.work.speech.request(unit.language) : null,
     };
   }
 
