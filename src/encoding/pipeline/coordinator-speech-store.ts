@@ -49,11 +49,10 @@ export class SpeechStore {
     return this.speechRequests().find((request) => request.language === language) ?? null;
   }
 
-  /** The track of `request.language` is to be heard (again): what an older generation heard goes. */
+  /** The track of `request.language` is to be heard (again; what an older generation heard went first). */
   requestSpeech(request: SpeechRequest): void {
-    this.dropSpeech(request.language);
     this.sql.exec(
-      "INSERT INTO speech (language, generation, heard_as, recognizer, chunks) VALUES (?, ?, ?, ?, ?)",
+      "INSERT OR REPLACE INTO speech (language, generation, heard_as, recognizer, chunks) VALUES (?, ?, ?, ?, ?)",
       request.language,
       request.generation,
       request.heardAs,

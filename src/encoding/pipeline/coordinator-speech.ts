@@ -46,6 +46,7 @@ export class SpeechWork {
           .catch((error) => logError("speech: cancel an older job", error, { jobId: unit.job })),
       ),
     );
+    this.drop(request.language);
     this.kept.requestSpeech({ ...request, chunks: null });
     if (plan) this.planned(plan);
   }
