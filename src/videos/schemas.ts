@@ -211,6 +211,9 @@ export const UploadedVideoSchema = z.strictObject(videoFields).openapi("Uploaded
 export const VideoCreateSchema = z
   .strictObject({
     ...videoFields,
+    visibility: VisibilitySchema.optional().openapi({
+      description: "Default public; a clip (`clipOf`) takes the visibility of the video it is cut from",
+    }),
     clipOf: ClipOfSchema.optional(),
     sourceUrl: z
       .string()

@@ -1195,7 +1195,7 @@ export interface components {
             /** @example Intro */
             title?: string;
             /**
-             * @description Default public
+             * @description Default public; a clip (`clipOf`) takes the visibility of the video it is cut from
              * @enum {string}
              */
             visibility?: "public" | "unlisted" | "private";
