@@ -273,6 +273,15 @@ export function planOf(row: Pick<VideoRow, "encode_plan">): Plan | null {
   return row.encode_plan === null ? null : parsePlan(JSON.parse(row.encode_plan));
 }
 
+/**
+ * The labels of the video's renditions (`"720p"`): once ready, those it shows; while it plays
+ * before that, its plan's; none before it plays.
+ */
+export function renditionLabelsOf(row: Pick<VideoRow, "renditions" | "encode_plan">): string[] {
+  if (row.renditions !== null) return (JSON.parse(row.renditions) as Rendition[]).map((r) => r.resolution);
+  return planOf(row)?.renditions.map((r) => r.resolution) ?? [];
+}
+
 /** Whether the video plays: ready, or processing with its plan made (contract section 15). */
 export function isPlayable(row: Pick<VideoRow, "status" | "encode_plan" | "output_attempt">): boolean {
   return row.status === "ready" || (row.status === "processing" && row.encode_plan !== null);
