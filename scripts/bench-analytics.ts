@@ -32,8 +32,8 @@ const HOURS = 7 * 24;
 let beacons = 0;
 /**
  * Who sends the next beacon: 500 beacons to a client address (under the 600 a minute each may
- * send), from 20 views of it (the views of a video one address may start a minute, contract
- * section 20; each view well under its 60 beacons a minute), so every beacon timed here counts and
+ * send), from 20 views of it (the views of a video one address may start a minute, docs/analytics.md;
+ * each view well under its 60 beacons a minute), so every beacon timed here counts and
  * is queued, as an honest player's do.
  */
 function sender(): { viewId: string; ip: string } {

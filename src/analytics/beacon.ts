@@ -38,8 +38,8 @@ export const BeaconSchema = z.strictObject({
 export type Beacon = z.infer<typeof BeaconSchema>;
 
 /**
- * The beacon as it counts for a video of these renditions (contract section 20): a rendition the
- * video does not have counts in no share, so it is dropped; the watch time stays the view's.
+ * The beacon as it counts for a video of these renditions: a rendition the video does not have
+ * counts in no share, so it is dropped; the watch time stays the view's (docs/analytics.md).
  */
 export function withKnownRendition(beacon: Beacon, renditions: readonly string[]): Beacon {
   if (beacon.rendition === undefined || renditions.includes(beacon.rendition)) return beacon;

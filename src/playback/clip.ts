@@ -24,7 +24,7 @@ function seconds(values: string[] | undefined, name: string): number | undefined
   return Number(value);
 }
 
-/** Whether a token binds a range (contract §19): then no file holds anything of the video outside it. */
+/** Whether a token binds a range: then no file holds anything of the video outside it (docs/import-clips-search.md). */
 export function bindsRange(bound: TokenClaims): boolean {
   return bound.start !== undefined || bound.end !== undefined;
 }

@@ -84,8 +84,9 @@ export const playbackRoutes = new Hono<AppEnv>()
       return namedObject(serveObject(c.env.MEDIA, thumbnailKeyOf(row), c.req.raw, answer));
     }),
   )
-  // A caption track's files (contract §17): the track, its subtitle playlist, that playlist's
-  // segment; under a ranged token the track and the segment hold only the cues that meet its range.
+  // A caption track's files (docs/captions-and-embed.md): the track, its subtitle playlist, that
+  // playlist's segment; under a ranged token the track and the segment hold only the cues that
+  // meet its range.
   .on(["GET", "HEAD"], `${PLAY_PATH}/:subject/captions/*`, (c) => {
     const subject = c.req.param("subject");
     const file = captionFile(new URL(c.req.url).pathname.slice(`${PLAY_PATH}/${subject}/`.length));
@@ -168,8 +169,8 @@ function playback(type: string | undefined) {
  * highest rendition's width; default that width), its height keeping the aspect (contract section
  * 17): from R2 once made, else made now by the video's coordinator, and the answer waits for it.
  * The same frame and width is made once, so every answer to it has the same bytes and ETag. Under a
- * ranged token, a time outside the range is `403 invalid_playback_token` (contract §19), and
- * without `time` the frame is the range's poster (as far into it as the poster is into a video).
+ * ranged token, a time outside the range is `403 invalid_playback_token`, and without `time` the
+ * frame is the range's poster (as far into it as the poster is into a video).
  */
 async function serveFrame(c: Context<AppEnv>, row: VideoRow, grant: PlaybackGrant): Promise<Response> {
   const plan = planOf(row);

@@ -28,7 +28,7 @@ const TokenRequestSchema = z
       .optional()
       .openapi({
         description:
-          "A range bound in the token (contract §19): its playlists list only the segments covering it, a frame " +
+          "A range bound in the token: its playlists list only the segments covering it, a frame " +
           "outside it is `403 invalid_playback_token`, caption files hold only the cues that meet it, and the " +
           "whole-video files (MP4, M4A, storyboard) are not served",
         example: 10,

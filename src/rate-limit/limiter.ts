@@ -158,7 +158,7 @@ export class RateLimiter extends DurableObject<Env> {
   }
 
   /**
-   * A viewing beacon (contract section 20), in memory: `consumeInMemory` over its buckets, then,
+   * A viewing beacon (docs/analytics.md), in memory: `consumeInMemory` over its buckets, then,
    * when it passes, whether it counts: a beacon of a view this address started, or of one it may
    * still start within its views of the video a minute (`ViewStarts`). One that passes but does not
    * count is answered `204` and adds nothing.

@@ -199,7 +199,7 @@ export async function limitOperatorFailures<E extends AppEnv>(c: Context<E>, val
 }
 
 /**
- * Counts a viewing beacon (contract section 20) of `view`: against its client address's bucket
+ * Counts a viewing beacon (docs/analytics.md) of `view`: against its client address's bucket
  * (600 a minute) and its view's (60 a minute), both in the client's object, so one call checks and
  * counts the two, in the object's memory (no storage write per beacon; `RateLimiter.consumeBeacon`).
  * A view's beacons come from its player's address; one sent from elsewhere is counted in that

@@ -41,8 +41,8 @@ export const POLICIES = {
 export const BEACONS_PER_VIEW = 60;
 
 /**
- * The views of one video one client address may start in a window (contract section 20: 20 a
- * minute; a beacon of one more counts nothing), and how long a started view is remembered without
+ * The views of one video one client address may start in a window (20 a minute; a beacon of
+ * one more counts nothing: docs/analytics.md), and how long a started view is remembered without
  * a beacon: a paused player sends none, and one remembered no longer starts again (view-starts.ts).
  */
 export const VIEW_STARTS = { limit: 20, windowSeconds: 60, memorySeconds: 600 } as const;

@@ -1,5 +1,5 @@
 /**
- * The views one client address starts (contract section 20): at most `limit` views of a video in
+ * The views one client address starts (docs/analytics.md, "New views per address"): at most `limit` views of a video in
  * any window of `windowMs`; a beacon of a view past them counts nothing (it is answered `204` and
  * not queued), so invented view ids cannot add views, nor the watch time each view may add. Kept in
  * the address's RateLimiter object's memory beside its beacon buckets: the object already sees every

@@ -49,7 +49,7 @@ function knownLength(video: VideoRow): number | null {
  * The span in the source a clip of `video` is made of: its own span there, moved by where `video`
  * itself starts in that source when it is a clip (so a clip of a clip reads the first video's
  * source), and never past where `video` ends there: a clip's span lies within its video's, so a
- * chain of clips only narrows. Throws the contract's errors: `video_not_ready` for a video not
+ * chain of clips only narrows (docs/import-clips-search.md). Throws the API's errors: `video_not_ready` for a video not
  * processing or ready, `invalid_body` for a span past its known length (`knownLength`: a clip's is
  * known before its probe; a source's span found past its end by the probe errors the clip).
  */

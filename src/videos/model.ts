@@ -242,7 +242,7 @@ export type Video = {
 export const COMPLETION_LEASE_MS = 5 * 60 * 1000;
 /** How long an upload session accepts parts. */
 export const UPLOAD_SESSION_MS = 24 * 60 * 60 * 1000;
-/** A test video is encoded from its first seconds only (contract §16): it lasts at most this long. */
+/** A test video is encoded from its first seconds only: it lasts at most this long (docs/api-guide.md). */
 export const TEST_VIDEO_SECONDS = 10;
 /** How long a test video lives (contract §16): the scheduled sweep deletes it this long after its creation. */
 export const TEST_VIDEO_LIFETIME_MS = 24 * 60 * 60 * 1000;

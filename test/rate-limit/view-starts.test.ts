@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ViewStarts } from "../../src/rate-limit/view-starts";
 
-// The views one client address may start (contract section 20: 20 of a video a minute), pure,
+// The views one client address may start (20 of a video a minute: docs/analytics.md), pure,
 // with time given.
 
 const MINUTE = 60_000;
