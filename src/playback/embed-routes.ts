@@ -7,6 +7,7 @@ import { publicOrigin } from "../http/public-url";
 import { frameAncestors } from "../lib/origins";
 import { allowedOriginsOf } from "../videos/model";
 import { EMBED_PATH, PLAY_PATH, playbackThumbnailUrl } from "../videos/urls";
+import { bindsRange } from "./clip";
 import { withPlayableVideo } from "./state";
 
 /**
@@ -98,7 +99,12 @@ export const embedRoutes = new Hono<AppEnv>().get(`${EMBED_PATH}/:subject`, asyn
             (track) =>
               html`<track kind="subtitles" srclang="${track.language}" label="${track.label}" src="${trackUrl(origin, subject, track.language)}" />`,
           )}
-          <track kind="metadata" label="thumbnails" src="${root}/storyboard.vtt" default />
+          ${
+            // The storyboard shows the whole video: a ranged token has none (docs/import-clips-search.md).
+            bindsRange(grant)
+              ? ""
+              : html`<track kind="metadata" label="thumbnails" src="${root}/storyboard.vtt" default />`
+          }
         </video>
       </hls-video>
       <media-poster-image slot="poster" src="${poster}"></media-poster-image>

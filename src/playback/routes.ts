@@ -1,6 +1,6 @@
 import { type Context, Hono } from "hono";
 import { frameAt, MIN_STILL_WIDTH } from "../../media-plan/pictures.mjs";
-import { type Plan, segmentCount, timelineStart, topRendition } from "../../media-plan/plan.mjs";
+import { type Plan, posterTime, segmentCount, timelineStart, topRendition } from "../../media-plan/plan.mjs";
 import { segmentIndex } from "../../media-plan/protocol.mjs";
 import { captionFile, captionTrackFile } from "../captions/files";
 import { withSubtitles } from "../captions/hls";
@@ -14,7 +14,7 @@ import { encodeOutputKey, frameKey, m4aKey, mp4Key, segmentKey, storyboardKey } 
 import { limitClient } from "../rate-limit/middleware";
 import { planOf, type VideoRow } from "../videos/model";
 import { PLAY_PATH, thumbnailKeyOf } from "../videos/urls";
-import { coveringSegments, requestedSpan, spanQuery } from "./clip";
+import { bindsRange, coveringSegments, requestedSpan, spanQuery, tokenSpan } from "./clip";
 import { isUnchanging, serveCached } from "./edge-cache";
 import { masterPlaylist, variantPlaylist } from "./playlists";
 import { namedObject, withPlayableVideo } from "./state";
@@ -73,26 +73,33 @@ export const playbackRoutes = new Hono<AppEnv>()
   // The video's current thumbnail (its custom image, else the poster frame), with its own type: how
   // a token holder sees a private video's picture, and the embed page's poster (contract section
   // 12); with `time` (and `width`), the frame at that time (section 17).
+  // Under a ranged token, the poster (a frame 1 s in) would show a moment outside the range: the
+  // range's own poster frame stands for it. A custom thumbnail is the owner's picture of the video,
+  // no moment of it, and is served as it is.
   .on(["GET", "HEAD"], `${PLAY_PATH}/:subject/thumbnail`, (c) =>
-    withPlayableVideo(c, c.req.param("subject"), ({ row }) => {
-      if (c.req.queries("time") !== undefined) return serveFrame(c, row);
+    withPlayableVideo(c, c.req.param("subject"), ({ row, grant }) => {
+      const poster = bindsRange(grant) && row.custom_thumbnail_key === null;
+      if (c.req.queries("time") !== undefined || poster) return serveFrame(c, row, grant);
       const answer = { cacheControl: THUMBNAIL_CACHE };
       return namedObject(serveObject(c.env.MEDIA, thumbnailKeyOf(row), c.req.raw, answer));
     }),
   )
-  // A caption track's files (contract §17): the track, its subtitle playlist, that playlist's segment.
+  // A caption track's files (docs/captions-and-embed.md): the track, its subtitle playlist, that
+  // playlist's segment; under a ranged token the track and the segment hold only the cues that
+  // meet its range.
   .on(["GET", "HEAD"], `${PLAY_PATH}/:subject/captions/*`, (c) => {
     const subject = c.req.param("subject");
     const file = captionFile(new URL(c.req.url).pathname.slice(`${PLAY_PATH}/${subject}/`.length));
-    return withPlayableVideo(c, subject, async ({ row, tracks }) => {
+    return withPlayableVideo(c, subject, async ({ row, grant, tracks }) => {
       const track = tracks.find((one) => one.language === file?.language);
       if (!file || !track) throw new ApiError("not_found");
-      if (file.kind === "track") {
+      const range = tokenSpan(grant, row.duration ?? Number.POSITIVE_INFINITY);
+      if (file.kind === "track" && range === null) {
         return namedObject(serveObject(c.env.MEDIA, track.object_key, c.req.raw, playback(CAPTIONS)));
       }
-      const making = captionTrackFile(c.env.MEDIA, row, track, file.kind, mpegtsStart(row));
-      // The segment reads the track's object; the playlist only the video's duration.
-      const made = await (file.kind === "segment" ? namedObject(making) : making);
+      const making = captionTrackFile(c.env.MEDIA, row, track, file.kind, mpegtsStart(row), range);
+      // The track and the segment read the track's object; the playlist only the video's duration.
+      const made = await (file.kind === "playlist" ? making : namedObject(making));
       return serveText(c.req.raw, made.text, file.kind === "playlist" ? PLAYLIST : CAPTIONS, made.lastModified);
     });
   })
@@ -109,7 +116,11 @@ export const playbackRoutes = new Hono<AppEnv>()
 /** A file of a playable video under `/play/<x>/`, but its master playlist, thumbnail and captions. */
 async function serveFile(c: Context<AppEnv>, row: VideoRow, grant: PlaybackGrant, path: string): Promise<Response> {
   const plan = planOf(row);
-  if (plan === null) return legacyFile(c, row, path);
+  // A video encoded before plans cannot be cut: a ranged token plays none of its files.
+  if (plan === null) {
+    if (bindsRange(grant)) throw new ApiError("not_found");
+    return legacyFile(c, row, path);
+  }
   const variant = /^([1-9][0-9]{0,4}p)\/index\.m3u8$/.exec(path);
   if (variant && hasRendition(plan, variant[1] as string)) {
     const segments = coveringSegments(plan, requestedSpan(spanParams(c), grant, plan.duration));
@@ -128,7 +139,9 @@ async function serveFile(c: Context<AppEnv>, row: VideoRow, grant: PlaybackGrant
     if (index < bound.first || index > bound.last) throw new ApiError("not_found");
     return serveSegment(c, row, plan, segment[1] as string, segment[2] as string);
   }
-  if (grant.start !== undefined || grant.end !== undefined) throw new ApiError("not_found");
+  // A whole-video file (the MP4, the M4A, the storyboard and its sprite) holds what lies outside a
+  // token's range: a ranged token has none of them (its `mp4` and `m4a` URLs are null).
+  if (bindsRange(grant)) throw new ApiError("not_found");
   if (path === "video.mp4" && row.status === "ready" && row.has_mp4 === 1) {
     return serveObject(c.env.MEDIA, mp4Key(row.project_id, row.id), c.req.raw, playback(TYPES.mp4));
   }
@@ -155,20 +168,31 @@ function playback(type: string | undefined) {
  * The frame at `?time=` seconds (0 to the video's duration), `?width=` pixels wide (16 to the
  * highest rendition's width; default that width), its height keeping the aspect (contract section
  * 17): from R2 once made, else made now by the video's coordinator, and the answer waits for it.
- * The same frame and width is made once, so every answer to it has the same bytes and ETag.
+ * The same frame and width is made once, so every answer to it has the same bytes and ETag. Under a
+ * ranged token, a time outside the range is `403 invalid_playback_token`, and without `time` the
+ * frame is the range's poster (as far into it as the poster is into a video).
  */
-async function serveFrame(c: Context<AppEnv>, row: VideoRow): Promise<Response> {
+async function serveFrame(c: Context<AppEnv>, row: VideoRow, grant: PlaybackGrant): Promise<Response> {
   const plan = planOf(row);
   if (plan === null) throw new ApiError("not_found");
   const top = topRendition(plan).width;
-  const time = queryNumber(
-    c,
-    "time",
-    /^[0-9]+(\.[0-9]+)?$/,
-    0,
-    plan.duration,
-    "a number of seconds from 0 to the video's duration",
-  );
+  const range = tokenSpan(grant, plan.duration);
+  const time =
+    range !== null && c.req.queries("time") === undefined
+      ? range.start + posterTime(range.end - range.start)
+      : queryNumber(
+          c,
+          "time",
+          /^[0-9]+(\.[0-9]+)?$/,
+          0,
+          plan.duration,
+          "a number of seconds from 0 to the video's duration",
+        );
+  if (range !== null && !(time >= range.start && time <= range.end)) {
+    throw new ApiError("invalid_playback_token", {
+      message: `This playback token plays ${range.start}–${range.end} s of the video; ${time} s lies outside.`,
+    });
+  }
   const width =
     c.req.queries("width") === undefined
       ? top
@@ -250,7 +274,7 @@ async function serveMaster(
   if (plan !== null) {
     master = masterPlaylist(plan, spanQuery(requestedSpan(spanParams(c), grant, plan.duration)));
   } else {
-    if (spanParams(c).start || spanParams(c).end || grant.start !== undefined || grant.end !== undefined) {
+    if (spanParams(c).start || spanParams(c).end || bindsRange(grant)) {
       throw new ApiError("invalid_query", { details: [{ path: "start", message: "this video cannot be cut" }] });
     }
     const key = encodeOutputKey(row.project_id, row.id, row.output_attempt as number, "master.m3u8");

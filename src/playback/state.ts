@@ -7,7 +7,7 @@ import { Memo } from "../lib/memo";
 import type { VideoRow } from "../videos/model";
 import { PLAYBACK_STATE_TTL_MS, playbackStateForgetting } from "../videos/playback-state";
 import { playbackVideoStatement } from "./queries";
-import { checkPlayable, subjectOf } from "./subject";
+import { checkPlayable, type Subject, subjectOf } from "./subject";
 import type { PlaybackGrant } from "./tokens";
 
 /**
@@ -78,7 +78,15 @@ export async function withPlayableVideo<T>(
   subject: string,
   serve: (video: Playable) => Promise<T>,
 ): Promise<T> {
-  const { grant, byId } = await subjectOf(c, subject);
+  return withPlayableSubject(c, await subjectOf(c, subject), serve);
+}
+
+/** `withPlayableVideo` of a subject already read (`subjectOf`): for a route that needs its video id first. */
+export async function withPlayableSubject<T>(
+  c: Context<AppEnv>,
+  { grant, byId }: Subject,
+  serve: (video: Playable) => Promise<T>,
+): Promise<T> {
   const { videoId } = grant;
   const answer = (state: PlaybackState | null) =>
     serve({ row: checkPlayable(c, state?.row ?? null, grant, byId), grant, tracks: state?.tracks ?? [] });

@@ -40,6 +40,13 @@ export const POLICIES = {
 /** A view's beacons a minute, counted in its client's object beside the client's `beacons` bucket. */
 export const BEACONS_PER_VIEW = 60;
 
+/**
+ * The views of one video one client address may start in a window (20 a minute; a beacon of
+ * one more counts nothing: docs/analytics.md), and how long a started view is remembered without
+ * a beacon: a paused player sends none, and one remembered no longer starts again (view-starts.ts).
+ */
+export const VIEW_STARTS = { limit: 20, windowSeconds: 60, memorySeconds: 600 } as const;
+
 /** A tenant's bucket holds this many times its callers' limit. */
 export const TENANT_MULTIPLIER = 10;
 

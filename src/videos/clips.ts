@@ -3,7 +3,15 @@ import type { Db } from "../lib/db";
 import { modeOf, type Tenant } from "../lib/tenant";
 import { parseUlid, ulid } from "../lib/ulid";
 import { queueEncoding } from "./encode-queue";
-import { type ClipSpan, newClipRow, type VideoChoices, type VideoRow, WITH_SOURCE } from "./model";
+import {
+  type ClipSpan,
+  newClipRow,
+  TEST_VIDEO_SECONDS,
+  type VideoChoices,
+  type VideoRow,
+  type Visibility,
+  WITH_SOURCE,
+} from "./model";
 import { findVideo, insertVideoStatement } from "./queries";
 
 // Frame-accurate clips as videos (contract §19): a new video encoded from a span of another
@@ -14,22 +22,54 @@ import { findVideo, insertVideoStatement } from "./queries";
 export type ClipRequest = { videoId: string; start: number; end: number };
 
 /**
+ * Seconds of a span, to the microsecond (far under a frame), so arithmetic in binary fractions
+ * leaves no trace: `1.4 - 0.1` is 1.2999999999999998, `2.2 + 0.12` is 2.3200000000000003.
+ */
+function toMicroseconds(seconds: number): number {
+  return Math.round(seconds * 1_000_000) / 1_000_000;
+}
+
+/**
+ * How long `video` lasts, as far as it can be known now: its duration once probed; before that, a
+ * clip lasts at most the span it was cut to, and a test video its first seconds (it is encoded from
+ * no more). Null when nothing bounds it yet (a source being probed).
+ */
+function knownLength(video: VideoRow): number | null {
+  if (video.duration !== null) return video.duration;
+  const bounds: number[] = [];
+  if (video.clip_start !== null && video.clip_end !== null)
+    bounds.push(toMicroseconds(video.clip_end - video.clip_start));
+  if (video.livemode === 0) bounds.push(TEST_VIDEO_SECONDS);
+  return bounds.length === 0 ? null : Math.min(...bounds);
+}
+
+/**
  * The span in the source a clip of `video` is made of: its own span there, moved by where `video`
- * itself starts in that source when it is a clip (so a clip of a clip reads the first video's source).
- * Throws the contract's errors: `video_not_ready` for a video not processing or ready, `invalid_body`
- * for a span past its end (when its duration is known; a span past the source's end found by the
- * probe errors the clip).
+ * itself starts in that source when it is a clip (so a clip of a clip reads the first video's
+ * source), and never past where `video` ends there: a clip's span lies within its video's, so a
+ * chain of clips only narrows (docs/import-clips-search.md). Throws the API's errors: `video_not_ready` for a video not
+ * processing or ready, `invalid_body` for a span past its known length (`knownLength`: a clip's is
+ * known before its probe; a source's span found past its end by the probe errors the clip).
  */
 export function clipSpan(video: VideoRow, request: ClipRequest): ClipSpan {
   if (!WITH_SOURCE.includes(video.status)) throw new ApiError("video_not_ready");
-  if (video.duration !== null && request.end > video.duration) {
+  const length = knownLength(video);
+  if (length !== null && request.end > length) {
     throw new ApiError("invalid_body", {
-      details: [{ path: "clipOf.end", message: `must be at most the video's duration, ${video.duration} s` }],
+      details: [{ path: "clipOf.end", message: `must be at most the video's length, ${length} s` }],
     });
   }
   const offset = video.clip_start ?? 0;
-  return { of: video.clip_of ?? video.id, start: offset + request.start, end: offset + request.end };
+  // A probed clip may last a frame more than its span (whole frames): its end there still bounds.
+  const end = Math.min(toMicroseconds(offset + request.end), video.clip_end ?? Number.POSITIVE_INFINITY);
+  return { of: video.clip_of ?? video.id, start: toMicroseconds(offset + request.start), end };
 }
+
+/**
+ * What a clip is given beside its span: the caller's choices for the new video; without a
+ * visibility, the video's it is cut from (a clip of a private video is private).
+ */
+export type ClipChoices = Omit<VideoChoices, "visibility"> & { visibility?: Visibility | undefined };
 
 /**
  * Creates the clip of `request` as a new video of the same project and mode as the video it is cut
@@ -40,7 +80,7 @@ export async function createClip(
   deps: { db: Db; encodeQueue: Queue },
   tenant: Tenant,
   request: ClipRequest,
-  choices: VideoChoices,
+  choices: ClipChoices,
   now: number,
 ): Promise<VideoRow> {
   const id = parseUlid(request.videoId);
@@ -48,6 +88,7 @@ export async function createClip(
   if (!video) throw new ApiError("video_not_found");
   const row = newClipRow({
     ...choices,
+    visibility: choices.visibility ?? video.visibility,
     id: ulid(now),
     projectId: video.project_id,
     mode: modeOf(video.livemode),

@@ -258,6 +258,8 @@ export type Video = {
 export const COMPLETION_LEASE_MS = 5 * 60 * 1000;
 /** How long an upload session accepts parts. */
 export const UPLOAD_SESSION_MS = 24 * 60 * 60 * 1000;
+/** A test video is encoded from its first seconds only: it lasts at most this long (docs/api-guide.md). */
+export const TEST_VIDEO_SECONDS = 10;
 /** How long a test video lives (contract §16): the scheduled sweep deletes it this long after its creation. */
 export const TEST_VIDEO_LIFETIME_MS = 24 * 60 * 60 * 1000;
 
@@ -285,6 +287,15 @@ export function completionInFlight(row: Pick<VideoRow, "status" | "completion_le
  */
 export function planOf(row: Pick<VideoRow, "encode_plan">): Plan | null {
   return row.encode_plan === null ? null : parsePlan(JSON.parse(row.encode_plan));
+}
+
+/**
+ * The labels of the video's renditions (`"720p"`): once ready, those it shows; while it plays
+ * before that, its plan's; none before it plays.
+ */
+export function renditionLabelsOf(row: Pick<VideoRow, "renditions" | "encode_plan">): string[] {
+  if (row.renditions !== null) return (JSON.parse(row.renditions) as Rendition[]).map((r) => r.resolution);
+  return planOf(row)?.renditions.map((r) => r.resolution) ?? [];
 }
 
 /** Whether the video plays: ready, or processing with its plan made (contract section 15). */

@@ -146,9 +146,8 @@ export const videoRoutes = createRouter()
     const body = c.req.valid("json");
     const now = Date.now();
     if (body.generatedCaptions?.length) await checkHeard(c.env, body.generatedCaptions);
-    const choices = {
+    const given = {
       title: body.title ?? null,
-      visibility: body.visibility ?? "public",
       tags: body.tags,
       metadata: body.metadata,
       allowedOrigins: body.allowedOrigins,
@@ -156,9 +155,11 @@ export const videoRoutes = createRouter()
     };
     if (body.clipOf) {
       const deps = { db: c.var.db, encodeQueue: c.env.ENCODE_QUEUE };
-      const clip = await createClip(deps, c.var.tenant, body.clipOf, choices, now);
+      // Without a visibility, a clip takes its video's (createClip).
+      const clip = await createClip(deps, c.var.tenant, body.clipOf, { ...given, visibility: body.visibility }, now);
       return c.json({ video: present(c, clip, now) }, 201);
     }
+    const choices = { ...given, visibility: body.visibility ?? "public" };
     if (body.sourceUrl !== undefined) {
       const url = importUrl(body.sourceUrl, { allowHttp: c.var.config.allowHttpWebhooks });
       const row = await createImportedVideo(c.var.db, c.env.IMPORT_QUEUE, c.var.tenant, { ...choices, url }, now);

@@ -240,6 +240,9 @@ export const VideoCreateSchema = z
   .strictObject({
     ...videoFields,
     generatedCaptions: GeneratedCaptionsSchema.optional(),
+    visibility: VisibilitySchema.optional().openapi({
+      description: "Default public; a clip (`clipOf`) takes the visibility of the video it is cut from",
+    }),
     clipOf: ClipOfSchema.optional(),
     sourceUrl: z
       .string()

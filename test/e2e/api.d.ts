@@ -1338,7 +1338,7 @@ export interface components {
             /** @example Intro */
             title?: string;
             /**
-             * @description Default public
+             * @description Default public; a clip (`clipOf`) takes the visibility of the video it is cut from
              * @enum {string}
              */
             visibility?: "public" | "unlisted" | "private";
@@ -1451,7 +1451,7 @@ export interface components {
             m4a: string | null;
             /**
              * Format: uri
-             * @description The video's current thumbnail under the token (its custom one, else the poster frame), with its own Content-Type and `Cache-Control: private`; `404 not_found` while it has none
+             * @description The video's current thumbnail under the token (its custom one, else the poster frame; under a ranged token the range's own poster frame), with its own Content-Type and `Cache-Control: private`; `404 not_found` while it has none
              */
             thumbnail: string;
         };
@@ -1462,7 +1462,7 @@ export interface components {
              */
             expiresIn?: number;
             /**
-             * @description A range bound in the token (contract §19): its playlists list only the segments covering it
+             * @description A range bound in the token: its playlists list only the segments covering it, a frame outside it is `403 invalid_playback_token`, caption files hold only the cues that meet it, and the whole-video files (MP4, M4A, storyboard) are not served
              * @example 10
              */
             start?: number;

@@ -128,35 +128,39 @@ describe.runIf(speech)("generated captions, end to end", () => {
     expect(tracks).toMatchObject([{ status: "skipped" }]);
   });
 
-  it.runIf(chromium)("is generated from the dashboard, its status changing without a reload", async () => {
-    const browser = await launchChromium();
-    try {
-      const context = await browser.newContext();
-      const [name, value] = (tenant.owner.cookie ?? "").split("=");
-      await context.addCookies([{ name: name ?? "", value: value ?? "", url: server.baseUrl }]);
-      const page = await context.newPage();
-      await page.goto(`${server.baseUrl}/dashboard/projects/${tenant.projectId}/videos/${videoId}`);
-      await page.getByRole("heading", { name: "Captions" }).waitFor();
-      const row = page.getByRole("row", { name: /English \(auto-generated\)/ });
-      await row.getByRole("button", { name: "Download" }).waitFor();
-      // Asked again from the dashboard: processing, then ready, without a reload.
-      await page.getByRole("combobox", { name: "Language" }).selectOption("en");
-      await page.getByRole("button", { name: "Generate captions" }).click();
-      await row.getByText("processing").waitFor();
-      await row.getByText("ready").waitFor({ timeout: 60_000 });
-      expect(await row.getByRole("button", { name: "Download" }).isVisible()).toBe(true);
-      expect(await seriousViolations(page)).toEqual([]);
-      // A language the engine does not hear is refused in the API's words.
-      await page.getByRole("combobox", { name: "Language" }).selectOption("fr");
-      await page.getByRole("button", { name: "Generate captions" }).click();
-      await page.getByText(/hears en/).waitFor();
-    } catch (error) {
-      const pages = browser.contexts().flatMap((context) => context.pages());
-      await pages[0]?.screenshot({ path: path.resolve(import.meta.dirname, "../../.vitest/generated-captions.png") });
-      console.log(await pages[0]?.locator("body").innerText());
-      throw error;
-    } finally {
-      await browser.close();
-    }
-  }, 120_000);
+  it.runIf(chromium)(
+    "is generated from the dashboard, its status changing without a reload",
+    async () => {
+      const browser = await launchChromium();
+      try {
+        const context = await browser.newContext();
+        const [name, value] = (tenant.owner.cookie ?? "").split("=");
+        await context.addCookies([{ name: name ?? "", value: value ?? "", url: server.baseUrl }]);
+        const page = await context.newPage();
+        await page.goto(`${server.baseUrl}/dashboard/projects/${tenant.projectId}/videos/${videoId}`);
+        await page.getByRole("heading", { name: "Captions" }).waitFor();
+        const row = page.getByRole("row", { name: /English \(auto-generated\)/ });
+        await row.getByRole("button", { name: "Download" }).waitFor();
+        // Asked again from the dashboard: processing, then ready, without a reload.
+        await page.getByRole("combobox", { name: "Language" }).selectOption("en");
+        await page.getByRole("button", { name: "Generate captions" }).click();
+        await row.getByText("processing").waitFor();
+        await row.getByText("ready").waitFor({ timeout: 60_000 });
+        expect(await row.getByRole("button", { name: "Download" }).isVisible()).toBe(true);
+        expect(await seriousViolations(page)).toEqual([]);
+        // A language the engine does not hear is refused in the API's words.
+        await page.getByRole("combobox", { name: "Language" }).selectOption("fr");
+        await page.getByRole("button", { name: "Generate captions" }).click();
+        await page.getByText(/hears en/).waitFor();
+      } catch (error) {
+        const pages = browser.contexts().flatMap((context) => context.pages());
+        await pages[0]?.screenshot({ path: path.resolve(import.meta.dirname, "../../.vitest/generated-captions.png") });
+        console.log(await pages[0]?.locator("body").innerText());
+        throw error;
+      } finally {
+        await browser.close();
+      }
+    },
+    120_000,
+  );
 });

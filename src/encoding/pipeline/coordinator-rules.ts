@@ -8,7 +8,7 @@ import {
   Unplannable,
 } from "../../../media-plan/plan.mjs";
 import { type Job, MAX_SPEECH_SECONDS, type Result } from "../../../media-plan/protocol.mjs";
-import type { VideoRow } from "../../videos/model";
+import { TEST_VIDEO_SECONDS, type VideoRow } from "../../videos/model";
 import type { FileKind } from "./coordinator-files";
 import type { SpeechRequest } from "./coordinator-speech-store";
 import type { NewUnit, SegmentRow, SegmentsUnit, Unit } from "./coordinator-store";
@@ -242,9 +242,6 @@ export function jobFor(
   }
 }
 
-/** A test video is encoded from its first seconds only (contract section 16). */
-export const TEST_MODE_SECONDS = 10;
-
 /**
  * The plan of a probed source with the settings the video claimed, cut to its first seconds for a
  * test video and to its span for a clip; or, for a source the service does not encode, the
@@ -255,7 +252,7 @@ export function planOf(
   video: { settings: EncodeSettings; testMode: boolean; clip: SourceOf["clip"] },
 ): { plan: Plan } | { unplannable: string } {
   try {
-    const options = { maxDuration: video.testMode ? TEST_MODE_SECONDS : undefined, clip: video.clip };
+    const options = { maxDuration: video.testMode ? TEST_VIDEO_SECONDS : undefined, clip: video.clip };
     return { plan: planEncoding(probe, planSettings(video.settings), options) };
   } catch (error) {
     if (!(error instanceof Unplannable)) throw error;
