@@ -212,8 +212,8 @@ export const VideoCreateSchema = z
   .strictObject({
     ...videoFields,
     clipOf: ClipOfSchema.optional(),
-    sourceUrl: z
-      .string()
+    // Text as every field is: the URL parser would drop a tab or a line break silently.
+    sourceUrl: textSchema()
       .max(2048)
       .optional()
       .openapi({

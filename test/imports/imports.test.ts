@@ -117,6 +117,23 @@ describe("POST /v1/videos with sourceUrl", () => {
     }
   });
 
+  // The URL parser drops tabs and line breaks silently: the URL stored would not be the one sent.
+  it.each([
+    ["a tab", "https://media.example.com/a\t.mp4"],
+    ["a line break", "https://media.exa\nmple.com/a.mp4"],
+    ["a carriage return", "https://media.example.com/\r\na.mp4"],
+    ["NUL", "https://media.example.com/a.mp4\u0000"],
+    ["a lone surrogate", "https://media.example.com/\ud800.mp4"],
+  ])("refuses a sourceUrl holding %s with invalid_body naming sourceUrl", async (_, url) => {
+    const { key } = await newWorkspace();
+    const { response, sent } = await newImport(key, url);
+    expect(response.status).toBe(400);
+    const body = (await response.json()) as { error: { code: string; details: { path: string }[] } };
+    expect(body.error.code).toBe("invalid_body");
+    expect(body.error.details.map((detail) => detail.path)).toEqual(["sourceUrl"]);
+    expect(sent).toEqual([]);
+  });
+
   it("imports in test mode as it uploads: a test video, importing", async () => {
     const { key } = await newWorkspace({ mode: "test" });
     const { response } = await newImport(key, URL_A);
