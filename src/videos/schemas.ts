@@ -3,7 +3,7 @@ import { ModeQuerySchema } from "../auth/guards";
 import { livemodeSchema, pathId, TimestampSchema, textSchema, UlidSchema } from "../http/schemas";
 import { MAX_ALLOWED_ORIGINS, normalizeOriginPattern } from "../lib/origins";
 import { parseUlid, ULID_PATTERN_ANY_CASE } from "../lib/ulid";
-import { ITEM_CODES, VIDEO_ERROR_CODES, VIDEO_STATUSES, VISIBILITIES } from "./model";
+import { ITEM_CODES, metadataObject, VIDEO_ERROR_CODES, VIDEO_STATUSES, VISIBILITIES } from "./model";
 
 export const VisibilitySchema = z.enum(VISIBILITIES).openapi({ description: "Default public" });
 
@@ -61,7 +61,13 @@ export const VideoSchema = z
     }),
     error: VideoErrorSchema.nullable().openapi({ description: "null unless the video is errored" }),
     tags: z.array(z.string()).openapi({ description: "At most 20; default []" }),
-    metadata: z.record(z.string(), z.string()).openapi({ description: "At most 20 string pairs; default {}" }),
+    metadata: stringPairs(z.string(), z.string())
+      .transform(metadataObject)
+      .openapi({
+        type: "object",
+        additionalProperties: { type: "string" },
+        description: "At most 20 string pairs; default {}",
+      }),
     allowedOrigins: z.array(z.string()).openapi({
       description: "The origins whose pages may play and frame the video (contract §19); [] allows any",
       example: ["https://example.com", "https://*.example.com"],
@@ -87,19 +93,42 @@ export const TagsSchema = z
   });
 
 const MetadataKeySchema = z.string().regex(METADATA_KEY, "keys are 1–40 characters of [A-Za-z0-9_.-]");
-const MetadataValueSchema = textSchema().max(500);
-const pairsAtMost = (pairs: Record<string, unknown>) => Object.keys(pairs).length <= MAX_METADATA_PAIRS;
-const PAIRS_MESSAGE = `at most ${MAX_METADATA_PAIRS} pairs`;
+const MAX_METADATA_VALUE = 500;
+const MetadataValueSchema = textSchema().max(MAX_METADATA_VALUE);
 
-export const MetadataSchema = z
-  .record(MetadataKeySchema, MetadataValueSchema)
-  .refine(pairsAtMost, PAIRS_MESSAGE)
-  .openapi({ description: "String pairs: keys 1–40 characters of [A-Za-z0-9_.-], values at most 500 characters" });
+/**
+ * String pairs by key (a video's metadata, an edit of it), read as a Map and handed on as an object
+ * without a prototype (`metadataObject`). zod's record skips a `__proto__` key (so that assigning it
+ * cannot set a prototype), which the key pattern allows: the pair would be dropped without a word
+ * and its value never checked. Here every key is checked by `key` and every value by `value`, the
+ * `__proto__` pair included. The document cannot read a Map: each use says, with `.openapi()`,
+ * the JSON object it is on the wire.
+ */
+function stringPairs<K extends z.ZodType<string>, V extends z.ZodType>(key: K, value: V) {
+  return z.preprocess(
+    (input) =>
+      typeof input === "object" && input !== null && !Array.isArray(input) ? new Map(Object.entries(input)) : input,
+    z.map(key, value, { error: "must be an object of string pairs" }),
+  );
+}
+
+export const MetadataSchema = stringPairs(MetadataKeySchema, MetadataValueSchema)
+  .refine((pairs) => pairs.size <= MAX_METADATA_PAIRS, `at most ${MAX_METADATA_PAIRS} pairs`)
+  .transform(metadataObject)
+  .openapi({
+    type: "object",
+    additionalProperties: { type: "string", maxLength: MAX_METADATA_VALUE },
+    description: "String pairs: keys 1–40 characters of [A-Za-z0-9_.-], values at most 500 characters",
+  });
 
 /** A metadata edit: merge-patched, a key set to null is removed (the result holds at most 20 pairs). */
-export const MetadataPatchSchema = z
-  .record(MetadataKeySchema, MetadataValueSchema.nullable())
-  .openapi({ description: "Merged into the video's metadata; a key set to null is removed" });
+export const MetadataPatchSchema = stringPairs(MetadataKeySchema, MetadataValueSchema.nullable())
+  .transform(metadataObject)
+  .openapi({
+    type: "object",
+    additionalProperties: { type: ["string", "null"], maxLength: MAX_METADATA_VALUE },
+    description: "Merged into the video's metadata; a key set to null is removed",
+  });
 
 export const AllowedOriginsSchema = z
   .array(
