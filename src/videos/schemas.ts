@@ -2,6 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { ModeQuerySchema } from "../auth/guards";
 import { livemodeSchema, pathId, TimestampSchema, textSchema, UlidSchema } from "../http/schemas";
 import { MAX_ALLOWED_ORIGINS, normalizeOriginPattern } from "../lib/origins";
+import { utcTime } from "../lib/time";
 import { parseUlid, ULID_PATTERN_ANY_CASE } from "../lib/ulid";
 import { ITEM_CODES, metadataObject, VIDEO_ERROR_CODES, VIDEO_STATUSES, VISIBILITIES } from "./model";
 
@@ -148,14 +149,25 @@ export const AllowedOriginsSchema = z
     example: ["https://example.com", "https://*.example.com"],
   });
 
-const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2}))?$/;
+const ISO_TIMESTAMP =
+  /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:Z|[+-](\d{2}):(\d{2})))?$/;
+
+/** The instant an ISO 8601 timestamp names, or NaN when it names none (`2026-02-30`, `T24:00`, `+25:00`). */
+function isoInstant(text: string): number {
+  const match = ISO_TIMESTAMP.exec(text);
+  if (!match) return Number.NaN;
+  const fields = match.slice(1).map((field) => Number(field ?? 0));
+  const [year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0, offsetHours = 0, offsetMinutes = 0] = fields;
+  const exists = utcTime(year, month, day, hour, minute, second) !== null;
+  return exists && offsetHours < 24 && offsetMinutes < 60 ? Date.parse(text) : Number.NaN;
+}
 
 /** An ISO 8601 timestamp of a query, as the canonical UTC form with milliseconds that created_at has. */
 function queryTimestamp(description: string) {
   return z
     .string()
     .transform((text, ctx) => {
-      const time = ISO_TIMESTAMP.test(text) ? Date.parse(text) : Number.NaN;
+      const time = isoInstant(text);
       if (Number.isNaN(time)) {
         ctx.addIssue({ code: "custom", message: "must be an ISO 8601 timestamp" });
         return z.NEVER;

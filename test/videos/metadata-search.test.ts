@@ -259,6 +259,13 @@ describe("GET /v1/videos search", () => {
     `metadata[a]=${"v".repeat(501)}`,
     "metadata=",
     "metadata=team",
+    // Impossible calendar dates, which Date.parse would roll over into the next month.
+    "createdAfter=2026-02-30",
+    "createdAfter=2026-02-29T00:00:00Z",
+    "createdBefore=2026-04-31T12:00:00.000Z",
+    "createdBefore=2026-06-31",
+    "createdAfter=2026-01-01T24:00:00Z",
+    "createdAfter=2026-01-01T23:60:00Z",
   ])("refuses %s with invalid_query", async (query) => {
     const { key } = await newWorkspace();
     const response = await api(`/v1/videos?${query}`, bearer(key));
