@@ -186,6 +186,8 @@ describe("GET /v1/videos search", () => {
     expect(await ids(key, "search=recipe%20cafe")).toEqual([]);
     expect(await ids(key, `search=${encodeURIComponent('"caf* OR NOT')}`)).toEqual([]);
     expect(await ids(key, `search=${encodeURIComponent('"cafe')}`)).toEqual([other, cafe]);
+    // A % that starts no escape is the character itself, not malformed UTF-8.
+    expect(await ids(key, "search=caf%C3%A9%20flo%")).toEqual([cafe]);
     // A title edited is searched by its new words only; a deleted video is gone.
     await api(`/v1/videos/${other}`, bearer(key, json("PATCH", { title: "Museum tour" })));
     expect(await ids(key, "search=cafe")).toEqual([cafe]);
@@ -266,6 +268,15 @@ describe("GET /v1/videos search", () => {
     "createdBefore=2026-06-31",
     "createdAfter=2026-01-01T24:00:00Z",
     "createdAfter=2026-01-01T23:60:00Z",
+    // Percent-encoding that is not UTF-8 (an encoder's lone continuation byte, a byte no UTF-8 has).
+    "search=%C3%28",
+    "search=caf%FF",
+    "search=%E2%82",
+    "tag=%C3%28",
+    "tag=ok&tag=%FF",
+    "metadata[team]=%FF",
+    "metadata[te%FFam]=blue",
+    "search=%ED%A0%80",
   ])("refuses %s with invalid_query", async (query) => {
     const { key } = await newWorkspace();
     const response = await api(`/v1/videos?${query}`, bearer(key));
