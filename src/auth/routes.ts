@@ -148,7 +148,7 @@ export const authRoutes = createRouter()
     const wrong = () =>
       new ApiError("invalid_credentials", {
         message: "The current password is wrong.",
-        details: [{ path: "currentPassword", message: "is not the account's password" }],
+        details: [{ path: "currentPassword", message: "The current password is wrong." }],
       });
     if (previous === null || !(await verifyPassword(currentPassword, previous))) throw wrong();
     await failure.release();
