@@ -17,6 +17,7 @@ describe("routes", () => {
     expect(parseRoute("/dashboard")).toEqual({ view: "home" });
     expect(parseRoute("/dashboard/")).toEqual({ view: "home" });
     expect(parseRoute("/dashboard/operator")).toEqual({ view: "operator" });
+    expect(parseRoute(paths.account())).toEqual({ view: "account" });
     expect(parseRoute(paths.videos(P))).toEqual({ view: "videos", projectId: P });
     expect(parseRoute(paths.video(P, V))).toEqual({ view: "video", projectId: P, videoId: V });
     expect(parseRoute(paths.keys(P))).toEqual({ view: "keys", projectId: P });

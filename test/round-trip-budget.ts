@@ -15,6 +15,7 @@ export const ROUND_TRIP_BUDGET = {
   "POST /v1/auth/login": { d1: 2, do: 3, r2: 0, queue: 0 },
   "POST /v1/auth/logout": { d1: 2, do: 0, r2: 0, queue: 0 },
   "GET /v1/account": { d1: 1, do: 0, r2: 0, queue: 0 },
+  "POST /v1/account/password": { d1: 3, do: 2, r2: 0, queue: 0 },
   "GET /v1/admin/accounts": { d1: 1, do: 1, r2: 0, queue: 0 },
   "POST /v1/admin/accounts/{accountId}/approve": { d1: 1, do: 1, r2: 0, queue: 0 },
   "POST /v1/admin/accounts/{accountId}/suspend": { d1: 1, do: 1, r2: 0, queue: 0 },

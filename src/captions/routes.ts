@@ -3,6 +3,7 @@ import { optionalJsonBody, receiveBody } from "../http/body";
 import { ApiError } from "../http/errors";
 import { found } from "../http/found";
 import { publicOrigin } from "../http/public-url";
+import { wellFormedQuery } from "../http/query";
 import { route } from "../http/route";
 import { createRouter } from "../http/router";
 import { binaryBody, jsonResponse } from "../http/schemas";
@@ -47,7 +48,7 @@ const put = route(
       "but a deleted one takes tracks, whatever its status. Once the video plays, the track is at its `url`, in the " +
       "master playlist's `SUBTITLES` group and on the embed page. A language that is not a BCP 47 tag is " +
       "`invalid_captions`, like the file; a bad `label` is `invalid_query`.",
-    middleware: [videoWriter, receiveBody(CAPTIONS_BODY), rateLimit("captions")] as const,
+    middleware: [videoWriter, receiveBody(CAPTIONS_BODY), rateLimit("captions"), wellFormedQuery] as const,
     request: {
       params: CaptionParamsSchema,
       query: CaptionQuerySchema,
@@ -134,23 +135,6 @@ const generate = route(
   ],
 );
 
-/**
- * Whether the query's `label`, as sent, is percent-encoded UTF-8. The framework keeps a value that
- * is not (a lone surrogate's bytes, say) as its undecoded text, which would be stored altered.
- */
-function labelIsUtf8(url: string): boolean {
-  for (const pair of new URL(url).search.slice(1).split("&")) {
-    const [name, value = ""] = pair.split("=", 2);
-    if (name !== "label") continue;
-    try {
-      decodeURIComponent(value.replaceAll("+", " "));
-    } catch {
-      return false;
-    }
-  }
-  return true;
-}
-
 export const captionRoutes = createRouter()
   .openapi(
     put,
@@ -161,9 +145,6 @@ export const captionRoutes = createRouter()
         throw new ApiError("invalid_captions", {
           details: [{ path: "language", message: "not a BCP 47 language tag of 2 to 35 letters, digits and hyphens" }],
         });
-      }
-      if (!labelIsUtf8(c.req.url)) {
-        throw new ApiError("invalid_query", { details: [{ path: "label", message: "not percent-encoded UTF-8" }] });
       }
       const vtt = await readCaptionsUpload(c);
       const videoId = parseUlid(params.id);

@@ -108,7 +108,8 @@ export const OPENAPI_DOCUMENT = {
         "the id until it expires (403 `invalid_playback_token` once altered or expired). Unknown, deleted or not " +
         "ready: 404 `not_found`. A video (or a token) with `allowedOrigins` answers 403 `origin_not_allowed` to a " +
         "request whose `Origin` (else `Referer`'s origin) it does not allow (neither header: allowed), and its embed " +
-        "page sends `Content-Security-Policy: frame-ancestors` with those origins. `master.m3u8?start=&end=` " +
+        "page sends `Content-Security-Policy: frame-ancestors` with those origins and the service's own (its " +
+        "dashboard shows every video's player). `master.m3u8?start=&end=` " +
         "(seconds) is the video cut to the segments covering that span; a token may bind such a range, which the " +
         "query cannot widen (400 `invalid_query` for a bad or out-of-range value). " +
         "These public URLs need no credential and are not operations of this document.",

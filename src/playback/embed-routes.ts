@@ -55,9 +55,14 @@ const STYLE = `
 /**
  * The page's framing rule (contract §19): a `frame-ancestors` policy per list that restricts (the
  * video's, the token's), each enforced, so only an origin both allow may frame it; none when any may.
+ * Each also allows `ownOrigin`, the origin the service's pages are served from (the same one the
+ * origin check of `/play/` and `/embed/` lets through, `checkPlayable`): the dashboard frames every
+ * video's player, whatever its allowed origins.
  */
-function frameAncestorsHeader(...lists: string[][]): Record<string, string[]> {
-  const policies = lists.filter((list) => list.length > 0).map((list) => `frame-ancestors ${frameAncestors(list)}`);
+function frameAncestorsHeader(ownOrigin: string, ...lists: string[][]): Record<string, string[]> {
+  const policies = lists
+    .filter((list) => list.length > 0)
+    .map((list) => `frame-ancestors ${frameAncestors(list, ownOrigin)}`);
   return policies.length === 0 ? {} : { "content-security-policy": policies };
 }
 
@@ -158,7 +163,10 @@ export const embedRoutes = new Hono<AppEnv>().get(`${EMBED_PATH}/:subject`, asyn
   </body>
 </html>`,
         200,
-        { "cache-control": "no-cache", ...frameAncestorsHeader(allowedOriginsOf(row), grant.allowedOrigins ?? []) },
+        {
+          "cache-control": "no-cache",
+          ...frameAncestorsHeader(origin, allowedOriginsOf(row), grant.allowedOrigins ?? []),
+        },
       );
     });
   } catch (error) {

@@ -326,11 +326,22 @@ export function toVideo(
     error:
       row.status === "errored" && row.error_code ? { code: row.error_code, message: row.error_message ?? "" } : null,
     tags: JSON.parse(row.tags) as string[],
-    metadata: JSON.parse(row.metadata) as Record<string, string>,
+    metadata: metadataObject(Object.entries(JSON.parse(row.metadata) as Record<string, string>)),
     allowedOrigins: allowedOriginsOf(row),
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
+}
+
+/**
+ * A video's metadata pairs as an object without a prototype, so that every key the key pattern
+ * allows is an ordinary property: on an ordinary object, `__proto__` names the prototype, and
+ * `pairs["__proto__"] = value` would set it (or do nothing) instead of keeping the pair.
+ */
+export function metadataObject<T>(pairs: Iterable<[string, T]>): Record<string, T> {
+  const object: Record<string, T> = Object.create(null);
+  for (const [key, value] of pairs) object[key] = value;
+  return object;
 }
 
 /** The video's allowed origins (contract §19): the patterns, [] when any origin may play it. */

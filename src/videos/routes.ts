@@ -3,6 +3,7 @@ import { videoReader, videoWriter } from "../auth/guards";
 import { jsonBody } from "../http/body";
 import { ApiError } from "../http/errors";
 import { PAGE_QUERY_CODES, PageQuerySchema, pageOf, parsePage } from "../http/pagination";
+import { wellFormedQuery } from "../http/query";
 import { route } from "../http/route";
 import { createRouter } from "../http/router";
 import { jsonRequest, jsonResponse } from "../http/schemas";
@@ -64,7 +65,7 @@ const list = route(
     operationId: "listVideos",
     tags: ["Videos"],
     summary: "The project's videos, newest first",
-    middleware: [videoReader] as const,
+    middleware: [videoReader, wellFormedQuery] as const,
     request: { query: ProjectQuerySchema.extend(PageQuerySchema.shape).extend(VideoFilterSchema.shape) },
     responses: {
       200: jsonResponse(z.object({ data: z.array(VideoSchema), nextCursor: z.string().nullable() }), "One page"),

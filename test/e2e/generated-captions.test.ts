@@ -155,7 +155,7 @@ describe.runIf(speech)("generated captions, end to end", () => {
       } catch (error) {
         const pages = browser.contexts().flatMap((context) => context.pages());
         await pages[0]?.screenshot({ path: path.resolve(import.meta.dirname, "../../.vitest/generated-captions.png") });
-        console.log(await pages[0]?.locator("body").innerText());
+        console.log(await pages[0]?.locator("body").textContent());
         throw error;
       } finally {
         await browser.close();

@@ -6,7 +6,8 @@ import { runImport } from "../../src/imports/run";
 import { sweepImports } from "../../src/imports/sweeper";
 import type { ImportMessage } from "../../src/videos/import-start";
 import { patternedBytes } from "../fixtures/bytes";
-import { api, bearer, newWorkspace } from "../helpers";
+import { api, bearer, json, newWorkspace } from "../helpers";
+import { apiWith } from "../support/app";
 import { runQueue } from "../support/handlers";
 import {
   capturingQueue,
@@ -94,6 +95,43 @@ describe("POST /v1/videos with sourceUrl", () => {
       .bind(project.id)
       .first<number>("n");
     expect(count).toBe(0);
+  });
+
+  it.each([
+    "https://metadata.google.internal../a.mp4",
+    "https://printer.local../a.mp4",
+    "https://intranet../a.mp4",
+    "http://localhost../a.mp4",
+    "https://media..example.com/a.mp4",
+  ])("refuses the name with an empty label %s, in local development too", async (url) => {
+    const { key } = await newWorkspace();
+    for (const rules of [{}, { ALLOW_HTTP_WEBHOOKS: "true" }]) {
+      const { sent, queue } = capturingQueue<ImportMessage>();
+      const request = bearer(key, json("POST", { sourceUrl: url }));
+      const response = await apiWith({ IMPORT_QUEUE: queue, ...rules }, "/v1/videos", request);
+      expect(response.status).toBe(400);
+      const body = (await response.json()) as { error: { code: string; details: { path: string }[] } };
+      expect(body.error.code).toBe("invalid_body");
+      expect(body.error.details.map((detail) => detail.path)).toEqual(["sourceUrl"]);
+      expect(sent).toEqual([]);
+    }
+  });
+
+  // The URL parser drops tabs and line breaks silently: the URL stored would not be the one sent.
+  it.each([
+    ["a tab", "https://media.example.com/a\t.mp4"],
+    ["a line break", "https://media.exa\nmple.com/a.mp4"],
+    ["a carriage return", "https://media.example.com/\r\na.mp4"],
+    ["NUL", "https://media.example.com/a.mp4\u0000"],
+    ["a lone surrogate", "https://media.example.com/\ud800.mp4"],
+  ])("refuses a sourceUrl holding %s with invalid_body naming sourceUrl", async (_, url) => {
+    const { key } = await newWorkspace();
+    const { response, sent } = await newImport(key, url);
+    expect(response.status).toBe(400);
+    const body = (await response.json()) as { error: { code: string; details: { path: string }[] } };
+    expect(body.error.code).toBe("invalid_body");
+    expect(body.error.details.map((detail) => detail.path)).toEqual(["sourceUrl"]);
+    expect(sent).toEqual([]);
   });
 
   it("imports in test mode as it uploads: a test video, importing", async () => {

@@ -9,6 +9,7 @@ import { mintPlaybackToken, readPlaybackToken } from "../../src/playback/tokens"
 import { finishAll, playable, probeFacts, withFakeEncoder } from "../encoding/pipeline/support";
 import { IMAGES } from "../fixtures/images";
 import { api, bearer, errorCode, json, newWorkspace, withCookie } from "../helpers";
+import { apiWith } from "../support/app";
 
 const SECRET = "test-playback-secret-0123456789abcdef01";
 const KEYS = { current: SECRET, previous: null };
@@ -146,11 +147,37 @@ describe("allowed origins and clips over HTTP", () => {
     expect(open.headers.get("content-security-policy")).toBeNull();
     await restrict(key, id, ["https://example.com", "https://*.example.org"]);
     const page = await api(`/embed/${id}`);
+    // The service's own origin frames it too: the dashboard shows every video's player.
     expect(page.headers.get("content-security-policy")).toBe(
-      "frame-ancestors https://example.com https://*.example.org",
+      "frame-ancestors http://api.test https://example.com https://*.example.org",
     );
     await restrict(key, id, []);
     expect((await api(`/play/${id}/master.m3u8`, { headers: { origin: "https://evil.test" } })).status).toBe(200);
+  });
+
+  it("lets the dashboard frame and play a video whose allowedOrigins leave its origin out", async () => {
+    const { key, id } = await readyVideo(6);
+    await restrict(key, id, ["https://customer.example"]);
+    // The dashboard's iframe: its request carries the dashboard page as Referer.
+    const framed = await api(`/embed/${id}`, {
+      headers: { referer: `http://api.test/dashboard/projects/x/videos/${id}` },
+    });
+    expect(framed.status).toBe(200);
+    expect(framed.headers.get("content-security-policy")).toBe(
+      "frame-ancestors http://api.test https://customer.example",
+    );
+    // The player's own requests come from the embed page, on the service's origin.
+    const embedPage = { referer: `http://api.test/embed/${id}` };
+    expect((await api(`/play/${id}/master.m3u8`, { headers: embedPage })).status).toBe(200);
+    // Where PUBLIC_BASE_URL names the service, that origin is its own.
+    const base = { PUBLIC_BASE_URL: "https://videos.example" };
+    const behind = await apiWith(base, `/embed/${id}`, { headers: { referer: "https://videos.example/dashboard" } });
+    expect(behind.status).toBe(200);
+    expect(behind.headers.get("content-security-policy")).toBe(
+      "frame-ancestors https://videos.example https://customer.example",
+    );
+    const stranger = await apiWith(base, `/embed/${id}`, { headers: { referer: "https://evil.test/" } });
+    expect(stranger.status).toBe(403);
   });
 
   it("refuses bad allowedOrigins with invalid_body", async () => {
@@ -180,12 +207,12 @@ describe("allowed origins and clips over HTTP", () => {
     expect((await at("https://partner.test")).status).toBe(200);
     expect(await errorCode(await at("https://other.test"))).toBe("origin_not_allowed");
     const embed = await api(`/embed/${token}`);
-    expect(embed.headers.get("content-security-policy")).toBe("frame-ancestors https://partner.test");
+    expect(embed.headers.get("content-security-policy")).toBe("frame-ancestors http://api.test https://partner.test");
     // The video's own list applies too: both must allow.
     await restrict(key, id, ["https://site.test"]);
     expect(await errorCode(await at("https://partner.test"))).toBe("origin_not_allowed");
     expect((await api(`/embed/${token}`)).headers.get("content-security-policy")).toBe(
-      "frame-ancestors https://site.test, frame-ancestors https://partner.test",
+      "frame-ancestors http://api.test https://site.test, frame-ancestors http://api.test https://partner.test",
     );
     expect((await api(`/play/${id}/master.m3u8`, { headers: { origin: "https://site.test" } })).status).toBe(200);
   });

@@ -80,6 +80,14 @@ export const CALLS: Record<BudgetedRoute, (ws: Workspace) => Promise<Call>> = {
     status: 204,
   }),
   "GET /v1/account": async (ws) => ({ path: "/v1/account", init: withCookie(ws.session), status: 200 }),
+  "POST /v1/account/password": async (ws) => ({
+    path: "/v1/account/password",
+    init: withCookie(
+      ws.session,
+      json("POST", { currentPassword: ws.session.password, newPassword: "another long password" }),
+    ),
+    status: 204,
+  }),
   "GET /v1/admin/accounts": async () => ({
     path: "/v1/admin/accounts?approved=false&limit=5",
     init: { headers: ADMIN },
