@@ -173,3 +173,21 @@ export function toWebVtt(cues: Cue[]): string {
   });
   return ["WEBVTT", ...blocks].join("\n\n").concat("\n");
 }
+
+/**
+ * The cues that meet `range` (in seconds; cue times are milliseconds): those that end after its
+ * start and start before its end. All a playback token bound to a range reads of a text track.
+ */
+export function cuesMeeting(cues: Cue[], range: { start: number; end: number }): Cue[] {
+  return cues.filter((cue) => cue.end > range.start * 1000 && cue.start < range.end * 1000);
+}
+
+const CUE_TEXT_ESCAPES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;" };
+
+/**
+ * Plain text (one line) as a cue's text: `&`, `<` and `>` as the character references WebVTT
+ * gives them, so that a player reads the text itself (no tag, no entity) and no line holds `-->`.
+ */
+export function escapeCueText(text: string): string {
+  return text.replace(/[&<>]/g, (character) => CUE_TEXT_ESCAPES[character] as string);
+}
