@@ -75,7 +75,6 @@ export function Chapters(props: { video: Video; scope: Scope }) {
             <Field
               label="Title"
               name="title"
-              maxLength={100}
               value={row.title}
               onInput={(event) => edit(row.key, { title: event.currentTarget.value })}
               error={problems.fields[`chapters.${index}.title`]}

@@ -233,6 +233,14 @@ describe("GET and DELETE /v1/videos/{id}/chapters", () => {
     expect(rows).toBe(0);
   });
 
+  it("answers another method with 405 method_not_allowed and the methods it takes", async () => {
+    const { key, video } = await setUp();
+    const response = await api(`/v1/videos/${video.id}/chapters`, bearer(key, json("POST", { chapters: LIST })));
+    expect(response.status).toBe(405);
+    expect(await errorCode(response)).toBe("method_not_allowed");
+    expect(response.headers.get("allow")?.split(/,\s*/).sort()).toEqual(["DELETE", "GET", "HEAD", "PUT"]);
+  });
+
   it("takes a write key only to delete", async () => {
     const { session, project, video } = await setUp();
     const reader = await newKey(session, project.id, ["read"]);
