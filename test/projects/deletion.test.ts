@@ -441,8 +441,8 @@ describe("the purge's bounds", () => {
       expect(next.explicitAcks).toEqual(["m0"]);
     }
     expectNothingLeft(await rowsOf(project.id));
-    // A few messages, not one per step: each run also spends a step on every other stage (a table
-    // each), so the runs it takes grow with the tables a project's rows live in (17 stages: 4).
+    // A few messages, not one per step. Each run also spends a step on every other stage (one per
+    // prefix and per table), so the runs this takes grow with the tables: with 17 stages, four.
     expect(sentPurges().length).toBeLessThanOrEqual(4);
   });
 
