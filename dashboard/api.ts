@@ -17,6 +17,7 @@ export type WebhookEndpoint = Schemas["WebhookEndpoint"];
 export type Delivery = Schemas["WebhookDeliveryAttempt"];
 export type EncodingSettings = Schemas["EncodingSettings"];
 export type CaptionTrack = Schemas["CaptionTrack"];
+export type Chapter = Schemas["Chapter"];
 export type VideoStatus = Video["status"];
 export type Visibility = Video["visibility"];
 

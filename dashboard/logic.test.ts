@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { barsOf, labelledIndexes, niceMax, parseAnalytics, windowOf } from "./analytics";
 import { ApiFailure, failureOf, type Video } from "./api";
+import { chapterFields, chaptersOf, newRow, parseSeconds, rowsOf } from "./chapters-form";
 import { captionsType, embedCode, publicOriginOf } from "./embed";
 import { problemsOf } from "./errors";
 import { formatDuration, formatMs, formatPercent, formatTime, formatWatchTime } from "./format";
@@ -268,5 +269,59 @@ describe("the videos list's filters", () => {
       errored: true,
     };
     expect([...STATUSES].sort()).toEqual(Object.keys(all).sort());
+  });
+});
+
+describe("the chapters editor", () => {
+  it("reads a start typed as seconds or as minutes:seconds, and nothing else", () => {
+    expect(parseSeconds(" 90 ")).toBe(90);
+    expect(parseSeconds("62.5")).toBe(62.5);
+    expect(parseSeconds("1:30")).toBe(90);
+    expect(parseSeconds("1:02.345")).toBe(62.345);
+    expect(parseSeconds("1:02:03.5")).toBe(3723.5);
+    expect(parseSeconds("90:00")).toBe(5400);
+    for (const bad of ["", "abc", "-1", "1:60", "1:60:00", "1::2", "1e3", "0x10", ".5"]) {
+      expect(parseSeconds(bad), bad).toBeNull();
+    }
+  });
+
+  it("sends the rows as typed, the titles untouched, or names the start it cannot read", () => {
+    const rows = [newRow(true), { ...newRow(false), start: "1:30", title: " Setup " }];
+    expect(rows[0]?.start).toBe("0");
+    expect(chaptersOf(rows)).toEqual({
+      chapters: [
+        { start: 0, title: "" },
+        { start: 90, title: " Setup " },
+      ],
+    });
+    expect(chaptersOf([...rows, { ...newRow(false), start: "soon" }])).toEqual({
+      problems: {
+        form: null,
+        fields: { "chapters.2.start": "Type the start in seconds (90) or as minutes:seconds (1:30)." },
+      },
+    });
+  });
+
+  it("shows saved chapters as rows with their own keys, and puts each refusal next to its row's field", () => {
+    const rows = rowsOf([
+      { start: 0, title: "Intro" },
+      { start: 62.5, title: "Setup" },
+    ]);
+    expect(rows.map((row) => [row.start, row.title])).toEqual([
+      ["0", "Intro"],
+      ["62.5", "Setup"],
+    ]);
+    expect(new Set(rows.map((row) => row.key)).size).toBe(2);
+    const refusal = new ApiFailure(400, "invalid_body", "The request body is not valid.", [
+      { path: "chapters.1.start", message: "must be after the chapter before it (0 s)" },
+      { path: "chapters", message: "must hold at most 100 chapters" },
+    ]);
+    expect(problemsOf(refusal, chapterFields(2))).toEqual({
+      form: null,
+      fields: {
+        "chapters.1.start": "must be after the chapter before it (0 s)",
+        chapters: "must hold at most 100 chapters",
+      },
+    });
   });
 });

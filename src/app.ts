@@ -4,6 +4,7 @@ import { analyticsRoutes } from "./analytics/routes";
 import { apiKeyRoutes } from "./api-keys/routes";
 import { authRoutes } from "./auth/routes";
 import { captionRoutes } from "./captions/routes";
+import { chapterRoutes } from "./chapters/routes";
 import { dashboardRoutes } from "./dashboard/routes";
 import { callbackRoutes } from "./encoding/pipeline/callback-routes";
 import { encodingRoutes } from "./encoding/routes";
@@ -39,6 +40,7 @@ export function createApp() {
     directUploadRoutes,
     thumbnailRoutes,
     captionRoutes,
+    chapterRoutes,
     webhookRoutes,
     analyticsRoutes,
   ]) {

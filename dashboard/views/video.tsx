@@ -8,11 +8,12 @@ import { navigate } from "../nav";
 import { paths } from "../route";
 import { POLL_MS, parseTags } from "../video-list";
 import { VideoAnalytics } from "./analytics";
+import { Chapters } from "./video-chapters";
 import { CutClip } from "./video-clip";
 import { Captions, CustomThumbnail } from "./video-media";
 import { Share } from "./video-share";
 
-/** One video (contract section 18): player, title, visibility, delete, media, sharing, analytics. */
+/** One video (contract section 18): player, title, visibility, delete, media, chapters, sharing, analytics. */
 export function VideoView(props: { projectId: string; videoId: string }) {
   const mode = useMode();
   const [video, setVideo] = useState<Video | null>(null);
@@ -69,6 +70,7 @@ export function VideoView(props: { projectId: string; videoId: string }) {
       </div>
       <CustomThumbnail video={video} scope={scope} onChanged={load} />
       <Captions video={video} scope={scope} />
+      <Chapters video={video} scope={scope} />
       <CutClip video={video} scope={scope} />
       <VideoAnalytics videoId={video.id} projectId={props.projectId} />
       <DeleteVideo video={video} scope={scope} />

@@ -3,6 +3,7 @@ import { type Swapped, swapInBatch } from "../lib/replace-object";
 import { modeParam, type Tenant } from "../lib/tenant";
 import { isoTime } from "../lib/time";
 import { type NewEvent, recordEventsStatement } from "../outbox/queries";
+import { tenantVideoStatement } from "../videos/queries";
 import type { CaptionRow, CaptionSource, CaptionStatus } from "./model";
 
 /** A video's tracks, by language, whatever their status. */
@@ -15,18 +16,9 @@ export function playableTracksStatement(db: Db, videoId: string): D1PreparedStat
   return db.prepare("SELECT * FROM captions WHERE video_id = ? AND status = 'ready' ORDER BY language").bind(videoId);
 }
 
-/** Whether `videoId` is a live video of the tenant, to batch with what concerns its tracks. */
-function liveVideoStatement(db: Db, tenant: Tenant, videoId: string): D1PreparedStatement {
-  return db
-    .prepare(
-      "SELECT id FROM videos WHERE id = ? AND project_id = ? AND livemode = coalesce(?, livemode) AND deleted_at IS NULL",
-    )
-    .bind(videoId, tenant.projectId, modeParam(tenant));
-}
-
 /** The tracks of the tenant's live video `videoId`, in one round trip; null when there is no such video. */
 export async function listTracks(db: Db, tenant: Tenant, videoId: string): Promise<CaptionRow[] | null> {
-  const [video, tracks] = await db.batch([liveVideoStatement(db, tenant, videoId), tracksStatement(db, videoId)]);
+  const [video, tracks] = await db.batch([tenantVideoStatement(db, tenant, videoId), tracksStatement(db, videoId)]);
   return video?.results.length ? (tracks?.results as CaptionRow[]) : null;
 }
 
@@ -92,7 +84,7 @@ export async function deleteTrack(
   language: string,
 ): Promise<{ key: string | null } | null> {
   const [video, deleted] = await db.batch<{ id?: string; object_key?: string }>([
-    liveVideoStatement(db, tenant, videoId),
+    tenantVideoStatement(db, tenant, videoId),
     db
       .prepare(
         `DELETE FROM captions WHERE video_id = ?1 AND language = ?2 AND project_id = ?3

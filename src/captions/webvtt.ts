@@ -227,3 +227,13 @@ export function webVttMeeting(vtt: string, range: SecondsRange): string {
   }
   return `${out.join("\n")}\n`;
 }
+
+const CUE_TEXT_ESCAPES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;" };
+
+/**
+ * Plain text (one line) as a cue's text: `&`, `<` and `>` as the character references WebVTT
+ * gives them, so that a player reads the text itself (no tag, no entity) and no line holds `-->`.
+ */
+export function escapeCueText(text: string): string {
+  return text.replace(/[&<>]/g, (character) => CUE_TEXT_ESCAPES[character] as string);
+}

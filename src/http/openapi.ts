@@ -90,6 +90,12 @@ export const OPENAPI_DOCUMENT = {
         "of the video offers them (the master playlist's SUBTITLES group, the embed page)",
     },
     {
+      name: "Chapters",
+      description:
+        "A video's chapters, each a start and a title: served as a WebVTT chapters track (`/play/{videoId}/chapters.vtt`) " +
+        "and shown on the embed page's timeline",
+    },
+    {
       name: "Playback",
       description:
         "A ready video plays from `GET /play/{videoId}/master.m3u8` (HLS: a variant per rendition, VOD, relative " +
@@ -102,6 +108,8 @@ export const OPENAPI_DOCUMENT = {
         "`rate_limited` with `Retry-After`; a frame made already is always served). " +
         "Each caption track is `GET /play/{videoId}/captions/{language}.vtt`, and in the master playlist's " +
         '`SUBTITLES="subs"` group (a VOD subtitle playlist per track, `captions/{language}.m3u8`). ' +
+        "A video with chapters has `GET /play/{videoId}/chapters.vtt`, a WebVTT chapters track (404 `not_found` " +
+        "without chapters); a token bound to a range reads only the chapters that meet it. " +
         "`GET /embed/{videoId}` is an HTML page that plays it with a player this API serves itself (captions, " +
         "quality and speed menus, storyboard previews, keyboard shortcuts, picture-in-picture, fullscreen). A private " +
         "video's id URLs answer 403 `playback_token_required`: mint a token, which stands in the path in place of " +

@@ -69,7 +69,9 @@ function frameAncestorsHeader(ownOrigin: string, ...lists: string[][]): Record<s
 /**
  * `GET /embed/<videoId or token>` (contract sections 12 and 17): a player page to put in an iframe,
  * with nothing loaded from elsewhere. Media Chrome gives it its controls: play, seek with
- * storyboard previews on the timeline (`storyboard.vtt`, when the video has one), volume, time,
+ * storyboard previews on the timeline (`storyboard.vtt`, when the video has one) and, when the video
+ * has chapters, the timeline cut into them with the title of the one under the pointer (a
+ * `<track kind="chapters" default>`: Media Chrome reads only a default one), volume, time,
  * a settings menu (speed, quality, captions), captions on and off, picture-in-picture, fullscreen,
  * and keyboard shortcuts (`?` lists them). hls-video-element plays the HLS with hls.js where the
  * browser has Media Source Extensions, and with the browser's own HLS elsewhere (iOS Safari before
@@ -82,7 +84,7 @@ export const embedRoutes = new Hono<AppEnv>().get(`${EMBED_PATH}/:subject`, asyn
   const subject = c.req.param("subject");
   try {
     // The video's state as remembered for at most 5 s (contract §21), its tracks with it.
-    return await withPlayableVideo(c, subject, async ({ row, grant, tracks }) => {
+    return await withPlayableVideo(c, subject, async ({ row, grant, tracks, chapters }) => {
       const origin = publicOrigin(c);
       const poster = playbackThumbnailUrl(origin, subject);
       const root = `${origin}${PLAY_PATH}/${subject}`;
@@ -110,6 +112,7 @@ export const embedRoutes = new Hono<AppEnv>().get(`${EMBED_PATH}/:subject`, asyn
               ? ""
               : html`<track kind="metadata" label="thumbnails" src="${root}/storyboard.vtt" default />`
           }
+          ${chapters && html`<track kind="chapters" label="Chapters" src="${root}/chapters.vtt" default />`}
         </video>
       </hls-video>
       <media-poster-image slot="poster" src="${poster}"></media-poster-image>
@@ -131,6 +134,7 @@ export const embedRoutes = new Hono<AppEnv>().get(`${EMBED_PATH}/:subject`, asyn
       <media-control-bar class="timeline">
         <media-time-range>
           <media-preview-thumbnail slot="preview"></media-preview-thumbnail>
+          <media-preview-chapter-display slot="preview"></media-preview-chapter-display>
           <media-preview-time-display slot="preview"></media-preview-time-display>
         </media-time-range>
       </media-control-bar>

@@ -5,6 +5,7 @@ import { segmentIndex } from "../../media-plan/protocol.mjs";
 import { captionFile, captionTrackFile } from "../captions/files";
 import { withSubtitles } from "../captions/hls";
 import type { CaptionRow } from "../captions/model";
+import { chaptersTrack } from "../chapters/track";
 import { coordinatorOf } from "../encoding/pipeline/coordinator-stub";
 import { type Answer, serveBuffer, serveR2Object } from "../http/bytes";
 import type { AppEnv } from "../http/context";
@@ -50,10 +51,10 @@ const THUMBNAIL_CACHE = "private";
 /**
  * Playback: the master and variant playlists (made from the video's plan, the master with the
  * video's caption tracks), the segments, the MP4 and the M4A (with byte ranges, from R2), the caption files,
- * the storyboard, the current thumbnail and frames at any time, of a playable video, under its id
- * or a token. Every answer reads the video's state (its row and caption tracks, one D1 batch) as
- * remembered for at most 5 s (`state.ts`), at most one R2 read, and for a segment or frame not
- * made yet the video's coordinator; the files that never change come from the location's cache
+ * the chapters, the storyboard, the current thumbnail and frames at any time, of a playable video,
+ * under its id or a token. Every answer reads the video's state (its row, caption tracks and
+ * chapters, one D1 batch) as remembered for at most 5 s (`state.ts`), at most one R2 read, and
+ * for a segment or frame not made yet the video's coordinator; the files that never change come from the location's cache
  * once a viewer there had them (`edge-cache.ts`, contract section 21);
  * `no-cache` lets a CDN keep the bytes but revalidate every use, so a video made private or deleted
  * stops playing at once (docs/encoding.md).
@@ -103,6 +104,16 @@ export const playbackRoutes = new Hono<AppEnv>()
       return serveText(c.req.raw, made.text, file.kind === "playlist" ? PLAYLIST : CAPTIONS, made.lastModified);
     });
   })
+  // The video's chapters as a WebVTT chapters track (docs/chapters.md), made from its playback state:
+  // with a token bound to a range, only the chapters that meet it.
+  .on(["GET", "HEAD"], `${PLAY_PATH}/:subject/chapters.vtt`, (c) =>
+    withPlayableVideo(c, c.req.param("subject"), async ({ row, grant, chapters }) => {
+      const range = row.duration ? requestedSpan({}, grant, row.duration) : null;
+      const track = chaptersTrack(chapters, row.duration, range);
+      if (!track) throw new ApiError("not_found");
+      return serveText(c.req.raw, track.text, CAPTIONS, track.lastModified);
+    }),
+  )
   .on(["GET", "HEAD"], `${PLAY_PATH}/:subject/*`, async (c) => {
     const subject = c.req.param("subject");
     const path = new URL(c.req.url).pathname.slice(`${PLAY_PATH}/${subject}/`.length);

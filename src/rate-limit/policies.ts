@@ -26,6 +26,8 @@ export const POLICIES = {
   thumbnail: { limit: 30, windowSeconds: 60, per: "caller" },
   /** Caption uploads (PUT): a track per language, so a little more room than thumbnails. */
   captions: { limit: 60, windowSeconds: 60, per: "caller" },
+  /** Chapter lists (PUT), as many as caption tracks. */
+  chapters: { limit: 60, windowSeconds: 60, per: "caller" },
   deliveries: { limit: 60, windowSeconds: 60, per: "caller" },
   encoding_settings: { limit: 60, windowSeconds: 60, per: "caller" },
   project_create: { limit: 60, windowSeconds: 60, per: "caller" },

@@ -28,8 +28,8 @@ const RELEASABLE_SOURCES = `SELECT DISTINCT s.value ->> '$.key' AS key FROM json
                       AND storage_cleared_at IS NULL)`;
 
 /**
- * Forgets the R2 uploads and objects (and the rows that pointed at them) of deleted videos that
- * have been cleaned up, and answers, in the same transaction, which shared sources of theirs
+ * Forgets the R2 uploads and objects (and the rows that pointed at them, and their chapters) of
+ * deleted videos that have been cleaned up, and answers, in the same transaction, which shared sources of theirs
  * nothing needs any more: the caller removes those. Recorded clean before the look, so of a video
  * and its clip cleaned up at once, one of them sees the other clean.
  *
@@ -59,6 +59,13 @@ export async function clearCleanedUp(
     db
       .prepare(
         `DELETE FROM captions WHERE video_id IN (
+           SELECT id FROM videos WHERE deleted_at IS NOT NULL AND id IN (${IN_JSON_LIST}))`,
+      )
+      .bind(list),
+    // Chapters (src/chapters/): rows only.
+    db
+      .prepare(
+        `DELETE FROM chapters WHERE video_id IN (
            SELECT id FROM videos WHERE deleted_at IS NOT NULL AND id IN (${IN_JSON_LIST}))`,
       )
       .bind(list),

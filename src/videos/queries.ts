@@ -61,14 +61,21 @@ export function liveVideoCondition(table = "videos"): string {
     AND EXISTS (SELECT 1 FROM projects WHERE projects.id = ${table}.project_id AND projects.deleted_at IS NULL)`;
 }
 
-/** A live (not deleted) video of the tenant. */
-export function findVideo(db: Db, tenant: Tenant, id: string): Promise<VideoRow | null> {
+/**
+ * The tenant's live (not deleted) video `id`: its row, or none. A statement, so that what concerns
+ * the video (its caption tracks, its chapters) is read or written in the same round trip.
+ */
+export function tenantVideoStatement(db: Db, tenant: Tenant, id: string): D1PreparedStatement {
   return db
     .prepare(
       "SELECT * FROM videos WHERE id = ? AND project_id = ? AND livemode = coalesce(?, livemode) AND deleted_at IS NULL",
     )
-    .bind(id, tenant.projectId, modeParam(tenant))
-    .first<VideoRow>();
+    .bind(id, tenant.projectId, modeParam(tenant));
+}
+
+/** A live (not deleted) video of the tenant. */
+export function findVideo(db: Db, tenant: Tenant, id: string): Promise<VideoRow | null> {
+  return tenantVideoStatement(db, tenant, id).first<VideoRow>();
 }
 
 /** An edit of a video: only what is given changes (contract §14 and §19). */

@@ -254,6 +254,40 @@ describe.skipIf(!available)("the dashboard in Chromium (contract section 18)", (
     await page.screenshot({ path: path.join(DOCS, "dashboard-video.png"), fullPage: true });
   }, 60_000);
 
+  it("edits a video's chapters: a refused list keeps what was typed and says why; saved ones stay after a reload", async () => {
+    const chapters = page.getByRole("region", { name: "Chapters" });
+    await chapters.getByText("No chapters yet.", { exact: false }).waitFor();
+    await chapters.getByRole("button", { name: "Add chapter" }).click();
+    await chapters.getByRole("button", { name: "Add chapter" }).click();
+    const first = chapters.getByRole("group", { name: "Chapter 1" });
+    const second = chapters.getByRole("group", { name: "Chapter 2" });
+    expect(await first.getByLabel("Start").inputValue()).toBe("0");
+    await first.getByLabel("Title").fill("Opening");
+    // A second chapter at 0 too: the API refuses the list, and says so next to that start.
+    await second.getByLabel("Start").fill("0");
+    await second.getByLabel("Title").fill("The middle");
+    await chapters.getByRole("button", { name: "Save chapters" }).click();
+    await second.getByText("must be after the chapter before it (0 s)").waitFor();
+    expect(await second.getByLabel("Title").inputValue()).toBe("The middle");
+    await checkView("video chapters refused");
+
+    await second.getByLabel("Start").fill("0:01.5");
+    await chapters.getByRole("button", { name: "Save chapters" }).click();
+    await chapters.getByText("Chapters saved.").waitFor();
+    await page.reload();
+    await second.getByLabel("Title").waitFor();
+    const rows = await chapters
+      .getByRole("group")
+      .evaluateAll((groups) =>
+        groups.map((group) => Array.from(group.querySelectorAll("input")).map((input) => input.value)),
+      );
+    expect(rows).toEqual([
+      ["0", "Opening"],
+      ["1.5", "The middle"],
+    ]);
+    await checkView("video chapters");
+  });
+
   it("plays, on the video's page, a video whose allowedOrigins leave the dashboard's origin out", async () => {
     const projectId = new URL(projectUrl).pathname.split("/")[3];
     const videos = `${server.baseUrl}/v1/videos?projectId=${projectId}`;

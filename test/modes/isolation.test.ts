@@ -69,6 +69,17 @@ const BY_ID: Record<string, (o: ModeObjects) => Probe> = {
     code: "video_not_found",
   }),
   getVideoAnalytics: (o) => ({ path: `/v1/videos/${o.video}/analytics`, code: "video_not_found" }),
+  putChapters: (o) => ({
+    path: `/v1/videos/${o.video}/chapters`,
+    init: json("PUT", { chapters: [{ start: 0, title: "intruder" }] }),
+    code: "video_not_found",
+  }),
+  getChapters: (o) => ({ path: `/v1/videos/${o.video}/chapters`, code: "video_not_found" }),
+  deleteChapters: (o) => ({
+    path: `/v1/videos/${o.video}/chapters`,
+    init: { method: "DELETE" },
+    code: "video_not_found",
+  }),
   deleteCaptionTrack: (o) => ({
     path: `/v1/videos/${o.video}/captions/en`,
     init: { method: "DELETE" },

@@ -52,6 +52,10 @@ export async function workspace(mode: Mode = "live") {
 
 const png = IMAGES.rgbPng;
 const VTT = "WEBVTT\n\n00:00:01.000 --> 00:00:02.000\nHello\n";
+const CHAPTERS = [
+  { start: 0, title: "Start" },
+  { start: 2, title: "Middle" },
+];
 const raw = (method: string, type: string, body: BodyInit): RequestInit => ({
   method,
   headers: { "content-type": type },
@@ -309,6 +313,19 @@ export const CALLS: Record<BudgetedRoute, (ws: Workspace) => Promise<Call>> = {
     await api(`/v1/videos/${ws.video}/captions/en`, bearer(ws.key, raw("PUT", "text/vtt", VTT)));
     return { path: `/v1/videos/${ws.video}/captions/en`, init: bearer(ws.key, { method: "DELETE" }), status: 204 };
   },
+  "PUT /v1/videos/{id}/chapters": async (ws) => ({
+    path: `/v1/videos/${ws.video}/chapters`,
+    init: bearer(ws.key, json("PUT", { chapters: CHAPTERS })),
+    status: 200,
+  }),
+  "GET /v1/videos/{id}/chapters": async (ws) => {
+    await api(`/v1/videos/${ws.video}/chapters`, bearer(ws.key, json("PUT", { chapters: CHAPTERS })));
+    return { path: `/v1/videos/${ws.video}/chapters`, init: bearer(ws.key), status: 200 };
+  },
+  "DELETE /v1/videos/{id}/chapters": async (ws) => {
+    await api(`/v1/videos/${ws.video}/chapters`, bearer(ws.key, json("PUT", { chapters: CHAPTERS })));
+    return { path: `/v1/videos/${ws.video}/chapters`, init: bearer(ws.key, { method: "DELETE" }), status: 204 };
+  },
   "GET /thumbnails/{projectId}/{videoId}/{file}": async (ws) => {
     const put = await api(`/v1/videos/${ws.video}/thumbnail`, bearer(ws.key, raw("PUT", "image/png", png)));
     const { thumbnailUrl } = (await put.json()) as { thumbnailUrl: string };
@@ -391,6 +408,11 @@ export const CALLS: Record<BudgetedRoute, (ws: Workspace) => Promise<Call>> = {
     status: 200,
   }),
   "GET /embed/{id} with captions": async (ws) => ({ path: `/embed/${await readyWithCaptions(ws)}`, status: 200 }),
+  "GET /play/{id}/chapters.vtt": async (ws) => {
+    const id = await ready(ws);
+    await api(`/v1/videos/${id}/chapters`, bearer(ws.key, json("PUT", { chapters: CHAPTERS })));
+    return { path: `/play/${id}/chapters.vtt`, status: 200 };
+  },
   "GET /internal/encoding/{project}/{id}/{job}/source range": async (ws) => {
     const job = await encoding(ws);
     const init = callbackInit(job, { headers: { range: "bytes=0-3" } });
