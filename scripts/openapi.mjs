@@ -1,56 +1,14 @@
 #!/usr/bin/env node
-// `npm run openapi`: builds the OpenAPI document from the app's own routes (bundled with esbuild, as
-// wrangler bundles the Worker), writes it to .openapi/openapi.json, and generates the typed client's
+// `npm run openapi`: builds the OpenAPI document from the app's own routes (app-in-node.mjs), writes it to .openapi/openapi.json, and generates the typed client's
 // types into test/e2e/api.d.ts. With --check it fails instead when those types are out of date,
 // which is how `npm test` keeps the committed client honest.
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { build } from "esbuild";
 import openapiTS, { astToString } from "openapi-typescript";
+import { loadApp } from "./app-in-node.mjs";
 
 const root = path.join(import.meta.dirname, "..");
-const bundled = await build({
-  stdin: {
-    contents: 'export { createApp } from "./src/app"; export { openApiDocument } from "./src/http/document";',
-    resolveDir: root,
-    loader: "ts",
-  },
-  bundle: true,
-  format: "esm",
-  platform: "neutral",
-  mainFields: ["module", "main"],
-  // The document needs no runtime: the Workers runtime's own module (imported by the Container
-  // class's library) is stood in for by empty classes here.
-  plugins: [
-    {
-      name: "no-workers-runtime",
-      setup(build) {
-        build.onResolve({ filter: /^cloudflare:/ }, (args) => ({ path: args.path, namespace: "workers-runtime" }));
-        build.onLoad({ filter: /.*/, namespace: "workers-runtime" }, () => ({
-          contents: "export class DurableObject {} export class WorkerEntrypoint {} export const env = {};",
-          loader: "js",
-        }));
-      },
-    },
-    {
-      // The image decoders' WebAssembly modules (src/images/decode.ts), which the Workers runtime
-      // compiles from the bundle: the document never decodes an image.
-      name: "no-wasm",
-      setup(build) {
-        build.onResolve({ filter: /\.wasm$/ }, (args) => ({ path: args.path, namespace: "wasm-stand-in" }));
-        build.onLoad({ filter: /.*/, namespace: "wasm-stand-in" }, () => ({
-          contents: "export default {};",
-          loader: "js",
-        }));
-      },
-    },
-  ],
-  write: false,
-  logLevel: "error",
-});
-const { createApp, openApiDocument } = await import(
-  `data:text/javascript;base64,${Buffer.from(bundled.outputFiles[0].text).toString("base64")}`
-);
+const { createApp, openApiDocument } = await loadApp();
 const document = openApiDocument(createApp());
 mkdirSync(path.join(root, ".openapi"), { recursive: true });
 const documentPath = path.join(root, ".openapi/openapi.json");
