@@ -3,6 +3,7 @@ import { readJsonText } from "../http/body";
 import type { AppEnv } from "../http/context";
 import { ApiError } from "../http/errors";
 import { issueDetails } from "../http/validation";
+import { playCors } from "../playback/cors";
 import { withPlayableSubject } from "../playback/state";
 import { subjectOf } from "../playback/subject";
 import { limitBeacon } from "../rate-limit/middleware";
@@ -12,13 +13,12 @@ import { BEACON_MAX_BYTES, BeaconSchema, withKnownRendition } from "./beacon";
 import { sendBeacon } from "./queue";
 
 const BEACONS = `${PLAY_PATH}/:subject/beacons`;
+const CORS = playCors({
+  methods: ["POST", "OPTIONS"],
+  headers: ["Content-Type"],
+  expose: ["RateLimit", "RateLimit-Policy", "Retry-After", "x-request-id"],
+});
 const BEACON_BODY = { accepts: (type: string) => type === "application/json", maxBytes: BEACON_MAX_BYTES };
-
-/** As every `/play/` answer (contract section 12): any origin, errors included. */
-const CORS = {
-  "access-control-allow-origin": "*",
-  "access-control-expose-headers": "RateLimit, RateLimit-Policy, Retry-After, x-request-id",
-};
 
 /**
  * `POST /play/<videoId or token>/beacons` (contract section 20): a player's report of a view, from
@@ -32,17 +32,8 @@ const CORS = {
  * write: the queue's consumer folds beacons by the batch (src/analytics/queue.ts).
  */
 export const beaconRoutes = new Hono<AppEnv>()
-  .use(BEACONS, async (c, next) => {
-    await next();
-    for (const [name, value] of Object.entries(CORS)) c.res.headers.set(name, value);
-  })
-  .options(BEACONS, (c) =>
-    c.body(null, 204, {
-      "access-control-allow-methods": "POST, OPTIONS",
-      "access-control-allow-headers": "Content-Type",
-      "access-control-max-age": "86400",
-    }),
-  )
+  .use(BEACONS, CORS.headers)
+  .options(BEACONS, CORS.preflight)
   .post(BEACONS, async (c) => {
     const at = Date.now();
     let text: string;

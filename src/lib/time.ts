@@ -5,7 +5,8 @@ export function isoTime(ms: number): string {
 
 export const SECOND = 1000;
 export const MINUTE = 60 * SECOND;
-export const DAY = 24 * 60 * MINUTE;
+export const HOUR = 60 * MINUTE;
+export const DAY = 24 * HOUR;
 
 /**
  * The instant of a UTC calendar date and time (month 1–12), or null when that day or time does not

@@ -16,6 +16,7 @@ import { limitClient } from "../rate-limit/middleware";
 import { planOf, type VideoRow } from "../videos/model";
 import { PLAY_PATH, thumbnailKeyOf } from "../videos/urls";
 import { bindsRange, coveringSegments, requestedSpan, spanQuery, tokenSpan } from "./clip";
+import { playCors } from "./cors";
 import { isUnchanging, serveCached } from "./edge-cache";
 import { masterPlaylist, variantPlaylist } from "./playlists";
 import { namedObject, withPlayableVideo } from "./state";
@@ -37,11 +38,11 @@ const LEGACY_FILE =
 /** Where a video encoded before segments were made one by one starts its MPEG-TS timeline (90 kHz). */
 const LEGACY_TIMELINE_START = 126_000;
 
-/** Every `/play/` answer, errors included: any origin may play (contract section 12). */
-const CORS = {
-  "access-control-allow-origin": "*",
-  "access-control-expose-headers": "Content-Length, Content-Range, Accept-Ranges, ETag",
-};
+const CORS = playCors({
+  methods: ["GET", "HEAD", "OPTIONS"],
+  headers: ["Range", "If-Range", "If-None-Match", "If-Modified-Since"],
+  expose: ["Content-Length", "Content-Range", "Accept-Ranges", "ETag"],
+});
 
 /** Playback files may be kept by a CDN, but revalidated at every use. */
 const PLAYBACK_CACHE = "no-cache";
@@ -60,17 +61,8 @@ const THUMBNAIL_CACHE = "private";
  * stops playing at once (docs/encoding.md).
  */
 export const playbackRoutes = new Hono<AppEnv>()
-  .use(`${PLAY_PATH}/*`, async (c, next) => {
-    await next();
-    for (const [name, value] of Object.entries(CORS)) c.res.headers.set(name, value);
-  })
-  .options(`${PLAY_PATH}/*`, (c) =>
-    c.body(null, 204, {
-      "access-control-allow-methods": "GET, HEAD, OPTIONS",
-      "access-control-allow-headers": "Range, If-Range, If-None-Match, If-Modified-Since",
-      "access-control-max-age": "86400",
-    }),
-  )
+  .use(`${PLAY_PATH}/*`, CORS.headers)
+  .options(`${PLAY_PATH}/*`, CORS.preflight)
   // The video's current thumbnail (its custom image, else the poster frame), with its own type: how
   // a token holder sees a private video's picture, and the embed page's poster (contract section
   // 12); with `time` (and `width`), the frame at that time (section 17).
