@@ -303,12 +303,12 @@ export const CALLS: Record<BudgetedRoute, (ws: Workspace) => Promise<Call>> = {
     await api(`/v1/videos/${ws.video}/captions/en`, bearer(ws.key, raw("PUT", "text/vtt", VTT)));
     return { path: `/v1/videos/${ws.video}/captions`, init: bearer(ws.key), status: 200 };
   },
-  "POST /v1/videos/{id}/captions/{language}/generate": async (ws) => {
-    const encoder = fakeEncoder();
-    await emptyPool();
-    const { id } = await playable(encoder, ws.key, probeFacts(8));
-    return { path: `/v1/videos/${id}/captions/en/generate`, init: bearer(ws.key, { method: "POST" }), status: 202 };
-  },
+  "POST /v1/videos/{id}/captions/{language}/generate": async (ws) => ({
+    // A ready video: its coordinator holds no slot the later calls' videos need.
+    path: `/v1/videos/${await ready(ws)}/captions/en/generate`,
+    init: bearer(ws.key, { method: "POST" }),
+    status: 202,
+  }),
   "DELETE /v1/videos/{id}/captions/{language}": async (ws) => {
     await api(`/v1/videos/${ws.video}/captions/en`, bearer(ws.key, raw("PUT", "text/vtt", VTT)));
     return { path: `/v1/videos/${ws.video}/captions/en`, init: bearer(ws.key, { method: "DELETE" }), status: 204 };

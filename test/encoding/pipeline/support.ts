@@ -17,6 +17,8 @@ import { runQueue } from "../../support/handlers";
  * encoder without a speech engine). The tests then play the encoder's part through the real
  * callback routes.
  */
+const realFetch = globalThis.fetch;
+
 export function fakeEncoder() {
   const state = {
     jobs: [] as Job[],
@@ -29,7 +31,8 @@ export function fakeEncoder() {
       state.running.clear();
     },
   };
-  const realFetch = globalThis.fetch;
+  // The runtime's own fetch, kept when this module loads: a fake made while another is still in
+  // place replaces it (vi.spyOn returns the same spy) instead of calling through it.
   vi.spyOn(globalThis, "fetch").mockImplementation(async (input, init) => {
     const request = new Request(input, init);
     const url = new URL(request.url);
