@@ -140,7 +140,7 @@ export async function openSource(deps: OriginDeps, url: string, ask: Ask): Promi
     if ("kind" in response) return response;
     const location = response.headers.get("location");
     if (!REDIRECTS.has(response.status) || location === null) {
-      if (response.status === 206 && codingOf(response.headers) !== null) {
+      if (response.status === 206 && asked.start > 0 && codingOf(response.headers) !== null) {
         // The same URL again, for the whole file (a 206 is no redirect: the hop is not counted).
         await response.body?.cancel().catch(() => {});
         asked = { start: 0, validator: null };
