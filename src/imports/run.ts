@@ -123,7 +123,15 @@ async function fetchRest(run: Run, upload: R2MultipartUpload, url: string): Prom
   if (opened.kind === "failed") return fail(run, opened.reason);
   if (opened.kind === "transient") return transient(run, opened.reason);
   if (opened.kind === "stopped") return { kind: "skipped" };
-  if (opened.kind === "whole") return finish(run, upload, parts);
+  if (opened.kind === "whole") {
+    // Every byte has arrived: the part a previous run had begun is the last.
+    if (head.byteLength > 0) {
+      const last = await storePart(run, upload, parts.length + 1, head);
+      if (!last) return { kind: "skipped" };
+      parts.push(last);
+    }
+    return finish(run, upload, parts);
+  }
   let unresumable = kept.unresumable;
   if (opened.start === 0) {
     // The first answer, or one that ignored Range (or whose file changed, If-Range): from byte 0.

@@ -97,6 +97,20 @@ describe("an import's own clock", () => {
     expectSameBytes(await sourceBytes((await rowOf(id)).source_key), bytes);
   });
 
+  it("stores the part begun as the last when the next run finds every byte arrived (416)", async () => {
+    const { id } = await importOf();
+    const clock = virtualClock();
+    // Exactly what a slice reads: the run stops before it sees the body end.
+    const bytes = patternedBytes(30 * 96 * KiB);
+    const trickle = { bytes: 96 * KiB, everyMs: 10 * SECOND, sleep: clock.sleep };
+    const origin = fakeOrigin({ [URL_A]: file(bytes, { trickle }) });
+    const { deps } = testDeps(origin.fetch, REAL, { clock });
+    expect(await runImport(deps, id)).toEqual({ kind: "continue" });
+    expect(await runImport(deps, id)).toEqual({ kind: "uploaded" });
+    expect(origin.hits.map((hit) => hit.range)).toEqual([null, `bytes=${bytes.byteLength}-`]);
+    expectSameBytes(await sourceBytes((await rowOf(id)).source_key), bytes);
+  });
+
   it("fails, rather than start again at every run, an origin that cannot resume and takes longer than a run", async () => {
     const { id } = await importOf();
     const clock = virtualClock();
