@@ -5,9 +5,9 @@
 // reason phrase, a gzip answer). BENCH_MEMORY_AT_ONCE (5) at a time. After each round it prints the
 // resident memory of the server's workerd processes (the Worker with Miniflare's R2, D1, queues and
 // Durable Objects; anonymous and file-backed), the same after 20 s idle, and the Worker isolate's
-// JavaScript heap after a full garbage collection (read over the inspector, as DevTools reads it).
-// A heap back at its start after each round means the Worker keeps nothing; resident memory that
-// grows as much for uploads as for imports is the local stack's, not the imports'.
+// JavaScript heap and ArrayBuffers after a full garbage collection (read over the inspector, as
+// DevTools reads it). Both back at their start after each round mean the Worker keeps nothing;
+// resident memory that grows as much for uploads as for imports is the local stack's.
 //   BENCH_MEMORY_HOSTILE picks the hostile origins (default "stall,byte,reason,gzip").
 //   The bytes are not a video: their encodings fail at the probe, the same for every round.
 import { randomBytes } from "node:crypto";
@@ -68,8 +68,12 @@ async function startOrigin() {
   };
 }
 
-/** The Worker isolate's JavaScript heap after a full collection, over the inspector (Chrome DevTools Protocol). */
-async function heapAfterCollection(inspectorPort: number): Promise<number> {
+/**
+ * The Worker isolate's memory after a full collection, over the inspector (Chrome DevTools
+ * Protocol): its JavaScript heap, and the ArrayBuffers' backing stores (kept outside the heap: a
+ * part buffer held would show there, not in the heap).
+ */
+async function heapAfterCollection(inspectorPort: number): Promise<{ heap: number; buffers: number }> {
   const targets = (await (await fetch(`http://127.0.0.1:${inspectorPort}/json/list`)).json()) as {
     webSocketDebuggerUrl: string;
   }[];
@@ -96,7 +100,8 @@ async function heapAfterCollection(inspectorPort: number): Promise<number> {
     });
   try {
     await call("HeapProfiler.collectGarbage");
-    return (await call("Runtime.getHeapUsage")).usedSize ?? Number.NaN;
+    const usage = await call("Runtime.getHeapUsage");
+    return { heap: usage.usedSize ?? Number.NaN, buffers: usage.backingStorageSize ?? Number.NaN };
   } finally {
     socket.close();
   }
@@ -131,10 +136,11 @@ async function onFreshServer(work: (tenant: Tenant, report: (what: string) => Pr
       const now = workerdMemory(server.processGroup);
       await new Promise((resolve) => setTimeout(resolve, 20_000));
       const idle = workerdMemory(server.processGroup);
-      const heap = await heapAfterCollection(inspectorPort);
+      const isolate = await heapAfterCollection(inspectorPort);
       console.log(
         `${what.padEnd(36)} workerd ${mib(now.total)}, ${mib(idle.total)} after 20 s idle ` +
-          `(${mib(idle.anonymous)} anonymous, ${mib(idle.file)} file); Worker heap ${mib(heap)}`,
+          `(${mib(idle.anonymous)} anonymous, ${mib(idle.file)} file); ` +
+          `Worker heap ${mib(isolate.heap)}, its buffers ${mib(isolate.buffers)}`,
       );
     };
     await report("started");
