@@ -1,6 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import { logError } from "../lib/log";
-import { realTimer, SECOND, type Timer } from "../lib/time";
+import { SECOND } from "../lib/time";
 import { type ImportMessage, ImportMessageSchema } from "../videos/import-start";
 import { importDeps } from "./deps";
 import { giveUpImport } from "./fail";
@@ -27,10 +27,8 @@ const noop = () => {};
  * the next one (resume.ts).
  */
 export class VideoImport extends DurableObject<Env> {
-  /** The numbers, clock and origin of its runs: tests set their own (the real ones otherwise). */
+  /** The numbers and the origin of its runs: tests set their own (the real ones otherwise). */
   limits: ImportLimits = IMPORT_LIMITS;
-  clock: () => number = Date.now;
-  timer: Timer = realTimer;
   origin: typeof fetch | undefined = undefined;
   readonly #resume: ResumeStore;
   /** The run in flight: how to stop it, and its end. */
@@ -51,7 +49,7 @@ export class VideoImport extends DurableObject<Env> {
       videoId,
     );
     if (this.#running || (await this.ctx.storage.getAlarm()) !== null) return;
-    await this.ctx.storage.setAlarm(this.clock());
+    await this.ctx.storage.setAlarm(Date.now());
   }
 
   /** The video was deleted: the run in flight stops now (its connection closed), no other begins, and all is forgotten. */
@@ -81,8 +79,6 @@ export class VideoImport extends DurableObject<Env> {
       signal,
       fetch: this.origin,
       limits: this.limits,
-      clock: this.clock,
-      timer: this.timer,
     });
     let outcome: RunOutcome;
     try {
@@ -95,7 +91,7 @@ export class VideoImport extends DurableObject<Env> {
         await giveUpImport(deps, videoId);
         await this.#forget();
       } else {
-        await this.ctx.storage.setAlarm(this.clock() + errors * this.limits.retrySeconds * SECOND);
+        await this.ctx.storage.setAlarm(Date.now() + errors * this.limits.retrySeconds * SECOND);
       }
       return;
     }
@@ -103,10 +99,10 @@ export class VideoImport extends DurableObject<Env> {
     this.ctx.storage.sql.exec("UPDATE import_job SET errors = 0");
     switch (outcome.kind) {
       case "continue":
-        await this.ctx.storage.setAlarm(this.clock());
+        await this.ctx.storage.setAlarm(Date.now());
         return;
       case "retry":
-        await this.ctx.storage.setAlarm(this.clock() + outcome.delaySeconds * SECOND);
+        await this.ctx.storage.setAlarm(Date.now() + outcome.delaySeconds * SECOND);
         return;
       case "skipped":
         // Another run's lease (one that died: the sweep starts this object again once it runs out),
