@@ -4,6 +4,7 @@ import { consumeCaptionMessages, consumeDeadCaptionMessages } from "./captions/g
 import { coordinatorOf } from "./encoding/pipeline/coordinator-stub";
 import { consumeDeadEncodes, consumeEncodes, ENCODE_DEAD_LETTERS, ENCODE_QUEUE } from "./encoding/pipeline/queue";
 import { consumeDeadImports, consumeImports } from "./imports/consumer";
+import { stopImport } from "./imports/objects";
 import { logError } from "./lib/log";
 import { consumeProjectDeletions, PROJECT_DELETION_QUEUE } from "./projects/deletions";
 import { SCHEDULED_TASKS } from "./scheduled";
@@ -23,6 +24,7 @@ import { lanesOf } from "./webhooks/lane";
 export { EncoderContainer } from "./encoding/pipeline/container";
 export { VideoEncoding } from "./encoding/pipeline/coordinator";
 export { EncoderPool } from "./encoding/pipeline/pool";
+export { VideoImport } from "./imports/object";
 export { RateLimiter } from "./rate-limit/limiter";
 export { TusUpload } from "./uploads/tus/object";
 export { DeliveryLane } from "./webhooks/lane";
@@ -43,6 +45,7 @@ const CONSUMERS: Record<string, (batch: MessageBatch<unknown>, env: Env) => Prom
         uploads: tusUploads(env.TUS_UPLOADS),
         publish: publishNow(env, db),
         cancelEncoding: (id) => coordinatorOf(env, id).cancel(),
+        stopImport: (id) => stopImport(env, id),
       };
     }),
   [DELETION_DEAD_LETTERS]: (batch) => consumeDeadDeletions(batch),

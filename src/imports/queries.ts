@@ -5,7 +5,7 @@ import { finishCompletionStatement } from "../uploads/source-queries";
 import type { VideoEncodingEvent } from "../videos/events";
 import type { VideoRow } from "../videos/model";
 
-// An import's statements (contract §19). Every one names the video by its id for the imports
+// An import's statements (docs/imports.md). Every one names the video by its id for the imports
 // queue's consumer or the sweep: system work with no caller, hence `@allModes`.
 
 /** A run's hold on an importing video: the video and the lease it took. */
@@ -101,9 +101,30 @@ export async function recordPart(
          SELECT ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM videos WHERE ${HELD})`,
       )
       .bind(projectId, held.id, part.partNumber, part.size, part.etag, isoTime(now), held.id, held.lease),
-    db.prepare(`UPDATE videos SET import_lease_until = ? WHERE ${HELD}`).bind(lease, held.id, held.lease),
+    renewLeaseStatement(db, held, lease),
   ]);
   return { held: (recorded?.meta.changes ?? 0) > 0, lease };
+}
+
+/**
+ * Moves the run's lease on to `lease`, only while the run holds it.
+ *
+ * @allModes the imports queue's consumer fetches a video by its id, whatever its mode
+ */
+function renewLeaseStatement(db: Db, held: Held, lease: string): D1PreparedStatement {
+  return db.prepare(`UPDATE videos SET import_lease_until = ? WHERE ${HELD}`).bind(lease, held.id, held.lease);
+}
+
+/**
+ * Renews the run's lease until `until` while it stores no part (an origin sending slowly). False
+ * when the lease was lost (the video deleted, finished, or taken over): the run stops.
+ *
+ * @allModes the imports queue's consumer fetches a video by its id, whatever its mode
+ */
+export async function renewLease(db: Db, held: Held, until: number): Promise<{ held: boolean; lease: string }> {
+  const lease = isoTime(until);
+  const result = await renewLeaseStatement(db, held, lease).run();
+  return { held: result.meta.changes > 0, lease };
 }
 
 /**
@@ -120,15 +141,14 @@ export async function countFailure(db: Db, held: Held): Promise<number | null> {
 }
 
 /**
- * Gives the lease back (a time slice over, a transient failure), so the next run may take it at once.
+ * Gives the lease back (a slice over, a transient failure), so the next run may take it at once:
+ * it ends a millisecond before `now`, as a run that starts within the same millisecond must see it
+ * run out.
  *
  * @allModes the imports queue's consumer fetches a video by its id, whatever its mode
  */
 export async function releaseLease(db: Db, held: Held, now: number): Promise<void> {
-  await db
-    .prepare(`UPDATE videos SET import_lease_until = ? WHERE ${HELD}`)
-    .bind(isoTime(now), held.id, held.lease)
-    .run();
+  await renewLeaseStatement(db, held, isoTime(now - 1)).run();
 }
 
 /**

@@ -22,3 +22,17 @@ export function utcTime(year: number, month: number, day: number, hour = 0, minu
   if (date.getUTCDate() !== day) return null;
   return date.setUTCHours(hour, minute, second);
 }
+
+/**
+ * A wake-up after `ms`, that can be called off (a race against a read must not leave its timer
+ * behind). Code that waits takes one, so tests can pass a virtual clock's instead of waiting.
+ */
+export type Timer = (ms: number) => { fired: Promise<void>; cancel: () => void };
+
+export const realTimer: Timer = (ms) => {
+  let id: ReturnType<typeof setTimeout> | undefined;
+  const fired = new Promise<void>((resolve) => {
+    id = setTimeout(resolve, ms);
+  });
+  return { fired, cancel: () => clearTimeout(id) };
+};
