@@ -1,4 +1,4 @@
-import type { components } from "../test/e2e/api.d.ts";
+import type { components } from "../api-client/api.d.ts";
 
 /**
  * Viewing analytics (contract section 20) as the dashboard shows them: the answer's shape, checked

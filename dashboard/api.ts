@@ -1,5 +1,5 @@
 import createClient from "openapi-fetch";
-import type { components, paths } from "../test/e2e/api.d.ts";
+import type { components, paths } from "../api-client/api.d.ts";
 
 /**
  * The dashboard's only way to the service: the public `/v1` API, typed by the paths `npm run

@@ -3,8 +3,8 @@ import path from "node:path";
 import createClient, { type Middleware } from "openapi-fetch";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { paths } from "../../api-client/api.d.ts";
 import { stripMetadata } from "../../src/images/strip.ts";
-import type { paths } from "./api.d.ts";
 import { startReceiver } from "./receiver.ts";
 import { type DevServer, E2E_ADMIN_TOKEN, startDevServer } from "./server.ts";
 
