@@ -14,7 +14,12 @@ type Loaded =
   | { state: "error"; message: string }
   | { state: "ok"; data: Analytics };
 
-/** The figures `read` answers, read again when `key` changes; a 404 (nothing to count) reads as none. */
+/**
+ * The figures `read` answers, read once for each `key` (what the figures are of: video, project,
+ * mode). The window (`windowOf`, the last 7 days) is taken when they are read, inside `read`: were it
+ * part of the key, every render would name a new window and read them again, which is what the
+ * views did, about 50 times a second.
+ */
 function useAnalytics(read: () => Promise<Analytics>, key: string): Loaded {
   const [loaded, setLoaded] = useState<Loaded>({ state: "loading" });
   useEffect(() => {
@@ -34,10 +39,14 @@ function useAnalytics(read: () => Promise<Analytics>, key: string): Loaded {
 /** A video's figures, on its page. */
 export function VideoAnalytics(props: { videoId: string; projectId: string }) {
   const mode = useMode();
-  const query = { projectId: props.projectId, mode, ...windowOf(new Date()) };
   const loaded = useAnalytics(
-    () => must(api.GET("/v1/videos/{id}/analytics", { params: { path: { id: props.videoId }, query } })),
-    `${props.videoId} ${new URLSearchParams(query)}`,
+    () =>
+      must(
+        api.GET("/v1/videos/{id}/analytics", {
+          params: { path: { id: props.videoId }, query: { projectId: props.projectId, mode, ...windowOf(new Date()) } },
+        }),
+      ),
+    `${props.videoId} ${props.projectId} ${mode}`,
   );
   return (
     <section class="card">
@@ -50,10 +59,12 @@ export function VideoAnalytics(props: { videoId: string; projectId: string }) {
 /** The project's figures and its top videos. */
 export function AnalyticsView(props: { projectId: string }) {
   const mode = useMode();
-  const query = { projectId: props.projectId, mode, ...windowOf(new Date()) };
   const loaded = useAnalytics(
-    () => must(api.GET("/v1/analytics", { params: { query } })),
-    `${new URLSearchParams(query)}`,
+    () =>
+      must(
+        api.GET("/v1/analytics", { params: { query: { projectId: props.projectId, mode, ...windowOf(new Date()) } } }),
+      ),
+    `${props.projectId} ${mode}`,
   );
   return (
     <>
