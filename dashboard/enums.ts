@@ -9,7 +9,7 @@ import type { ApiKey, Delivery, EncodingSettings, Schemas, Video, WebhookEndpoin
  * `npm run typecheck` fails here, after `npm run openapi`, instead of a person's request at run time.
  * The record's order is the order the views show.
  */
-export function listOf<Value extends string>(values: Record<Value, true>): Value[] {
+export function listOf<Value extends string>(values: Record<Value, true>): readonly Value[] {
   return Object.keys(values) as Value[];
 }
 

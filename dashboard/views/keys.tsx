@@ -14,7 +14,7 @@ export function KeysView(props: { projectId: string }) {
   const [error, setError] = useState<string | null>(null);
   const [creating, setCreating] = useState(false);
   const [name, setName] = useState("");
-  const [scopes, setScopes] = useState<KeyScope[]>(KEY_SCOPES);
+  const [scopes, setScopes] = useState<readonly KeyScope[]>(KEY_SCOPES);
   const [keyMode, setKeyMode] = useState<Mode>(mode);
   const [problems, setProblems] = useState<FormProblems>(NO_PROBLEMS);
   const [created, setCreated] = useState<{ name: string; key: string } | null>(null);
@@ -35,7 +35,7 @@ export function KeysView(props: { projectId: string }) {
   const create = async () => {
     setProblems(NO_PROBLEMS);
     try {
-      const body = { name, scopes, mode: keyMode };
+      const body = { name, scopes: [...scopes], mode: keyMode };
       const key = await must(api.POST("/v1/projects/{projectId}/api-keys", { params: { path }, body }));
       // Shown this once: the dashboard keeps no copy.
       setCreated({ name: key.name, key: key.key });

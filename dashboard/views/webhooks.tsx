@@ -157,7 +157,7 @@ function AddEndpoint(props: {
   onCreated: (created: { url: string; secret: string }) => void;
 }) {
   const [url, setUrl] = useState("");
-  const [eventTypes, setEventTypes] = useState<EventType[]>(EVENT_TYPES);
+  const [eventTypes, setEventTypes] = useState<readonly EventType[]>(EVENT_TYPES);
   const [problems, setProblems] = useState<FormProblems>(NO_PROBLEMS);
   const create = async () => {
     setProblems(NO_PROBLEMS);
@@ -165,7 +165,7 @@ function AddEndpoint(props: {
       const created = await must(
         api.POST("/v1/projects/{projectId}/webhook-endpoints", {
           params: { path: { projectId: props.projectId }, query: { mode: props.mode } },
-          body: { url, eventTypes },
+          body: { url, eventTypes: [...eventTypes] },
         }),
       );
       props.onCreated({ url: created.url, secret: created.secret });
