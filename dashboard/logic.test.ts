@@ -3,7 +3,7 @@ import { barsOf, labelledIndexes, niceMax, windowOf } from "./analytics";
 import { ApiFailure, failureOf, type Video } from "./api";
 import { chapterFields, chaptersOf, newRow, parseSeconds, rowsOf } from "./chapters-form";
 import { captionsType, embedCode, publicOriginOf } from "./embed";
-import { listOf, STATUSES } from "./enums";
+import { listOf } from "./enums";
 import { problemsOf } from "./errors";
 import { formatDuration, formatMs, formatPercent, formatTime, formatWatchTime } from "./format";
 import { parseRoute, paths } from "./route";
@@ -258,18 +258,6 @@ describe("the videos list's filters", () => {
   it("reads tags as typed: split at commas, trimmed, empty ones and repeats dropped", () => {
     expect(parseTags(" launch, ads,,launch , ")).toEqual(["launch", "ads"]);
     expect(parseTags("")).toEqual([]);
-  });
-
-  it("offers the statuses in the order written, the way every list of the API's values is made", () => {
-    expect(STATUSES).toEqual([
-      "waiting_for_upload",
-      "importing",
-      "upload_completing",
-      "uploaded",
-      "processing",
-      "ready",
-      "errored",
-    ]);
   });
 });
 

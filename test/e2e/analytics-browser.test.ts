@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchChromium, requireChromium } from "./chromium.ts";
 import { keyedTenant } from "./client.ts";
+import { pageWithCookie } from "./dashboard-support.ts";
 import { clip, uploadVideo, waitForStatus } from "./media.ts";
 import { type DevServer, startDevServer } from "./server.ts";
 
@@ -87,10 +88,7 @@ describe.skipIf(!available)("viewing analytics from the embed page, in Debian's 
   it("is read once by the dashboard's analytics view and by the video's page, not again on each render", async () => {
     const browser = await launchChromium();
     try {
-      const context = await browser.newContext();
-      const [name, value] = (tenant.owner.cookie ?? "").split("=");
-      await context.addCookies([{ name: name ?? "", value: value ?? "", url: server.baseUrl }]);
-      const page = await context.newPage();
+      const page = await pageWithCookie(browser, server.baseUrl, tenant.owner.cookie);
       const asked: string[] = [];
       page.on("request", (request) => {
         const { pathname } = new URL(request.url());
