@@ -1,6 +1,6 @@
 import { useState } from "preact/hooks";
 import { type Account, api, must } from "../api";
-import { Field, Problem } from "../components";
+import { Field, Form, Problem } from "../components";
 import { type FormProblems, NO_PROBLEMS, problemsOf } from "../errors";
 import { formatTime } from "../format";
 
@@ -43,13 +43,7 @@ export function AccountView(props: { account: Account }) {
       </dl>
       <h2>Password</h2>
       {account.approved ? (
-        <form
-          noValidate
-          onSubmit={(event) => {
-            event.preventDefault();
-            void change();
-          }}
-        >
+        <Form onSubmit={change}>
           <Field
             label="Current password"
             type="password"
@@ -80,7 +74,7 @@ export function AccountView(props: { account: Account }) {
               Change password
             </button>
           </div>
-        </form>
+        </Form>
       ) : (
         <p>You can change your password once an operator has approved your account.</p>
       )}

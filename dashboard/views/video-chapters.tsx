@@ -1,10 +1,9 @@
 import { useCallback, useEffect, useId, useState } from "preact/hooks";
 import { api, must, type Video } from "../api";
 import { type ChapterRow, chapterFields, chaptersOf, newRow, rowsOf } from "../chapters-form";
-import { Field, Problem } from "../components";
+import { Field, Form, Problem } from "../components";
 import { type FormProblems, messageOf, NO_PROBLEMS, problemsOf } from "../errors";
-
-type Scope = { projectId: string; mode: "live" | "test" };
+import type { Scope } from "../mode";
 
 /**
  * `Chapters` (docs/chapters.md): a `Start` and a `Title` per row, `Add chapter`, and `Save chapters`,
@@ -34,8 +33,7 @@ export function Chapters(props: { video: Video; scope: Scope }) {
   const edit = (key: number, change: Partial<ChapterRow>) =>
     setRows((current) => current.map((row) => (row.key === key ? { ...row, ...change } : row)));
 
-  const save = async (event: Event) => {
-    event.preventDefault();
+  const save = async () => {
     setProblems(NO_PROBLEMS);
     setSaved(null);
     const list = chaptersOf(rows);
@@ -57,7 +55,7 @@ export function Chapters(props: { video: Video; scope: Scope }) {
   return (
     <section class="card" aria-labelledby={headingId}>
       <h2 id={headingId}>Chapters</h2>
-      <form noValidate onSubmit={save}>
+      <Form onSubmit={save}>
         {rows.length === 0 && <p class="hint">No chapters yet. The first starts at 0 seconds.</p>}
         <Problem message={problems.fields.chapters} />
         {rows.map((row, index) => (
@@ -94,7 +92,7 @@ export function Chapters(props: { video: Video; scope: Scope }) {
         </div>
         <Problem message={problems.form} />
         {saved && <p role="status">{saved}</p>}
-      </form>
+      </Form>
     </section>
   );
 }

@@ -1,14 +1,14 @@
-import { useCallback, useEffect, useId, useState } from "preact/hooks";
-import { api, type CaptionTrack, must, sendFile, type Video, withQuery } from "../api";
-import { Field, Problem, SelectField } from "../components";
+import { useCallback, useEffect, useState } from "preact/hooks";
+import { api, type CaptionTrack, fileBody, must, type Video } from "../api";
+import { Field, Form, Problem, SelectField } from "../components";
 import { captionsType } from "../embed";
+import { CAPTIONS_EXTENSIONS, THUMBNAIL_TYPES } from "../enums";
 import { type FormProblems, messageOf, NO_PROBLEMS, problemsOf } from "../errors";
-
-type Scope = { projectId: string; mode: "live" | "test" };
+import { Table } from "../lists";
+import type { Scope } from "../mode";
 
 /** `Custom thumbnail` (a JPEG, PNG or WebP) and `Remove custom thumbnail` (contract section 7). */
 export function CustomThumbnail(props: { video: Video; scope: Scope; onChanged: () => void }) {
-  const id = useId();
   const [error, setError] = useState<string | null>(null);
   const [status, setStatus] = useState<string | null>(null);
   const { video } = props;
@@ -17,11 +17,11 @@ export function CustomThumbnail(props: { video: Video; scope: Scope; onChanged: 
     setError(null);
     setStatus("Uploading…");
     try {
-      await sendFile(
-        "PUT",
-        withQuery(`/v1/videos/${video.id}/thumbnail`, props.scope),
-        file,
-        file.type || "image/jpeg",
+      await must(
+        api.PUT("/v1/videos/{id}/thumbnail", {
+          params: { path: { id: video.id }, query: props.scope },
+          ...fileBody(file, file.type || "image/jpeg"),
+        }),
       );
       setStatus("Custom thumbnail saved.");
       props.onChanged();
@@ -50,21 +50,13 @@ export function CustomThumbnail(props: { video: Video; scope: Scope; onChanged: 
           <p class="hint">
             Now: {video.thumbnail.source === "custom" ? "a custom image" : "the automatic poster frame"}.
           </p>
-          <div class="field">
-            <label for={id}>Custom thumbnail</label>
-            <input
-              id={id}
-              type="file"
-              accept="image/jpeg,image/png,image/webp"
-              aria-describedby={error ? `${id}-error` : undefined}
-              onChange={(event) => void upload(event.currentTarget.files?.[0])}
-            />
-            {error && (
-              <span id={`${id}-error`} class="error">
-                {error}
-              </span>
-            )}
-          </div>
+          <Field
+            label="Custom thumbnail"
+            type="file"
+            accept={THUMBNAIL_TYPES.join(",")}
+            onChange={(event) => void upload(event.currentTarget.files?.[0])}
+            error={error ?? undefined}
+          />
           <button type="button" disabled={video.thumbnail.source !== "custom"} onClick={remove}>
             Remove custom thumbnail
           </button>
@@ -106,7 +98,6 @@ function statusOf(track: CaptionTrack): string {
  * `Download` for a ready generated one (to correct it and put it back) and `Delete`.
  */
 export function Captions(props: { video: Video; scope: Scope }) {
-  const id = useId();
   const [tracks, setTracks] = useState<CaptionTrack[]>([]);
   const [language, setLanguage] = useState("");
   const [spoken, setSpoken] = useState<string>(GENERATED_LANGUAGES[0][0]);
@@ -136,8 +127,7 @@ export function Captions(props: { video: Video; scope: Scope }) {
     return () => clearInterval(timer);
   }, [making, load]);
 
-  const add = async (event: Event) => {
-    event.preventDefault();
+  const add = async () => {
     setProblems(NO_PROBLEMS);
     const type = file ? captionsType(file.name) : null;
     if (!file || !type) {
@@ -149,8 +139,12 @@ export function Captions(props: { video: Video; scope: Scope }) {
       return;
     }
     try {
-      const path = `/v1/videos/${videoId}/captions/${encodeURIComponent(language.trim())}`;
-      await sendFile("PUT", withQuery(path, props.scope), file, type);
+      await must(
+        api.PUT("/v1/videos/{id}/captions/{language}", {
+          params: { path: { id: videoId, language: language.trim() }, query: props.scope },
+          ...fileBody(file, type),
+        }),
+      );
       setLanguage("");
       await load();
     } catch (failure) {
@@ -158,8 +152,7 @@ export function Captions(props: { video: Video; scope: Scope }) {
       setProblems(found);
     }
   };
-  const generate = async (event: Event) => {
-    event.preventDefault();
+  const generate = async () => {
     setGenerateError(null);
     try {
       await must(
@@ -208,63 +201,49 @@ export function Captions(props: { video: Video; scope: Scope }) {
     <section class="card">
       <h2>Captions</h2>
       <Problem message={listError} />
-      {tracks.length === 0 ? (
-        <p class="hint">No captions yet.</p>
-      ) : (
-        <table class="simple">
-          <thead>
-            <tr>
-              <th scope="col">Language</th>
-              <th scope="col">Label</th>
-              <th scope="col">Status</th>
-              <th scope="col">
-                <span class="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {tracks.map((track) => (
-              <tr key={track.language}>
-                <td>{track.language}</td>
-                <td>{track.label}</td>
-                <td>{statusOf(track)}</td>
-                <td class="actions">
-                  {track.source === "generated" && track.status === "ready" && (
-                    <button type="button" onClick={() => download(track)}>
-                      Download
-                    </button>
-                  )}
-                  <button type="button" onClick={() => remove(track)}>
-                    Delete
+      <Table
+        class="simple"
+        cellLabels={false}
+        rows={tracks}
+        rowKey={(track) => track.language}
+        empty={<p class="hint">No captions yet.</p>}
+        columns={[
+          { heading: "Language", cell: (track) => track.language },
+          { heading: "Label", cell: (track) => track.label },
+          { heading: "Status", cell: statusOf },
+          {
+            heading: "Actions",
+            hidden: true,
+            class: "actions",
+            cell: (track) => (
+              <>
+                {track.source === "generated" && track.status === "ready" && (
+                  <button type="button" onClick={() => download(track)}>
+                    Download
                   </button>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
-      <form noValidate onSubmit={generate} aria-label="Generate captions">
+                )}
+                <button type="button" onClick={() => remove(track)}>
+                  Delete
+                </button>
+              </>
+            ),
+          },
+        ]}
+      />
+      <Form onSubmit={generate} aria-label="Generate captions">
         <SelectField label="Language" value={spoken} options={GENERATED_LANGUAGES} onChange={setSpoken} />
         <Problem message={generateError} />
         <button type="submit">Generate captions</button>
         <p class="hint">Made from the video's speech; download a ready one to correct it, then upload it again.</p>
-      </form>
-      <form noValidate onSubmit={add} aria-label="Upload captions">
-        <div class="field">
-          <label for={id}>Captions</label>
-          <input
-            id={id}
-            type="file"
-            accept=".vtt,.srt,text/vtt,application/x-subrip"
-            aria-describedby={problems.fields.file ? `${id}-error` : undefined}
-            onChange={(event) => setFile(event.currentTarget.files?.[0] ?? null)}
-          />
-          {problems.fields.file && (
-            <span id={`${id}-error`} class="error">
-              {problems.fields.file}
-            </span>
-          )}
-        </div>
+      </Form>
+      <Form onSubmit={add} aria-label="Upload captions">
+        <Field
+          label="Captions"
+          type="file"
+          accept={[...Object.values(CAPTIONS_EXTENSIONS), ...Object.keys(CAPTIONS_EXTENSIONS)].join(",")}
+          onChange={(event) => setFile(event.currentTarget.files?.[0] ?? null)}
+          error={problems.fields.file}
+        />
         <Field
           label="Language"
           name="language"
@@ -275,7 +254,7 @@ export function Captions(props: { video: Video; scope: Scope }) {
         />
         <Problem message={problems.form} />
         <button type="submit">Add captions</button>
-      </form>
+      </Form>
     </section>
   );
 }

@@ -1,9 +1,10 @@
 import { useCallback, useEffect, useState } from "preact/hooks";
-import { api, must, type Video, type Visibility } from "../api";
-import { ConfirmDialog, Field, Problem } from "../components";
+import { api, must, type Video } from "../api";
+import { ConfirmDialog, Field, Form, Problem, SelectField } from "../components";
+import { VISIBILITIES, type Visibility } from "../enums";
 import { type FormProblems, messageOf, NO_PROBLEMS, problemsOf } from "../errors";
 import { formatDuration, formatTime } from "../format";
-import { useMode } from "../mode";
+import { type Scope, useMode } from "../mode";
 import { navigate } from "../nav";
 import { paths } from "../route";
 import { POLL_MS, parseTags } from "../video-list";
@@ -134,8 +135,6 @@ function Details(props: { video: Video }) {
   );
 }
 
-type Scope = { projectId: string; mode: "live" | "test" };
-
 function Edit(props: { video: Video; scope: Scope; onSaved: (video: Video) => void }) {
   const [title, setTitle] = useState(props.video.title ?? "");
   const [tags, setTags] = useState(props.video.tags.join(", "));
@@ -155,13 +154,9 @@ function Edit(props: { video: Video; scope: Scope; onSaved: (video: Video) => vo
     }
   };
   return (
-    <form
+    <Form
       class="card"
-      noValidate
-      onSubmit={(event) => {
-        event.preventDefault();
-        void patch({ title: title.trim() === "" ? null : title, tags: parseTags(tags) }, "Title and tags");
-      }}
+      onSubmit={() => patch({ title: title.trim() === "" ? null : title, tags: parseTags(tags) }, "Title and tags")}
     >
       <Field
         label="Title"
@@ -180,22 +175,16 @@ function Edit(props: { video: Video; scope: Scope; onSaved: (video: Video) => vo
         error={problems.fields.tags}
       />
       <button type="submit">Save</button>
-      <div class="field">
-        <label for="visibility">Visibility</label>
-        <select
-          id="visibility"
-          value={props.video.visibility}
-          onChange={(event) => void patch({ visibility: event.currentTarget.value as Visibility }, "Visibility")}
-        >
-          <option value="public">public</option>
-          <option value="unlisted">unlisted</option>
-          <option value="private">private</option>
-        </select>
-        {problems.fields.visibility && <span class="error">{problems.fields.visibility}</span>}
-      </div>
+      <SelectField
+        label="Visibility"
+        value={props.video.visibility}
+        options={VISIBILITIES}
+        onChange={(visibility) => void patch({ visibility }, "Visibility")}
+        error={problems.fields.visibility}
+      />
       <Problem message={problems.form} />
       {saved && <p role="status">{saved}</p>}
-    </form>
+    </Form>
   );
 }
 

@@ -6213,8 +6213,8 @@ export interface operations {
         /** @description A still PNG or WebP image, at most 1 MiB (1,048,576 bytes) and 4096×4096 pixels */
         requestBody: {
             content: {
-                "image/png": string;
-                "image/webp": string;
+                "image/png": Blob;
+                "image/webp": Blob;
             };
         };
         responses: {
@@ -8698,7 +8698,7 @@ export interface operations {
         /** @description The part's bytes, with a Content-Length; every part but the last at least 5 MiB (5,242,880 bytes) */
         requestBody: {
             content: {
-                "application/octet-stream": string;
+                "application/octet-stream": Blob;
             };
         };
         responses: {
@@ -10389,9 +10389,9 @@ export interface operations {
         /** @description The image's bytes, at most 5 MiB (5,242,880 bytes); Content-Type must name the actual format */
         requestBody: {
             content: {
-                "image/jpeg": string;
-                "image/png": string;
-                "image/webp": string;
+                "image/jpeg": Blob;
+                "image/png": Blob;
+                "image/webp": Blob;
             };
         };
         responses: {
@@ -10982,8 +10982,8 @@ export interface operations {
         /** @description The caption file, UTF-8, at most 2 MiB (2,097,152 bytes); Content-Type names its format */
         requestBody: {
             content: {
-                "text/vtt": string;
-                "application/x-subrip": string;
+                "text/vtt": Blob;
+                "application/x-subrip": Blob;
             };
         };
         responses: {
@@ -15930,9 +15930,9 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "image/jpeg": string;
-                    "image/png": string;
-                    "image/webp": string;
+                    "image/jpeg": Blob;
+                    "image/png": Blob;
+                    "image/webp": Blob;
                 };
             };
             /** @description Not modified: the copy If-None-Match (or If-Modified-Since) names is current */
