@@ -230,13 +230,13 @@ export function Captions(props: { video: Video; scope: Scope }) {
           },
         ]}
       />
-      <Form onSubmit={generate} aria-label="Generate captions">
+      <Form onSubmit={generate}>
         <SelectField label="Language" value={spoken} options={GENERATED_LANGUAGES} onChange={setSpoken} />
         <Problem message={generateError} />
         <button type="submit">Generate captions</button>
         <p class="hint">Made from the video's speech; download a ready one to correct it, then upload it again.</p>
       </Form>
-      <Form onSubmit={add} aria-label="Upload captions">
+      <Form onSubmit={add}>
         <Field
           label="Captions"
           type="file"

@@ -235,7 +235,8 @@ describe.skipIf(!available)("the dashboard in Chromium (contract section 18)", (
     await page
       .getByLabel("Captions")
       .setInputFiles({ name: "en.vtt", mimeType: "text/vtt", buffer: Buffer.from(CAPTIONS) });
-    await page.getByLabel("Language").fill("en");
+    // The field of an upload's language; the choice of a generated track's language is a combobox.
+    await page.getByRole("textbox", { name: "Language" }).fill("en");
     await page.getByRole("button", { name: "Add captions" }).click();
     const track = page.getByRole("row", { name: /English/ });
     await track.waitFor();
