@@ -185,6 +185,9 @@ export function maxrateKbps(shortSide, rate) {
   return rate.num / rate.den > 31 ? Math.round(base * 1.5) : base;
 }
 
+/** What MPEG-TS packaging adds to a stream's rate (PES and TS headers), about 10%. */
+const TS_PACKAGING = 1.1;
+
 /**
  * The BANDWIDTH of a rendition: the highest rate a segment can reach. The encoder's buffer holds
  * two seconds at the peak rate, so a segment of `seconds` carries at most (seconds + 2) × peak;
@@ -193,7 +196,15 @@ export function maxrateKbps(shortSide, rate) {
  */
 export function bandwidth(kbps, seconds, audio) {
   const video = (kbps * 1000 * (seconds + 2)) / seconds;
-  return Math.ceil((video + (audio ? AUDIO_BITRATE : 0)) * 1.1);
+  return Math.ceil((video + (audio ? AUDIO_BITRATE : 0)) * TS_PACKAGING);
+}
+
+/**
+ * The highest rate an audio-only rendition's segments reach (an added audio track, which a variant
+ * plays beside its own segments): the AAC and its MPEG-TS packaging.
+ */
+export function audioBandwidth() {
+  return Math.ceil(AUDIO_BITRATE * TS_PACKAGING);
 }
 
 /** The CODECS value (RFC 6381): H.264 High at `level`, and AAC-LC when there is audio. @param {number} level @param {boolean} audio */

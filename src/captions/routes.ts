@@ -25,6 +25,7 @@ import {
   CaptionParamsSchema,
   CaptionQuerySchema,
   GenerateRequestSchema,
+  labelIsUtf8,
   TrackListSchema,
   TrackSchema,
 } from "./schemas";
