@@ -19,50 +19,10 @@ import { segmentName } from "../../media-plan/protocol.mjs";
 import { packetsSpan } from "../audio.mjs";
 import { describeBinaries, runBinary } from "../binaries.mjs";
 import { binaries, encoderHarness } from "./harness.mjs";
-import { ffprobeJson } from "./media.mjs";
+import { ffprobeJson, heardTone, writeTone } from "./media.mjs";
 
-/**
- * A sine tone of `frequency` Hz lasting `seconds`, written to `file` in the format its name ends
- * with (`.m4a`: AAC in MP4; `.wav`: PCM), read back.
- * @param {string} file @param {number} frequency @param {number} seconds @param {string[]} [extra]
- */
-async function tone(file, frequency, seconds, extra = []) {
-  const codec = file.endsWith(".wav") ? [] : ["-c:a", "aac"];
-  const run = await runBinary(binaries.ffmpeg, [
-    ...["-hide_banner", "-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i", `sine=f=${frequency}:d=${seconds}`],
-    ...codec,
-    ...extra,
-    file,
-  ]);
-  if (run.code !== 0) throw new Error(`ffmpeg tone: ${run.stderr}`);
-  return readFile(file);
-}
-
-/**
- * The dominant frequency of a segment's audio, and how loud it is: decoded to mono 16-bit PCM (in
- * `file`.pcm), its zero crossings counted (a pure tone crosses twice a period).
- * @param {string} file
- */
-async function heard(file) {
-  const raw = `${file}.pcm`;
-  const run = await runBinary(binaries.ffmpeg, [
-    ...["-hide_banner", "-nostdin", "-v", "error", "-y", "-i", file],
-    ...["-ac", "1", "-ar", String(AUDIO_RATE), "-f", "s16le", raw],
-  ]);
-  if (run.code !== 0) throw new Error(`ffmpeg decode ${file}: ${run.stderr}`);
-  const pcm = await readFile(raw);
-  const samples = pcm.length / 2;
-  let crossings = 0;
-  let peak = 0;
-  let previous = 0;
-  for (let i = 0; i < samples; i++) {
-    const value = pcm.readInt16LE(2 * i);
-    peak = Math.max(peak, Math.abs(value));
-    if (i > 0 && value >= 0 !== previous >= 0) crossings += 1;
-    previous = value;
-  }
-  return { frequency: crossings / 2 / (samples / AUDIO_RATE), peak };
-}
+/** What a stored segment sounds like (media.mjs `heardTone`). @param {string} file */
+const heard = (file) => heardTone(binaries.ffmpeg, file, `${file}.pcm`);
 
 /** The audio packets of a stored segment, and its streams. @param {string} file */
 async function packetsOf(file) {
@@ -82,7 +42,7 @@ describe(`audio tracks (${describeBinaries(binaries)})`, () => {
     const plan = await planOf(h.sources.long, { enabledResolutions: ["240p"], mp4: false, watermark: null });
     const count = segmentCount(plan);
     expect(count).toBe(3);
-    const track = await tone(join(h.scratch, "fr.m4a"), 880, 20);
+    const track = await writeTone(binaries.ffmpeg, join(h.scratch, "fr.m4a"), 880, 20);
     // Two runs, as the coordinator sends them: the first segment, then the rest.
     for (const [from, to] of [
       [0, 1],
@@ -116,7 +76,7 @@ describe(`audio tracks (${describeBinaries(binaries)})`, () => {
   it("ends a shorter track in silence, and reads a WAV file", async () => {
     const plan = await planOf(h.sources.long, { enabledResolutions: ["240p"], mp4: false, watermark: null });
     const count = segmentCount(plan);
-    const track = await tone(join(h.scratch, "short.wav"), 880, 5);
+    const track = await writeTone(binaries.ffmpeg, join(h.scratch, "short.wav"), 880, 5);
     const { result } = await run(
       track,
       { kind: "audio", priority: "background", plan, from: 0, to: count },
