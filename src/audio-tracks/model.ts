@@ -20,9 +20,10 @@ export type AudioTrackStatus = (typeof AUDIO_TRACK_STATUSES)[number];
 
 /**
  * Why an added track errored; the audio_tracks table's CHECK lists the same: `invalid_source` (its
- * file has no audio stream, or it does not decode), `encoding_failed` (its work failed three times).
+ * file has no audio stream, or it does not decode), `encoding_failed` (its work failed three times),
+ * `import_failed` (its file, put by URL, could not be fetched: docs/imports.md).
  */
-export const AUDIO_TRACK_ERROR_CODES = ["invalid_source", "encoding_failed"] as const;
+export const AUDIO_TRACK_ERROR_CODES = ["invalid_source", "encoding_failed", "import_failed"] as const;
 export type AudioTrackError = { code: (typeof AUDIO_TRACK_ERROR_CODES)[number]; message: string };
 
 /** The label of the source's own audio. */
@@ -41,6 +42,13 @@ export type AudioTrackRow = {
   status: AudioTrackStatus;
   error_code: AudioTrackError["code"] | null;
   error_message: string | null;
+  /** A track put by URL, while its file is fetched (docs/imports.md): the URL, else null. */
+  import_url: string | null;
+  /** The fetch's state, as an importing video's: the origin's validator, the run's lease, its transient failures, the R2 multipart upload. */
+  import_validator: string | null;
+  import_lease_until: string | null;
+  import_failures: number;
+  upload_r2_id: string | null;
   created_at: string;
   updated_at: string;
 };

@@ -37,8 +37,17 @@ export async function videoWithAudioTracks(
   return row ? { video: row, tracks: (tracks?.results ?? []) as AudioTrackRow[] } : null;
 }
 
-/** What a PUT of a language asks for: its label, and its generation's file. */
-export type NewAudioTrack = { language: string; label: string; generation: string; sourceKey: string };
+/**
+ * What a PUT of a language asks for: its label, its generation's file, and the URL that file is
+ * fetched from (null when the PUT sent its bytes).
+ */
+export type NewAudioTrack = {
+  language: string;
+  label: string;
+  generation: string;
+  sourceKey: string;
+  importUrl: string | null;
+};
 
 /**
  * Points the video's track of `track.language` at a new generation (a `swap` for replaceObject):
@@ -63,15 +72,17 @@ export function startAudioTrack(
     db
       .prepare(
         `INSERT INTO audio_tracks (project_id, video_id, language, label, generation, source_key, status,
-           created_at, updated_at)
-         SELECT project_id, id, ?3, ?4, ?5, ?6, 'processing', ?7, ?7 FROM videos
+           import_url, created_at, updated_at)
+         SELECT project_id, id, ?3, ?4, ?5, ?6, 'processing', ?10, ?7, ?7 FROM videos
          WHERE id = ?2 AND project_id = ?1 AND livemode = coalesce(?8, livemode) AND deleted_at IS NULL
            AND status = 'ready'
            AND (EXISTS (SELECT 1 FROM audio_tracks WHERE video_id = ?2 AND language = ?3)
              OR (SELECT count(*) FROM audio_tracks WHERE video_id = ?2) < ?9)
          ON CONFLICT (video_id, language) DO UPDATE
            SET label = excluded.label, generation = excluded.generation, source_key = excluded.source_key,
-               status = 'processing', error_code = NULL, error_message = NULL, updated_at = excluded.updated_at
+               status = 'processing', error_code = NULL, error_message = NULL, import_url = excluded.import_url,
+               import_validator = NULL, import_lease_until = NULL, import_failures = 0, upload_r2_id = NULL,
+               updated_at = excluded.updated_at
          RETURNING *`,
       )
       .bind(
@@ -84,6 +95,7 @@ export function startAudioTrack(
         isoTime(now),
         modeParam(tenant),
         limit,
+        track.importUrl,
       ),
   );
 }
@@ -169,4 +181,14 @@ export async function finishAudioTrack(
     )
     .first();
   return changed !== null;
+}
+
+/**
+ * Forgets the parts a generation's fetch recorded (docs/imports.md: an audio track's file, put by
+ * URL, keeps them under its generation) once no track names that generation.
+ *
+ * @allModes the generation was found for the caller (or by the coordinator) before; its rows have no mode of their own
+ */
+export async function forgetFetchedParts(db: Db, projectId: string, generation: string): Promise<void> {
+  await db.prepare("DELETE FROM upload_parts WHERE project_id = ? AND video_id = ?").bind(projectId, generation).run();
 }

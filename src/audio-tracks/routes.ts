@@ -19,7 +19,7 @@ import { importUrl } from "../videos/import-start";
 import { planOf, type VideoRow } from "../videos/model";
 import { forgetPlaybackStates } from "../videos/playback-state";
 import { ProjectQuerySchema } from "../videos/schemas";
-import { askToMake, dropGeneration, tellDeleted } from "./making";
+import { askToMake, letGo, startTrackImport, tellDeleted } from "./making";
 import {
   type AudioTrackRow,
   addedTrackLimit,
@@ -167,6 +167,19 @@ function refusal(video: VideoRow, tracks: AudioTrackRow[], language: string): Ap
   return null;
 }
 
+/** A generation of a track of `video` known only by its name. */
+function unknownGeneration(video: VideoRow, generation: string) {
+  const { project_id, id } = video;
+  return {
+    project_id,
+    video_id: id,
+    generation,
+    source_key: audioTrackSourceKey(project_id, id, generation),
+    import_url: null,
+    upload_r2_id: null,
+  };
+}
+
 export const audioTrackRoutes = createRouter()
   .openapi(
     put,
@@ -187,24 +200,28 @@ export const audioTrackRoutes = createRouter()
       const { video, tracks } = await found("video_not_found", params.id, (id) => videoWithAudioTracks(db, tenant, id));
       const refused = refusal(video, tracks, language);
       if (refused) throw refused;
-      if (upload.kind === "url") {
-        throw new ApiError("invalid_body", {
-          details: [{ path: "sourceUrl", message: "fetching a track from a URL is not available yet" }],
-        });
-      }
       const generation = ulid();
       const plan = planOf(video);
-      const next = {
-        key: audioTrackSourceKey(video.project_id, video.id, generation),
-        bytes: upload.body,
-        httpMetadata: { contentType: upload.type },
-      };
-      const track = { language, label, generation, sourceKey: next.key };
+      const sourceKey = audioTrackSourceKey(video.project_id, video.id, generation);
+      // A file's bytes are stored first; a URL's file is fetched into the same key once the row names it.
+      const next =
+        upload.kind === "bytes"
+          ? { key: sourceKey, bytes: upload.body, httpMetadata: { contentType: upload.type } }
+          : null;
+      const importUrl = upload.kind === "url" ? upload.url : null;
+      const track = { language, label, generation, sourceKey, importUrl };
+      const older = tracks.find((one) => one.language === language);
       const row = await replaceObject(
         c.env.MEDIA,
         next,
         () => startAudioTrack(db, tenant, video.id, track, plan ? addedTrackLimit(plan) : 0, Date.now()),
-        (replaced) => dropGeneration(c.env.MEDIA, video.project_id, video.id, replaced),
+        // The generation put over: as read before (its fetch, if one was under way, to stop), or,
+        // put meanwhile by another request, its objects at least.
+        (replaced) =>
+          letGo(
+            { db, media: c.env.MEDIA },
+            older?.generation === replaced ? older : unknownGeneration(video, replaced),
+          ),
       );
       if (!row) {
         // Nothing written: the video changed meanwhile (deleted), or the language is one too many now.
@@ -214,10 +231,15 @@ export const audioTrackRoutes = createRouter()
       }
       // A replaced ready track stops playing at once: the master playlist changes here now.
       forgetPlaybackStates([video.id]);
-      try {
-        await askToMake(c.env, db, row);
-      } catch {
-        throw new ApiError("internal_error");
+      if (importUrl) {
+        // Fetched by the imports' machinery (docs/imports.md), then asked of the coordinator.
+        await startTrackImport(c.env.IMPORT_QUEUE, row);
+      } else {
+        try {
+          await askToMake(c.env.ENCODE_QUEUE, db, row);
+        } catch {
+          throw new ApiError("internal_error");
+        }
       }
       return c.json(toAudioTrack(row), 202);
     },
@@ -242,7 +264,7 @@ export const audioTrackRoutes = createRouter()
     // The master playlist and the embed page change at once here.
     forgetPlaybackStates([video.id]);
     try {
-      await dropGeneration(c.env.MEDIA, video.project_id, video.id, deleted.generation);
+      await letGo({ db: c.var.db, media: c.env.MEDIA }, deleted);
     } catch (error) {
       // The track is gone (no row names its objects); they go with the video's prefix.
       logError("audio tracks: delete objects", error, { videoId: video.id, generation: deleted.generation });

@@ -55,6 +55,13 @@ export async function clearCleanedUp(
            SELECT id FROM videos WHERE deleted_at IS NOT NULL AND id IN (${IN_JSON_LIST}))`,
       )
       .bind(list),
+    // The parts of audio tracks' files being fetched (under their generations, src/imports/).
+    db
+      .prepare(
+        `DELETE FROM upload_parts WHERE video_id IN (SELECT generation FROM audio_tracks WHERE video_id IN (
+           SELECT id FROM videos WHERE deleted_at IS NOT NULL AND id IN (${IN_JSON_LIST})))`,
+      )
+      .bind(list),
     // Caption and audio tracks (src/captions/, src/audio-tracks/): their objects were under the
     // prefix just removed. Chapters (src/chapters/): rows only.
     ...["captions", "audio_tracks", "chapters"].map((table) =>

@@ -1,4 +1,6 @@
 import { mkdirSync, mkdtempSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -11,8 +13,8 @@ import { type DevServer, startDevServer } from "./server.ts";
 
 /**
  * Audio in other languages end to end (docs/audio-tracks.md) on the real dev server and encoder: a
- * French track (an 880 Hz tone) over a video whose own audio is a 440 Hz tone is made, cut at the
- * video's segments and plays its own audio; a file without audio errors; in Debian's Chromium the
+ * French track (an 880 Hz tone, put by URL) over a video whose own audio is a 440 Hz tone is fetched,
+ * made, cut at the video's segments and plays its own audio; a file without audio (put as bytes) errors; in Debian's Chromium the
  * embed page switches to the French track from its audio menu while the picture plays on; a deleted
  * track leaves the master playlist.
  */
@@ -25,6 +27,8 @@ type Track = { language: string; label: string; status: string; default: boolean
 let server: DevServer;
 let tenant: Awaited<ReturnType<typeof keyedTenant>>;
 let video: Video;
+/** Where the French track's file is fetched from: an origin on this machine (loopback is allowed in development). */
+let origin: Server;
 
 function putTrack(language: string, bytes: Uint8Array, type: string) {
   return fetch(`${server.baseUrl}/v1/videos/${video.id}/audio-tracks/${language}`, {
@@ -59,12 +63,23 @@ describe("audio tracks, end to end", () => {
     // 12 s of a test pattern with a 440 Hz tone: three 4 s segments.
     const uploaded = await uploadVideo(tenant.call, await clip({ width: 640, height: 360, seconds: 12 }));
     video = await waitForStatus(tenant.call, uploaded.id, ["ready"], 60);
+    // The French track by URL (fetched by the imports' machinery), the other as the file's bytes.
     const french = await writeTone(binaries.ffmpeg, path.join(scratch, "fr.m4a"), 880, 15);
-    expect((await putTrack("fr", new Uint8Array(french), "audio/mp4")).status).toBe(202);
+    origin = createServer((_request, response) => {
+      response.writeHead(200, { "content-type": "audio/mp4", "content-length": french.length }).end(french);
+    });
+    await new Promise<void>((resolve) => origin.listen(0, "127.0.0.1", resolve));
+    const sourceUrl = `http://127.0.0.1:${(origin.address() as AddressInfo).port}/fr.m4a`;
+    const byUrl = await tenant.call("PUT", `/v1/videos/${video.id}/audio-tracks/fr`, { sourceUrl });
+    expect([byUrl.status, byUrl.json]).toEqual([
+      202,
+      { language: "fr", label: "French", status: "processing", default: false },
+    ]);
     const silent = await clip({ width: 320, height: 180, seconds: 2, audio: false });
     expect((await putTrack("de", silent, "video/mp4")).status).toBe(202);
   }, 120_000);
   afterAll(async () => {
+    origin?.close();
     await server?.stop();
   });
 

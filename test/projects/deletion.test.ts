@@ -2,6 +2,7 @@ import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { customThumbnailKey, legacyThumbnailKey, posterKey, projectPrefixes } from "../../src/lib/storage-keys";
 import { isoTime } from "../../src/lib/time";
+import { ulid } from "../../src/lib/ulid";
 import { continuePurge, type ProjectDeletionMessage } from "../../src/projects/deletions";
 import { PURGE_LIMITS, type PurgeLimits, purgeProject } from "../../src/projects/purge";
 import { PURGED_TABLE_ORDER } from "../../src/projects/queries";
@@ -71,13 +72,7 @@ async function fullProject(session: Session) {
     `INSERT INTO audio_tracks (project_id, video_id, language, label, generation, source_key, status,
        created_at, updated_at) VALUES (?1, ?2, 'fr', 'French', ?3, ?4, 'ready', ?5, ?5)`,
   )
-    .bind(
-      project.id,
-      video.id,
-      "01AUDIOGENERATION000000000",
-      `videos/${project.id}/${video.id}/audio/x/source`,
-      isoTime(Date.now()),
-    )
+    .bind(project.id, video.id, ulid(), `videos/${project.id}/${video.id}/audio/x/source`, isoTime(Date.now()))
     .run();
   await env.MEDIA.put(posterKey(project.id, video.id), "poster");
   await env.MEDIA.put(legacyThumbnailKey(project.id, video.id, "old.png"), "legacy");

@@ -85,7 +85,8 @@ export class AudioWork {
   async changed(language: string): Promise<void> {
     const row = await audioTrackOf(this.env.DB, this.store.video().videoId, language);
     const held = this.kept.track(language);
-    const wanted = row?.status === "processing" ? row : null;
+    // A track put by URL is made once its file is fetched (the import asks again then).
+    const wanted = row?.status === "processing" && row.import_url === null ? row : null;
     if (held && held.generation !== wanted?.generation) {
       await this.letGo(held, row?.generation === held.generation ? "keep" : "drop");
     }
