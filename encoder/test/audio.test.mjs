@@ -73,6 +73,24 @@ describe(`audio tracks (${describeBinaries(binaries)})`, () => {
     }
   });
 
+  it("reads an MP3 file, on the same timeline", async () => {
+    const plan = await planOf(h.sources.long, { enabledResolutions: ["240p"], mp4: false, watermark: null });
+    const track = await writeTone(binaries.ffmpeg, join(h.scratch, "fr.mp3"), 880, 12);
+    const job = { kind: "audio", priority: "background", plan, from: 1, to: 3 };
+    expect((await run(track, job, { video: "mp3" })).result).toMatchObject({ status: "done" });
+    for (const index of [1, 2]) {
+      const file = h.fake.file("mp3", `audio/${segmentName(index)}`);
+      const { packets } = await packetsOf(file);
+      expect(Math.abs(packetsSpan(packets) - segmentSeconds(plan, index))).toBeLessThan(0.05);
+      const sound = await heard(file);
+      expect(sound.frequency).toBeGreaterThan(860);
+      expect(sound.frequency).toBeLessThan(900);
+    }
+    // Its MPEG-TS timestamps are the video's, wherever the MP3's own timeline starts (its encoder delay).
+    const first = Number((await packetsOf(h.fake.file("mp3", `audio/${segmentName(2)}`))).packets[0]?.pts_time);
+    expect(first).toBeCloseTo(timelineStart() + (trackAudioPacket(plan, 2) * AUDIO_FRAME) / AUDIO_RATE, 2);
+  });
+
   it("ends a shorter track in silence, and reads a WAV file", async () => {
     const plan = await planOf(h.sources.long, { enabledResolutions: ["240p"], mp4: false, watermark: null });
     const count = segmentCount(plan);

@@ -298,12 +298,11 @@ export async function averageColour(ffmpeg, file, area, scratch) {
 
 /**
  * A sine tone of `frequency` Hz lasting `seconds`, written to `file` in the format its name ends
- * with (`.m4a`: AAC in MP4; `.wav`: PCM), read back.
+ * with, by ffmpeg's default encoder for it (`.m4a`: AAC in MP4; `.mp3`: MP3; `.wav`: PCM), read back.
  * @param {Binary} ffmpeg @param {string} file @param {number} frequency @param {number} seconds
  */
 export async function writeTone(ffmpeg, file, frequency, seconds) {
-  const codec = file.endsWith(".wav") ? [] : ["-c:a", "aac"];
-  await ffmpegOk(ffmpeg, ["-f", "lavfi", "-i", `sine=f=${frequency}:d=${seconds}`, ...codec, file]);
+  await ffmpegOk(ffmpeg, ["-f", "lavfi", "-i", `sine=f=${frequency}:d=${seconds}`, file]);
   return readFile(file);
 }
 
