@@ -139,6 +139,17 @@ describe("PUT /v1/videos/{id}/audio-tracks/{language}", () => {
     const clipped = await (await api(`/play/${id}/audio/${generation}/index.m3u8?start=10&end=30`)).text();
     expect(clipped).toBe(await (await api(`/play/${id}/360p/index.m3u8?start=10&end=30`)).text());
     expect(clipped).toContain("#EXT-X-MEDIA-SEQUENCE:2");
+    // A token bound to a range: the track's playlist is cut to it, and no segment outside it plays.
+    const minted = await api(`/v1/videos/${id}/playback-tokens`, bearer(key, json("POST", { start: 10, end: 30 })));
+    const { token } = (await minted.json()) as { token: string };
+    expect(await (await api(`/play/${token}/master.m3u8`)).text()).toContain(
+      `URI="audio/${generation}/index.m3u8?start=10&end=30"`,
+    );
+    expect(await (await api(`/play/${token}/audio/${generation}/index.m3u8`)).text()).toBe(clipped);
+    expect((await api(`/play/${token}/audio/${generation}/${segmentName(4)}`)).status).toBe(200);
+    for (const outside of [1, 8]) {
+      expect((await api(`/play/${token}/audio/${generation}/${segmentName(outside)}`)).status).toBe(404);
+    }
     // The embed page offers the choice, with the player that plays alternate audio.
     const page = await (await api(`/embed/${id}`)).text();
     expect(page).toContain("<media-audio-track-menu");
