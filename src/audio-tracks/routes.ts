@@ -1,10 +1,10 @@
 import type { Context } from "hono";
 import type { TenantEnv } from "../auth/context";
 import { videoReader, videoWriter } from "../auth/guards";
-import { labelIsUtf8 } from "../captions/schemas";
 import { mediaType, readJsonText } from "../http/body";
 import { ApiError } from "../http/errors";
 import { found } from "../http/found";
+import { wellFormedQuery } from "../http/query";
 import { route, selfReadJson } from "../http/route";
 import { createRouter } from "../http/router";
 import { jsonResponse } from "../http/schemas";
@@ -59,7 +59,7 @@ const put = route(
       "`ready`. A second `PUT` of a language replaces its track; the language of the video's own audio cannot be " +
       `put (\`409 original_audio\`); a video holds at most ${MAX_AUDIO_TRACKS} tracks, its own audio counted. A ` +
       "language that is not a BCP 47 tag is `invalid_body`; a bad `label` is `invalid_query`.",
-    middleware: [videoWriter, rateLimit("audio_tracks")] as const,
+    middleware: [videoWriter, rateLimit("audio_tracks"), wellFormedQuery] as const,
     request: {
       params: AudioTrackParamsSchema,
       query: AudioTrackQuerySchema,
@@ -190,9 +190,6 @@ export const audioTrackRoutes = createRouter()
         throw new ApiError("invalid_body", {
           details: [{ path: "language", message: "not a BCP 47 language tag of 2 to 35 letters, digits and hyphens" }],
         });
-      }
-      if (!labelIsUtf8(c.req.url)) {
-        throw new ApiError("invalid_query", { details: [{ path: "label", message: "not percent-encoded UTF-8" }] });
       }
       const label = c.req.valid("query").label ?? englishName(language);
       const upload = await uploadOf(c);

@@ -25,7 +25,6 @@ import {
   CaptionParamsSchema,
   CaptionQuerySchema,
   GenerateRequestSchema,
-  labelIsUtf8,
   TrackListSchema,
   TrackSchema,
 } from "./schemas";

@@ -60,23 +60,6 @@ export const LabelSchema = textSchema()
 
 export const CaptionQuerySchema = ProjectQuerySchema.extend({ label: LabelSchema.optional() });
 
-/**
- * Whether the query's `label`, as sent, is percent-encoded UTF-8. The framework keeps a value that
- * is not (a lone surrogate's bytes, say) as its undecoded text, which would be stored altered.
- */
-export function labelIsUtf8(url: string): boolean {
-  for (const pair of new URL(url).search.slice(1).split("&")) {
-    const [name, value = ""] = pair.split("=", 2);
-    if (name !== "label") continue;
-    try {
-      decodeURIComponent(value.replaceAll("+", " "));
-    } catch {
-      return false;
-    }
-  }
-  return true;
-}
-
 /** `POST …/captions/{language}/generate`: the body may be left out; `label` as the upload's `?label=`. */
 export const GenerateRequestSchema = z
   .strictObject({
