@@ -180,6 +180,15 @@ export function callbackClient(options) {
     },
 
     /**
+     * Stores segment `index` of the added audio track the job makes (the Worker knows which, and
+     * drops one stored already, as for a rendition's).
+     * @param {number} index @param {string} file
+     */
+    async putAudioSegment(index, file) {
+      await put(`audio/${segmentName(index)}`, "video/mp2t", { file });
+    },
+
+    /**
      * A stored segment's bytes, as a stream (the MP4 job reads them in order).
      * @param {string} resolution @param {number} index
      * @returns {Promise<IncomingMessage>}

@@ -1,6 +1,8 @@
 // @ts-check
 // One job (media-plan/PROTOCOL.md): probe the source, encode a run of segments, make a still or the
-// storyboard, put the MP4 or the M4A together, or hear the words of a chunk of speech; heartbeats go out every few seconds meanwhile, and the result is the last message. A
+// storyboard, put the MP4 or the M4A together, hear the words of a chunk of speech, or cut a run of
+// an added audio track's segments; heartbeats go out every few seconds meanwhile, and the result is
+// the last message. A
 // cancel (DELETE /v2/jobs/<id>, or a callback answered 410) kills ffmpeg, aborts the requests in
 // flight and reports nothing; every other failure is reported. The job's temporary folder is
 // always removed.
@@ -8,6 +10,7 @@
 import { mkdtemp, open, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { PROTOCOL_VERSION } from "../media-plan/protocol.mjs";
+import { runAudio, TrackInvalid } from "./audio.mjs";
 import { callbackClient, JobGone } from "./callback.mjs";
 import { runFfmpeg } from "./encode.mjs";
 import { stillArgs, storyboardArgs } from "./ffmpeg-args.mjs";
@@ -39,6 +42,8 @@ const MESSAGES = {
   encodingFailed: "The video could not be encoded.",
   /** @param {string} reason */
   invalidSource: (reason) => `The source is not a decodable video: ${reason}.`,
+  /** @param {string} reason */
+  invalidTrack: (reason) => `The file is not a decodable audio track: ${reason}.`,
   interrupted: "The encoder stopped before the job was done.",
 };
 
@@ -251,6 +256,16 @@ export class RunningJob {
           nice: job.priority === "background",
         });
         return { ...done, speech: { words } };
+      }
+      case "audio": {
+        try {
+          await runAudio({ job, client, binaries: deps.binaries, dir, signal, onProgress: (f) => this.advance(f) });
+        } catch (error) {
+          if (!(error instanceof TrackInvalid)) throw error;
+          this.log(`invalid track: ${error.message}`);
+          return this.failure("invalid_source", MESSAGES.invalidTrack(error.message));
+        }
+        return done;
       }
     }
   }

@@ -10,7 +10,16 @@ import { MAX_DURATION_SECONDS, MAX_SIDE } from "./plan.mjs";
 import { POSITIONS, RESOLUTIONS } from "./settings.mjs";
 
 export const PROTOCOL_VERSION = /** @type {const} */ (2);
-export const JOB_KINDS = /** @type {const} */ (["probe", "segments", "still", "storyboard", "mp4", "m4a", "speech"]);
+export const JOB_KINDS = /** @type {const} */ ([
+  "probe",
+  "segments",
+  "still",
+  "storyboard",
+  "mp4",
+  "m4a",
+  "speech",
+  "audio",
+]);
 /** Who hears a speech job's audio: the encoder's own engine, or the Worker it sends the audio to. */
 export const RECOGNIZERS = /** @type {const} */ (["encoder", "worker"]);
 export const PRIORITIES = /** @type {const} */ (["interactive", "background"]);
@@ -36,7 +45,13 @@ export { POSITIONS, RESOLUTIONS };
  * in `language` (the engine's code).
  * @typedef {JobBase & { kind: "speech", plan: Plan, language: string, from: number, to: number, recognizer: Recognizer }} SpeechJob
  */
-/** @typedef {ProbeJob | SegmentsJob | StillJob | StoryboardJob | Mp4Job | M4aJob | SpeechJob} Job */
+/**
+ * Make segments `from` to `to` (exclusive) of an added audio track: the first audio stream of the
+ * job's source (the track's own file, not the video's), cut at the plan's segments as audio-only
+ * MPEG-TS (docs/audio-tracks.md).
+ * @typedef {JobBase & { kind: "audio", plan: Plan, from: number, to: number }} AudioJob
+ */
+/** @typedef {ProbeJob | SegmentsJob | StillJob | StoryboardJob | Mp4Job | M4aJob | SpeechJob | AudioJob} Job */
 /** A word heard, its times in seconds of the video. @typedef {{ text: string, start: number, end: number }} Word */
 /** @typedef {{ version: 2, jobId: string, progress: number }} Heartbeat */
 /** @typedef {{ partNumber: number, etag: string }} Part */
@@ -319,9 +334,7 @@ export function parseJob(value) {
           }),
         })
       );
-      if (job.to <= job.from || job.to > Math.ceil(job.plan.frames / job.plan.framesPerSegment)) {
-        throw new ProtocolError("to", "must be after from and within the plan's segments");
-      }
+      checkSpan(job);
       for (const [i, label] of job.renditions.entries()) {
         if (!job.plan.renditions.some((r) => r.resolution === label)) {
           throw new ProtocolError(`renditions.${i}`, "must be one of the plan's renditions");
@@ -371,9 +384,28 @@ export function parseJob(value) {
       if (!job.plan.audio) throw new ProtocolError("plan.audio", "must be true: a silent video has no speech");
       return job;
     }
+    case "audio": {
+      const job = /** @type {AudioJob} */ (
+        object(value, "", { ...base, plan: parsePlan, from: integer(0, MAX_SEGMENTS), to: integer(1, MAX_SEGMENTS) })
+      );
+      return checkSpan(job);
+    }
     default:
       throw new ProtocolError("kind", `must be one of ${JOB_KINDS.join(", ")}`);
   }
+}
+
+/**
+ * A job of segments `from` to `to` (exclusive), checked to be segments of its plan.
+ * @template {SegmentsJob | AudioJob} J
+ * @param {J} job
+ * @returns {J}
+ */
+function checkSpan(job) {
+  if (job.to <= job.from || job.to > Math.ceil(job.plan.frames / job.plan.framesPerSegment)) {
+    throw new ProtocolError("to", "must be after from and within the plan's segments");
+  }
+  return job;
 }
 
 /**
@@ -396,6 +428,7 @@ function probeFacts(value, path) {
     videoStream: integer(0, 1000),
     audioStream: nullable(integer(0, 1000)),
     interlaced: boolean,
+    audioLanguage: withDefault(nullable(matching(LANGUAGE, "a language code such as eng")), null),
   });
 }
 

@@ -2,6 +2,7 @@ import { adminRoutes } from "./admin/routes";
 import { beaconRoutes } from "./analytics/beacon-routes";
 import { analyticsRoutes } from "./analytics/routes";
 import { apiKeyRoutes } from "./api-keys/routes";
+import { audioTrackRoutes } from "./audio-tracks/routes";
 import { authRoutes } from "./auth/routes";
 import { captionRoutes } from "./captions/routes";
 import { chapterRoutes } from "./chapters/routes";
@@ -41,6 +42,7 @@ export function createApp() {
     thumbnailRoutes,
     captionRoutes,
     chapterRoutes,
+    audioTrackRoutes,
     webhookRoutes,
     analyticsRoutes,
   ]) {

@@ -61,6 +61,12 @@ export const ROUND_TRIP_BUDGET = {
   "PUT /v1/videos/{id}/chapters": { d1: 2, do: 1, r2: 0, queue: 0 },
   "GET /v1/videos/{id}/chapters": { d1: 2, do: 0, r2: 0, queue: 0 },
   "DELETE /v1/videos/{id}/chapters": { d1: 2, do: 0, r2: 0, queue: 0 },
+  // Audio tracks: the video and its tracks in one batch (the refusals are decided before the file is
+  // read), the file streamed to R2, the track's row, and the coordinator told. A delete removes the
+  // track's generation by its prefix (one list, one delete) and tells a coordinator still making it.
+  "PUT /v1/videos/{id}/audio-tracks/{language}": { d1: 3, do: 1, r2: 1, queue: 1 },
+  "GET /v1/videos/{id}/audio-tracks": { d1: 2, do: 0, r2: 0, queue: 0 },
+  "DELETE /v1/videos/{id}/audio-tracks/{language}": { d1: 2, do: 0, r2: 2, queue: 1 },
   "POST /v1/projects/{projectId}/webhook-endpoints": { d1: 2, do: 0, r2: 0, queue: 0 },
   "GET /v1/projects/{projectId}/webhook-endpoints": { d1: 2, do: 0, r2: 0, queue: 0 },
   "GET /v1/projects/{projectId}/webhook-endpoints/{id}": { d1: 2, do: 0, r2: 0, queue: 0 },

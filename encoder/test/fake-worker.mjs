@@ -1,7 +1,7 @@
 // @ts-check
 // A stand-in for the Worker's side of the protocol (media-plan/PROTOCOL.md, version 2): serves a source (with
 // byte ranges, as the Worker serves it from R2) and a watermark under /jobs/<jobId>/, keeps the
-// segments, stills and MP4 parts it is sent on disk under <root>/<video>/ (the first segment stored
+// segments (a rendition's or an audio track's), stills and MP4 parts it is sent on disk under <root>/<video>/ (the first segment stored
 // under a name stays, as in the Worker), records every call with the size of its body, and
 // validates heartbeats and results with the protocol's own parsers.
 
@@ -125,7 +125,8 @@ export async function startFakeWorker(root) {
         job.speechAudio = data;
         return answer(200, JSON.stringify({ words: job.heard ?? [] }), { "content-type": "application/json" });
       }
-      const stored = /^(segments\/[0-9]+p\/seg_[0-9]+\.ts|still|(?:mp4|m4a)\/parts\/[0-9]+)$/.exec(what)?.[1];
+      const stored =
+        /^(segments\/[0-9]+p\/seg_[0-9]+\.ts|audio\/seg_[0-9]+\.ts|still|(?:mp4|m4a)\/parts\/[0-9]+)$/.exec(what)?.[1];
       if (!stored) return answer(404, "no such callback");
       const file = join(videoDir, stored === "still" ? `still-${jobId}.jpg` : stored);
       if (req.method === "GET" && stored.startsWith("segments/")) {
@@ -141,7 +142,7 @@ export async function startFakeWorker(root) {
       const status = job.onStore?.(stored);
       if (status) return answer(status);
       job.stored.push(stored);
-      if (stored.startsWith("segments/") && existsSync(file)) return answer(204);
+      if (/^(segments|audio)\//.test(stored) && existsSync(file)) return answer(204);
       await mkdir(dirname(file), { recursive: true });
       await writeFile(file, data);
       if (stored.startsWith("mp4/") || stored.startsWith("m4a/")) {

@@ -48,6 +48,10 @@ describe("parseJob", () => {
     expect(parseJob({ ...base(), kind: "storyboard", plan })).toMatchObject({ kind: "storyboard" });
     expect(parseJob({ ...base(), kind: "mp4", plan, partSize: 32 * 1024 * 1024 })).toMatchObject({ kind: "mp4" });
     expect(parseJob({ ...base(), kind: "m4a", plan, partSize: 32 * 1024 * 1024 })).toMatchObject({ kind: "m4a" });
+    const audio = { ...base(), kind: "audio", plan, from: 2, to: 8 };
+    expect(parseJob(audio)).toEqual(audio);
+    // An added audio track may go with a silent video.
+    expect(parseJob({ ...audio, plan: { ...plan, audio: false } })).toMatchObject({ kind: "audio" });
   });
 
   it("refuses unknown fields, other versions and kinds, and names the field", () => {
@@ -65,6 +69,9 @@ describe("parseJob", () => {
     refused({ ...segments(), to: 9 }, "to");
     refused({ ...segments(), renditions: ["1080p"] }, "renditions.0");
     refused({ ...segments(), renditions: ["360p", "360p"] }, "renditions");
+    refused({ ...base(), kind: "audio", plan, from: 3, to: 3 }, "to");
+    refused({ ...base(), kind: "audio", plan, from: 0, to: 9 }, "to");
+    refused({ ...base(), kind: "audio", plan, from: 0, to: 1, renditions: ["360p"] }, "renditions");
   });
 
   it("reads a plan stored before clips as one with no offset, and refuses a negative one", () => {
@@ -118,6 +125,15 @@ describe("parseHeartbeat and parseResult", () => {
       interlaced: false,
     };
     expect(parseResult({ version: 2, jobId: "p-1", status: "done", probe })).toMatchObject({ probe });
+    // The audio's language: left out by an older encoder (none), or an ISO 639 code.
+    expect(parseResult({ version: 2, jobId: "p-1", status: "done", probe })).toMatchObject({
+      probe: { audioLanguage: null },
+    });
+    const tagged = { ...probe, audioStream: 1, audioLanguage: "fra" };
+    expect(parseResult({ version: 2, jobId: "p-1", status: "done", probe: tagged })).toMatchObject({ probe: tagged });
+    expect(() =>
+      parseResult({ version: 2, jobId: "p-1", status: "done", probe: { ...probe, audioLanguage: "French" } }),
+    ).toThrow(ProtocolError);
     expect(parseResult({ version: 2, jobId: "s-1", status: "done" })).toEqual({
       version: 2,
       jobId: "s-1",

@@ -49,6 +49,7 @@ export const ERRORS = {
   endpoint_not_found: { status: 404, message: "No such webhook endpoint." },
   upload_not_found: { status: 404, message: "No such direct upload." },
   captions_not_found: { status: 404, message: "The video has no caption track in this language." },
+  audio_track_not_found: { status: 404, message: "The video has no added audio track in this language." },
   method_not_allowed: { status: 405, message: "This method is not allowed on this path." },
   email_taken: { status: 409, message: "An account with this email already exists." },
   upload_completion_in_progress: {
@@ -71,6 +72,10 @@ export const ERRORS = {
     message: "The video has an uploaded caption track in this language: delete it first to generate one.",
   },
   quota_exceeded: { status: 409, message: "The project already holds as many of these as it may." },
+  original_audio: {
+    status: 409,
+    message: "This is the language of the video's own audio, which cannot be replaced or deleted.",
+  },
   encoding_job_void: {
     status: 410,
     message: "This encoding job is over (the video was deleted, or the job was taken over): stop.",

@@ -96,6 +96,13 @@ export const OPENAPI_DOCUMENT = {
         "and shown on the embed page's timeline",
     },
     {
+      name: "Audio tracks",
+      description:
+        "A video's audio in other languages (a dub, an audio description), one per language (BCP 47): a file's " +
+        "first audio stream, cut at the video's own segments, played beside the source's own audio (the master " +
+        "playlist's `AUDIO=\"audio\"` group, the embed page's audio menu). The MP4 and the M4A keep the original.",
+    },
+    {
       name: "Playback",
       description:
         "A ready video plays from `GET /play/{videoId}/master.m3u8` (HLS: a variant per rendition, VOD, relative " +

@@ -1,9 +1,9 @@
 import { logError } from "../lib/log";
 import { consumeEach } from "../lib/queue";
-import { ImportMessageSchema } from "../videos/import-start";
+import { ImportMessageSchema, importName } from "../videos/import-start";
 import { failDeps } from "./deps";
-import { giveUpImport } from "./fail";
 import { importObject } from "./objects";
+import { giveUp, targetOf } from "./targets";
 
 /**
  * The imports queue's handler: each message starts its video's import object (object.ts), which
@@ -16,13 +16,13 @@ export function consumeImports(batch: MessageBatch<unknown>, env: Env): Promise<
     batch,
     ImportMessageSchema,
     { malformed: "import message malformed", failed: "import: start" },
-    (message) => importObject(env, message.videoId).start(message),
+    (message) => importObject(env, importName(message)).start(message),
   );
 }
 
 /**
- * The dead-letter queue: a message that used up its retries fails its video `import_failed`
- * (unless a run holds it now), so no video stays `importing` for ever.
+ * The dead-letter queue: a message that used up its retries fails its import `import_failed` (its
+ * video, or its audio track; unless a run holds it now), so nothing stays being fetched for ever.
  */
 export async function consumeDeadImports(batch: MessageBatch<unknown>, env: Env): Promise<void> {
   const deps = failDeps(env);
@@ -30,7 +30,7 @@ export async function consumeDeadImports(batch: MessageBatch<unknown>, env: Env)
     batch.messages.map(async (message) => {
       const parsed = ImportMessageSchema.safeParse(message.body);
       try {
-        if (parsed.success) await giveUpImport(deps, parsed.data.videoId);
+        if (parsed.success) await giveUp(targetOf(deps, parsed.data));
         message.ack();
       } catch (error) {
         logError("import: dead letter", error, { messageId: message.id });

@@ -1,13 +1,13 @@
 import { readConfig } from "../config";
 import { realTimer, type Timer } from "../lib/time";
 import { publishNow } from "../subscribers";
-import type { FailDeps } from "./fail";
 import { IMPORT_LIMITS, type ImportLimits } from "./limits";
 import type { ResumeStore } from "./resume";
 import type { ImportDeps } from "./run";
+import type { TargetDeps } from "./targets";
 
-/** What failing an import needs, from the Worker's bindings. */
-export function failDeps(env: Env): FailDeps {
+/** What ending an import needs (failing it, or handing its file on), from the Worker's bindings. */
+export function failDeps(env: Env): TargetDeps {
   const config = readConfig(env);
   return {
     db: env.DB,
@@ -15,6 +15,7 @@ export function failDeps(env: Env): FailDeps {
     publish: publishNow(env),
     origin: config.publicBaseUrl ?? config.callbackOrigin,
     clock: Date.now,
+    encodeQueue: env.ENCODE_QUEUE,
   };
 }
 
@@ -42,7 +43,6 @@ export function importDeps(env: Env, options: RunOptions): ImportDeps {
     fetch: (input, init) => (options.fetch ?? fetch)(input, init),
     rules: { allowHttp: config.allowHttpWebhooks },
     limits: windowMs === null ? limits : { ...limits, pace: { ...limits.pace, windowMs } },
-    encodeQueue: env.ENCODE_QUEUE,
     resume: options.resume,
     signal: options.signal,
   };

@@ -6,7 +6,7 @@ import { ulid } from "../lib/ulid";
 import { encodingEvent } from "../videos/events";
 import type { VideoRow } from "../videos/model";
 import { videoAt } from "../videos/present";
-import { failImportRow, importingVideo } from "./queries";
+import { failImportRow } from "./queries";
 import { failureMessage } from "./words";
 
 /** What failing an import touches: D1, R2, the outbox's publishing, and the origin of the event's URLs. */
@@ -53,13 +53,4 @@ export async function failImport(
   }
   await deps.publish([event.id]).catch((error) => logError("import: publish", error, { videoId: row.id }));
   return failed;
-}
-
-/**
- * Gives up on an import no run can finish (its message or its runs kept failing on errors such as R2
- * or D1 down): fails it, unless a run holds it now, so no video stays `importing` for ever.
- */
-export async function giveUpImport(deps: FailDeps, videoId: string): Promise<void> {
-  const row = await importingVideo(deps.db, videoId);
-  if (row) await failImport(deps, row, null, "it could not be fetched after many tries");
 }

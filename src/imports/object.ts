@@ -1,17 +1,19 @@
 import { DurableObject } from "cloudflare:workers";
 import { logError } from "../lib/log";
 import { SECOND } from "../lib/time";
-import { type ImportMessage, ImportMessageSchema } from "../videos/import-start";
+import { type ImportMessage, ImportMessageSchema, type TrackRef } from "../videos/import-start";
 import { importDeps } from "./deps";
-import { giveUpImport } from "./fail";
 import { IMPORT_LIMITS, type ImportLimits } from "./limits";
-import { importingVideo } from "./queries";
 import { RESUME_SCHEMA, type ResumeStore, sqliteResume } from "./resume";
 import { type RunOutcome, runImport } from "./run";
+import { giveUp, targetOf } from "./targets";
 
 const SCHEMA =
-  "CREATE TABLE IF NOT EXISTS import_job (one INTEGER PRIMARY KEY CHECK (one = 1), project_id TEXT NOT NULL, video_id TEXT NOT NULL, errors INTEGER NOT NULL);" +
+  "CREATE TABLE IF NOT EXISTS import_job (one INTEGER PRIMARY KEY CHECK (one = 1), project_id TEXT NOT NULL, video_id TEXT NOT NULL, errors INTEGER NOT NULL, language TEXT, generation TEXT);" +
   RESUME_SCHEMA;
+
+/** What an import's object keeps of its message: the video, and the added audio track when it fetches one's file. */
+type Job = { projectId: string; videoId: string; track?: TrackRef | undefined };
 
 const noop = () => {};
 
@@ -24,7 +26,8 @@ const noop = () => {};
  * later; `stop` ends the run in flight at once (its video was deleted).
  *
  * Storage: table `import_job` (one row: the message, and the errors counted) and what a run leaves
- * the next one (resume.ts).
+ * the next one (resume.ts). One object per import (objects.ts): a video's source, or an added
+ * audio track's file (docs/audio-tracks.md).
  */
 export class VideoImport extends DurableObject<Env> {
   /** The numbers and the origin of its runs: tests set their own (the real ones otherwise). */
@@ -37,16 +40,24 @@ export class VideoImport extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     ctx.storage.sql.exec(SCHEMA);
+    // An object made before imports fetched audio tracks' files: its job row gains their columns.
+    const columns = ctx.storage.sql.exec<{ name: string }>("PRAGMA table_info(import_job)").toArray();
+    if (!columns.some((column) => column.name === "generation")) {
+      ctx.storage.sql.exec("ALTER TABLE import_job ADD COLUMN language TEXT");
+      ctx.storage.sql.exec("ALTER TABLE import_job ADD COLUMN generation TEXT");
+    }
     this.#resume = sqliteResume(ctx.storage);
   }
 
   /** Starts a run now, unless one runs or is due already. Any number of calls start one import. */
   async start(message: ImportMessage): Promise<void> {
-    const { projectId, videoId } = ImportMessageSchema.parse(message);
+    const { projectId, videoId, track } = ImportMessageSchema.parse(message);
     this.ctx.storage.sql.exec(
-      "INSERT OR IGNORE INTO import_job (one, project_id, video_id, errors) VALUES (1, ?, ?, 0)",
+      "INSERT OR IGNORE INTO import_job (one, project_id, video_id, errors, language, generation) VALUES (1, ?, ?, 0, ?, ?)",
       projectId,
       videoId,
+      track?.language ?? null,
+      track?.generation ?? null,
     );
     if (this.#running || (await this.ctx.storage.getAlarm()) !== null) return;
     await this.ctx.storage.setAlarm(Date.now());
@@ -64,7 +75,7 @@ export class VideoImport extends DurableObject<Env> {
     const job = this.#job();
     if (!job || this.#running) return;
     const controller = new AbortController();
-    const done = this.#run(job.videoId, controller.signal);
+    const done = this.#run(job, controller.signal);
     this.#running = { controller, done: done.then(noop, noop) };
     try {
       await done;
@@ -73,7 +84,8 @@ export class VideoImport extends DurableObject<Env> {
     }
   }
 
-  async #run(videoId: string, signal: AbortSignal): Promise<void> {
+  async #run(job: Job, signal: AbortSignal): Promise<void> {
+    const { videoId, track } = job;
     const deps = importDeps(this.env, {
       resume: this.#resume,
       signal,
@@ -82,13 +94,13 @@ export class VideoImport extends DurableObject<Env> {
     });
     let outcome: RunOutcome;
     try {
-      outcome = await runImport(deps, videoId);
+      outcome = await runImport(deps, videoId, track);
     } catch (error) {
       logError("import: run", error, { videoId });
       if (signal.aborted) return;
       const errors = this.#countError();
       if (errors >= this.limits.maxErrors) {
-        await giveUpImport(deps, videoId);
+        await giveUp(targetOf(deps, job));
         await this.#forget();
       } else {
         await this.ctx.storage.setAlarm(Date.now() + errors * this.limits.retrySeconds * SECOND);
@@ -107,18 +119,22 @@ export class VideoImport extends DurableObject<Env> {
       case "skipped":
         // Another run's lease (one that died: the sweep starts this object again once it runs out),
         // or the import is over: then nothing here is needed any more.
-        if (!(await importingVideo(deps.db, videoId))) await this.#forget();
+        if (!(await targetOf(deps, job).pending())) await this.#forget();
         return;
       default:
         await this.#forget();
     }
   }
 
-  #job(): { projectId: string; videoId: string } | null {
+  #job(): Job | null {
     const row = this.ctx.storage.sql
-      .exec<{ project_id: string; video_id: string }>("SELECT project_id, video_id FROM import_job")
+      .exec<{ project_id: string; video_id: string; language: string | null; generation: string | null }>(
+        "SELECT project_id, video_id, language, generation FROM import_job",
+      )
       .toArray()[0];
-    return row ? { projectId: row.project_id, videoId: row.video_id } : null;
+    if (!row) return null;
+    const track = row.language && row.generation ? { language: row.language, generation: row.generation } : undefined;
+    return { projectId: row.project_id, videoId: row.video_id, track };
   }
 
   #countError(): number {

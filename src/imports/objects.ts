@@ -1,6 +1,9 @@
-/** The Durable Objects of imports (object.ts), one per importing video, named by its id. */
-export function importObject(env: Env, videoId: string) {
-  return env.VIDEO_IMPORTS.get(env.VIDEO_IMPORTS.idFromName(videoId));
+/**
+ * The Durable Objects of imports (object.ts), one per import, named by `importName`: a video's by its
+ * id, an added audio track's file by its generation beside it.
+ */
+export function importObject(env: Env, name: string) {
+  return env.VIDEO_IMPORTS.get(env.VIDEO_IMPORTS.idFromName(name));
 }
 
 /** Stops a deleted video's import at once: its fetch ends, and nothing more is stored. */

@@ -1,10 +1,8 @@
 import type { TargetRules } from "../lib/safe-targets";
 import type { Timer } from "../lib/time";
 import { canonicalParts } from "../uploads/parts";
-import { queueEncoding } from "../videos/encode-queue";
-import { COMPLETION_LEASE_MS, type VideoRow } from "../videos/model";
+import type { TrackRef } from "../videos/import-start";
 import { cutParts, type PartVerdict } from "./cut";
-import { type FailDeps, failImport } from "./fail";
 import type { ImportLimits } from "./limits";
 import { openSource } from "./origin";
 import { PaceWindow } from "./pace";
@@ -12,7 +10,7 @@ import {
   countFailure,
   type Held,
   type ImportPart,
-  markImported,
+  type ImportRow,
   recordMultipart,
   recordPart,
   releaseLease,
@@ -22,24 +20,25 @@ import {
   takeLease,
 } from "./queries";
 import type { ResumeStore } from "./resume";
+import { type ImportTarget, type TargetDeps, targetOf } from "./targets";
 import { behindReason, tooLarge } from "./words";
 
 /**
- * One run of an import (docs/imports.md): the import's Durable Object calls it for its video. It
- * takes the video's lease, asks the origin for what is not stored yet, cuts the body into R2 parts
- * of one size, recording each, and stops when its slice is over (the next run goes on), on a
- * transient failure (a later run tries again), when it fails for good, when it is told to stop, or
- * when the file is whole: then the video becomes `uploaded` by the rule every upload ends with, and
- * its encoding is queued. Every wait of a run has an end: the origin's pace, the slice and the
+ * One run of an import (docs/imports.md): the import's Durable Object calls it for its video (or
+ * for an added audio track's file: targets.ts). It takes the import's lease, asks the origin for
+ * what is not stored yet, cuts the body into R2 parts of one size, recording each, and stops when
+ * its slice is over (the next run goes on), on a transient failure (a later run tries again), when
+ * it fails for good, when it is told to stop, or when the file is whole: then the video becomes
+ * `uploaded` by the rule every upload ends with, and its encoding is queued (a track is asked of
+ * its video's coordinator). Every wait of a run has an end: the origin's pace, the slice and the
  * lease are checked as bytes arrive, and while none do.
  */
 
-export type ImportDeps = FailDeps & {
+export type ImportDeps = TargetDeps & {
   /** The origin is asked through this (the tests' fake origin). */
   fetch: typeof fetch;
   rules: TargetRules;
   limits: ImportLimits;
-  encodeQueue: Queue;
   /** What the run's waits wake on (tests pass a virtual clock's, with its `clock`). */
   timer: Timer;
   /** What this run leaves the next one. */
@@ -60,30 +59,33 @@ export type RunOutcome =
   /** A transient failure: try again after this long. */
   | { kind: "retry"; delaySeconds: number };
 
-type Run = { deps: ImportDeps; row: VideoRow; held: Held; startedAt: number };
+type Run = { deps: ImportDeps; target: ImportTarget; row: ImportRow; held: Held; startedAt: number };
 
 const NO_BYTES = new Uint8Array(0);
 
-export async function runImport(deps: ImportDeps, videoId: string): Promise<RunOutcome> {
+/** One run of the import of video `videoId`'s source, or of its added audio track `track`'s file. */
+export async function runImport(deps: ImportDeps, videoId: string, track?: TrackRef): Promise<RunOutcome> {
+  const target = targetOf(deps, { videoId, track });
   const startedAt = deps.clock();
-  const row = await takeLease(deps.db, videoId, startedAt, startedAt + deps.limits.leaseMs);
+  const row = await takeLease(deps.db, target.on, target.id, startedAt, startedAt + deps.limits.leaseMs);
   if (!row || row.import_url === null) return { kind: "skipped" };
-  const run: Run = { deps, row, held: { id: row.id, lease: row.import_lease_until as string }, startedAt };
+  const held = { id: target.id, lease: row.import_lease_until as string };
+  const run: Run = { deps, target, row, held, startedAt };
   try {
     return await runHeld(run, row.import_url);
   } catch (error) {
     // R2 or D1 failed: the next run need not wait for the lease to run out.
-    await releaseLease(deps.db, run.held, deps.clock()).catch(() => {});
+    await releaseLease(deps.db, target.on, run.held, deps.clock()).catch(() => {});
     throw error;
   }
 }
 
 async function runHeld(run: Run, url: string): Promise<RunOutcome> {
-  const { deps, row } = run;
+  const { deps, row, target } = run;
   let uploadId = row.upload_r2_id;
   if (uploadId === null) {
     const multipart = await deps.media.createMultipartUpload(row.source_key);
-    if (!(await recordMultipart(deps.db, run.held, multipart.uploadId))) {
+    if (!(await recordMultipart(deps.db, target.on, run.held, multipart.uploadId))) {
       await multipart.abort().catch(() => {});
       return { kind: "skipped" };
     }
@@ -91,15 +93,15 @@ async function runHeld(run: Run, url: string): Promise<RunOutcome> {
     run.row = { ...row, upload_r2_id: uploadId };
   } else if ((await deps.media.head(row.source_key)) !== null) {
     // An earlier run completed the multipart upload, then stopped before recording it.
-    return finish(run, null, await storedParts(deps.db, row.project_id, row.id));
+    return finish(run, null, await storedParts(deps.db, row.project_id, target.id));
   }
   return fetchRest(run, deps.media.resumeMultipartUpload(row.source_key, uploadId), url);
 }
 
 async function fetchRest(run: Run, upload: R2MultipartUpload, url: string): Promise<RunOutcome> {
-  const { deps, row } = run;
+  const { deps, row, target } = run;
   const { limits } = deps;
-  let parts = await storedParts(deps.db, row.project_id, row.id);
+  let parts = await storedParts(deps.db, row.project_id, target.id);
   let stored = parts.reduce((sum, part) => sum + part.size, 0);
   const kept = deps.resume.load();
   // The part a previous run had begun goes on only from where the stored parts end.
@@ -135,7 +137,7 @@ async function fetchRest(run: Run, upload: R2MultipartUpload, url: string): Prom
   let unresumable = kept.unresumable;
   if (opened.start === 0) {
     // The first answer, or one that ignored Range (or whose file changed, If-Range): from byte 0.
-    if (!(await restartFile(deps.db, run.held, row.project_id, opened.validator))) {
+    if (!(await restartFile(deps.db, target.on, run.held, row.project_id, opened.validator))) {
       await opened.body.cancel().catch(() => {});
       return { kind: "skipped" };
     }
@@ -210,13 +212,13 @@ async function pause(run: Run, stored: number, partial: Uint8Array, unresumable:
     );
   }
   deps.resume.save({ head: partial.byteLength > 0 ? { start: stored, bytes: partial } : null, unresumable });
-  await releaseLease(deps.db, run.held, deps.clock());
+  await releaseLease(deps.db, run.target.on, run.held, deps.clock());
   return { kind: "continue" };
 }
 
 /** Renews the lease while no part is stored; false when it was lost. */
 async function keepLease(run: Run): Promise<boolean> {
-  const renewed = await renewLease(run.deps.db, run.held, run.deps.clock() + run.deps.limits.leaseMs);
+  const renewed = await renewLease(run.deps.db, run.target.on, run.held, run.deps.clock() + run.deps.limits.leaseMs);
   if (renewed.held) run.held.lease = renewed.lease;
   return renewed.held;
 }
@@ -232,41 +234,38 @@ async function storePart(
   const uploaded = await upload.uploadPart(partNumber, bytes);
   const part = { partNumber, size: bytes.byteLength, etag: uploaded.etag };
   const now = deps.clock();
-  const recorded = await recordPart(deps.db, run.held, run.row.project_id, part, now, now + deps.limits.leaseMs);
+  const until = now + deps.limits.leaseMs;
+  const recorded = await recordPart(deps.db, run.target.on, run.held, run.row.project_id, part, now, until);
   if (!recorded.held) return null;
   run.held.lease = recorded.lease;
   return part;
 }
 
 /**
- * The file is whole: R2 assembles it (unless an earlier run did, `upload` null), and the video goes
- * `importing` → `uploaded` by the rule every upload ends with, its encoding queued as
- * `markUploaded` (src/uploads/complete.ts) queues it.
+ * The file is whole: R2 assembles it (unless an earlier run did, `upload` null), and the import
+ * ends as its target goes on: a video goes `importing` → `uploaded` by the rule every upload ends
+ * with, its encoding queued as `markUploaded` (src/uploads/complete.ts) queues it; an added audio
+ * track is asked of its video's coordinator.
  */
 async function finish(run: Run, upload: R2MultipartUpload | null, parts: ImportPart[]): Promise<RunOutcome> {
   const { deps } = run;
   const completed = parts.map(({ partNumber, etag }) => ({ partNumber, etag }));
   if (upload) await upload.complete(completed);
-  const now = deps.clock();
-  const canonical = canonicalParts(completed);
-  const until = now + COMPLETION_LEASE_MS;
-  const uploaded = await markImported(deps.db, run.held, run.row.project_id, canonical, now, until);
-  if (!uploaded) return { kind: "skipped" };
-  await queueEncoding(deps.encodeQueue, uploaded);
-  return { kind: "uploaded" };
+  const finished = await run.target.finish(run.held, run.row, canonicalParts(completed), deps.clock());
+  return finished ? { kind: "uploaded" } : { kind: "skipped" };
 }
 
 async function fail(run: Run, reason: string): Promise<RunOutcome> {
-  const failed = await failImport(run.deps, run.row, run.held.lease, reason);
+  const failed = await run.target.fail(run.row, run.held.lease, reason);
   return failed ? { kind: "failed", reason } : { kind: "skipped" };
 }
 
 /** A transient failure: counted; the last one allowed fails the import, else a later run tries again. */
 async function transient(run: Run, reason: string): Promise<RunOutcome> {
-  const { deps } = run;
-  const failures = await countFailure(deps.db, run.held);
+  const { deps, target } = run;
+  const failures = await countFailure(deps.db, target.on, run.held);
   if (failures === null) return { kind: "skipped" };
   if (failures >= deps.limits.maxFailures) return fail(run, `${failures} transient failures, the last: ${reason}`);
-  await releaseLease(deps.db, run.held, deps.clock());
+  await releaseLease(deps.db, target.on, run.held, deps.clock());
   return { kind: "retry", delaySeconds: deps.limits.retrySeconds };
 }

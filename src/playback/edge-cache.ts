@@ -32,10 +32,12 @@ export const CACHE_STATUS = "x-cache";
 
 /**
  * The files of a video that never change once stored, by how their R2 key ends (`lib/storage-keys`):
- * a segment, a frame at a width, the storyboard's sprite, the MP4 and the M4A.
+ * a segment (of a rendition, or of an added audio track's generation), a frame at a width, the
+ * storyboard's sprite, the MP4 and the M4A.
  */
 const UNCHANGING = [
   /\/hls\/[^/]+\/seg_[0-9]{5,6}\.ts$/,
+  /\/audio\/[0-9A-Z]{26}\/seg_[0-9]{5,6}\.ts$/,
   /\/frames\/[0-9]+-[0-9]+\.jpg$/,
   /\/storyboard\.jpg$/,
   /\/video\.mp4$/,

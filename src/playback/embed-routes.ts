@@ -1,5 +1,6 @@
 import { Hono } from "hono";
 import { html, raw } from "hono/html";
+import { originalTrack } from "../audio-tracks/model";
 import { trackUrl } from "../captions/model";
 import type { AppEnv } from "../http/context";
 import { ApiError } from "../http/errors";
@@ -15,6 +16,14 @@ import { withPlayableVideo } from "./state";
  * it): Media Chrome's controls around hls-video-element (hls.js).
  */
 export const PLAYER_SCRIPT = "/vendor/player/player.js";
+
+/**
+ * The same player with hls.js's full build, which plays alternate audio renditions: for the pages
+ * of videos with added audio tracks (docs/audio-tracks.md). Its own subtitle rendering is turned
+ * off (`HLS_AUDIO_CONFIG`): the page's `<track>`s are the captions, as with the light build.
+ */
+export const PLAYER_AUDIO_SCRIPT = "/vendor/player/player-audio.js";
+const HLS_AUDIO_CONFIG = JSON.stringify({ enableWebVTT: false, enableIMSC1: false, enableCEA708Captions: false });
 
 /** The viewing beacons' script (player/beacons.ts): it reports to the `<video>`'s `data-beacons` URL. */
 export const BEACONS_SCRIPT = "/vendor/player/beacons.js";
@@ -72,7 +81,8 @@ function frameAncestorsHeader(ownOrigin: string, ...lists: string[][]): Record<s
  * storyboard previews on the timeline (`storyboard.vtt`, when the video has one) and, when the video
  * has chapters, the timeline cut into them with the title of the one under the pointer (a
  * `<track kind="chapters" default>`: Media Chrome reads only a default one), volume, time,
- * a settings menu (speed, quality, captions), captions on and off, picture-in-picture, fullscreen,
+ * a settings menu (speed, quality, captions, and audio when the video has more than one audio
+ * track: docs/audio-tracks.md), captions on and off, picture-in-picture, fullscreen,
  * and keyboard shortcuts (`?` lists them). hls-video-element plays the HLS with hls.js where the
  * browser has Media Source Extensions, and with the browser's own HLS elsewhere (iOS Safari before
  * 17.1), on the page's own `<video>` (hls-video's media slot). The poster shows until playback
@@ -84,8 +94,11 @@ export const embedRoutes = new Hono<AppEnv>().get(`${EMBED_PATH}/:subject`, asyn
   const subject = c.req.param("subject");
   try {
     // The video's state as remembered for at most 5 s (contract §21), its tracks with it.
-    return await withPlayableVideo(c, subject, async ({ row, grant, tracks, chapters }) => {
+    return await withPlayableVideo(c, subject, async ({ row, grant, tracks, audioTracks, chapters }) => {
       const origin = publicOrigin(c);
+      // Its own audio and the ready added tracks: a menu to choose between, when there is a choice.
+      const audioChoice = (originalTrack(row) ? 1 : 0) + audioTracks.length > 1;
+      const withTracks = audioTracks.length > 0;
       const poster = playbackThumbnailUrl(origin, subject);
       const root = `${origin}${PLAY_PATH}/${subject}`;
       const title = row.title ?? "Video";
@@ -130,6 +143,14 @@ export const embedRoutes = new Hono<AppEnv>().get(`${EMBED_PATH}/:subject`, asyn
           Captions
           <media-captions-menu slot="submenu" hidden><div slot="title">Captions</div></media-captions-menu>
         </media-settings-menu-item>
+        ${
+          audioChoice
+            ? html`<media-settings-menu-item>
+          Audio
+          <media-audio-track-menu slot="submenu" hidden><div slot="title">Audio</div></media-audio-track-menu>
+        </media-settings-menu-item>`
+            : ""
+        }
       </media-settings-menu>
       <media-control-bar class="timeline">
         <media-time-range>
@@ -159,7 +180,15 @@ export const embedRoutes = new Hono<AppEnv>().get(`${EMBED_PATH}/:subject`, asyn
         document.querySelectorAll("video > track[kind=subtitles]").forEach(function (track) { track.remove(); });
       }
     </script>
-    <script src="${PLAYER_SCRIPT}"></script>
+    ${
+      withTracks
+        ? html`<script>
+      // hls.js's full build, for the audio tracks: the captions stay the page's <track>s.
+      document.querySelector("hls-video").config = ${raw(HLS_AUDIO_CONFIG)};
+    </script>`
+        : ""
+    }
+    <script src="${withTracks ? PLAYER_AUDIO_SCRIPT : PLAYER_SCRIPT}"></script>
     <script src="${BEACONS_SCRIPT}"></script>
     <script>
       window.player = document.querySelector("hls-video");

@@ -2,6 +2,8 @@ import { type Context, Hono } from "hono";
 import { frameAt, MIN_STILL_WIDTH } from "../../media-plan/pictures.mjs";
 import { type Plan, posterTime, segmentCount, timelineStart, topRendition } from "../../media-plan/plan.mjs";
 import { segmentIndex } from "../../media-plan/protocol.mjs";
+import { audioFile, audioRenditions } from "../audio-tracks/hls";
+import { type AudioTrackRow, originalTrack } from "../audio-tracks/model";
 import { captionFile, captionTrackFile } from "../captions/files";
 import { withSubtitles } from "../captions/hls";
 import type { CaptionRow } from "../captions/model";
@@ -11,7 +13,15 @@ import { type Answer, serveBuffer, serveR2Object } from "../http/bytes";
 import type { AppEnv } from "../http/context";
 import { ApiError } from "../http/errors";
 import { sha256Hex } from "../lib/crypto";
-import { encodeOutputKey, frameKey, m4aKey, mp4Key, segmentKey, storyboardKey } from "../lib/storage-keys";
+import {
+  audioTrackSegmentKey,
+  encodeOutputKey,
+  frameKey,
+  m4aKey,
+  mp4Key,
+  segmentKey,
+  storyboardKey,
+} from "../lib/storage-keys";
 import { limitClient } from "../rate-limit/middleware";
 import { planOf, type VideoRow } from "../videos/model";
 import { PLAY_PATH, thumbnailKeyOf } from "../videos/urls";
@@ -19,7 +29,7 @@ import { bindsRange, coveringSegments, requestedSpan, spanQuery, tokenSpan } fro
 import { playCors } from "./cors";
 import { isUnchanging, serveCached } from "./edge-cache";
 import { masterPlaylist, variantPlaylist } from "./playlists";
-import { namedObject, withPlayableVideo } from "./state";
+import { namedObject, notInState, withPlayableVideo } from "./state";
 import { STORYBOARD_SPRITE, storyboardVtt } from "./storyboard";
 import type { PlaybackGrant } from "./tokens";
 
@@ -111,18 +121,41 @@ export const playbackRoutes = new Hono<AppEnv>()
     const path = new URL(c.req.url).pathname.slice(`${PLAY_PATH}/${subject}/`.length);
     // The video first (a private one's id URLs answer 403 before the other checks), then the file.
     // The video's state as this isolate remembers it (at most 5 s old, contract section 21).
-    return withPlayableVideo(c, subject, ({ row, grant, tracks }) =>
-      path === "master.m3u8" ? serveMaster(c, row, grant, tracks) : serveFile(c, row, grant, path),
+    return withPlayableVideo(c, subject, ({ row, grant, tracks, audioTracks }) =>
+      path === "master.m3u8"
+        ? serveMaster(c, row, grant, tracks, audioTracks)
+        : serveFile(c, row, grant, path, audioTracks),
     );
   });
 
 /** A file of a playable video under `/play/<x>/`, but its master playlist, thumbnail and captions. */
-async function serveFile(c: Context<AppEnv>, row: VideoRow, grant: PlaybackGrant, path: string): Promise<Response> {
+async function serveFile(
+  c: Context<AppEnv>,
+  row: VideoRow,
+  grant: PlaybackGrant,
+  path: string,
+  audioTracks: AudioTrackRow[],
+): Promise<Response> {
   const plan = planOf(row);
   // A video encoded before plans cannot be cut: a ranged token plays none of its files.
   if (plan === null) {
     if (bindsRange(grant)) throw new ApiError("not_found");
     return legacyFile(c, row, path);
+  }
+  const audio = audioFile(path);
+  if (audio) {
+    // A ready added audio track (docs/audio-tracks.md): its playlist is the video's segments,
+    // cut by a clip's range as the variants' are; its segments are stored, never made on demand.
+    const track = audioTracks.find((one) => one.generation === audio.generation) ?? notInState();
+    if (audio.kind === "playlist") {
+      const segments = coveringSegments(plan, requestedSpan(spanParams(c), grant, plan.duration));
+      return serveText(c.req.raw, variantPlaylist(plan, segments), PLAYLIST, Date.parse(track.updated_at));
+    }
+    const bound = coveringSegments(plan, requestedSpan({}, grant, plan.duration));
+    const index = segmentIndex(audio.name) as number;
+    if (index < bound.first || index > bound.last || index >= segmentCount(plan)) throw new ApiError("not_found");
+    const key = audioTrackSegmentKey(row.project_id, row.id, track.generation, audio.name);
+    return serveObject(c.env.MEDIA, key, c.req.raw, playback(TYPES.ts));
   }
   const variant = /^([1-9][0-9]{0,4}p)\/index\.m3u8$/.exec(path);
   if (variant && hasRendition(plan, variant[1] as string)) {
@@ -261,21 +294,23 @@ async function serveSegment(c: Context<AppEnv>, row: VideoRow, plan: Plan, resol
 }
 
 /**
- * The master playlist, from the video's state with its caption tracks (remembered, read in one D1
- * round trip): made from the plan (or as stored, for a video encoded before plans), with a
- * SUBTITLES group when it has tracks. Adding or deleting a track forgets the state, so changes it
- * at once where it is made.
+ * The master playlist, from the video's state with its caption and audio tracks (remembered, read
+ * in one D1 round trip): made from the plan (or as stored, for a video encoded before plans), with
+ * an AUDIO group when it has a ready added audio track, and a SUBTITLES group when it has caption
+ * tracks. Adding or deleting a track forgets the state, so changes it at once where it is made.
  */
 async function serveMaster(
   c: Context<AppEnv>,
   row: VideoRow,
   grant: PlaybackGrant,
   tracks: CaptionRow[],
+  audioTracks: AudioTrackRow[],
 ): Promise<Response> {
   let master: string;
   const plan = planOf(row);
   if (plan !== null) {
-    master = masterPlaylist(plan, spanQuery(requestedSpan(spanParams(c), grant, plan.duration)));
+    const query = spanQuery(requestedSpan(spanParams(c), grant, plan.duration));
+    master = masterPlaylist(plan, query, audioRenditions(originalTrack(row), audioTracks, query));
   } else {
     if (spanParams(c).start || spanParams(c).end || bindsRange(grant)) {
       throw new ApiError("invalid_query", { details: [{ path: "start", message: "this video cannot be cut" }] });
@@ -288,7 +323,8 @@ async function serveMaster(
   }
   // With tracks, no Last-Modified: a deleted track leaves no date behind; the ETag (of the bytes)
   // answers conditional requests.
-  const date = tracks.length === 0 ? Date.parse(row.playable_at ?? row.updated_at) : undefined;
+  const withTracks = tracks.length > 0 || audioTracks.length > 0;
+  const date = withTracks ? undefined : Date.parse(row.playable_at ?? row.updated_at);
   return serveText(c.req.raw, withSubtitles(master, tracks), PLAYLIST, date);
 }
 

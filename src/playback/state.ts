@@ -1,4 +1,6 @@
 import type { Context } from "hono";
+import type { AudioTrackRow } from "../audio-tracks/model";
+import { playableAudioTracksStatement } from "../audio-tracks/queries";
 import type { CaptionRow } from "../captions/model";
 import { playableTracksStatement } from "../captions/queries";
 import { type ChaptersRow, type SavedChapters, savedChapters } from "../chapters/model";
@@ -15,10 +17,16 @@ import type { PlaybackGrant } from "./tokens";
 /**
  * A video's playback state: the row the playback query returns (status, visibility, allowed
  * origins, its plan and every other column, so a column added to `videos` is part of it with no
- * change here), its caption tracks by language and its chapters (null when it has none), or null
- * for a video that query did not find (unknown, deleted, in a deleted project).
+ * change here), its caption tracks and its ready added audio tracks, each by language, and its
+ * chapters (null when it has none), or null for a video that query did not find (unknown, deleted,
+ * in a deleted project).
  */
-export type PlaybackState = { row: VideoRow; tracks: CaptionRow[]; chapters: SavedChapters | null };
+export type PlaybackState = {
+  row: VideoRow;
+  tracks: CaptionRow[];
+  audioTracks: AudioTrackRow[];
+  chapters: SavedChapters | null;
+};
 
 /** The states as this isolate last read them (at most 10,000 videos), forgotten by the writes. */
 const playbackStates = new Memo<PlaybackState | null>(PLAYBACK_STATE_TTL_MS, 10_000, playbackStateForgetting);
@@ -38,15 +46,17 @@ export async function playbackState(
   if (known !== undefined) return { state: known, remembered: true };
   const ticket = playbackStates.ticket();
   const db = c.env.DB.withSession("first-primary");
-  const [video, tracks, chapters] = await db.batch([
+  const [video, tracks, audio, chapters] = await db.batch([
     playbackVideoStatement(db, videoId),
     playableTracksStatement(db, videoId),
+    playableAudioTracksStatement(db, videoId),
     chaptersStatement(db, videoId),
   ]);
   const row = (video?.results[0] as VideoRow | undefined) ?? null;
   const state = row && {
     row,
     tracks: (tracks?.results ?? []) as CaptionRow[],
+    audioTracks: (audio?.results ?? []) as AudioTrackRow[],
     chapters: savedChapters(chapters?.results[0] as ChaptersRow | undefined),
   };
   playbackStates.set(videoId, state, now, ticket);
@@ -55,6 +65,14 @@ export async function playbackState(
 
 /** What `namedObject` throws: R2 has no object under a key the video's state named. */
 class StaleKey extends Error {}
+
+/**
+ * A file the video's state does not have (an audio track made ready since it was read, say): a
+ * remembered state is read again and `serve` runs once more; a fresh one answers `404 not_found`.
+ */
+export function notInState(): never {
+  throw new StaleKey();
+}
 
 /**
  * `read` of an R2 object whose key the video's state names (its custom thumbnail, a caption
@@ -71,8 +89,14 @@ export async function namedObject<T>(read: Promise<T>): Promise<T> {
   }
 }
 
-/** What `serve` is given: the checked video, what the subject grants, its caption tracks and chapters. */
-export type Playable = { row: VideoRow; grant: PlaybackGrant; tracks: CaptionRow[]; chapters: SavedChapters | null };
+/** What `serve` is given: the checked video, what the subject grants, its caption and audio tracks and chapters. */
+export type Playable = {
+  row: VideoRow;
+  grant: PlaybackGrant;
+  tracks: CaptionRow[];
+  audioTracks: AudioTrackRow[];
+  chapters: SavedChapters | null;
+};
 
 /**
  * Answers a `/play/` or `/embed/` request about a playable video with `serve`, the video's state as
@@ -103,6 +127,7 @@ export async function withPlayableSubject<T>(
       row: checkPlayable(c, state?.row ?? null, grant, byId),
       grant,
       tracks: state?.tracks ?? [],
+      audioTracks: state?.audioTracks ?? [],
       chapters: state?.chapters ?? null,
     });
   const { state, remembered } = await playbackState(c, videoId);

@@ -166,6 +166,8 @@ const PURGED_TABLES = {
       SELECT rowid FROM captions WHERE project_id = ?1 LIMIT ?2)`,
   chapters: `DELETE FROM chapters WHERE video_id IN (
       SELECT video_id FROM chapters WHERE project_id = ?1 LIMIT ?2)`,
+  audio_tracks: `DELETE FROM audio_tracks WHERE rowid IN (
+      SELECT rowid FROM audio_tracks WHERE project_id = ?1 LIMIT ?2)`,
   webhook_endpoints: `DELETE FROM webhook_endpoints WHERE id IN (
       SELECT id FROM webhook_endpoints WHERE project_id = ?1 LIMIT ?2)`,
   outbox_events: `DELETE FROM outbox_events WHERE id IN (

@@ -28,6 +28,8 @@ export const POLICIES = {
   captions: { limit: 60, windowSeconds: 60, per: "caller" },
   /** Chapter lists (PUT), as many as caption tracks. */
   chapters: { limit: 60, windowSeconds: 60, per: "caller" },
+  /** Audio track writes (PUT, up to 100 MB each, and DELETE), as many as thumbnails. */
+  audio_tracks: { limit: 30, windowSeconds: 60, per: "caller" },
   deliveries: { limit: 60, windowSeconds: 60, per: "caller" },
   encoding_settings: { limit: 60, windowSeconds: 60, per: "caller" },
   project_create: { limit: 60, windowSeconds: 60, per: "caller" },

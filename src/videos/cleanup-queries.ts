@@ -55,20 +55,23 @@ export async function clearCleanedUp(
            SELECT id FROM videos WHERE deleted_at IS NOT NULL AND id IN (${IN_JSON_LIST}))`,
       )
       .bind(list),
-    // Caption tracks (src/captions/): their objects were under the prefix just removed.
+    // The parts of audio tracks' files being fetched (under their generations, src/imports/).
     db
       .prepare(
-        `DELETE FROM captions WHERE video_id IN (
-           SELECT id FROM videos WHERE deleted_at IS NOT NULL AND id IN (${IN_JSON_LIST}))`,
+        `DELETE FROM upload_parts WHERE video_id IN (SELECT generation FROM audio_tracks WHERE video_id IN (
+           SELECT id FROM videos WHERE deleted_at IS NOT NULL AND id IN (${IN_JSON_LIST})))`,
       )
       .bind(list),
-    // Chapters (src/chapters/): rows only.
-    db
-      .prepare(
-        `DELETE FROM chapters WHERE video_id IN (
+    // Caption and audio tracks (src/captions/, src/audio-tracks/): their objects were under the
+    // prefix just removed. Chapters (src/chapters/): rows only.
+    ...["captions", "audio_tracks", "chapters"].map((table) =>
+      db
+        .prepare(
+          `DELETE FROM ${table} WHERE video_id IN (
            SELECT id FROM videos WHERE deleted_at IS NOT NULL AND id IN (${IN_JSON_LIST}))`,
-      )
-      .bind(list),
+        )
+        .bind(list),
+    ),
     db.prepare(RELEASABLE_SOURCES).bind(sources),
   ]);
   return ((results.at(-1)?.results ?? []) as { key: string }[]).map((row) => row.key);

@@ -3,9 +3,9 @@ import { logError } from "../lib/log";
 import { CanonicalUlidSchema } from "../lib/ulid";
 
 // The encodings queue's message, the inbox of a video's coordinator: an uploaded video to encode,
-// sent wherever a video becomes `uploaded` (an upload's completion, an import, a clip); or a caption
-// track whose speech is to be heard (src/captions/generation.ts). Consumed by the encoding pipeline
-// (src/encoding/pipeline/queue.ts).
+// sent wherever a video becomes `uploaded` (an upload's completion, an import, a clip); a caption
+// track whose speech is to be heard (src/captions/generation.ts); or an added audio track to make or
+// let go (src/audio-tracks/). Consumed by the encoding pipeline (src/encoding/pipeline/queue.ts).
 
 /** An uploaded video to encode. The video's row is the record of that; a lost message is sent again by the sweeper. */
 export const EncodeMessageSchema = z.strictObject({ projectId: CanonicalUlidSchema, videoId: CanonicalUlidSchema });
@@ -25,8 +25,18 @@ export const HearMessageSchema = EncodeMessageSchema.extend({
 });
 export type HearMessage = z.infer<typeof HearMessageSchema>;
 
-/** Either message: the one schema the queue's consumer reads. */
-export const CoordinatorMessageSchema = z.union([HearMessageSchema, EncodeMessageSchema]);
+/**
+ * An added audio track of the video changed (docs/audio-tracks.md): put (`generation`, the PUT's)
+ * or deleted (the generation that went). The coordinator reads the track's row for what to make:
+ * the generation it names now, or none.
+ */
+export const AudioMessageSchema = EncodeMessageSchema.extend({
+  audio: z.strictObject({ language: z.string().regex(/^[A-Za-z0-9-]{2,35}$/), generation: CanonicalUlidSchema }),
+});
+export type AudioMessage = z.infer<typeof AudioMessageSchema>;
+
+/** Any of the messages: the one schema the queue's consumer reads. */
+export const CoordinatorMessageSchema = z.union([HearMessageSchema, AudioMessageSchema, EncodeMessageSchema]);
 
 export function sendEncode(queue: Queue, message: EncodeMessage): Promise<unknown> {
   return queue.send(EncodeMessageSchema.parse(message));
@@ -34,6 +44,10 @@ export function sendEncode(queue: Queue, message: EncodeMessage): Promise<unknow
 
 export function sendHear(queue: Queue, message: HearMessage): Promise<unknown> {
   return queue.send(HearMessageSchema.parse(message));
+}
+
+export function sendAudio(queue: Queue, message: AudioMessage): Promise<unknown> {
+  return queue.send(AudioMessageSchema.parse(message));
 }
 
 /**

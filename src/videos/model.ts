@@ -70,6 +70,11 @@ export type VideoRow = {
   has_mp4: number | null;
   /** 1 when the ready video has its M4A (its source has audio), 0 when silent (contract §19). */
   has_m4a: number | null;
+  /**
+   * The language (BCP 47) its source's audio stream is tagged with, kept when it became playable;
+   * null when it names none or the video is older (docs/audio-tracks.md: the original is `und`).
+   */
+  audio_language: string | null;
   error_code: VideoError["code"] | null;
   error_message: string | null;
   /** On a deleted video: when everything it stored in R2 was removed. */
@@ -107,6 +112,7 @@ const NOT_ENCODED = {
   playable_at: null,
   has_mp4: null,
   has_m4a: null,
+  audio_language: null,
   error_code: null,
   error_message: null,
   storage_cleared_at: null,

@@ -80,6 +80,17 @@ const BY_ID: Record<string, (o: ModeObjects) => Probe> = {
     init: { method: "DELETE" },
     code: "video_not_found",
   }),
+  putAudioTrack: (o) => ({
+    path: `/v1/videos/${o.video}/audio-tracks/fr`,
+    init: { method: "PUT", headers: { "content-type": "audio/mp4", "content-length": "12" }, body: "a French dub" },
+    code: "video_not_found",
+  }),
+  listAudioTracks: (o) => ({ path: `/v1/videos/${o.video}/audio-tracks`, code: "video_not_found" }),
+  deleteAudioTrack: (o) => ({
+    path: `/v1/videos/${o.video}/audio-tracks/fr`,
+    init: { method: "DELETE" },
+    code: "video_not_found",
+  }),
   deleteCaptionTrack: (o) => ({
     path: `/v1/videos/${o.video}/captions/en`,
     init: { method: "DELETE" },

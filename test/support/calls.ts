@@ -56,6 +56,13 @@ const CHAPTERS = [
   { start: 0, title: "Start" },
   { start: 2, title: "Middle" },
 ];
+/** An audio track's file, as the routes see it (the fake encoder never reads it), with its length as HTTP sends it. */
+const AUDIO = new TextEncoder().encode("a French dub");
+const putAudio = (): RequestInit => ({
+  method: "PUT",
+  headers: { "content-type": "audio/mp4", "content-length": String(AUDIO.byteLength) },
+  body: AUDIO,
+});
 const raw = (method: string, type: string, body: BodyInit): RequestInit => ({
   method,
   headers: { "content-type": type },
@@ -325,6 +332,21 @@ export const CALLS: Record<BudgetedRoute, (ws: Workspace) => Promise<Call>> = {
   "DELETE /v1/videos/{id}/chapters": async (ws) => {
     await api(`/v1/videos/${ws.video}/chapters`, bearer(ws.key, json("PUT", { chapters: CHAPTERS })));
     return { path: `/v1/videos/${ws.video}/chapters`, init: bearer(ws.key, { method: "DELETE" }), status: 204 };
+  },
+  "PUT /v1/videos/{id}/audio-tracks/{language}": async (ws) => ({
+    path: `/v1/videos/${await ready(ws)}/audio-tracks/fr`,
+    init: bearer(ws.key, putAudio()),
+    status: 202,
+  }),
+  "GET /v1/videos/{id}/audio-tracks": async (ws) => {
+    const id = await ready(ws);
+    await api(`/v1/videos/${id}/audio-tracks/fr`, bearer(ws.key, putAudio()));
+    return { path: `/v1/videos/${id}/audio-tracks`, init: bearer(ws.key), status: 200 };
+  },
+  "DELETE /v1/videos/{id}/audio-tracks/{language}": async (ws) => {
+    const id = await ready(ws);
+    await api(`/v1/videos/${id}/audio-tracks/fr`, bearer(ws.key, putAudio()));
+    return { path: `/v1/videos/${id}/audio-tracks/fr`, init: bearer(ws.key, { method: "DELETE" }), status: 204 };
   },
   "GET /thumbnails/{projectId}/{videoId}/{file}": async (ws) => {
     const put = await api(`/v1/videos/${ws.video}/thumbnail`, bearer(ws.key, raw("PUT", "image/png", png)));

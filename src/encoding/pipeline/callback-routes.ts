@@ -72,31 +72,28 @@ export const callbackRoutes = new Hono<JobEnv>()
     const { resolution, name } = segmentParams(c);
     return objectResponse(c.env.MEDIA, segmentKey(video.projectId, video.videoId, resolution, name), c.req.raw);
   })
-  .put(`${PATH}/segments/:resolution/:name`, async (c) => {
+  .put(`${PATH}/segments/:resolution/:name`, (c) => {
     const { videoId, jobId } = c.var.job;
     const { resolution, index } = segmentParams(c);
-    const body = boundedBody(c);
     const coordinator = coordinatorOf(c.env, videoId);
-    const { verdict, key } = await coordinator.reserveSegment(jobId, resolution, index);
-    if (verdict === "void") throw new ApiError("encoding_job_void");
-    if (verdict === "skip") {
-      // Stored already (another job made it first): its bytes stay as they were served.
-      await body.cancel();
-      return c.body(null, 204);
-    }
-    try {
-      await c.env.MEDIA.put(key, body, { httpMetadata: { contentType: "video/mp2t" } });
-    } catch (error) {
-      await coordinator.segmentAbandoned(jobId, resolution, index);
-      throw error;
-    }
-    // A delete that landed while the segment was on its way: it is never served, so it goes now
-    // (the delete's own clean-up may have listed the prefix before it arrived).
-    if ((await coordinator.segmentStored(jobId, resolution, index)) === "void") {
-      await c.env.MEDIA.delete(key);
-      throw new ApiError("encoding_job_void");
-    }
-    return c.body(null, 204);
+    return storeSegment(c, {
+      reserve: () => coordinator.reserveSegment(jobId, resolution, index),
+      stored: () => coordinator.segmentStored(jobId, resolution, index),
+      abandoned: () => coordinator.segmentAbandoned(jobId, resolution, index),
+    });
+  })
+  // A segment of the added audio track an audio job makes (docs/audio-tracks.md): the coordinator
+  // knows which track, and under which generation it is stored.
+  .put(`${PATH}/audio/:name`, (c) => {
+    const { videoId, jobId } = c.var.job;
+    const index = segmentIndex(c.req.param("name") ?? "");
+    if (index === null) throw new ApiError("not_found");
+    const coordinator = coordinatorOf(c.env, videoId);
+    return storeSegment(c, {
+      reserve: () => coordinator.reserveAudioSegment(jobId, index),
+      stored: () => coordinator.audioSegmentStored(jobId, index),
+      abandoned: () => coordinator.audioSegmentAbandoned(jobId, index),
+    });
   })
   .put(`${PATH}/still`, async (c) => {
     const { videoId, jobId } = c.var.job;
@@ -159,6 +156,41 @@ export const callbackRoutes = new Hono<JobEnv>()
     if (!(await coordinatorOf(c.env, videoId).jobResult(jobId, result))) throw new ApiError("encoding_job_void");
     return c.body(null, 204);
   });
+
+/**
+ * Stores the segment the request carries, as the coordinator says (`reserve`): under its key, or
+ * not at all when it is stored already (another job made it first: its bytes stay as they were
+ * served), or `410` when the job is void. Stored, it is reported (`stored`); a delete that landed
+ * while it was on its way voids it, and it goes now (the delete's own clean-up may have listed the
+ * prefix before it arrived). A store that fails gives the reservation back (`abandoned`).
+ */
+async function storeSegment(
+  c: Context<JobEnv>,
+  coordinator: {
+    reserve: () => Promise<{ verdict: "store" | "skip" | "void"; key: string }>;
+    stored: () => Promise<"ok" | "void">;
+    abandoned: () => Promise<void>;
+  },
+): Promise<Response> {
+  const body = boundedBody(c);
+  const { verdict, key } = await coordinator.reserve();
+  if (verdict === "void") throw new ApiError("encoding_job_void");
+  if (verdict === "skip") {
+    await body.cancel();
+    return c.body(null, 204);
+  }
+  try {
+    await c.env.MEDIA.put(key, body, { httpMetadata: { contentType: "video/mp2t" } });
+  } catch (error) {
+    await coordinator.abandoned();
+    throw error;
+  }
+  if ((await coordinator.stored()) === "void") {
+    await c.env.MEDIA.delete(key);
+    throw new ApiError("encoding_job_void");
+  }
+  return c.body(null, 204);
+}
 
 /** The job, while its coordinator still runs it; else it is void. */
 async function running(c: Context<JobEnv>) {

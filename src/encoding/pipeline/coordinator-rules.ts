@@ -46,12 +46,16 @@ export function missingRuns(
   storedOf: (rendition: string) => ReadonlySet<number>,
 ): Run[] {
   const count = segmentCount(plan);
-  const length = runLength(plan);
   const missing = new Set<number>();
   for (const r of plan.renditions) {
     const have = storedOf(r.resolution);
     for (let i = 0; i < count; i++) if (!have.has(i) && !covered.has(i)) missing.add(i);
   }
+  return runsOf(missing, count, runLength(plan));
+}
+
+/** The segments of `missing` (of `count`), in runs of consecutive ones of at most `length`, in order. */
+export function runsOf(missing: ReadonlySet<number>, count: number, length: number): Run[] {
   const runs: Run[] = [];
   let runStart: number | null = null;
   for (let i = 0; i <= count; i++) {
@@ -153,6 +157,15 @@ export function segmentVerdict(
   const { rendition, index, current } = segment;
   if (unit?.kind !== "segments" || index < unit.from || index >= unit.to) return "void";
   if (unit.rendition !== null && unit.rendition !== rendition) return "void";
+  return reservationVerdict(current, jobId, now);
+}
+
+/**
+ * Whether job `jobId` may store a segment of its own that stands as `current`: `skip` it when it
+ * is stored already, or another job has been storing it for less than RESERVATION_MS, so a
+ * segment's served bytes never change; else `store` it.
+ */
+export function reservationVerdict(current: SegmentRow | null, jobId: string, now: number): "store" | "skip" {
   if (current?.state === "stored") return "skip";
   if (current && current.job !== jobId && current.at > now - RESERVATION_MS) return "skip";
   return "store";
@@ -229,6 +242,8 @@ export function jobFor(
     case "segments":
       if (missing.length === 0) return null;
       return { ...base, kind: "segments", plan, from: unit.from, to: unit.to, renditions: missing };
+    case "audio":
+      return { ...base, kind: "audio", plan, from: unit.from, to: unit.to };
     case "speech":
       if (!speech) return null;
       return {

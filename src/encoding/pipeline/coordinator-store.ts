@@ -5,13 +5,13 @@ import { type Priority, parsePlan } from "../../../media-plan/protocol.mjs";
 export type Phase = "idle" | "waiting" | "encoding" | "ready" | "errored" | "cancelled";
 export type Video = { projectId: string; videoId: string };
 
-export type Kind = "probe" | "still" | "segments" | "mp4" | "m4a" | "frame" | "storyboard" | "speech";
+export type Kind = "probe" | "still" | "segments" | "mp4" | "m4a" | "frame" | "storyboard" | "speech" | "audio";
 
 /**
  * The kinds of work that go on once the video is ready (its encoding is over): a viewer's frames,
- * and the hearing of speech for generated captions.
+ * the hearing of speech for generated captions, and the making of added audio tracks.
  */
-const AFTER_READY: readonly Kind[] = ["frame", "speech"];
+const AFTER_READY: readonly Kind[] = ["frame", "speech", "audio"];
 const AFTER_READY_SQL = AFTER_READY.map((kind) => `'${kind}'`).join(", ");
 
 /** What a unit makes. */
@@ -22,7 +22,9 @@ export type Work =
   | { kind: "frame"; frame: number; width: number }
   /** The words of chunk `chunk` (coordinator-rules.ts, `speechSpan`) of the track of `language`. */
   | { kind: "speech"; language: string; chunk: number }
-  | { kind: Exclude<Kind, "segments" | "frame" | "speech"> };
+  /** Segments `from` to `to` (exclusive) of the added audio track of `language` (coordinator-audio.ts). */
+  | { kind: "audio"; language: string; from: number; to: number }
+  | { kind: Exclude<Kind, "segments" | "frame" | "speech" | "audio"> };
 
 /** Where a unit stands: queued (no job) or running as `job` on `slot`. */
 type UnitState = {
@@ -39,12 +41,13 @@ type UnitState = {
 /** A unit of a video's encoding: one encoder job when it runs. */
 export type Unit = UnitState & Work;
 export type SegmentsUnit = Extract<Unit, { kind: "segments" }>;
+export type AudioUnit = Extract<Unit, { kind: "audio" }>;
 
 export type NewUnit = Pick<UnitState, "id" | "priority" | "rank"> & Work;
 
 /**
- * A unit as its table holds it: `first` and `last` are a segments unit's span, a frame unit's frame
- * and width, a speech unit's chunk; `language` is a speech unit's track.
+ * A unit as its table holds it: `first` and `last` are a segments or audio unit's span, a frame
+ * unit's frame and width, a speech unit's chunk; `language` is a speech or audio unit's track.
  */
 type UnitRow = UnitState & {
   kind: Kind;
@@ -58,6 +61,7 @@ function unitOf({ kind, rendition, first, last, language, ...state }: UnitRow): 
   if (kind === "segments") return { ...state, kind, rendition, from: first, to: last };
   if (kind === "frame") return { ...state, kind, frame: first, width: last };
   if (kind === "speech") return { ...state, kind, language: language ?? "", chunk: first };
+  if (kind === "audio") return { ...state, kind, language: language ?? "", from: first, to: last };
   return { ...state, kind };
 }
 
@@ -65,11 +69,16 @@ function isSegments(unit: Unit): unit is SegmentsUnit {
   return unit.kind === "segments";
 }
 
+function isAudio(unit: Unit): unit is AudioUnit {
+  return unit.kind === "audio";
+}
+
 function columnsOf(work: Work): { rendition: string | null; first: number; last: number; language: string | null } {
   if (work.kind === "segments") return { rendition: work.rendition, first: work.from, last: work.to, language: null };
   if (work.kind === "frame") return { rendition: null, first: work.frame, last: work.width, language: null };
   if (work.kind === "speech")
     return { rendition: null, first: work.chunk, last: work.chunk + 1, language: work.language };
+  if (work.kind === "audio") return { rendition: null, first: work.from, last: work.to, language: work.language };
   return { rendition: null, first: 0, last: 0, language: null };
 }
 
@@ -81,7 +90,8 @@ export type SegmentRow = { state: "storing" | "stored"; job: string | null; at: 
  * of its statements. Tables: `meta` (key → JSON: the video, its phase, plan, settings, the MP4's
  * and the M4A's uploads, what is stored of the poster and storyboard), `units` (the work, queued or running),
  * `segments` (reserved and stored), `frames` (stored), `slots` (held from the pool); the speech
- * of generated caption tracks has its own tables (coordinator-speech-store.ts).
+ * of generated caption tracks has its own tables (coordinator-speech-store.ts), and so do added
+ * audio tracks (coordinator-audio-store.ts).
  */
 export class EncodingStore {
   constructor(private readonly sql: SqlStorage) {
@@ -209,6 +219,15 @@ export class EncodingStore {
     this.sql.exec("DELETE FROM units WHERE kind = 'speech' AND language = ?", language);
   }
 
+  /** The units of the added audio track of `language`, queued or running. */
+  audioUnits(language: string): AudioUnit[] {
+    return this.#units("kind = 'audio' AND language = ?", language).filter(isAudio);
+  }
+
+  deleteAudioUnits(language: string): void {
+    this.sql.exec("DELETE FROM units WHERE kind = 'audio' AND language = ?", language);
+  }
+
   /** Adds a unit, unless one of its id is there. */
   addUnit(unit: NewUnit): void {
     const { rendition, first, last, language } = columnsOf(unit);
@@ -263,8 +282,8 @@ export class EncodingStore {
     );
   }
 
-  /** The segments unit waits for a slot again from segment `from`, with `tries` counted. */
-  requeueFrom(unit: SegmentsUnit, from: number, tries: number): void {
+  /** The segments (or audio) unit waits for a slot again from segment `from`, with `tries` counted. */
+  requeueFrom(unit: SegmentsUnit | AudioUnit, from: number, tries: number): void {
     this.sql.exec("UPDATE units SET first = ? WHERE id = ?", from, unit.id);
     this.requeue(unit.id, tries);
   }

@@ -1,9 +1,11 @@
 import type { Plan } from "../../../media-plan/plan.mjs";
 import type { Job, Result } from "../../../media-plan/protocol.mjs";
+import { languageOfCode } from "../../lib/language";
 import { logError } from "../../lib/log";
 import { posterKey } from "../../lib/storage-keys";
 import { DEFAULT_SETTINGS } from "../settings";
 import { callbackPath, callbackToken, encodingContext } from "./context";
+import { AudioWork } from "./coordinator-audio";
 import { abortUpload, completeUpload, type FileKind, isDone, isFileKind, openUpload } from "./coordinator-files";
 import { changeVideoRow, claimVideo } from "./coordinator-row";
 import {
@@ -47,6 +49,8 @@ export class EncodingWork {
   private lastRowBeat = 0;
   /** The hearing of speech for generated captions (coordinator-speech.ts). */
   readonly speech: SpeechWork;
+  /** The making of added audio tracks (coordinator-audio.ts). */
+  readonly audio: AudioWork;
   /** Scheduling runs one at a time: it reads the free slots and queued units, then awaits. */
   private scheduling: Promise<void> = Promise.resolve();
 
@@ -58,6 +62,7 @@ export class EncodingWork {
     private readonly clock: () => number,
   ) {
     this.speech = new SpeechWork(env, store, ctx.storage.sql);
+    this.audio = new AudioWork(env, store, ctx.storage.sql, clock);
   }
 
   /** Job of `unit` sent its last message: what it made is kept, or it runs again; its slot goes back. */
@@ -68,8 +73,13 @@ export class EncodingWork {
         await this.finish({ status: "errored", code: "invalid_source", message: result.message });
         return;
       }
-      // An encoder stopped from outside (a redeploy, say) did not fail the work: no try is counted.
-      await this.failed(unit, !(result.status === "failed" && result.code === "interrupted"));
+      // A track's file that is not audio errors the track at once (never the video).
+      if (result.status === "failed" && result.code === "invalid_source" && unit.kind === "audio") {
+        await this.audio.invalid(unit.language, result.message);
+      } else {
+        // An encoder stopped from outside (a redeploy, say) did not fail the work: no try is counted.
+        await this.failed(unit, !(result.status === "failed" && result.code === "interrupted"));
+      }
     } else {
       this.store.deleteUnit(unit.id);
       if (unit.kind === "probe" && result.probe) await this.planned(result.probe);
@@ -80,6 +90,8 @@ export class EncodingWork {
       else if (unit.kind === "speech" && result.speech) {
         await this.speech.heard(unit.language, unit.chunk, result.speech.words);
         await this.speech.send();
+      } else if (unit.kind === "audio") {
+        await this.audio.ran(unit.language);
       } else if (unit.kind === "frame" && !this.store.isFrameStored(unit.frame, unit.width)) {
         // Done without storing it (a job cannot): its viewers are told.
         this.waiters.wake(frameWaited(unit.frame, unit.width), "failed");
@@ -99,6 +111,7 @@ export class EncodingWork {
     }
     this.store.set("phase", "cancelled");
     this.speech.stop("deleted");
+    this.audio.stop();
     await this.stopEverything();
   }
 
@@ -268,6 +281,7 @@ export class EncodingWork {
       duration: plan.duration,
       width: plan.width,
       height: plan.height,
+      audioLanguage: languageOfCode(probe.audioLanguage),
     });
     if (!playable) {
       await this.cancel();
@@ -347,6 +361,11 @@ export class EncodingWork {
     if (unit.kind === "frame" && tries >= MAX_TRIES) {
       this.store.deleteUnit(unit.id);
       this.waiters.wake(frameWaited(unit.frame, unit.width), "failed");
+      return;
+    }
+    // An added audio track's run runs again, or fails the track: never the video.
+    if (unit.kind === "audio") {
+      await this.audio.failed(unit, tries);
       return;
     }
     // A track's speech that cannot be heard fails the track, never the video.

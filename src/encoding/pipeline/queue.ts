@@ -1,7 +1,9 @@
+import { NOT_STARTED } from "../../audio-tracks/making";
+import { finishAudioTrack } from "../../audio-tracks/queries";
 import { logError } from "../../lib/log";
 import { consumeEach } from "../../lib/queue";
 import { sendCaptionMessage } from "../../speech/queue";
-import { CoordinatorMessageSchema, HearMessageSchema } from "../../videos/encode-queue";
+import { AudioMessageSchema, CoordinatorMessageSchema, HearMessageSchema } from "../../videos/encode-queue";
 import { coordinatorOf } from "./coordinator-stub";
 
 export const ENCODE_QUEUE = "video-encodings";
@@ -20,7 +22,9 @@ export function consumeEncodes(batch: MessageBatch<unknown>, env: Env): Promise<
     { malformed: "encode message malformed", failed: "encode: start" },
     async (message) => {
       const coordinator = coordinatorOf(env, message.videoId);
-      if ("hear" in message) await coordinator.hear(message, message.hear);
+      const video = { projectId: message.projectId, videoId: message.videoId };
+      if ("hear" in message) await coordinator.hear(video, message.hear);
+      else if ("audio" in message) await coordinator.audio(video, message.audio.language);
       else await coordinator.start(message);
     },
   );
@@ -29,10 +33,23 @@ export function consumeEncodes(batch: MessageBatch<unknown>, env: Env): Promise<
 /**
  * The dead-letter queue: a video to encode is still `uploaded` in D1, so the sweeper starts it; a
  * track whose speech could not be asked for fails (the captions are told, so it does not stay
- * processing).
+ * processing); so does an added audio track that could not be asked for, if that PUT still names it.
  */
 export async function consumeDeadEncodes(batch: MessageBatch<unknown>, env: Env): Promise<void> {
   for (const message of batch.messages) {
+    const audio = AudioMessageSchema.safeParse(message.body);
+    if (audio.success) {
+      const { videoId, audio: track } = audio.data;
+      try {
+        const failed = { status: "errored", code: "encoding_failed", message: NOT_STARTED } as const;
+        await finishAudioTrack(env.DB, { videoId, ...track }, failed, Date.now());
+        message.ack();
+      } catch (error) {
+        logError("audio tracks: fail a dead request", error, { messageId: message.id });
+        message.retry();
+      }
+      continue;
+    }
     const hear = HearMessageSchema.safeParse(message.body);
     if (!hear.success) {
       logError("encode message gave up; the sweep takes over", JSON.stringify(message.body), { messageId: message.id });

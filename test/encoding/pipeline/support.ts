@@ -250,6 +250,28 @@ export async function finishSegments(job: Extract<Job, { kind: "segments" }>) {
   await expectStatus(result(job), [204], "segments result");
 }
 
+/** Bytes standing for segment `index` of an added audio track as job `jobId` made it. */
+export function audioSegmentBytes(index: number, jobId: string): Uint8Array {
+  return new TextEncoder().encode(`audio/${segmentName(index)} by ${jobId}`.padEnd(188, "."));
+}
+
+/** An audio job's call back storing segment `index` of its track. */
+export function putAudioSegment(job: Job, index: number, bytes = audioSegmentBytes(index, job.jobId)) {
+  return callback(job, `audio/${segmentName(index)}`, {
+    method: "PUT",
+    body: bytes,
+    headers: { "content-type": "video/mp2t" },
+  });
+}
+
+/** Plays the encoder's whole part of an audio job: every segment of its run stored, then the result. */
+export async function finishAudio(job: Extract<Job, { kind: "audio" }>) {
+  for (let index = job.from; index < job.to; index++) {
+    await expectStatus(putAudioSegment(job, index), [204], `PUT audio/${index}`);
+  }
+  await expectStatus(result(job), [204], "audio result");
+}
+
 /** Plays a still or storyboard job: the JPEG stored, then the result. */
 export async function finishStill(job: Job) {
   const jpeg = new Uint8Array([0xff, 0xd8, 0xff, 0xe0, 0, 0, 0xff, 0xd9]);
@@ -323,6 +345,7 @@ export async function finishAll(
     else if (next.kind === "mp4") await finishMp4(next, options.mp4);
     else if (next.kind === "m4a") await finishM4a(next, options.m4a);
     else if (next.kind === "speech") await expectStatus(heardWords(next, options.words?.(next) ?? []), [204], "speech");
+    else if (next.kind === "audio") await finishAudio(next);
     else throw new Error(`finishAll does not play ${next.kind} jobs`);
   }
   throw new Error("finishAll did not finish");
