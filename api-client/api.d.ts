@@ -13198,7 +13198,7 @@ export interface operations {
                  *     }
                  */
                 "application/json": components["schemas"]["AudioTrackSourceUrl"];
-                "application/octet-stream": string;
+                "application/octet-stream": Blob;
             };
         };
         responses: {
