@@ -2,17 +2,18 @@ import { BEACON_DEAD_LETTERS, BEACON_QUEUE, consumeBeacons, consumeDeadBeacons }
 import { createApp } from "./app";
 import { consumeCaptionMessages, consumeDeadCaptionMessages } from "./captions/generation-queue";
 import { coordinatorOf } from "./encoding/pipeline/coordinator-stub";
-import { consumeDeadEncodes, consumeEncodes, ENCODE_DEAD_LETTERS, ENCODE_QUEUE } from "./encoding/pipeline/queue";
+import { consumeDeadEncodes, consumeEncodes } from "./encoding/pipeline/queue";
 import { consumeDeadImports, consumeImports } from "./imports/consumer";
 import { stopImport } from "./imports/objects";
 import { logError } from "./lib/log";
 import { consumeProjectDeletions, PROJECT_DELETION_QUEUE } from "./projects/deletions";
+import { CAPTIONS_DEAD_LETTERS, CAPTIONS_QUEUE } from "./queues/captions";
+import { ENCODE_DEAD_LETTERS, ENCODE_QUEUE } from "./queues/encodings";
+import { IMPORT_DEAD_LETTERS, IMPORT_QUEUE } from "./queues/imports";
 import { SCHEDULED_TASKS } from "./scheduled";
-import { CAPTIONS_DEAD_LETTERS, CAPTIONS_QUEUE } from "./speech/queue";
 import { publishNow } from "./subscribers";
 import { tusUploads } from "./uploads/tus/objects";
 import { consumeDeadDeletions, consumeDeletions, DELETION_DEAD_LETTERS, DELETION_QUEUE } from "./videos/deletion-queue";
-import { IMPORT_DEAD_LETTERS, IMPORT_QUEUE } from "./videos/import-start";
 import {
   consumeDeadLetters,
   consumeDeliveries,

@@ -2,8 +2,8 @@ import type { Db } from "../lib/db";
 import { logError } from "../lib/log";
 import { abortMultipartUpload, deleteAll } from "../lib/r2";
 import { audioTrackPrefix } from "../lib/storage-keys";
-import { sendAudio } from "../videos/encode-queue";
-import { sendImport } from "../videos/import-start";
+import { sendAudio } from "../queues/encodings";
+import { sendImport } from "../queues/imports";
 import type { AudioTrackRow } from "./model";
 import { finishAudioTrack, forgetFetchedParts } from "./queries";
 

@@ -1,11 +1,11 @@
 import { logError } from "../lib/log";
 import { consumeEach } from "../lib/queue";
-import { CaptionMessageSchema } from "../speech/queue";
+import { CaptionMessageSchema } from "../queues/captions";
 import { findVideo } from "../videos/queries";
 import { askForCreationTracks, makeTrack, type Publish } from "./generation";
 
 /**
- * The caption-generations queue's consumer (its home: src/speech/queue.ts): a video that became
+ * The caption-generations queue's consumer (its home: src/queues/captions.ts): a video that became
  * playable has the tracks its creation asked for asked for; a track's speech that was heard (or
  * could not be) makes the track. Both are safe to do twice: a track asked for again is a new
  * generation, and a generation's track is made once (a second time changes nothing).

@@ -1,6 +1,6 @@
 import { logError } from "../lib/log";
 import { consumeEach } from "../lib/queue";
-import { ImportMessageSchema, importName } from "../videos/import-start";
+import { ImportMessageSchema, importName } from "../queues/imports";
 import { failDeps } from "./deps";
 import { importObject } from "./objects";
 import { giveUp, targetOf } from "./targets";

@@ -1,7 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { logError } from "../lib/log";
 import { SECOND } from "../lib/time";
-import { type ImportMessage, ImportMessageSchema, type TrackRef } from "../videos/import-start";
+import { type ImportMessage, ImportMessageSchema, type TrackRef } from "../queues/imports";
 import { importDeps } from "./deps";
 import { IMPORT_LIMITS, type ImportLimits } from "./limits";
 import { RESUME_SCHEMA, type ResumeStore, sqliteResume } from "./resume";

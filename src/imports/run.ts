@@ -1,7 +1,7 @@
 import type { TargetRules } from "../lib/safe-targets";
 import type { Timer } from "../lib/time";
+import type { TrackRef } from "../queues/imports";
 import { canonicalParts } from "../uploads/parts";
-import type { TrackRef } from "../videos/import-start";
 import { cutParts, type PartVerdict } from "./cut";
 import type { ImportLimits } from "./limits";
 import { openSource } from "./origin";

@@ -1,6 +1,6 @@
 import type { Db } from "../lib/db";
 import { logError } from "../lib/log";
-import { type ImportMessage, sendImport } from "../videos/import-start";
+import { type ImportMessage, sendImport } from "../queues/imports";
 import { LOST_AFTER_MS } from "./limits";
 import { lostImports, lostTrackImports } from "./queries";
 

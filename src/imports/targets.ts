@@ -1,8 +1,8 @@
 import { askToMake } from "../audio-tracks/making";
 import { logError } from "../lib/log";
 import { abortMultipartUpload } from "../lib/r2";
-import { queueEncoding } from "../videos/encode-queue";
-import type { TrackRef } from "../videos/import-start";
+import { queueEncoding } from "../queues/encodings";
+import type { TrackRef } from "../queues/imports";
 import { COMPLETION_LEASE_MS, type VideoRow } from "../videos/model";
 import { type FailDeps, failImport } from "./fail";
 import {

@@ -2,7 +2,7 @@ import { ApiError } from "../http/errors";
 import type { Db } from "../lib/db";
 import { modeOf, type Tenant } from "../lib/tenant";
 import { parseUlid, ulid } from "../lib/ulid";
-import { queueEncoding } from "./encode-queue";
+import { queueEncoding } from "../queues/encodings";
 import {
   type ClipSpan,
   newClipRow,

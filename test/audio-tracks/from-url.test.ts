@@ -6,7 +6,7 @@ import { consumeDeadImports } from "../../src/imports/consumer";
 import { runImport } from "../../src/imports/run";
 import { sweepImports } from "../../src/imports/sweeper";
 import { isoTime } from "../../src/lib/time";
-import type { ImportMessage } from "../../src/videos/import-start";
+import type { ImportMessage } from "../../src/queues/imports";
 import {
   callback,
   finishAll,

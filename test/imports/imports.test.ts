@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { runImport } from "../../src/imports/run";
 import { sweepImports } from "../../src/imports/sweeper";
-import type { ImportMessage } from "../../src/videos/import-start";
+import type { ImportMessage } from "../../src/queues/imports";
 import { patternedBytes } from "../fixtures/bytes";
 import { api, bearer, json, newWorkspace } from "../helpers";
 import { apiWith } from "../support/app";

@@ -5,7 +5,7 @@ import { IMPORT_LIMITS, type ImportLimits } from "../../src/imports/limits";
 import { NOTHING_KEPT, type Resume, type ResumeStore } from "../../src/imports/resume";
 import type { ImportDeps } from "../../src/imports/run";
 import type { Timer } from "../../src/lib/time";
-import type { ImportMessage } from "../../src/videos/import-start";
+import type { ImportMessage } from "../../src/queues/imports";
 import { bearer, json, newWorkspace } from "../helpers";
 import { apiWith } from "../support/app";
 

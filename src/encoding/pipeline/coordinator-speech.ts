@@ -2,7 +2,7 @@ import type { Plan } from "../../../media-plan/plan.mjs";
 import type { Word } from "../../../media-plan/protocol.mjs";
 import { logError } from "../../lib/log";
 import { heardWordsKey } from "../../lib/storage-keys";
-import { type CaptionMessage, sendCaptionMessage } from "../../speech/queue";
+import { type CaptionMessage, sendCaptionMessage } from "../../queues/captions";
 import { encodingContext } from "./context";
 import { speechChunks, speechUnits } from "./coordinator-rules";
 import { type SpeechRequest, SpeechStore } from "./coordinator-speech-store";

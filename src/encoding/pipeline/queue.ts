@@ -2,12 +2,9 @@ import { NOT_STARTED } from "../../audio-tracks/making";
 import { finishAudioTrack } from "../../audio-tracks/queries";
 import { logError } from "../../lib/log";
 import { consumeEach } from "../../lib/queue";
-import { sendCaptionMessage } from "../../speech/queue";
-import { AudioMessageSchema, CoordinatorMessageSchema, HearMessageSchema } from "../../videos/encode-queue";
+import { sendCaptionMessage } from "../../queues/captions";
+import { AudioMessageSchema, CoordinatorMessageSchema, HearMessageSchema } from "../../queues/encodings";
 import { coordinatorOf } from "./coordinator-stub";
-
-export const ENCODE_QUEUE = "video-encodings";
-export const ENCODE_DEAD_LETTERS = "video-encodings-dlq";
 
 /**
  * The encodings queue's handler: hands each video to its coordinator (coordinator.ts), which

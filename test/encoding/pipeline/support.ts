@@ -4,8 +4,8 @@ import { afterEach, beforeEach, vi } from "vitest";
 import type { Probe } from "../../../media-plan/plan.mjs";
 import { type Job, parseJob, segmentName, type Word } from "../../../media-plan/protocol.mjs";
 import { coordinatorOf, poolOf } from "../../../src/encoding/pipeline/coordinator-stub";
-import { ENCODE_QUEUE } from "../../../src/encoding/pipeline/queue";
-import { CAPTIONS_QUEUE, type CaptionMessage } from "../../../src/speech/queue";
+import { CAPTIONS_QUEUE, type CaptionMessage } from "../../../src/queues/captions";
+import { ENCODE_QUEUE } from "../../../src/queues/encodings";
 import { api, bearer, json, newVideo } from "../../helpers";
 import { runQueue } from "../../support/handlers";
 

@@ -2,10 +2,16 @@ import { z } from "zod";
 import { logError } from "../lib/log";
 import { CanonicalUlidSchema } from "../lib/ulid";
 
-// The encodings queue's message, the inbox of a video's coordinator: an uploaded video to encode,
-// sent wherever a video becomes `uploaded` (an upload's completion, an import, a clip); a caption
-// track whose speech is to be heard (src/captions/generation.ts); or an added audio track to make or
-// let go (src/audio-tracks/). Consumed by the encoding pipeline (src/encoding/pipeline/queue.ts).
+/**
+ * The encodings queue (wrangler.toml), the inbox of a video's coordinator: its name, messages and
+ * sends. An uploaded video to encode, sent wherever a video becomes `uploaded` (an upload's
+ * completion, an import, a clip); a caption track whose speech is to be heard
+ * (src/captions/generation.ts); or an added audio track to make or let go (src/audio-tracks/).
+ * Consumed by the encoding pipeline (src/encoding/pipeline/queue.ts).
+ */
+
+export const ENCODE_QUEUE = "video-encodings";
+export const ENCODE_DEAD_LETTERS = "video-encodings-dlq";
 
 /** An uploaded video to encode. The video's row is the record of that; a lost message is sent again by the sweeper. */
 export const EncodeMessageSchema = z.strictObject({ projectId: CanonicalUlidSchema, videoId: CanonicalUlidSchema });
