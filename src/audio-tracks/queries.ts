@@ -1,4 +1,5 @@
 import type { Db } from "../lib/db";
+import { changingPlayback } from "../lib/playback-cache";
 import { type Swapped, swapInBatch } from "../lib/replace-object";
 import { modeParam, type Tenant } from "../lib/tenant";
 import { isoTime } from "../lib/time";
@@ -64,14 +65,18 @@ export function startAudioTrack(
   limit: number,
   now: number,
 ): Promise<Swapped<AudioTrackRow> | null> {
-  return swapInBatch<AudioTrackRow>(
-    db,
-    db
-      .prepare("SELECT generation AS replaced FROM audio_tracks WHERE video_id = ? AND language = ? AND project_id = ?")
-      .bind(videoId, track.language, tenant.projectId),
-    db
-      .prepare(
-        `INSERT INTO audio_tracks (project_id, video_id, language, label, generation, source_key, status,
+  // A replaced ready track stops playing with it.
+  return changingPlayback(
+    swapInBatch<AudioTrackRow>(
+      db,
+      db
+        .prepare(
+          "SELECT generation AS replaced FROM audio_tracks WHERE video_id = ? AND language = ? AND project_id = ?",
+        )
+        .bind(videoId, track.language, tenant.projectId),
+      db
+        .prepare(
+          `INSERT INTO audio_tracks (project_id, video_id, language, label, generation, source_key, status,
            import_url, created_at, updated_at)
          SELECT project_id, id, ?3, ?4, ?5, ?6, 'processing', ?10, ?7, ?7 FROM videos
          WHERE id = ?2 AND project_id = ?1 AND livemode = coalesce(?8, livemode) AND deleted_at IS NULL
@@ -84,19 +89,21 @@ export function startAudioTrack(
                import_validator = NULL, import_lease_until = NULL, import_failures = 0, upload_r2_id = NULL,
                updated_at = excluded.updated_at
          RETURNING *`,
-      )
-      .bind(
-        tenant.projectId,
-        videoId,
-        track.language,
-        track.label,
-        track.generation,
-        track.sourceKey,
-        isoTime(now),
-        modeParam(tenant),
-        limit,
-        track.importUrl,
-      ),
+        )
+        .bind(
+          tenant.projectId,
+          videoId,
+          track.language,
+          track.label,
+          track.generation,
+          track.sourceKey,
+          isoTime(now),
+          modeParam(tenant),
+          limit,
+          track.importUrl,
+        ),
+    ),
+    (swapped) => (swapped ? [videoId] : null),
   );
 }
 
@@ -111,17 +118,20 @@ export async function deleteAudioTrack(
   videoId: string,
   language: string,
 ): Promise<{ video: VideoRow; deleted: AudioTrackRow | null } | null> {
-  const [video, deleted] = await db.batch([
-    tenantVideoStatement(db, tenant, videoId),
-    db
-      .prepare(
-        `DELETE FROM audio_tracks WHERE video_id = ?1 AND language = ?2 AND project_id = ?3
+  const [video, deleted] = await changingPlayback(
+    db.batch([
+      tenantVideoStatement(db, tenant, videoId),
+      db
+        .prepare(
+          `DELETE FROM audio_tracks WHERE video_id = ?1 AND language = ?2 AND project_id = ?3
            AND EXISTS (SELECT 1 FROM videos WHERE id = ?1 AND project_id = ?3
              AND livemode = coalesce(?4, livemode) AND deleted_at IS NULL)
          RETURNING *`,
-      )
-      .bind(videoId, language, tenant.projectId, modeParam(tenant)),
-  ]);
+        )
+        .bind(videoId, language, tenant.projectId, modeParam(tenant)),
+    ]),
+    ([found]) => (found?.results.length ? [videoId] : null),
+  );
   const row = video?.results[0] as VideoRow | undefined;
   if (!row) return null;
   return { video: row, deleted: (deleted?.results[0] as AudioTrackRow | undefined) ?? null };
@@ -163,7 +173,7 @@ export async function finishAudioTrack(
   now: number,
 ): Promise<boolean> {
   const error = outcome.status === "errored" ? outcome : null;
-  const changed = await db
+  const finishing = db
     .prepare(
       `UPDATE audio_tracks SET status = ?1, error_code = ?2, error_message = ?3, updated_at = ?4
        WHERE video_id = ?5 AND language = ?6 AND generation = ?7 AND status = 'processing'
@@ -180,6 +190,8 @@ export async function finishAudioTrack(
       track.generation,
     )
     .first();
+  // A ready track joins the master playlist with it.
+  const changed = await changingPlayback(finishing, (row) => (row ? [track.videoId] : null));
   return changed !== null;
 }
 

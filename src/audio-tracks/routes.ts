@@ -17,7 +17,6 @@ import { ulid } from "../lib/ulid";
 import { rateLimit } from "../rate-limit/middleware";
 import { importUrl } from "../videos/import-start";
 import { planOf, type VideoRow } from "../videos/model";
-import { forgetPlaybackStates } from "../videos/playback-state";
 import { ProjectQuerySchema } from "../videos/schemas";
 import { askToMake, letGo, startTrackImport, tellDeleted } from "./making";
 import {
@@ -226,8 +225,6 @@ export const audioTrackRoutes = createRouter()
         if (!now) throw new ApiError("video_not_found");
         throw refusal(now.video, now.tracks, language) ?? new ApiError("internal_error");
       }
-      // A replaced ready track stops playing at once: the master playlist changes here now.
-      forgetPlaybackStates([video.id]);
       if (importUrl) {
         // Fetched by the imports' machinery (docs/imports.md), then asked of the coordinator.
         await startTrackImport(c.env.IMPORT_QUEUE, row);
@@ -258,8 +255,6 @@ export const audioTrackRoutes = createRouter()
     );
     if (originalTrack(video)?.language === language) throw new ApiError("original_audio");
     if (!deleted) throw new ApiError("audio_track_not_found");
-    // The master playlist and the embed page change at once here.
-    forgetPlaybackStates([video.id]);
     try {
       await letGo({ db: c.var.db, media: c.env.MEDIA }, deleted);
     } catch (error) {

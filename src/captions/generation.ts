@@ -13,7 +13,6 @@ import { sendHear } from "../queues/encodings";
 import { hearing } from "../speech/engine";
 import { heardAs } from "../speech/languages";
 import { type VideoRow, WITH_SOURCE } from "../videos/model";
-import { forgetPlaybackStates } from "../videos/playback-state";
 import { cuesOf } from "./cues";
 import { trackEvent } from "./events";
 import { type CaptionRow, type Track, toTrack } from "./model";
@@ -75,8 +74,6 @@ export async function askForTrack(
     }
     throw new ApiError(refusal);
   }
-  // A ready generated track asked for again stops playing at once (contract: only ready tracks play).
-  forgetPlaybackStates([video.id]);
   try {
     await sendHear(env.ENCODE_QUEUE, {
       projectId: video.project_id,
@@ -142,7 +139,6 @@ export async function makeTrack(env: Env, db: Db, track: GenerationOf, heard: He
       heard.kind === "silent" ? { status: "skipped" as const } : { status: "errored" as const, message: heard.message };
     await end(env, db, track, processing.row, outcome, publish);
   }
-  forgetPlaybackStates([track.videoId]);
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { Db } from "../lib/db";
+import { changingPlayback } from "../lib/playback-cache";
 import { type Swapped, swapInBatch } from "../lib/replace-object";
 import { modeParam, type Tenant } from "../lib/tenant";
 import { isoTime } from "../lib/time";
@@ -40,14 +41,15 @@ export function swapTrack(
   track: NewTrack,
   now: number,
 ): Promise<Swapped<CaptionRow> | null> {
-  return swapInBatch<CaptionRow>(
-    db,
-    db
-      .prepare("SELECT object_key AS replaced FROM captions WHERE video_id = ? AND language = ? AND project_id = ?")
-      .bind(videoId, track.language, tenant.projectId),
-    db
-      .prepare(
-        `INSERT INTO captions (project_id, video_id, language, label, source, object_key, created_at, updated_at)
+  return changingPlayback(
+    swapInBatch<CaptionRow>(
+      db,
+      db
+        .prepare("SELECT object_key AS replaced FROM captions WHERE video_id = ? AND language = ? AND project_id = ?")
+        .bind(videoId, track.language, tenant.projectId),
+      db
+        .prepare(
+          `INSERT INTO captions (project_id, video_id, language, label, source, object_key, created_at, updated_at)
          SELECT project_id, id, ?3, ?4, ?5, ?6, ?7, ?7 FROM videos
          WHERE id = ?2 AND project_id = ?1 AND livemode = coalesce(?8, livemode) AND deleted_at IS NULL
            AND (EXISTS (SELECT 1 FROM captions WHERE video_id = ?2 AND language = ?3)
@@ -57,18 +59,20 @@ export function swapTrack(
                status = 'ready', generation = NULL, error_code = NULL, error_message = NULL,
                updated_at = excluded.updated_at
          RETURNING *`,
-      )
-      .bind(
-        tenant.projectId,
-        videoId,
-        track.language,
-        track.label,
-        track.source,
-        track.key,
-        isoTime(now),
-        modeParam(tenant),
-        MAX_TRACKS,
-      ),
+        )
+        .bind(
+          tenant.projectId,
+          videoId,
+          track.language,
+          track.label,
+          track.source,
+          track.key,
+          isoTime(now),
+          modeParam(tenant),
+          MAX_TRACKS,
+        ),
+    ),
+    (swapped) => (swapped ? [videoId] : null),
   );
 }
 
@@ -83,17 +87,20 @@ export async function deleteTrack(
   videoId: string,
   language: string,
 ): Promise<{ key: string | null } | null> {
-  const [video, deleted] = await db.batch<{ id?: string; object_key?: string }>([
-    tenantVideoStatement(db, tenant, videoId),
-    db
-      .prepare(
-        `DELETE FROM captions WHERE video_id = ?1 AND language = ?2 AND project_id = ?3
+  const [video, deleted] = await changingPlayback(
+    db.batch<{ id?: string; object_key?: string }>([
+      tenantVideoStatement(db, tenant, videoId),
+      db
+        .prepare(
+          `DELETE FROM captions WHERE video_id = ?1 AND language = ?2 AND project_id = ?3
            AND EXISTS (SELECT 1 FROM videos WHERE id = ?1 AND project_id = ?3
              AND livemode = coalesce(?4, livemode) AND deleted_at IS NULL)
          RETURNING object_key`,
-      )
-      .bind(videoId, language, tenant.projectId, modeParam(tenant)),
-  ]);
+        )
+        .bind(videoId, language, tenant.projectId, modeParam(tenant)),
+    ]),
+    ([found]) => (found?.results.length ? [videoId] : null),
+  );
   if (!video?.results.length) return null;
   return { key: deleted?.results[0]?.object_key ?? null };
 }
@@ -115,16 +122,17 @@ export function startGeneratedTrack(
   track: GeneratedTrack,
   now: number,
 ): Promise<Swapped<CaptionRow> | null> {
-  return swapInBatch<CaptionRow>(
-    db,
-    db
-      .prepare(
-        "SELECT object_key AS replaced FROM captions WHERE video_id = ? AND language = ? AND project_id = ? AND source = 'generated'",
-      )
-      .bind(videoId, track.language, tenant.projectId),
-    db
-      .prepare(
-        `INSERT INTO captions (project_id, video_id, language, label, source, object_key, status, generation,
+  return changingPlayback(
+    swapInBatch<CaptionRow>(
+      db,
+      db
+        .prepare(
+          "SELECT object_key AS replaced FROM captions WHERE video_id = ? AND language = ? AND project_id = ? AND source = 'generated'",
+        )
+        .bind(videoId, track.language, tenant.projectId),
+      db
+        .prepare(
+          `INSERT INTO captions (project_id, video_id, language, label, source, object_key, status, generation,
            created_at, updated_at)
          SELECT project_id, id, ?3, ?4, 'generated', '', 'processing', ?5, ?6, ?6 FROM videos
          WHERE id = ?2 AND project_id = ?1 AND livemode = coalesce(?7, livemode) AND deleted_at IS NULL
@@ -136,17 +144,19 @@ export function startGeneratedTrack(
                generation = excluded.generation, error_code = NULL, error_message = NULL,
                updated_at = excluded.updated_at
          RETURNING *`,
-      )
-      .bind(
-        tenant.projectId,
-        videoId,
-        track.language,
-        track.label,
-        track.generation,
-        isoTime(now),
-        modeParam(tenant),
-        MAX_TRACKS,
-      ),
+        )
+        .bind(
+          tenant.projectId,
+          videoId,
+          track.language,
+          track.label,
+          track.generation,
+          isoTime(now),
+          modeParam(tenant),
+          MAX_TRACKS,
+        ),
+    ),
+    (swapped) => (swapped ? [videoId] : null),
   );
 }
 
@@ -201,29 +211,32 @@ export function finishGeneratedTrack(
             AND EXISTS (SELECT 1 FROM videos WHERE id = ? AND deleted_at IS NULL)`,
     params: [track.videoId, track.language, track.generation, at, track.videoId],
   };
-  return swapInBatch<CaptionRow>(
-    db,
-    db
-      .prepare("SELECT object_key AS replaced FROM captions WHERE video_id = ? AND language = ? AND generation = ?")
-      .bind(track.videoId, track.language, track.generation),
-    db
-      .prepare(
-        `UPDATE captions SET status = ?1, object_key = ?2, error_code = ?3, error_message = ?4, updated_at = ?5
+  return changingPlayback(
+    swapInBatch<CaptionRow>(
+      db,
+      db
+        .prepare("SELECT object_key AS replaced FROM captions WHERE video_id = ? AND language = ? AND generation = ?")
+        .bind(track.videoId, track.language, track.generation),
+      db
+        .prepare(
+          `UPDATE captions SET status = ?1, object_key = ?2, error_code = ?3, error_message = ?4, updated_at = ?5
          WHERE video_id = ?6 AND language = ?7 AND generation = ?8 AND status = 'processing'
            AND EXISTS (SELECT 1 FROM videos WHERE id = ?6 AND deleted_at IS NULL)
          RETURNING *`,
-      )
-      .bind(
-        after.status,
-        after.object_key,
-        after.error_code,
-        after.error_message,
-        at,
-        track.videoId,
-        track.language,
-        track.generation,
-      ),
-    recorded ? [recordEventsStatement(db, before.project_id, [recorded], at, changed)] : [],
+        )
+        .bind(
+          after.status,
+          after.object_key,
+          after.error_code,
+          after.error_message,
+          at,
+          track.videoId,
+          track.language,
+          track.generation,
+        ),
+      recorded ? [recordEventsStatement(db, before.project_id, [recorded], at, changed)] : [],
+    ),
+    (swapped) => (swapped ? [track.videoId] : null),
   );
 }
 

@@ -15,7 +15,6 @@ import { replaceObject } from "../lib/replace-object";
 import { captionsKey } from "../lib/storage-keys";
 import { parseUlid, ulid } from "../lib/ulid";
 import { rateLimit } from "../rate-limit/middleware";
-import { forgetPlaybackStates } from "../videos/playback-state";
 import { findVideo } from "../videos/queries";
 import { ProjectQuerySchema } from "../videos/schemas";
 import { askForTrack } from "./generation";
@@ -166,8 +165,6 @@ export const captionRoutes = createRouter()
           message: `A video holds at most ${MAX_TRACKS} caption tracks: delete one, or replace one of its languages.`,
         });
       }
-      // The master playlist, the embed page and the track's files change at once here (contract §21).
-      forgetPlaybackStates([videoId]);
       return c.json(toTrack(publicOrigin(c), row), 200);
     },
     validationHook({ query: { label: "invalid_query" } }),
@@ -196,13 +193,10 @@ export const captionRoutes = createRouter()
     const params = c.req.valid("param");
     // A language that is no tag names no track, of a video that must exist all the same.
     const language = canonicalLanguage(params.language) ?? "";
-    const { id, key } = await found("video_not_found", params.id, async (id) => {
-      const deleted = await deleteTrack(c.var.db, c.var.tenant, id, language);
-      return deleted && { id, key: deleted.key };
-    });
+    const { key } = await found("video_not_found", params.id, (id) =>
+      deleteTrack(c.var.db, c.var.tenant, id, language),
+    );
     if (!key) throw new ApiError("captions_not_found");
-    // The master playlist, the embed page and the track's files change at once here (contract §21).
-    forgetPlaybackStates([id]);
     try {
       await c.env.MEDIA.delete(key);
     } catch (error) {

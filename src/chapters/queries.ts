@@ -1,4 +1,5 @@
 import type { Db } from "../lib/db";
+import { changingPlayback } from "../lib/playback-cache";
 import { modeParam, type Tenant } from "../lib/tenant";
 import { isoTime } from "../lib/time";
 import type { VideoRow } from "../videos/model";
@@ -35,7 +36,8 @@ export async function saveChapters(
   chapters: Chapter[],
   now: number,
 ): Promise<SavedChapters | null> {
-  const row = await db
+  // chapters.vtt and the embed page change with them.
+  const write = db
     .prepare(
       `INSERT INTO chapters (video_id, project_id, chapters, updated_at)
        SELECT id, project_id, ?4, ?5 FROM videos
@@ -53,7 +55,7 @@ export async function saveChapters(
       chapters.at(-1)?.start ?? 0,
     )
     .first<ChaptersRow>();
-  return savedChapters(row);
+  return savedChapters(await changingPlayback(write, (row) => (row ? [videoId] : null)));
 }
 
 /**
@@ -61,15 +63,18 @@ export async function saveChapters(
  * such a video (it had chapters or not).
  */
 export async function deleteChapters(db: Db, tenant: Tenant, videoId: string): Promise<boolean> {
-  const [video] = await db.batch([
-    tenantVideoStatement(db, tenant, videoId),
-    db
-      .prepare(
-        `DELETE FROM chapters WHERE video_id = ?1 AND project_id = ?2
-           AND EXISTS (SELECT 1 FROM videos WHERE id = ?1 AND project_id = ?2
-             AND livemode = coalesce(?3, livemode) AND deleted_at IS NULL)`,
-      )
-      .bind(videoId, tenant.projectId, modeParam(tenant)),
-  ]);
+  const [video] = await changingPlayback(
+    db.batch([
+      tenantVideoStatement(db, tenant, videoId),
+      db
+        .prepare(
+          `DELETE FROM chapters WHERE video_id = ?1 AND project_id = ?2
+             AND EXISTS (SELECT 1 FROM videos WHERE id = ?1 AND project_id = ?2
+               AND livemode = coalesce(?3, livemode) AND deleted_at IS NULL)`,
+        )
+        .bind(videoId, tenant.projectId, modeParam(tenant)),
+    ]),
+    ([found]) => (found?.results.length ? [videoId] : null),
+  );
   return Boolean(video?.results.length);
 }

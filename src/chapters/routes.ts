@@ -6,7 +6,6 @@ import { route } from "../http/route";
 import { createRouter } from "../http/router";
 import { jsonRequest, jsonResponse } from "../http/schemas";
 import { rateLimit } from "../rate-limit/middleware";
-import { forgetPlaybackStates } from "../videos/playback-state";
 import { findVideo } from "../videos/queries";
 import { ProjectQuerySchema, VideoParamsSchema } from "../videos/schemas";
 import { chaptersWithin, MAX_CHAPTERS, MAX_TITLE_LENGTH, pastTheEnd } from "./model";
@@ -70,16 +69,14 @@ export const chapterRoutes = createRouter()
   .openapi(put, async (c) => {
     const { chapters } = c.req.valid("json");
     const { db, tenant } = c.var;
-    const { id, saved } = await found("video_not_found", c.req.valid("param").id, async (id) => {
+    const saved = await found("video_not_found", c.req.valid("param").id, async (id) => {
       const saved = await saveChapters(db, tenant, id, chapters, Date.now());
-      if (saved) return { id, saved };
+      if (saved) return saved;
       // Nothing written: the video is gone, or a chapter starts at or past its duration.
       const video = await findVideo(db, tenant, id);
       if (!video) return null;
       throw new ApiError("invalid_body", { details: pastTheEnd(chapters, video.duration) });
     });
-    // chapters.vtt and the embed page change at once here (docs/playback-at-scale.md).
-    forgetPlaybackStates([id]);
     return c.json({ chapters: saved.chapters }, 200);
   })
   .openapi(get, async (c) => {
@@ -89,9 +86,6 @@ export const chapterRoutes = createRouter()
     return c.json({ chapters: saved ? chaptersWithin(saved.chapters, video.duration) : [] }, 200);
   })
   .openapi(remove, async (c) => {
-    const id = await found("video_not_found", c.req.valid("param").id, async (id) =>
-      (await deleteChapters(c.var.db, c.var.tenant, id)) ? id : null,
-    );
-    forgetPlaybackStates([id]);
+    await found("video_not_found", c.req.valid("param").id, (id) => deleteChapters(c.var.db, c.var.tenant, id));
     return c.body(null, 204);
   });

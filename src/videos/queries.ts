@@ -1,5 +1,6 @@
 import type { Position } from "../lib/cursor";
 import { type Condition, type Db, IN_JSON_LIST, newestFirstPage } from "../lib/db";
+import { changingPlayback } from "../lib/playback-cache";
 import { modeConditions, modeParam, type Tenant } from "../lib/tenant";
 import { isoTime } from "../lib/time";
 import { recordEventsStatement } from "../outbox/queries";
@@ -102,7 +103,7 @@ export function updateVideo(
   maxPairs: number,
 ): Promise<VideoRow | null> {
   const metadata = patch.metadata === undefined ? "{}" : JSON.stringify(patch.metadata);
-  return db
+  const edit = db
     .prepare(
       `UPDATE videos
        SET title = CASE WHEN ?3 THEN ?4 ELSE title END, visibility = coalesce(?5, visibility), updated_at = ?6,
@@ -125,6 +126,8 @@ export function updateVideo(
       maxPairs,
     )
     .first<VideoRow>();
+  // Any edit may change who may play it (visibility, allowed origins) or what its page shows.
+  return changingPlayback(edit, (row) => (row ? [row.id] : null));
 }
 
 /** The live videos of the tenant among `ids`, in one round trip. */
@@ -203,14 +206,17 @@ export async function setVisibility(
   visibility: Visibility,
   now: number,
 ): Promise<Set<string>> {
-  const { results } = await db
-    .prepare(
-      `UPDATE videos SET visibility = ?, updated_at = ?
-       WHERE project_id = ? AND livemode = coalesce(?, livemode) AND deleted_at IS NULL AND id IN (${IN_JSON_LIST})
-       RETURNING id`,
-    )
-    .bind(visibility, isoTime(now), tenant.projectId, modeParam(tenant), JSON.stringify(ids))
-    .all<{ id: string }>();
+  const { results } = await changingPlayback(
+    db
+      .prepare(
+        `UPDATE videos SET visibility = ?, updated_at = ?
+         WHERE project_id = ? AND livemode = coalesce(?, livemode) AND deleted_at IS NULL AND id IN (${IN_JSON_LIST})
+         RETURNING id`,
+      )
+      .bind(visibility, isoTime(now), tenant.projectId, modeParam(tenant), JSON.stringify(ids))
+      .all<{ id: string }>(),
+    (changed) => changed.results.map((row) => row.id),
+  );
   return new Set(results.map((row) => row.id));
 }
 

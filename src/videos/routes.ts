@@ -17,7 +17,6 @@ import { createVideoWithUpload } from "./create";
 import { deleteVideos, storeOf } from "./delete";
 import { createImportedVideo, importUrl } from "./import-start";
 import { UPLOAD_SESSION_MS } from "./model";
-import { forgetPlaybackStates } from "./playback-state";
 import { pathVideo, present } from "./present";
 import { findVideo, listVideos, updateVideo } from "./queries";
 import {
@@ -240,8 +239,6 @@ export const videoRoutes = createRouter()
       }
       throw new ApiError("video_not_found");
     }
-    // Private (or any other edit of who may play it) holds at once for playback here (contract §21).
-    forgetPlaybackStates([row.id]);
     return c.json(present(c, row), 200);
   })
   .openapi(remove, async (c) => {

@@ -4,7 +4,6 @@ import { dropGeneration } from "../../audio-tracks/making";
 import { type AudioTrackOutcome, audioTrackOf, finishAudioTrack } from "../../audio-tracks/queries";
 import { logError } from "../../lib/log";
 import { audioTrackSegmentKey } from "../../lib/storage-keys";
-import { forgetPlaybackStates } from "../../videos/playback-state";
 import { encodingContext } from "./context";
 import { type AudioMaking, AudioStore } from "./coordinator-audio-store";
 import { MAX_TRIES, reservationVerdict, runsOf } from "./coordinator-rules";
@@ -192,8 +191,6 @@ export class AudioWork {
       this.clock(),
     );
     if (!named) await this.drop(track);
-    // A ready track joins the master playlist: at once where this runs, within 5 s elsewhere.
-    forgetPlaybackStates([videoId]);
   }
 
   /** A generation is no longer made: its jobs stop, its units and records go, and its objects unless `keep`. */
