@@ -8,7 +8,7 @@ import { publicOrigin } from "../http/public-url";
 import { frameAncestors } from "../lib/origins";
 import { allowedOriginsOf } from "../videos/model";
 import { EMBED_PATH, PLAY_PATH, playbackThumbnailUrl } from "../videos/urls";
-import { bindsRange } from "./clip";
+import { bindsRange } from "./span";
 import { withPlayableVideo } from "./state";
 
 /**

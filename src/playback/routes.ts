@@ -9,7 +9,7 @@ import { withSubtitles } from "../captions/hls";
 import type { CaptionRow } from "../captions/model";
 import { chaptersTrack } from "../chapters/track";
 import { coordinatorOf } from "../encoding/pipeline/coordinator-stub";
-import { type Answer, serveBuffer, serveR2Object } from "../http/bytes";
+import { serveBuffer, serveR2Object } from "../http/bytes";
 import type { AppEnv } from "../http/context";
 import { ApiError } from "../http/errors";
 import { sha256Hex } from "../lib/crypto";
@@ -25,10 +25,10 @@ import {
 import { limitClient } from "../rate-limit/middleware";
 import { planOf, type VideoRow } from "../videos/model";
 import { PLAY_PATH, thumbnailKeyOf } from "../videos/urls";
-import { bindsRange, coveringSegments, requestedSpan, spanQuery, tokenSpan } from "./clip";
 import { playCors } from "./cors";
-import { isUnchanging, serveCached } from "./edge-cache";
+import { serveCached } from "./edge-cache";
 import { masterPlaylist, variantPlaylist } from "./playlists";
+import { bindsRange, coveringSegments, requestedSpan, spanQuery, tokenSpan } from "./span";
 import { namedObject, notInState, withPlayableVideo } from "./state";
 import { STORYBOARD_SPRITE, storyboardVtt } from "./storyboard";
 import type { PlaybackGrant } from "./tokens";
@@ -65,8 +65,10 @@ const THUMBNAIL_CACHE = "private";
  * the chapters, the storyboard, the current thumbnail and frames at any time, of a playable video,
  * under its id or a token. Every answer reads the video's state (its row, caption tracks and
  * chapters, one D1 batch) as remembered for at most 5 s (`state.ts`), at most one R2 read, and
- * for a segment or frame not made yet the video's coordinator; the files that never change come from the location's cache
- * once a viewer there had them (`edge-cache.ts`, contract section 21);
+ * for a segment or frame not made yet the video's coordinator. The files that never change once
+ * stored (segments, frames, the sprite, the MP4, the M4A, a legacy attempt's files) are served with
+ * `serveCached`, from the location's cache once a viewer there had them (`edge-cache.ts`); a file
+ * that can be replaced (the thumbnail, a caption track) with `serveR2Object`, from R2 every time;
  * `no-cache` lets a CDN keep the bytes but revalidate every use, so a video made private or deleted
  * stops playing at once (docs/encoding.md).
  */
@@ -84,7 +86,7 @@ export const playbackRoutes = new Hono<AppEnv>()
       const poster = bindsRange(grant) && row.custom_thumbnail_key === null;
       if (c.req.queries("time") !== undefined || poster) return serveFrame(c, row, grant);
       const answer = { cacheControl: THUMBNAIL_CACHE };
-      return namedObject(serveObject(c.env.MEDIA, thumbnailKeyOf(row), c.req.raw, answer));
+      return namedObject(serveR2Object(c.env.MEDIA, thumbnailKeyOf(row), c.req.raw, answer));
     }),
   )
   // A caption track's files (docs/captions-and-embed.md): the track, its subtitle playlist, that
@@ -98,7 +100,7 @@ export const playbackRoutes = new Hono<AppEnv>()
       if (!file || !track) throw new ApiError("not_found");
       const range = tokenSpan(grant, row.duration ?? Number.POSITIVE_INFINITY);
       if (file.kind === "track" && range === null) {
-        return namedObject(serveObject(c.env.MEDIA, track.object_key, c.req.raw, playback(CAPTIONS)));
+        return namedObject(serveR2Object(c.env.MEDIA, track.object_key, c.req.raw, playback(CAPTIONS)));
       }
       const making = captionTrackFile(c.env.MEDIA, row, track, file.kind, mpegtsStart(row), range);
       // The track and the segment read the track's object; the playlist only the video's duration.
@@ -155,7 +157,7 @@ async function serveFile(
     const index = segmentIndex(audio.name) as number;
     if (index < bound.first || index > bound.last || index >= segmentCount(plan)) throw new ApiError("not_found");
     const key = audioTrackSegmentKey(row.project_id, row.id, track.generation, audio.name);
-    return serveObject(c.env.MEDIA, key, c.req.raw, playback(TYPES.ts));
+    return serveCached(c.env.MEDIA, key, c.req.raw, playback(TYPES.ts));
   }
   const variant = /^([1-9][0-9]{0,4}p)\/index\.m3u8$/.exec(path);
   if (variant && hasRendition(plan, variant[1] as string)) {
@@ -179,18 +181,18 @@ async function serveFile(
   // token's range: a ranged token has none of them (its `mp4` and `m4a` URLs are null).
   if (bindsRange(grant)) throw new ApiError("not_found");
   if (path === "video.mp4" && row.status === "ready" && row.has_mp4 === 1) {
-    return serveObject(c.env.MEDIA, mp4Key(row.project_id, row.id), c.req.raw, playback(TYPES.mp4));
+    return serveCached(c.env.MEDIA, mp4Key(row.project_id, row.id), c.req.raw, playback(TYPES.mp4));
   }
   // The audio only (contract §19), once ready, when the source has audio: byte ranges as the MP4.
   if (path === "audio.m4a" && row.status === "ready" && row.has_m4a === 1) {
-    return serveObject(c.env.MEDIA, m4aKey(row.project_id, row.id), c.req.raw, playback(TYPES.m4a));
+    return serveCached(c.env.MEDIA, m4aKey(row.project_id, row.id), c.req.raw, playback(TYPES.m4a));
   }
   // The storyboard (contract §17), once ready: its WebVTT made from the plan, its sprite from R2.
   if (path === "storyboard.vtt" && row.status === "ready") {
     return serveText(c.req.raw, storyboardVtt(plan), CAPTIONS);
   }
   if (path === STORYBOARD_SPRITE && row.status === "ready") {
-    return serveObject(c.env.MEDIA, storyboardKey(row.project_id, row.id), c.req.raw, playback(TYPES.jpg));
+    return serveCached(c.env.MEDIA, storyboardKey(row.project_id, row.id), c.req.raw, playback(TYPES.jpg));
   }
   throw new ApiError("not_found");
 }
@@ -237,7 +239,7 @@ async function serveFrame(c: Context<AppEnv>, row: VideoRow, grant: PlaybackGran
   const key = frameKey(row.project_id, row.id, frame, width);
   const answer = { type: TYPES.jpg, cacheControl: THUMBNAIL_CACHE };
   try {
-    return await serveObject(c.env.MEDIA, key, c.req.raw, answer);
+    return await serveCached(c.env.MEDIA, key, c.req.raw, answer);
   } catch (error) {
     if (!(error instanceof ApiError && error.code === "not_found")) throw error;
   }
@@ -255,7 +257,7 @@ async function serveFrame(c: Context<AppEnv>, row: VideoRow, grant: PlaybackGran
   if (outcome === "pending" || outcome === "failed") {
     throw new ApiError("frame_not_ready", { headers: { "retry-after": outcome === "pending" ? "1" : "5" } });
   }
-  return serveObject(c.env.MEDIA, key, c.req.raw, answer);
+  return serveCached(c.env.MEDIA, key, c.req.raw, answer);
 }
 
 /** The one value of query parameter `name`, matching `pattern`, from `min` to `max`; else 400 invalid_query. */
@@ -283,14 +285,14 @@ async function serveSegment(c: Context<AppEnv>, row: VideoRow, plan: Plan, resol
   const key = segmentKey(row.project_id, row.id, resolution, name);
   const type = playback(TYPES.ts);
   try {
-    return await serveObject(c.env.MEDIA, key, c.req.raw, type);
+    return await serveCached(c.env.MEDIA, key, c.req.raw, type);
   } catch (error) {
     if (!(error instanceof ApiError && error.code === "not_found") || row.status !== "processing") throw error;
   }
   const outcome = await coordinatorOf(c.env, row.id).want(resolution, index);
   if (outcome === "gone") throw new ApiError("not_found");
   if (outcome === "pending") throw new ApiError("segment_not_ready", { headers: { "retry-after": "1" } });
-  return serveObject(c.env.MEDIA, key, c.req.raw, type);
+  return serveCached(c.env.MEDIA, key, c.req.raw, type);
 }
 
 /**
@@ -316,7 +318,7 @@ async function serveMaster(
       throw new ApiError("invalid_query", { details: [{ path: "start", message: "this video cannot be cut" }] });
     }
     const key = encodeOutputKey(row.project_id, row.id, row.output_attempt as number, "master.m3u8");
-    if (tracks.length === 0) return serveObject(c.env.MEDIA, key, c.req.raw, playback(PLAYLIST));
+    if (tracks.length === 0) return serveCached(c.env.MEDIA, key, c.req.raw, playback(PLAYLIST));
     const stored = await c.env.MEDIA.get(key);
     if (!stored) throw new ApiError("not_found");
     master = await stored.text();
@@ -355,13 +357,5 @@ function legacyFile(c: Context<AppEnv>, row: VideoRow, path: string): Promise<Re
   if (!match || row.output_attempt === null) throw new ApiError("not_found");
   if (path === "video.mp4" && row.has_mp4 !== 1) throw new ApiError("not_found");
   const key = encodeOutputKey(row.project_id, row.id, row.output_attempt, path);
-  return serveObject(c.env.MEDIA, key, c.req.raw, playback(TYPES[match[1] as string]));
-}
-
-/**
- * One R2 object as an HTTP answer (`http/bytes.ts`): through the location's cache when it is a file
- * that never changes (`edge-cache.ts`: segments, frames, the sprite, the MP4, the M4A), else from R2.
- */
-function serveObject(media: R2Bucket, key: string, request: Request, answer: Answer): Promise<Response> {
-  return isUnchanging(key) ? serveCached(media, key, request, answer) : serveR2Object(media, key, request, answer);
+  return serveCached(c.env.MEDIA, key, c.req.raw, playback(TYPES[match[1] as string]));
 }

@@ -11,7 +11,7 @@ import { isoTime } from "../lib/time";
 import { pathVideo } from "../videos/present";
 import { AllowedOriginsSchema, ProjectQuerySchema, VideoParamsSchema } from "../videos/schemas";
 import { playbackThumbnailUrl, playbackUrls } from "../videos/urls";
-import { bindsRange } from "./clip";
+import { bindsRange } from "./span";
 import { mintPlaybackToken } from "./tokens";
 
 const TokenRequestSchema = z

@@ -3,8 +3,9 @@ import { ApiError } from "../http/errors";
 import type { TokenClaims } from "./tokens";
 
 /**
- * Clips without encoding (contract §19): a span of a video in seconds, played as the segments that
- * cover it. Pure: the routes read the query and the token, and list what this says.
+ * A span of a video in seconds, played as the segments that cover it: a playlist's `start`/`end` or
+ * a token's range (a clip played without encoding, contract §19; a clip made a video of its own is
+ * `videos/clips.ts`). Pure: the routes read the query and the token, and list what this says.
  */
 export type Span = { start: number; end: number };
 
