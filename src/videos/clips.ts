@@ -3,15 +3,8 @@ import type { Db } from "../lib/db";
 import { modeOf, type Tenant } from "../lib/tenant";
 import { parseUlid, ulid } from "../lib/ulid";
 import { queueEncoding } from "../queues/encodings";
-import {
-  type ClipSpan,
-  newClipRow,
-  TEST_VIDEO_SECONDS,
-  type VideoChoices,
-  type VideoRow,
-  type Visibility,
-  WITH_SOURCE,
-} from "./model";
+import { TEST_VIDEO_SECONDS, type VideoRow, type Visibility, WITH_SOURCE } from "./model";
+import { type ClipSpan, newClipRow, type VideoChoices } from "./new-rows";
 import { findVideo, insertVideoStatement } from "./queries";
 
 // Frame-accurate clips as videos (contract §19): a new video encoded from a span of another

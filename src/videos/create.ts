@@ -2,7 +2,8 @@ import type { Db } from "../lib/db";
 import { sourceKey } from "../lib/storage-keys";
 import { creationMode, type Tenant } from "../lib/tenant";
 import { ulid } from "../lib/ulid";
-import { newVideoRow, type VideoChoices, type VideoRow } from "./model";
+import type { VideoRow } from "./model";
+import { newVideoRow, type VideoChoices } from "./new-rows";
 import { insertVideoStatement } from "./queries";
 
 /** What a caller chooses of a new video with its upload; the rest (ids, keys, its mode) follows from the tenant. */

@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { TimestampSchema, UlidSchema } from "../http/schemas";
-import type { Video } from "./model";
 import { VideoSchema } from "./schemas";
+import type { Video } from "./video-object";
 
 /**
  * The events of a video's life (deleted, playable, ready, errored): recorded in the outbox in the

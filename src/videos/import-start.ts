@@ -6,7 +6,8 @@ import { sourceKey } from "../lib/storage-keys";
 import { creationMode, type Tenant } from "../lib/tenant";
 import { ulid } from "../lib/ulid";
 import { sendImport } from "../queues/imports";
-import { newImportRow, type VideoChoices, type VideoRow } from "./model";
+import type { VideoRow } from "./model";
+import { newImportRow, type VideoChoices } from "./new-rows";
 import { insertVideoStatement } from "./queries";
 
 /**

@@ -5,7 +5,8 @@ import { canonicalLanguage } from "../lib/language";
 import { MAX_ALLOWED_ORIGINS, normalizeOriginPattern } from "../lib/origins";
 import { utcTime } from "../lib/time";
 import { parseUlid, ULID_PATTERN_ANY_CASE } from "../lib/ulid";
-import { ITEM_CODES, metadataObject, VIDEO_ERROR_CODES, VIDEO_STATUSES, VISIBILITIES } from "./model";
+import { ITEM_CODES, VIDEO_ERROR_CODES, VIDEO_STATUSES, VISIBILITIES } from "./model";
+import { metadataObject } from "./video-object";
 
 export const VisibilitySchema = z.enum(VISIBILITIES).openapi({ description: "Default public" });
 

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { encodingEvent } from "../../src/videos/events";
-import type { Video } from "../../src/videos/model";
+import type { Video } from "../../src/videos/video-object";
 import { api, bearer, errorCode, json, newVideo, newWorkspace, type VideoBody } from "../helpers";
 
 type Listed = { data: (VideoBody & { tags: string[]; metadata: Record<string, string> })[]; nextCursor: string | null };
