@@ -5,6 +5,8 @@
 
 import { spawn } from "node:child_process";
 import { once } from "node:events";
+import { runsInBackground } from "./binaries.mjs";
+import { background } from "./yielding.mjs";
 
 const TS_PACKET = 188;
 
@@ -117,8 +119,8 @@ export function streamBytes(ts, pids) {
   return bytes;
 }
 
-/** How long a remux may run before it is taken for stuck (it copies a part's worth, a few MiB). */
-const REMUX_TIMEOUT_MS = 60_000;
+/** How long a remux may write nothing before it is taken for stuck (it copies a part's worth, a few MiB). */
+const REMUX_STALL_MS = 60_000;
 
 /**
  * Remuxes `input` (MPEG-TS, held in memory) with ffmpeg `args` (reading standard input, writing
@@ -132,9 +134,15 @@ export async function remux(binaries, args, input, signal) {
     env: { ...process.env, ...binaries.ffmpeg.env },
     stdio: ["pipe", "pipe", "pipe"],
   });
+  // A part is background work: niced, and stopped while a viewer's work runs.
+  child.once("spawn", () => runsInBackground(child));
   const kill = () => child.kill("SIGKILL");
   signal.addEventListener("abort", kill, { once: true });
-  const timer = setTimeout(kill, REMUX_TIMEOUT_MS);
+  let active = Date.now();
+  const timer = setInterval(() => {
+    if (background.stopped) active = Date.now();
+    else if (Date.now() - active > REMUX_STALL_MS) kill();
+  }, 1000);
   let stderr = "";
   child.stderr.setEncoding("utf8");
   child.stderr.on("data", (chunk) => {
@@ -142,7 +150,10 @@ export async function remux(binaries, args, input, signal) {
   });
   /** @type {Buffer[]} */
   const out = [];
-  child.stdout.on("data", (chunk) => out.push(chunk));
+  child.stdout.on("data", (chunk) => {
+    active = Date.now();
+    out.push(chunk);
+  });
   // ffmpeg closing its input early (it failed) must not crash the process with EPIPE.
   child.stdin.on("error", () => {});
   child.stdin.end(input);
@@ -155,7 +166,7 @@ export async function remux(binaries, args, input, signal) {
     }
     return Buffer.concat(out);
   } finally {
-    clearTimeout(timer);
+    clearInterval(timer);
     signal.removeEventListener("abort", kill);
   }
 }
