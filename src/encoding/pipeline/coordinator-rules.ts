@@ -146,6 +146,32 @@ export function itemsGuess(unit: SegmentsUnit | TilesUnit): number {
   return unit.kind === "tiles" ? TILES_GUESS : unit.to - unit.from;
 }
 
+/** Segments a viewer's on-demand job makes: the one asked for and the next few, which come next. */
+export const LOOKAHEAD = 3;
+
+/** A viewer's unit: segment `index` of `rendition` and the next few, made now on an interactive slot. */
+export function viewerUnit(plan: Plan, rendition: string, index: number, rank: number): NewUnit {
+  const to = Math.min(segmentCount(plan), index + LOOKAHEAD);
+  return {
+    id: `live-${rendition}-${index}`,
+    kind: "segments",
+    priority: "interactive",
+    rendition,
+    from: index,
+    to,
+    rank,
+  };
+}
+
+/**
+ * The unit a video gets as it becomes playable, ahead of any viewer: the lowest rendition's first
+ * segments, where a player starts (hls.js starts on the lowest rendition), made at once on an
+ * interactive slot, so a viewer pressing play does not wait for the background's first run.
+ */
+export function firstView(plan: Plan, rank: number): NewUnit {
+  return viewerUnit(plan, (plan.renditions[0] as Plan["renditions"][number]).resolution, 0, rank);
+}
+
 /** The unit of a file put together from the stored segments, a part per job: the MP4 first, then the M4A. */
 export function fileUnit(file: FileKind): NewUnit {
   return { id: file, kind: file, priority: "background", rank: file === "mp4" ? -3e15 : -2.9e15 };

@@ -12,6 +12,7 @@ import {
   filesOf,
   fileUnit,
   firstMissing,
+  firstView,
   itemsGuess,
   itemsPerJob,
   jobFor,
@@ -326,6 +327,7 @@ export class EncodingWork {
     }
     this.store.set("plan", plan);
     this.store.set("phase", "encoding");
+    this.store.addUnit(firstView(plan, this.clock()));
     this.repair();
   }
 

@@ -4,7 +4,7 @@ import { runLength, segmentCount, topRendition } from "../../../media-plan/plan.
 import { type Fragment, type Priority, type Result, segmentName } from "../../../media-plan/protocol.mjs";
 import { frameKey, posterKey, segmentKey, sourceKey, storyboardKey } from "../../lib/storage-keys";
 import type { FileKind, Upload } from "./coordinator-files";
-import { type SourceOf, segmentVerdict } from "./coordinator-rules";
+import { type SourceOf, segmentVerdict, viewerUnit } from "./coordinator-rules";
 import { EncodingStore, type Kind, type Video } from "./coordinator-store";
 import { frameWaited, type Outcome, segmentWaited, Waiters } from "./coordinator-waiters";
 import { EncodingWork } from "./coordinator-work";
@@ -19,8 +19,6 @@ export const WANT_TIMEOUT_MS = 25_000;
  * machine). A frame whose every viewer has stopped waiting and that has not started is dropped.
  */
 export const FRAME_WAIT_MS = 10_000;
-/** Segments a viewer's on-demand job makes: the one asked for and the next few, which come next. */
-export const LOOKAHEAD = 3;
 
 /** A frame refused by the video's frame budget: the seconds until one frees. */
 type Limited = { retryAfter: number };
@@ -119,15 +117,7 @@ export class VideoEncoding extends DurableObject<Env> {
     }
     if (this.store.isStored(rendition, index)) return "stored";
     if (this.store.covering(rendition, index).length === 0) {
-      this.store.addUnit({
-        id: `live-${rendition}-${index}`,
-        kind: "segments",
-        priority: "interactive",
-        rendition,
-        from: index,
-        to: Math.min(segmentCount(plan), index + LOOKAHEAD),
-        rank: this.clock(),
-      });
+      this.store.addUnit(viewerUnit(plan, rendition, index, this.clock()));
     }
     // Where a viewer is, the background goes next: the runs at and after the segment move first.
     this.store.rankRuns(-this.clock(), index, index + runLength(plan));

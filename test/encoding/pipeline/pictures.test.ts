@@ -278,6 +278,7 @@ describe("frames over /play/<x>/thumbnail?time=", () => {
     expect(new Uint8Array(await again.arrayBuffer())).toEqual(JPEG);
     expect(frameJobs(id)).toHaveLength(1);
     expect(await env.MEDIA.head(frameKey(project.id, id, 313, 320))).not.toBeNull();
+    expect((await result(job)).status).toBe(204);
     // No width: the highest rendition's.
     void api(`/play/${id}/thumbnail?time=0`);
     const [, full] = await waitForFrameJobs(id, 2);

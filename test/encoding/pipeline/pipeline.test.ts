@@ -1,7 +1,7 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { segmentName } from "../../../media-plan/protocol.mjs";
+import { type Job, segmentName } from "../../../media-plan/protocol.mjs";
 import type { VideoEncoding } from "../../../src/encoding/pipeline/coordinator";
 import { BACKGROUND_JOB_MS, MAX_TRIES, QUIET_MS, SILENCE_MS } from "../../../src/encoding/pipeline/coordinator-rules";
 import { coordinatorOf } from "../../../src/encoding/pipeline/coordinator-stub";
@@ -207,15 +207,18 @@ describe("playable before ready", () => {
     const poster = lastJob(encoder, id, "still");
     expect(poster).toMatchObject({ priority: "background", time: 1, width: null });
     // Two background slots (vitest.config.ts): the poster and the first run; 60 s of a 720p ladder
-    // is 15 segments, in runs of 3 (a segment of a 1080p ladder's work).
+    // is 15 segments, in runs of 3 (a segment of a 1080p ladder's work). Beside them, on an
+    // interactive slot, the lowest rendition's first segments: where a viewer starts.
     const runs = jobsOf(encoder, id, "segments");
     expect(runs.map((job) => [job.priority, job.kind === "segments" && [job.from, job.to, job.renditions]])).toEqual([
+      ["interactive", [0, 3, ["360p"]]],
       ["background", [0, 3, ["360p", "720p"]]],
     ]);
     await finishStill(poster);
     expect(jobsOf(encoder, id, "tiles")).toMatchObject([{ from: 0, to: 6 }]);
     await finishSegments(lastJob(encoder, id, "segments"));
-    expect(jobsOf(encoder, id, "segments").map((job) => job.kind === "segments" && job.from)).toEqual([0, 3]);
+    const background = jobsOf(encoder, id, "segments").filter((job) => job.priority === "background");
+    expect(background.map((job) => job.kind === "segments" && job.from)).toEqual([0, 3]);
   });
 
   it("cuts the next background run to what fits in BACKGROUND_JOB_MS at the pace the video's runs went", async () => {
@@ -247,7 +250,11 @@ describe("playable before ready", () => {
     for (let i = 0; i < 50 && jobsOf(encoder, id, "segments").every((job) => job.priority !== "interactive"); i++) {
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
-    const live = jobsOf(encoder, id, "segments").find((job) => job.priority === "interactive");
+    const asking = (job: Job) => job.kind === "segments" && job.priority === "interactive" && job.from > 0;
+    for (let i = 0; i < 50 && !jobsOf(encoder, id, "segments").some(asking); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    const live = jobsOf(encoder, id, "segments").find(asking);
     expect(live).toMatchObject({ from: 120, to: 123, renditions: ["360p"] });
     if (live?.kind !== "segments") throw new Error("no live job");
     expect((await putSegment(live, "360p", 120)).status).toBe(204);
@@ -596,7 +603,7 @@ describe("the poster while processing", () => {
     await finishStill(lastJob(encoder, id, "still"));
     const poster = await api(new URL((await video(key, id)).thumbnail.url).pathname);
     expect(poster.status).toBe(200);
-    await finishSegments(lastJob(encoder, id, "segments"));
+    for (const job of jobsOf(encoder, id, "segments")) if (job.kind === "segments") await finishSegments(job);
     // Ready once the storyboard is stored too (its tiles, then its sprite), then the M4A (the
     // source has audio).
     expect((await video(key, id)).status).toBe("processing");
