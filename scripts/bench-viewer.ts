@@ -94,6 +94,28 @@ function unitKind(jobId: string): string {
   return /^(run|live|frame|tiles)/.exec(unit)?.[1] ?? unit;
 }
 
+/**
+ * The server's output lines as they come, each with when it came (polled every 50 ms): what the
+ * encoder did meanwhile, on the same clock as the viewer's steps.
+ */
+function outputLines(server: DevServer) {
+  const lines: { at: number; line: string }[] = [];
+  let seen = server.output().length;
+  const timer = setInterval(() => {
+    const output = server.output();
+    const now = performance.now();
+    for (const line of output.slice(seen).split("\n")) if (line.trim()) lines.push({ at: now, line });
+    seen = output.length;
+  }, 50);
+  return {
+    /** The encoder's job lines between `from` and `to` (performance.now()). */
+    jobsBetween(from: number, to: number) {
+      return lines.filter((l) => l.at >= from && l.at <= to + 100 && /\] job /.test(l.line));
+    },
+    stop: () => clearInterval(timer),
+  };
+}
+
 /** The encoder's "job … done after N ms" lines of `videoId` in the server's output: wall ms by kind. */
 function jobWalls(output: string, videoId: string) {
   const walls = new Map<string, { jobs: number; ms: number; longest: number }>();
@@ -157,18 +179,37 @@ function seekMoving(page: Page, target: number) {
   }, target);
 }
 
-/** Opens the embed page of `videoId` and times its first moving picture (and, with `seeks`, each seek). */
+/**
+ * Opens the embed page of `videoId` and times its first moving picture (and, with `seeks`, each
+ * seek), with the segments the player fetched during each (what, and how long each took).
+ */
 async function watch(baseUrl: string, videoId: string, duration: number, seeks: number[]) {
   const browser = await launchChromium();
   try {
     const page = await browser.newPage();
+    let fetched: string[] = [];
+    page.on("requestfinished", (request) => {
+      const url = request.url();
+      if (!url.endsWith(".ts")) return;
+      // responseEnd counts from the request's start.
+      fetched.push(`${url.split("/").slice(-2).join("/")} ${(request.timing().responseEnd / 1000).toFixed(2)} s`);
+    });
     const response = await page.goto(`${baseUrl}/embed/${videoId}`, { waitUntil: "load" });
     if (response?.status() !== 200) throw new Error(`embed page: ${response?.status()}`);
     await page.waitForSelector("video");
+    fetched = [];
+    let began = performance.now();
     const firstMs = await firstMovingPicture(page);
+    const steps = [{ what: "first picture", ms: firstMs, fetched, began }];
     const seekMs: { at: number; ms: number }[] = [];
-    for (const at of seeks) seekMs.push({ at, ms: await seekMoving(page, Math.floor(at * duration)) });
-    return { firstMs, seekMs };
+    for (const at of seeks) {
+      fetched = [];
+      began = performance.now();
+      const ms = await seekMoving(page, Math.floor(at * duration));
+      seekMs.push({ at, ms });
+      steps.push({ what: `seek to ${Math.round(at * 100)}%`, ms, fetched, began });
+    }
+    return { firstMs, seekMs, steps };
   } finally {
     await browser.close();
   }
@@ -211,6 +252,7 @@ export async function benchViewer(server: DevServer) {
     const workerdBefore = workerd.reduce((sum, pid) => sum + cpuSeconds(pid), 0);
     const encoderBefore = cpuSeconds(encoderPid);
     const sampler = jobCpuSampler(encoderPid);
+    const trace = outputLines(server);
     const { video, completedAt } = await uploadFile(tenant.call, file);
     const playable = await eventOf(receiver, video.id, "video.playable");
     const playableMs = Date.parse(playable.timestamp) - completedAt;
@@ -266,6 +308,13 @@ export async function benchViewer(server: DevServer) {
         `  jobs' wall time (encoder log): ` +
         [...walls].map(([kind, w]) => `${kind} ${w.jobs}× ${seconds(w.ms)} (longest ${seconds(w.longest)})`).join(", "),
     );
+    trace.stop();
+    for (const step of processing.steps) {
+      console.log(`    ${step.what} (${seconds(step.ms)}): ${step.fetched.join(", ") || "nothing fetched"}`);
+      for (const { at, line } of trace.jobsBetween(step.began, step.began + step.ms)) {
+        console.log(`      +${seconds(at - step.began)} ${line.replace(/^.*\] job \S+?-(\S+) /, "$1 ")}`);
+      }
+    }
     rmSync(file, { force: true });
     return row;
   } finally {

@@ -164,6 +164,26 @@ export function viewerUnit(plan: Plan, rendition: string, index: number, rank: n
 }
 
 /**
+ * The viewers' units a viewer's ask for segment `index` of `rendition` makes stale: those nobody
+ * waits on any more (`waited`: what viewers wait for now, `segmentWaited`) that the ask does not
+ * continue (another rendition, or not at nor just after their span). They were making segments
+ * ahead of a viewer who has moved on (sought elsewhere, or to another rendition), and would hold
+ * the interactive slots the ask needs; their segments made are kept.
+ */
+export function staleViewerUnits(
+  units: readonly Unit[],
+  waited: ReadonlySet<string>,
+  ask: { rendition: string; index: number },
+): SegmentsUnit[] {
+  return units.filter((unit): unit is SegmentsUnit => {
+    if (unit.kind !== "segments" || unit.priority !== "interactive" || unit.rendition === null) return false;
+    if (unit.rendition === ask.rendition && ask.index >= unit.from && ask.index <= unit.to) return false;
+    for (let i = unit.from; i < unit.to; i++) if (waited.has(`${unit.rendition}/${i}`)) return false;
+    return true;
+  });
+}
+
+/**
  * The unit a video gets as it becomes playable, ahead of any viewer: the lowest rendition's first
  * segments, where a player starts (hls.js starts on the lowest rendition), made at once on an
  * interactive slot, so a viewer pressing play does not wait for the background's first run.

@@ -448,6 +448,19 @@ export class EncodingWork {
     await this.progress();
   }
 
+  /** `units` are not needed any more: a running one's job is stopped and its slot given back; each goes. */
+  async drop(units: readonly Unit[]) {
+    const { encoder } = encodingContext(this.env);
+    for (const unit of units) {
+      this.store.deleteUnit(unit.id);
+      if (!unit.job || !unit.slot) continue;
+      await encoder
+        .cancel(unit.slot, unit.job)
+        .catch((error) => logError("encoding: stop a stale job", error, { jobId: unit.job }));
+      await this.giveBack([unit.slot]);
+    }
+  }
+
   async giveBack(slots: string[]) {
     if (slots.length === 0) return;
     for (const slot of slots) this.store.release(slot);

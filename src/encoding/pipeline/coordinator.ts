@@ -4,7 +4,7 @@ import { runLength, segmentCount, topRendition } from "../../../media-plan/plan.
 import { type Fragment, type Priority, type Result, segmentName } from "../../../media-plan/protocol.mjs";
 import { frameKey, posterKey, segmentKey, sourceKey, storyboardKey } from "../../lib/storage-keys";
 import type { FileKind, Upload } from "./coordinator-files";
-import { type SourceOf, segmentVerdict, viewerUnit } from "./coordinator-rules";
+import { type SourceOf, segmentVerdict, staleViewerUnits, viewerUnit } from "./coordinator-rules";
 import { EncodingStore, type Kind, type Video } from "./coordinator-store";
 import { frameWaited, type Outcome, segmentWaited, Waiters } from "./coordinator-waiters";
 import { EncodingWork } from "./coordinator-work";
@@ -116,6 +116,7 @@ export class VideoEncoding extends DurableObject<Env> {
       return "gone";
     }
     if (this.store.isStored(rendition, index)) return "stored";
+    await this.work.drop(staleViewerUnits(this.store.units(), new Set(this.waiters.keys()), { rendition, index }));
     if (this.store.covering(rendition, index).length === 0) {
       this.store.addUnit(viewerUnit(plan, rendition, index, this.clock()));
     }

@@ -16,6 +16,7 @@ import {
   RESERVATION_MS,
   segmentsDone,
   segmentVerdict,
+  staleViewerUnits,
 } from "../../../src/encoding/pipeline/coordinator-rules";
 import type { SegmentsUnit, TilesUnit, Unit } from "../../../src/encoding/pipeline/coordinator-store";
 import { Waiters } from "../../../src/encoding/pipeline/coordinator-waiters";
@@ -137,6 +138,19 @@ describe("the coordinator's rules", () => {
     const tiled = { ...nothing, poster: true, runs: [run(0, segmentCount(plan))], tileStored: () => true };
     expect(missingUnits(plan, tiled, none).map((u) => u.id)).toEqual(["storyboard"]);
     expect(missingUnits(plan, { ...tiled, tiles: [tiles(1, 2)] }, none)).toEqual([]);
+  });
+
+  it("takes a viewer's units nobody waits on for stale when a viewer asks for what they do not continue", () => {
+    const viewer = (rendition: string, from: number, to: number): SegmentsUnit => ({
+      ...run(from, to, rendition),
+      priority: "interactive",
+    });
+    const units = [viewer("360p", 0, 3), viewer("720p", 10, 13), run(0, 3), viewer("360p", 40, 43)];
+    // Someone still waits on 720p/11; the ask continues 360p 0-3 (at its end); the run is not a viewer's.
+    const waited = new Set(["720p/11"]);
+    expect(staleViewerUnits(units, waited, { rendition: "360p", index: 3 }).map((u) => u.from)).toEqual([40]);
+    expect(staleViewerUnits(units, waited, { rendition: "720p", index: 60 }).map((u) => u.from)).toEqual([0, 40]);
+    expect(staleViewerUnits(units, new Set(), { rendition: "720p", index: 12 }).map((u) => u.from)).toEqual([0, 40]);
   });
 
   it("sizes a background job by what fits in BACKGROUND_JOB_MS at the video's pace, guessing before any", () => {

@@ -272,6 +272,31 @@ describe("playable before ready", () => {
     expect(next.to).toBeGreaterThan(120);
   });
 
+  it("a viewer who seeks elsewhere stops the jobs making segments ahead of where they were, which nobody waits on", async () => {
+    const { key } = await newWorkspace();
+    const { id } = await playable(encoder, key, probeFacts(600));
+    // The first view (360p from 0) runs; nobody waits on it. A viewer asks for 720p at 100.
+    const [first] = jobsOf(encoder, id, "segments").filter((job) => job.priority === "interactive");
+    if (first?.kind !== "segments") throw new Error("no first view");
+    const asked = api(`/play/${id}/720p/seg_00100.ts`);
+    const at100 = (job: Job) => job.kind === "segments" && job.priority === "interactive" && job.from === 100;
+    for (let i = 0; i < 50 && !jobsOf(encoder, id, "segments").some(at100); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    expect(encoder.cancelled).toContain(first.jobId);
+    expect((await putSegment(first, "360p", 0)).status).toBe(410);
+    const live = jobsOf(encoder, id, "segments").find(at100);
+    if (live?.kind !== "segments") throw new Error("no job for the viewer");
+    expect((await putSegment(live, "720p", 100)).status).toBe(204);
+    expect((await asked).status).toBe(200);
+    // Playing on (101 continues it) stops nothing; its segments are made ahead.
+    const next = api(`/play/${id}/720p/seg_00101.ts`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(encoder.cancelled).not.toContain(live.jobId);
+    expect((await putSegment(live, "720p", 101)).status).toBe(204);
+    expect((await next).status).toBe(200);
+  });
+
   it("a segment's bytes never change once stored: another job's copy is dropped", async () => {
     const { key } = await newWorkspace();
     const { id } = await playable(encoder, key, probeFacts(20));
