@@ -1,56 +1,10 @@
-import type { components } from "../test/e2e/api.d.ts";
+import type { Schemas } from "./api";
 
-/**
- * Viewing analytics (contract section 20) as the dashboard shows them: the answer's shape, checked
- * where it arrives, and the figures and chart geometry drawn from it (pure, unit-tested).
- */
-/** The answers of GET /v1/videos/{id}/analytics and GET /v1/analytics, as the API's document types them. */
-export type Analytics = components["schemas"]["VideoAnalytics"] & {
-  topVideos?: components["schemas"]["ProjectAnalytics"]["topVideos"];
-};
+// Viewing analytics as the dashboard shows them: the answers' type, and the charts' geometry (pure,
+// unit-tested).
 
-const isNumber = (value: unknown): value is number => typeof value === "number" && Number.isFinite(value);
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null;
-
-/** The answer as Analytics, or null when it is not that shape (never a half-drawn chart). */
-export function parseAnalytics(body: unknown): Analytics | null {
-  if (!isRecord(body)) return null;
-  const { views, watchTimeSeconds, startupTimeMs, rebufferRatio, errorViews, renditions, series, topVideos } = body;
-  if (!isNumber(views) || !isNumber(watchTimeSeconds) || !isNumber(rebufferRatio)) return null;
-  if (
-    startupTimeMs !== null &&
-    !(isRecord(startupTimeMs) && isNumber(startupTimeMs.p50) && isNumber(startupTimeMs.p95))
-  )
-    return null;
-  if (!Array.isArray(series) || !Array.isArray(renditions)) return null;
-  const points = series.filter(
-    (point): point is Analytics["series"][number] =>
-      isRecord(point) && typeof point.start === "string" && isNumber(point.views) && isNumber(point.watchTimeSeconds),
-  );
-  const shares = renditions.filter(
-    (entry): entry is Analytics["renditions"][number] =>
-      isRecord(entry) && typeof entry.resolution === "string" && isNumber(entry.share),
-  );
-  const top = Array.isArray(topVideos)
-    ? topVideos.filter(
-        (entry): entry is NonNullable<Analytics["topVideos"]>[number] =>
-          isRecord(entry) &&
-          typeof entry.videoId === "string" &&
-          isNumber(entry.views) &&
-          isNumber(entry.watchTimeSeconds),
-      )
-    : undefined;
-  return {
-    views,
-    watchTimeSeconds,
-    startupTimeMs: startupTimeMs as Analytics["startupTimeMs"],
-    rebufferRatio,
-    errorViews: isNumber(errorViews) ? errorViews : 0,
-    renditions: shares,
-    series: points,
-    ...(top ? { topVideos: top } : {}),
-  };
-}
+/** The answers of GET /v1/videos/{id}/analytics and GET /v1/analytics: a video's figures, a project's with its top videos. */
+export type Analytics = Schemas["VideoAnalytics"] & { topVideos?: Schemas["ProjectAnalytics"]["topVideos"] };
 
 export type Bar = { x: number; y: number; width: number; height: number; value: number; label: string };
 

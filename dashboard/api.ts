@@ -1,10 +1,12 @@
 import createClient from "openapi-fetch";
-import type { components, paths } from "../test/e2e/api.d.ts";
+import type { components, paths } from "../api-client/api.d.ts";
 
 /**
- * The dashboard's only way to the service: the public `/v1` API, typed by the paths `npm run
- * openapi` generates from the OpenAPI document (one source with the end-to-end tests' client), with
- * the session cookie. Same-origin writes carry the page's `Origin`, which the API accepts (section 3).
+ * The dashboard's only way to the service: the public `/v1` API through openapi-fetch, typed by the
+ * paths `npm run openapi` generates from the OpenAPI document into api-client/ (docs/dashboard.md),
+ * with the session cookie. Every request names its route as the document does
+ * (`api.GET("/v1/videos/{id}", …)`), so its parameters, body and answer are the document's types.
+ * Same-origin writes carry the page's `Origin`, which the API accepts with no configuration.
  */
 export const api = createClient<paths>({ baseUrl: globalThis.location?.origin ?? "", credentials: "same-origin" });
 
@@ -17,11 +19,10 @@ export type WebhookEndpoint = Schemas["WebhookEndpoint"];
 export type Delivery = Schemas["WebhookDeliveryAttempt"];
 export type EncodingSettings = Schemas["EncodingSettings"];
 export type CaptionTrack = Schemas["CaptionTrack"];
-export type VideoStatus = Video["status"];
-export type Visibility = Video["visibility"];
+export type Chapter = Schemas["Chapter"];
 
 /** One `details` entry of an error body: the field (`path`) and what is wrong with it. */
-export type FieldProblem = { path: string; message: string };
+export type FieldProblem = Schemas["ErrorDetail"];
 
 /** A request the API refused, in the API's own words. */
 export class ApiFailure extends Error {
@@ -36,24 +37,24 @@ export class ApiFailure extends Error {
   }
 }
 
-type ErrorBody = { error?: { code?: unknown; message?: unknown; details?: unknown } };
+/**
+ * What every error answer of the document has in common; each route's own (its codes as a union)
+ * fits it, so an answer whose errors took another shape would fail the type check where it is read.
+ */
+type ErrorAnswer = { error: { code: string; message: string; details?: FieldProblem[] } };
 
-/** The failure an error response describes; a body that is not the API's shape still reads as words. */
-export function failureOf(status: number, body: unknown): ApiFailure {
-  const error = (body as ErrorBody | undefined)?.error;
-  const code = typeof error?.code === "string" ? error.code : `http_${status}`;
-  const message =
-    typeof error?.message === "string" ? error.message : `The request failed (HTTP ${status}). Try again.`;
-  const details = Array.isArray(error?.details)
-    ? error.details.filter(
-        (detail): detail is FieldProblem =>
-          typeof detail?.path === "string" && typeof (detail as FieldProblem).message === "string",
-      )
-    : [];
-  return new ApiFailure(status, code, message, details);
+/**
+ * The failure an answer describes. openapi-fetch gives an error body that is not JSON as its text
+ * (a proxy's HTML page, say): that still reads as words.
+ */
+export function failureOf(status: number, body: ErrorAnswer | string | undefined): ApiFailure {
+  const error = typeof body === "object" && body !== null ? body.error : undefined;
+  if (!error) return new ApiFailure(status, `http_${status}`, `The request failed (HTTP ${status}). Try again.`);
+  return new ApiFailure(status, error.code, error.message, error.details ?? []);
 }
 
-type Answer<T> = { data?: T; error?: unknown; response: Response };
+/** An answer of the typed client, as `must` reads it. */
+type Answer<T> = { data?: T; error?: ErrorAnswer | string; response: Response };
 
 /** The answer's data, or the API's failure thrown; a network failure reads as words too. */
 export async function must<T>(request: Promise<Answer<T>>): Promise<T> {
@@ -67,33 +68,11 @@ export async function must<T>(request: Promise<Answer<T>>): Promise<T> {
   return answer.data as T;
 }
 
-/** A plain JSON GET for routes the generated types may not have yet (analytics, section 20). */
-export async function getJson(path: string): Promise<{ status: number; body: unknown }> {
-  const response = await fetch(path, { credentials: "same-origin", headers: { accept: "application/json" } });
-  const body = response.headers.get("content-type")?.includes("json") ? await response.json() : undefined;
-  if (!response.ok && response.status !== 404) throw failureOf(response.status, body);
-  return { status: response.status, body };
-}
-
-/** Raw bytes to a `/v1` path (a thumbnail, captions, a watermark image), with the file's media type. */
-export async function sendFile<T>(method: "PUT", path: string, file: Blob, contentType: string): Promise<T> {
-  let response: Response;
-  try {
-    response = await fetch(path, {
-      method,
-      body: file,
-      credentials: "same-origin",
-      headers: { "content-type": contentType },
-    });
-  } catch {
-    throw new ApiFailure(0, "network_error", "The service could not be reached. Check the connection and try again.");
-  }
-  const body = response.headers.get("content-type")?.includes("json") ? await response.json() : undefined;
-  if (!response.ok) throw failureOf(response.status, body);
-  return body as T;
-}
-
-/** A path with a query string (for sendFile). */
-export function withQuery(path: string, query: Record<string, string>): string {
-  return `${path}?${new URLSearchParams(query)}`;
+/**
+ * The options that send a file as the request's body, as it is (a thumbnail, captions, a watermark
+ * image), with its media type: the generated types give such a body as a Blob, and openapi-fetch
+ * would send it as JSON unless its serializer hands it on untouched.
+ */
+export function fileBody(file: Blob, type: string) {
+  return { body: file, bodySerializer: (body: Blob) => body, headers: { "content-type": type } };
 }

@@ -3,6 +3,7 @@ import { type Account, api, must } from "./api";
 import { messageOf } from "./errors";
 import { usePath } from "./nav";
 import { parseRoute, paths } from "./route";
+import { AccountView } from "./views/account";
 import { AnalyticsView } from "./views/analytics";
 import { AuthView, WaitingForApproval } from "./views/auth";
 import { DeliveriesView } from "./views/deliveries";
@@ -57,11 +58,23 @@ export function App() {
         Video dashboard
       </a>
       <span class="who">{account.email}</span>
+      <a href={paths.account()} aria-current={route.view === "account" ? "page" : undefined}>
+        Account
+      </a>
       <button type="button" onClick={logOut}>
         Log out
       </button>
     </header>
   );
+  // Before the approval check: an account waiting for approval still sees what it is.
+  if (route.view === "account") {
+    return (
+      <>
+        {header}
+        <AccountView account={account} />
+      </>
+    );
+  }
   if (!account.approved) {
     return (
       <>

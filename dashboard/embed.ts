@@ -1,4 +1,5 @@
 import type { Video } from "./api";
+import { CAPTIONS_EXTENSIONS, type CaptionsType } from "./enums";
 
 /** The origin of the service's public URLs (the embed page, `/play/`): the video's thumbnail URL's. */
 export function publicOriginOf(video: Pick<Video, "thumbnail">): string {
@@ -12,11 +13,10 @@ export function embedCode(origin: string, subject: string, title: string): strin
 }
 
 /** The media type a captions file is sent with, by its extension; null for another kind of file. */
-export function captionsType(fileName: string): string | null {
+export function captionsType(fileName: string): CaptionsType | null {
   const lower = fileName.toLowerCase();
-  if (lower.endsWith(".vtt")) return "text/vtt";
-  if (lower.endsWith(".srt")) return "application/x-subrip";
-  return null;
+  const found = Object.entries(CAPTIONS_EXTENSIONS).find(([, extension]) => lower.endsWith(extension));
+  return found ? (found[0] as CaptionsType) : null;
 }
 
 /** Lifetimes offered for a playback link, in seconds (the API takes 60 to 86,400). */

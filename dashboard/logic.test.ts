@@ -1,13 +1,15 @@
 import { describe, expect, it } from "vitest";
-import { barsOf, labelledIndexes, niceMax, parseAnalytics, windowOf } from "./analytics";
+import { barsOf, labelledIndexes, niceMax, windowOf } from "./analytics";
 import { ApiFailure, failureOf, type Video } from "./api";
+import { chapterFields, chaptersOf, newRow, parseSeconds, rowsOf } from "./chapters-form";
 import { captionsType, embedCode, publicOriginOf } from "./embed";
+import { listOf } from "./enums";
 import { problemsOf } from "./errors";
 import { formatDuration, formatMs, formatPercent, formatTime, formatWatchTime } from "./format";
 import { parseRoute, paths } from "./route";
 import { describePatch, draftOf, patchOf } from "./settings-form";
 import { fingerprintOf, percentOf, titleOf } from "./uploads";
-import { PageCursor, parseTags, STATUSES, summarize } from "./video-list";
+import { PageCursor, parseTags, summarize } from "./video-list";
 
 const P = "01JD5Q3V7Y8N2M4K6P9R0S1T2V";
 const V = "01JD5Q3V7Y8N2M4K6P9R0S1T2W";
@@ -17,6 +19,7 @@ describe("routes", () => {
     expect(parseRoute("/dashboard")).toEqual({ view: "home" });
     expect(parseRoute("/dashboard/")).toEqual({ view: "home" });
     expect(parseRoute("/dashboard/operator")).toEqual({ view: "operator" });
+    expect(parseRoute(paths.account())).toEqual({ view: "account" });
     expect(parseRoute(paths.videos(P))).toEqual({ view: "videos", projectId: P });
     expect(parseRoute(paths.video(P, V))).toEqual({ view: "video", projectId: P, videoId: V });
     expect(parseRoute(paths.keys(P))).toEqual({ view: "keys", projectId: P });
@@ -60,12 +63,21 @@ describe("errors next to their fields", () => {
     });
   });
 
-  it("reads any error body as words", () => {
-    const failure = failureOf(403, { error: { code: "forbidden_origin", message: "No.", details: [{ path: 1 }] } });
-    expect([failure.code, failure.message, failure.details]).toEqual(["forbidden_origin", "No.", []]);
-    const bare = failureOf(502, "<html>");
-    expect(bare.code).toBe("http_502");
-    expect(bare.message).toContain("HTTP 502");
+  it("reads the API's error body, and any other answer as words", () => {
+    const failure = failureOf(400, {
+      error: { code: "invalid_body", message: "No.", details: [{ path: "url", message: "must be https" }] },
+    });
+    expect([failure.code, failure.message, failure.details]).toEqual([
+      "invalid_body",
+      "No.",
+      [{ path: "url", message: "must be https" }],
+    ]);
+    expect(failureOf(403, { error: { code: "forbidden_origin", message: "No." } }).details).toEqual([]);
+    for (const body of ["<html>", undefined]) {
+      const bare = failureOf(502, body);
+      expect(bare.code).toBe("http_502");
+      expect(bare.message).toContain("HTTP 502");
+    }
   });
 });
 
@@ -201,14 +213,6 @@ describe("analytics charts", () => {
     topVideos: [{ videoId: V, title: "Intro", views: 40, watchTimeSeconds: 5000 }],
   };
 
-  it("reads section 20's answer, and nothing that is not its shape", () => {
-    expect(parseAnalytics(fixture)).toEqual(fixture);
-    expect(parseAnalytics({ ...fixture, startupTimeMs: null })?.startupTimeMs).toBeNull();
-    expect(parseAnalytics({ ...fixture, views: "12" })).toBeNull();
-    expect(parseAnalytics({ error: { code: "not_found" } })).toBeNull();
-    expect(parseAnalytics(null)).toBeNull();
-  });
-
   it("scales bars to a round top, in proportion, with dates or hours as labels", () => {
     expect([niceMax(0), niceMax(7), niceMax(37), niceMax(100), niceMax(101), niceMax(4800)]).toEqual([
       1, 10, 50, 100, 200, 5000,
@@ -255,17 +259,70 @@ describe("the videos list's filters", () => {
     expect(parseTags(" launch, ads,,launch , ")).toEqual(["launch", "ads"]);
     expect(parseTags("")).toEqual([]);
   });
+});
 
-  it("offers every status the API has", () => {
-    const all: Record<Video["status"], true> = {
-      waiting_for_upload: true,
-      importing: true,
-      upload_completing: true,
-      uploaded: true,
-      processing: true,
-      ready: true,
-      errored: true,
-    };
-    expect([...STATUSES].sort()).toEqual(Object.keys(all).sort());
+describe("the chapters editor", () => {
+  it("reads a start typed as seconds or as minutes:seconds, and nothing else", () => {
+    expect(parseSeconds(" 90 ")).toBe(90);
+    expect(parseSeconds("62.5")).toBe(62.5);
+    expect(parseSeconds("1:30")).toBe(90);
+    expect(parseSeconds("1:02.345")).toBe(62.345);
+    expect(parseSeconds("1:02:03.5")).toBe(3723.5);
+    expect(parseSeconds("90:00")).toBe(5400);
+    for (const bad of ["", "abc", "-1", "1:60", "1:60:00", "1::2", "1e3", "0x10", ".5"]) {
+      expect(parseSeconds(bad), bad).toBeNull();
+    }
+  });
+
+  it("sends the rows as typed, the titles untouched, or names the start it cannot read", () => {
+    const rows = [newRow(true), { ...newRow(false), start: "1:30", title: " Setup " }];
+    expect(rows[0]?.start).toBe("0");
+    expect(chaptersOf(rows)).toEqual({
+      chapters: [
+        { start: 0, title: "" },
+        { start: 90, title: " Setup " },
+      ],
+    });
+    expect(chaptersOf([...rows, { ...newRow(false), start: "soon" }])).toEqual({
+      problems: {
+        form: null,
+        fields: { "chapters.2.start": "Type the start in seconds (90) or as minutes:seconds (1:30)." },
+      },
+    });
+  });
+
+  it("shows saved chapters as rows with their own keys, and puts each refusal next to its row's field", () => {
+    const rows = rowsOf([
+      { start: 0, title: "Intro" },
+      { start: 62.5, title: "Setup" },
+    ]);
+    expect(rows.map((row) => [row.start, row.title])).toEqual([
+      ["0", "Intro"],
+      ["62.5", "Setup"],
+    ]);
+    expect(new Set(rows.map((row) => row.key)).size).toBe(2);
+    const refusal = new ApiFailure(400, "invalid_body", "The request body is not valid.", [
+      { path: "chapters.1.start", message: "must be after the chapter before it (0 s)" },
+      { path: "chapters", message: "must hold at most 100 chapters" },
+    ]);
+    expect(problemsOf(refusal, chapterFields(2))).toEqual({
+      form: null,
+      fields: {
+        "chapters.1.start": "must be after the chapter before it (0 s)",
+        chapters: "must hold at most 100 chapters",
+      },
+    });
+  });
+});
+
+describe("the API's enumerations", () => {
+  type Union = "a" | "b";
+
+  it("lists a union's values from a record of them all, which the type check holds to the union", () => {
+    expect(listOf<Union>({ b: true, a: true })).toEqual(["b", "a"]);
+    // @ts-expect-error: a value the API removed (or never had) is refused.
+    listOf<Union>({ a: true, b: true, c: true });
+    // @ts-expect-error: a value the API added, and the list lacks, is refused.
+    listOf<Union>({ a: true });
   });
 });

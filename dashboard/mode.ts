@@ -1,11 +1,12 @@
 import { useEffect, useState } from "preact/hooks";
+import type { Mode } from "./enums";
 
-/**
- * Test mode (contract section 16), one switch for the tab: when on, every list and every creation
- * of the dashboard sends `mode=test`; when off, `mode=live`. Kept in the tab's session storage so a
- * reload keeps it (it is no secret).
- */
-export type Mode = "live" | "test";
+// Test mode, one switch for the tab: when on, every list and every creation
+// of the dashboard sends `mode=test`; when off, `mode=live`. Kept in the tab's session storage so a
+// reload keeps it (it is no secret).
+
+/** What a request about a video names under the session cookie: its project, and the mode to act in. */
+export type Scope = { projectId: string; mode: Mode };
 
 const KEY = "dashboard.mode";
 const listeners = new Set<(mode: Mode) => void>();

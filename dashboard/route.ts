@@ -1,6 +1,7 @@
 /** The dashboard's views, by path under /dashboard (one page; the browser's history moves between them). */
 export type Route =
   | { view: "home" }
+  | { view: "account" }
   | { view: "operator" }
   | { view: "videos"; projectId: string }
   | { view: "video"; projectId: string; videoId: string }
@@ -16,6 +17,7 @@ export const BASE = "/dashboard";
 const ID = "([0-9A-Za-z]{26})";
 const PATTERNS: [RegExp, (match: string[]) => Route][] = [
   [/^\/?$/, () => ({ view: "home" })],
+  [/^\/account\/?$/, () => ({ view: "account" })],
   [/^\/operator\/?$/, () => ({ view: "operator" })],
   [new RegExp(`^/projects/${ID}/?$`), ([, projectId = ""]) => ({ view: "videos", projectId })],
   [
@@ -46,6 +48,7 @@ export function parseRoute(pathname: string): Route {
 /** Paths of the views, so links are built in one place. */
 export const paths = {
   home: () => BASE,
+  account: () => `${BASE}/account`,
   operator: () => `${BASE}/operator`,
   videos: (projectId: string) => `${BASE}/projects/${projectId}`,
   video: (projectId: string, videoId: string) => `${BASE}/projects/${projectId}/videos/${videoId}`,

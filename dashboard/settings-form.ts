@@ -1,17 +1,12 @@
 import type { EncodingSettings, Schemas } from "./api";
-
-/** The resolutions a project may enable, lowest first (contract section 8). */
-export const RESOLUTIONS = ["240p", "360p", "480p", "720p", "1080p", "1440p", "2160p"] as const;
-export const POSITIONS = ["top-left", "top-right", "bottom-left", "bottom-right", "center"] as const;
-
-export type Resolution = (typeof RESOLUTIONS)[number];
+import { type Position, RESOLUTIONS, type Resolution } from "./enums";
 
 /** What the form edits. */
 export type SettingsDraft = {
   enabledResolutions: Resolution[];
   mp4FallbackEnabled: boolean;
   watermarkEnabled: boolean;
-  position: (typeof POSITIONS)[number];
+  position: Position;
   opacity: number;
 };
 

@@ -1,7 +1,7 @@
 import { Upload } from "tus-js-client";
 import { api, must } from "./api";
+import type { Mode } from "./enums";
 import { messageOf } from "./errors";
-import type { Mode } from "./mode";
 
 /**
  * Uploads over tus (contract section 13): each file becomes a video titled with its name less the

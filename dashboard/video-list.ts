@@ -1,17 +1,8 @@
-import type { Schemas, Video, VideoStatus, Visibility } from "./api";
+import type { Schemas, Video } from "./api";
+import type { Visibility } from "./enums";
 
 /** How often an open videos list is read again (contract: a status shows within 5 s of its change). */
 export const POLL_MS = 3000;
-
-export const STATUSES: VideoStatus[] = [
-  "waiting_for_upload",
-  "importing",
-  "upload_completing",
-  "uploaded",
-  "processing",
-  "ready",
-  "errored",
-];
 
 /** Where the list is: the cursors of the pages before, and the current page's (null: the first). */
 export class PageCursor {

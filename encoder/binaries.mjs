@@ -122,7 +122,7 @@ export async function resolveBinaries(env = process.env) {
         `no ${name}: set ${OVERRIDES[name]}, put ${name} on the PATH (apt-get install ffmpeg) or npm install ${NPM_PACKAGES[name]}`,
       );
     }
-    const run = await runBinary({ ...binary, version: "" }, ["-hide_banner", "-version"], { timeoutMs: 15_000 });
+    const run = await runBinary(binary, ["-hide_banner", "-version"], { timeoutMs: 15_000 });
     const version = /^\S+ version (\S+)/.exec(run.stdout)?.[1];
     if (run.code !== 0 || !version) {
       throw new Error(`${binary.path} -version failed (${describeExit(run)}): ${run.stderr.slice(0, 300)}`);
@@ -174,9 +174,10 @@ export function describeExit(run) {
 }
 
 /**
- * Runs `binary` to completion, keeping the end of its output (the last `keep` characters of
- * each stream). A spawn failure rejects; an exit of any kind resolves.
- * @param {Binary} binary
+ * Runs `binary` (ffmpeg, ffprobe, or any other program the encoder runs) to completion, keeping the
+ * end of its output (the last `keep` characters of each stream). A spawn failure rejects; an exit
+ * of any kind resolves.
+ * @param {Pick<Binary, "path" | "env">} binary
  * @param {string[]} args
  * @param {{ signal?: AbortSignal, timeoutMs?: number, keep?: number, onStdout?: (chunk: string) => void, onSpawn?: (pid: number) => void, nice?: boolean }} [options]
  * @returns {Promise<Run>}

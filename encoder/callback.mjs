@@ -14,6 +14,7 @@ import {
   parseFragments,
   parseHeartbeat,
   parseResult,
+  parseWords,
   segmentName,
 } from "../media-plan/protocol.mjs";
 import { sleep } from "./abort.mjs";
@@ -43,6 +44,8 @@ export class CallbackFailed extends Error {
 const USER_AGENT = "video-encoder/2";
 const IDLE_TIMEOUT_MS = 60_000;
 const HEARTBEAT_TIMEOUT_MS = 10_000;
+/** The largest answer a PUT reads: the words a speech job's audio holds (a part's answer is an ETag). */
+const ANSWER_LIMIT = 512 * 1024;
 
 /**
  * @typedef {{
@@ -155,7 +158,7 @@ export function callbackClient(options) {
         body: () => ("file" in body ? createReadStream(body.file) : body.buffer),
       });
       await expect(`PUT /${path}`, response, [200, 201, 204]);
-      return readAll(response, 64 * 1024);
+      return readAll(response, ANSWER_LIMIT);
     });
   };
 
@@ -181,6 +184,15 @@ export function callbackClient(options) {
      */
     async putSegment(resolution, index, file) {
       await put(`segments/${resolution}/${segmentName(index)}`, "video/mp2t", { file });
+    },
+
+    /**
+     * Stores segment `index` of the added audio track the job makes (the Worker knows which, and
+     * drops one stored already, as for a rendition's).
+     * @param {number} index @param {string} file
+     */
+    async putAudioSegment(index, file) {
+      await put(`audio/${segmentName(index)}`, "video/mp2t", { file });
     },
 
     /**
@@ -233,6 +245,16 @@ export function callbackClient(options) {
       const etag = /** @type {{ etag?: unknown }} */ (JSON.parse(answer)).etag;
       if (typeof etag !== "string") throw new CallbackFailed(`PUT /${file}/parts/${partNumber}: no etag in the answer`);
       return etag;
+    },
+
+    /**
+     * Sends the audio of a speech job (WAV) to the Worker, which hears it (Workers AI): the words,
+     * their times in seconds of that audio.
+     * @param {string} file
+     */
+    async hearSpeech(file) {
+      const answer = await put("speech", "audio/wav", { file });
+      return parseWords(JSON.parse(answer).words);
     },
 
     /**

@@ -24,8 +24,9 @@ import {
   segmentFrames,
   TIMESTAMP_BASE_SECONDS,
   topRendition,
+  trackAudioPacket,
 } from "../media-plan/plan.mjs";
-import { imageInput, sourceInput } from "./source.mjs";
+import { imageInput, sourceInput, TRACK_FORMATS } from "./source.mjs";
 
 /** @typedef {import("../media-plan/plan.mjs").Plan} Plan */
 /** @typedef {import("../media-plan/plan.mjs").PlannedRendition} PlannedRendition */
@@ -215,6 +216,45 @@ function videoCodec(plan, r, threads) {
 // No source metadata (a phone's location, say) reaches an output.
 const NO_METADATA = ["-map_metadata", "-1", "-map_chapters", "-1", "-max_muxing_queue_size", "1024"];
 
+/** Seconds from the start at packet `j` of the plan's AAC grid. @param {number} j */
+function packetTime(j) {
+  return (j * AUDIO_FRAME) / AUDIO_RATE;
+}
+
+/**
+ * Packets of pre-roll before a run's first packet `j0`: one, whose decoding the priming drop
+ * throws away with the priming, where this ffmpeg can drop them; none at the very start.
+ * @param {Features} features @param {number} j0
+ */
+function preRollOf(features, j0) {
+  return features.dropPriming && j0 > 0 ? 1 : 0;
+}
+
+/**
+ * Audio stream `stream` of the input at the output's rate, padded with silence past its end, and
+ * trimmed to `span` (seconds, in the input's timestamps, on the AAC grid). With `fromStart`, for a
+ * run that reads the input from its beginning, a stream whose first sample comes after the span's
+ * start gets silence before it, so every sample keeps its timestamp: an audio stream that starts
+ * after the file does, and ffmpeg 4, which reads an MP4's AAC priming as a first frame 23 ms late
+ * (without this the whole run follows it). `first_pts` names the first sample's timestamp, so it
+ * is only right where nothing before the span was read.
+ * @param {number} stream @param {{ start: number, end: number }} span @param {boolean} [fromStart]
+ */
+function audioChain(stream, span, fromStart = false) {
+  const align = fromStart ? `:async=1:first_pts=${Math.round(span.start * AUDIO_RATE)}` : "";
+  return `[0:${stream}]aresample=${AUDIO_RATE}${align},apad,atrim=start=${decimal(span.start)}:end=${decimal(span.end)}`;
+}
+
+/**
+ * Every output's AAC (plan.mjs): stereo at AUDIO_BITRATE, the encoder's priming packet and the
+ * `preRoll` packets after it dropped where this ffmpeg can.
+ * @param {Features} features @param {number} preRoll
+ */
+function aacCodec(features, preRoll) {
+  const drop = features.dropPriming ? ["-bsf:a", `noise=drop=lt(n\\,${preRoll + 1})`] : [];
+  return ["-c:a", "aac", "-b:a", String(AUDIO_BITRATE), "-ac", "2", ...drop];
+}
+
 /**
  * The ffmpeg arguments of a segments job: segments `from` (inclusive) to `to` (exclusive) of each
  * of `renditions`, written as `<outDir>/<resolution>/seg_NNNNN.ts`, each rendition listing its
@@ -238,13 +278,11 @@ export function segmentArgs(run) {
   // of pre-roll (none at the very start), whose priming and pre-roll packets are then dropped.
   const j0 = firstAudioPacket(plan, run.from);
   const j1 = firstAudioPacket(plan, run.to);
-  const preRoll = run.features.dropPriming && j0 > 0 ? 1 : 0;
+  const preRoll = preRollOf(run.features, j0);
   if (audio) {
-    const start = decimal(sourceTime(plan, ((j0 - preRoll) * AUDIO_FRAME) / AUDIO_RATE));
-    const end = decimal(sourceTime(plan, (j1 * AUDIO_FRAME) / AUDIO_RATE));
-    chains.push(
-      `[0:${plan.source.audioStream}]aresample=${AUDIO_RATE},apad,atrim=start=${start}:end=${end},asplit=${n}${labels("a", n)}`,
-    );
+    const span = { start: sourceTime(plan, packetTime(j0 - preRoll)), end: sourceTime(plan, packetTime(j1)) };
+    const stream = /** @type {number} */ (plan.source.audioStream);
+    chains.push(`${audioChain(stream, span)},asplit=${n}${labels("a", n)}`);
   }
   /** @type {number[]} */
   const splits = [];
@@ -256,10 +294,7 @@ export function segmentArgs(run) {
   renditions.forEach((r, i) => {
     args.push("-map", `[v${i}]`, ...(audio ? ["-map", `[a${i}]`] : []), "-frames:v", String(frames));
     args.push(...videoCodec(plan, r, run.threads));
-    if (audio) {
-      args.push("-c:a", "aac", "-b:a", String(AUDIO_BITRATE), "-ac", "2");
-      if (run.features.dropPriming) args.push("-bsf:a", `noise=drop=lt(n\\,${preRoll + 1})`);
-    }
+    if (audio) args.push(...aacCodec(run.features, preRoll));
     args.push(
       ...NO_METADATA,
       ...timestampOffset(plan),
@@ -279,6 +314,76 @@ export function segmentArgs(run) {
     );
   });
   return args;
+}
+
+/**
+ * The ffmpeg arguments of an audio job (docs/audio-tracks.md): segments `from` (inclusive) to `to`
+ * (exclusive) of an added audio track, from the first audio stream of the track's own file
+ * (`track`, as probed), written as `<outDir>/audio/seg_NNNNN.ts` (AAC at 48 kHz in audio-only
+ * MPEG-TS) and listed in `<outDir>/audio.csv` as ffmpeg closes them. Track time 0 is the video's
+ * time 0 (the file's start, as a video's source's start): its packets are the plan's AAC grid cut
+ * at each segment's first frame (`trackAudioPacket`), at the timestamps the video's own segments
+ * have (TIMESTAMP_BASE_SECONDS on), so a player switches between the two on one timeline. A track
+ * longer than the video is cut at its end; a shorter one goes on in silence (`apad`). As for a
+ * video's run, one packet of pre-roll is encoded and dropped with the priming where this ffmpeg
+ * can; where it cannot, the priming packet opens the run and each cut moves one packet on.
+ * @param {{
+ *   plan: Plan,
+ *   source: SourceInput,
+ *   track: { format: string, startTime: number, audioStream: number },
+ *   features: Features,
+ *   from: number,
+ *   to: number,
+ *   outDir: string,
+ * }} run
+ * @returns {string[]}
+ */
+export function audioTrackArgs(run) {
+  const { plan, track, features } = run;
+  if (!(run.from >= 0 && run.to > run.from && run.to <= segmentCount(plan)))
+    throw new RangeError(`no segments ${run.from}-${run.to}`);
+  const j0 = trackAudioPacket(plan, run.from);
+  const j1 = trackAudioPacket(plan, run.to);
+  const preRoll = preRollOf(features, j0);
+  // In the track's own timestamps.
+  const span = { start: track.startTime + packetTime(j0 - preRoll), end: track.startTime + packetTime(j1) };
+  const priming = features.dropPriming ? 0 : 1;
+  /** @type {number[]} */
+  const splits = [];
+  for (let index = run.from + 1; index < run.to; index++) splits.push(trackAudioPacket(plan, index) - j0 + priming);
+  // A run of one segment still names a split, past its end: without one the muxer cuts every 2 s.
+  if (splits.length === 0) splits.push(j1 - j0 + priming + 1);
+  return [
+    "-ss",
+    decimal(Math.max(0, packetTime(j0 - preRoll) - LEAD_IN_SECONDS)),
+    "-noaccurate_seek",
+    ...RUN_FLAGS,
+    "-copyts",
+    "-threads",
+    "1",
+    ...sourceInput(run.source, track.format, TRACK_FORMATS),
+    "-filter_complex",
+    `${audioChain(track.audioStream, span, run.from === 0)}[a]`,
+    "-map",
+    "[a]",
+    ...aacCodec(features, preRoll),
+    ...NO_METADATA,
+    "-output_ts_offset",
+    decimal(TIMESTAMP_BASE_SECONDS - track.startTime),
+    "-f",
+    "segment",
+    "-segment_format",
+    "mpegts",
+    "-segment_frames",
+    splits.join(","),
+    "-segment_start_number",
+    String(run.from),
+    "-segment_list",
+    `${run.outDir}/audio.csv`,
+    "-segment_list_type",
+    "csv",
+    `${run.outDir}/audio/seg_%05d.ts`,
+  ];
 }
 
 /** A JPEG written as one image, with no metadata of the source. */

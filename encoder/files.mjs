@@ -171,7 +171,8 @@ async function remuxed(run, segments) {
   const { job } = run;
   const fix = continuityFixer();
   const input = Buffer.concat(segments.map((segment) => fix(segment.bytes)));
-  const output = await remux(run.binaries, fileArgs(job.kind, job.plan), input, run.signal);
+  const inBackground = job.priority === "background";
+  const output = await remux(run.binaries, fileArgs(job.kind, job.plan), input, run.signal, inBackground);
   const found = tsStreams(input);
   const tracks = fileTracks(output);
   const first = tracks.map((track) => {

@@ -1,20 +1,22 @@
 // @ts-check
 // One job (media-plan/PROTOCOL.md): probe the source, encode a run of segments, make a still, some
-// storyboard tiles or the storyboard's sprite, or one part of the MP4 or the M4A; heartbeats go
-// out every few seconds meanwhile, and the result is the last message. A
-// cancel (DELETE /v2/jobs/<id>, or a callback answered 410) kills ffmpeg, aborts the requests in
+// storyboard tiles or the storyboard's sprite, make one part of the MP4 or the M4A, hear the words
+// of a chunk of speech, or cut a run of an added audio track's segments; heartbeats go out every few
+// seconds meanwhile, and the result is the last message. A cancel (DELETE /v2/jobs/<id>, or a callback answered 410) kills ffmpeg, aborts the requests in
 // flight and reports nothing; every other failure is reported. The job's temporary folder is
 // always removed.
 
 import { mkdtemp, open, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { PROTOCOL_VERSION } from "../media-plan/protocol.mjs";
+import { runAudio, TrackInvalid } from "./audio.mjs";
 import { callbackClient, JobGone } from "./callback.mjs";
 import { runFfmpeg } from "./encode.mjs";
 import { stillArgs, storyboardSprite, tileArgs } from "./ffmpeg-args.mjs";
 import { runFilePart } from "./files.mjs";
 import { probe } from "./probe.mjs";
 import { OutputInvalid, runSegments } from "./segments.mjs";
+import { runSpeech } from "./speech.mjs";
 
 /** @typedef {import("../media-plan/protocol.mjs").Job} Job */
 /** @typedef {import("../media-plan/protocol.mjs").Result} Result */
@@ -23,6 +25,7 @@ import { OutputInvalid, runSegments } from "./segments.mjs";
 /**
  * @typedef {{
  *   binaries: Binaries,
+ *   speech: import("./speech.mjs").SpeechEngine | null,
  *   tempRoot: string,
  *   threads: number,
  *   heartbeatMs: number,
@@ -37,6 +40,8 @@ const MESSAGES = {
   encodingFailed: "The video could not be encoded.",
   /** @param {string} reason */
   invalidSource: (reason) => `The source is not a decodable video: ${reason}.`,
+  /** @param {string} reason */
+  invalidTrack: (reason) => `The file is not a decodable audio track: ${reason}.`,
   interrupted: "The encoder stopped before the job was done.",
 };
 
@@ -238,6 +243,28 @@ export class RunningJob {
           onProgress: (fraction) => this.advance(fraction),
         });
         return job.kind === "mp4" ? { ...done, mp4: part } : { ...done, m4a: part };
+      }
+      case "speech": {
+        const words = await runSpeech({
+          job,
+          client,
+          binaries: deps.binaries,
+          engine: deps.speech,
+          dir,
+          signal,
+          nice: job.priority === "background",
+        });
+        return { ...done, speech: { words } };
+      }
+      case "audio": {
+        try {
+          await runAudio({ job, client, binaries: deps.binaries, dir, signal, onProgress: (f) => this.advance(f) });
+        } catch (error) {
+          if (!(error instanceof TrackInvalid)) throw error;
+          this.log(`invalid track: ${error.message}`);
+          return this.failure("invalid_source", MESSAGES.invalidTrack(error.message));
+        }
+        return done;
       }
     }
   }

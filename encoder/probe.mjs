@@ -6,7 +6,7 @@
 // duration the file declares is backed by pictures.
 
 import { describeExit, runBinary } from "./binaries.mjs";
-import { allowedDemuxer, sourceInput } from "./source.mjs";
+import { allowedDemuxer, sourceInput, TRACK_FORMATS } from "./source.mjs";
 
 /** @typedef {import("./binaries.mjs").Binary} Binary */
 /** @typedef {import("./source.mjs").SourceInput} SourceInput */
@@ -21,10 +21,16 @@ import { allowedDemuxer, sourceInput } from "./source.mjs";
  *   height: number,
  *   videoStream: number,
  *   audioStream: number | null,
+ *   audioLanguage: string | null,
  *   frameRate: number | null,
  *   interlaced: boolean,
  *   rotation: number,
  * }} VideoSource
+ */
+/**
+ * An added audio track's file (docs/audio-tracks.md): the demuxer, where its timeline starts, and
+ * its first audio stream, which decodes.
+ * @typedef {{ valid: true, format: string, startTime: number, audioStream: number }} AudioSource
  */
 /** @typedef {{ valid: false, reason: string, detail?: string }} InvalidSource */
 
@@ -131,10 +137,22 @@ export function interpretProbe(info, decodedFrames) {
     height,
     videoStream: Number(video.index),
     audioStream: audio ? Number(audio.index) : null,
+    audioLanguage: audio ? languageTag(audio) : null,
     frameRate: ratio(video.avg_frame_rate) ?? ratio(video.r_frame_rate),
     interlaced: ["tt", "bb", "tb", "bt"].includes(String(video.field_order)),
     rotation,
   };
+}
+
+/**
+ * The language a stream's metadata names (an ISO 639 code, `eng`), lower case; null when it names
+ * none, or `und` (undetermined), or something that is no such code.
+ * @param {Record<string, unknown>} stream
+ */
+export function languageTag(stream) {
+  const tags = /** @type {Record<string, unknown>} */ (stream.tags ?? {});
+  const tag = typeof tags.language === "string" ? tags.language.trim().toLowerCase() : "";
+  return /^[a-z]{2,3}$/.test(tag) && tag !== "und" ? tag : null;
 }
 
 /**
@@ -313,4 +331,65 @@ function parseJson(text) {
   } catch {
     return {};
   }
+}
+
+/**
+ * What an added audio track's file is (docs/audio-tracks.md), by ffprobe reading it through the
+ * Worker: a format an audio track may be read with (`TRACK_FORMATS`), its start, and its first
+ * audio stream, whose first packets decode. Anything else is not a track: no audio stream, or
+ * audio that does not decode.
+ * @param {Binary} ffprobe
+ * @param {SourceInput} source
+ * @param {{ signal?: AbortSignal, timeoutMs?: number }} [options]
+ * @returns {Promise<AudioSource | InvalidSource>}
+ */
+export async function probeAudio(ffprobe, source, options = {}) {
+  const result = await runBinary(
+    ffprobe,
+    [
+      "-v",
+      "error",
+      "-print_format",
+      "json",
+      "-show_format",
+      "-show_streams",
+      "-select_streams",
+      "a:0",
+      "-read_intervals",
+      "%+#8",
+      "-show_entries",
+      "frame=stream_index",
+      ...sourceInput(source, null, TRACK_FORMATS),
+    ],
+    { signal: options.signal, timeoutMs: options.timeoutMs ?? 120_000, keep: 1_000_000 },
+  );
+  if (result.signal) throw new ProbeFailed(`ffprobe ${describeExit(result)}`);
+  if (result.code !== 0) {
+    notReached(result);
+    return {
+      valid: false,
+      reason: "the file is not in an audio or video format that can be read",
+      detail: result.stderr.trim().split("\n").slice(-2).join(" | "),
+    };
+  }
+  return interpretAudioProbe(parseJson(result.stdout));
+}
+
+/**
+ * The track described by ffprobe's JSON of its first audio stream (`-select_streams a:0`, with the
+ * frames of its first packets).
+ * @param {Record<string, unknown>} info
+ * @returns {AudioSource | InvalidSource}
+ */
+export function interpretAudioProbe(info) {
+  const format = /** @type {Record<string, unknown>} */ (info.format ?? {});
+  const formatName = typeof format.format_name === "string" ? format.format_name : "";
+  const demuxer = formatName ? allowedDemuxer(formatName, TRACK_FORMATS) : null;
+  if (!demuxer) return { valid: false, reason: "the file is not in an audio or video format that can be read" };
+  const audio = records(info.streams).find((stream) => stream.codec_type === "audio");
+  if (!audio) return { valid: false, reason: "the file has no audio stream" };
+  const index = Number(audio.index);
+  const decoded = records(info.frames).filter((frame) => Number(frame.stream_index) === index);
+  if (decoded.length === 0) return { valid: false, reason: "its audio could not be decoded" };
+  return { valid: true, format: demuxer, startTime: finiteNumber(format.start_time) ?? 0, audioStream: index };
 }

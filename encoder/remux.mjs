@@ -124,23 +124,23 @@ const REMUX_STALL_MS = 60_000;
 
 /**
  * Remuxes `input` (MPEG-TS, held in memory) with ffmpeg `args` (reading standard input, writing
- * standard output); resolves with everything ffmpeg wrote.
+ * standard output); resolves with everything ffmpeg wrote. A background job's remux is background
+ * work: niced, and stopped while a viewer's work runs (an interactive one would stop itself).
  * @param {import("./binaries.mjs").Binaries} binaries @param {string[]} args @param {Buffer} input
- * @param {AbortSignal} signal
+ * @param {AbortSignal} signal @param {boolean} inBackground
  * @returns {Promise<Buffer>}
  */
-export async function remux(binaries, args, input, signal) {
+export async function remux(binaries, args, input, signal, inBackground) {
   const child = spawn(binaries.ffmpeg.path, args, {
     env: { ...process.env, ...binaries.ffmpeg.env },
     stdio: ["pipe", "pipe", "pipe"],
   });
-  // A part is background work: niced, and stopped while a viewer's work runs.
-  child.once("spawn", () => runsInBackground(child));
+  if (inBackground) child.once("spawn", () => runsInBackground(child));
   const kill = () => child.kill("SIGKILL");
   signal.addEventListener("abort", kill, { once: true });
   let active = Date.now();
   const timer = setInterval(() => {
-    if (background.stopped) active = Date.now();
+    if (inBackground && background.stopped) active = Date.now();
     else if (Date.now() - active > REMUX_STALL_MS) kill();
   }, 1000);
   let stderr = "";

@@ -4,7 +4,8 @@
 // rendition's segment list), so a viewer waiting for the run's first segment gets it while the
 // rest are still being made; a segment's file is deleted once stored, so the job's disk holds a
 // few segments at most. The first segment of each rendition is checked (H.264 at the planned
-// size, audio exactly when the plan has it) before anything of that rendition is sent.
+// size, audio exactly when the plan has it) before anything of that rendition is sent. An audio
+// job (audio.mjs) sends its segments the same way (`runSegmented`).
 
 import { mkdir, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
@@ -34,6 +35,19 @@ const LIST_POLL_MS = 100;
 const UPLOADS_AT_ONCE = 3;
 
 /**
+ * One output an ffmpeg run cuts into segments: the list ffmpeg writes its closed segments to (CSV)
+ * and the folder they are in, the check a segment passes before it is sent (`check`, given its
+ * index), and how it is sent (`put`).
+ * @typedef {{
+ *   name: string,
+ *   list: string,
+ *   folder: string,
+ *   check: (file: string, index: number) => Promise<void>,
+ *   put: (index: number, file: string) => Promise<void>,
+ * }} SegmentOutput
+ */
+
+/**
  * @param {{
  *   job: SegmentsJob,
  *   client: CallbackClient,
@@ -60,18 +74,48 @@ export async function runSegments(run) {
     renditions,
     outDir: run.dir,
   });
-  const expected = renditions.length * (job.to - job.from);
+  const outputs = renditions.map((r) => {
+    let checked = false;
+    return {
+      name: r.resolution,
+      list: join(run.dir, `${r.resolution}.csv`),
+      folder: join(run.dir, r.resolution),
+      // The first segment of each rendition is checked; the rest come from the same encoder.
+      check: async (/** @type {string} */ file) => {
+        if (checked) return;
+        await checkSegment(binaries, file, r, job.plan.audio, signal);
+        checked = true;
+      },
+      put: (/** @type {number} */ index, /** @type {string} */ file) => client.putSegment(r.resolution, index, file),
+    };
+  });
+  await runSegmented({ args, outputs, job, binaries, signal, onProgress: run.onProgress });
+}
+
+/**
+ * Runs ffmpeg with `args`, which cuts each of `outputs` into segments `job.from` to `job.to`, and
+ * sends every segment as ffmpeg closes it, each once, checked first; throws OutputInvalid when a
+ * segment is missing or fails its check, or ffmpeg fails.
+ * @param {{
+ *   args: string[],
+ *   outputs: SegmentOutput[],
+ *   job: { from: number, to: number, priority: string },
+ *   binaries: Binaries,
+ *   signal: AbortSignal,
+ *   onProgress: (fraction: number) => void,
+ * }} run
+ */
+export async function runSegmented(run) {
+  const { job, outputs, binaries } = run;
+  const expected = outputs.length * (job.to - job.from);
   const uploads = uploader({
-    client,
-    binaries,
     job,
-    dir: run.dir,
-    signal,
+    signal: run.signal,
     onStored: (count) => run.onProgress(count / expected),
   });
-  const watching = setInterval(() => uploads.scan(renditions).catch(uploads.fail), LIST_POLL_MS);
+  const watching = setInterval(() => uploads.scan(outputs).catch(uploads.fail), LIST_POLL_MS);
   try {
-    const encoded = await runFfmpeg(binaries.ffmpeg, args, {
+    const encoded = await runFfmpeg(binaries.ffmpeg, run.args, {
       signal: uploads.signal,
       stallMs: 60_000,
       nice: job.priority === "background",
@@ -82,9 +126,9 @@ export async function runSegments(run) {
   } finally {
     clearInterval(watching);
   }
-  await uploads.scan(renditions).catch(uploads.fail);
+  await uploads.scan(outputs).catch(uploads.fail);
   await uploads.finished();
-  const missing = uploads.missing(renditions);
+  const missing = uploads.missing(outputs);
   if (missing.length > 0) throw new OutputInvalid(`ffmpeg made no ${missing.slice(0, 3).join(", ")}`);
 }
 
@@ -92,25 +136,21 @@ export async function runSegments(run) {
  * Sends the segments ffmpeg lists, each once, in order, a few at a time; the first failure aborts
  * the run (ffmpeg included, through `signal`).
  * @param {{
- *   client: CallbackClient,
- *   binaries: Binaries,
- *   job: SegmentsJob,
- *   dir: string,
+ *   job: { from: number, to: number },
  *   signal: AbortSignal,
  *   onStored: (count: number) => void,
  * }} options
  */
 function uploader(options) {
-  const { client, job, dir } = options;
+  const { job } = options;
   const controller = new AbortController();
   options.signal.addEventListener("abort", () => controller.abort(options.signal.reason), { once: true });
   /** @type {unknown} */
   let failure = null;
-  /** Segments listed by ffmpeg, by "resolution/index". */
+  /** Segments listed by ffmpeg, by "output/index". */
   const listed = new Set();
-  /** @type {{ resolution: PlannedRendition, index: number, file: string }[]} */
+  /** @type {{ output: SegmentOutput, index: number, file: string }[]} */
   const queue = [];
-  const checked = new Set();
   let stored = 0;
   let active = 0;
   /** @type {(() => void)[]} */
@@ -147,12 +187,8 @@ function uploader(options) {
 
   /** @param {(typeof queue)[number]} segment */
   const send = async (segment) => {
-    const r = segment.resolution;
-    if (!checked.has(r.resolution)) {
-      await checkSegment(options.binaries, segment.file, r, job.plan.audio, controller.signal);
-      checked.add(r.resolution);
-    }
-    await client.putSegment(r.resolution, segment.index, segment.file);
+    await segment.output.check(segment.file, segment.index);
+    await segment.output.put(segment.index, segment.file);
     await rm(segment.file, { force: true });
   };
 
@@ -160,25 +196,25 @@ function uploader(options) {
     signal: controller.signal,
     fail,
     /**
-     * Reads every rendition's segment list and queues what is new.
-     * @param {PlannedRendition[]} renditions
+     * Reads every output's segment list and queues what is new.
+     * @param {SegmentOutput[]} outputs
      */
-    async scan(renditions) {
-      for (const r of renditions) {
-        const list = await readFile(join(dir, `${r.resolution}.csv`), "utf8").catch(() => "");
+    async scan(outputs) {
+      for (const output of outputs) {
+        const list = await readFile(output.list, "utf8").catch(() => "");
         // Whole lines only: the last may still be being written.
         const lines = list.split("\n").slice(0, -1);
         for (const line of lines) {
           const name = line.split(",")[0] ?? "";
           const index = segmentIndex(name);
-          const key = `${r.resolution}/${index}`;
+          const key = `${output.name}/${index}`;
           if (index === null || listed.has(key)) continue;
           if (index < job.from || index >= job.to) {
-            fail(new OutputInvalid(`ffmpeg made ${r.resolution}/${name}, outside the run`));
+            fail(new OutputInvalid(`ffmpeg made ${output.name}/${name}, outside the run`));
             return;
           }
           listed.add(key);
-          queue.push({ resolution: r, index, file: join(dir, r.resolution, name) });
+          queue.push({ output, index, file: join(output.folder, name) });
         }
       }
       pump();
@@ -188,12 +224,12 @@ function uploader(options) {
       if (!settled()) await new Promise((resolve) => idle.push(() => resolve(undefined)));
       if (failure !== null) throw failure;
     },
-    /** @param {PlannedRendition[]} renditions */
-    missing(renditions) {
+    /** @param {SegmentOutput[]} outputs */
+    missing(outputs) {
       const gaps = [];
-      for (const r of renditions) {
+      for (const output of outputs) {
         for (let index = job.from; index < job.to; index++) {
-          if (!listed.has(`${r.resolution}/${index}`)) gaps.push(`${r.resolution}/${index}`);
+          if (!listed.has(`${output.name}/${index}`)) gaps.push(`${output.name}/${index}`);
         }
       }
       return gaps;

@@ -13,6 +13,7 @@ import { pathToFileURL } from "node:url";
 import { MAX_MESSAGE_BYTES, PRIORITIES, PROTOCOL_VERSION, ProtocolError, parseJob } from "../media-plan/protocol.mjs";
 import { describeBinaries, resolveBinaries } from "./binaries.mjs";
 import { RunningJob } from "./job.mjs";
+import { describeSpeech, INSTALL_SPEECH, locateSpeech } from "./speech.mjs";
 import { background } from "./yielding.mjs";
 
 /** @typedef {import("./job.mjs").JobDeps} JobDeps */
@@ -163,6 +164,7 @@ export function createEncoderServer(deps) {
         capacity: deps.capacity,
         ffmpeg: deps.binaries.ffmpeg.version,
         ffprobe: deps.binaries.ffprobe.version,
+        speech: describeSpeech(deps.speech),
       });
       return;
     }
@@ -258,8 +260,15 @@ async function main() {
   const cores = availableParallelism();
   const binaries = await resolveBinaries(env);
   log(`using ${describeBinaries(binaries)}`);
+  const speech = locateSpeech(env);
+  log(
+    speech
+      ? `speech: pocketsphinx at ${speech.program} (${speech.languages.join(", ")})`
+      : `speech: none (generated captions need Workers AI, or this engine: ${INSTALL_SPEECH})`,
+  );
   const encoder = createEncoderServer({
     binaries,
+    speech,
     tempRoot: env.ENCODER_TMPDIR || tmpdir(),
     // Decoder, filter and each x264 encoder get this many threads: enough for the machine, and a
     // bound on the frames in flight (an 8K source's frames are 50 MB each).

@@ -27,6 +27,15 @@ export const ALLOWED_FORMATS = /** @type {const} */ ([
   "dv",
 ]);
 
+/**
+ * The demuxers an added audio track's file may be read with (docs/audio-tracks.md): every one a
+ * video may, and the audio-only files that hold one stream with its own timing in one file (MP3,
+ * WAV, FLAC). Still no playlist, and no raw ADTS AAC (no timestamps to seek by).
+ */
+export const TRACK_FORMATS = /** @type {const} */ ([...ALLOWED_FORMATS, "mp3", "wav", "flac"]);
+
+/** @typedef {readonly string[]} Formats */
+
 /** Protocols a source may be read over: the Worker's callback URL, and nothing local. */
 const NETWORK_PROTOCOLS = "http,https,tcp,tls";
 
@@ -37,28 +46,29 @@ const READ_TIMEOUT_US = 30_000_000;
 
 /**
  * The demuxer ffprobe names for a format: the first of its names ("mov,mp4,m4a,3gp,3g2,mj2" is
- * read by the "mov" demuxer), or null when it is not an allowed one.
+ * read by the "mov" demuxer), or null when it is not one of `allowed` (a video's, by default).
  * @param {string} formatName
+ * @param {Formats} [allowed]
  */
-export function allowedDemuxer(formatName) {
+export function allowedDemuxer(formatName, allowed = ALLOWED_FORMATS) {
   const names = formatName.split(",");
-  const allowed = /** @type {readonly string[]} */ (ALLOWED_FORMATS);
   return names.some((name) => allowed.includes(name)) ? (names[0] ?? null) : null;
 }
 
 /**
  * The input options and the input itself for one run of ffprobe or ffmpeg: `format`, once known,
- * pins the demuxer.
+ * pins the demuxer; none but `allowed` (a video's, by default) may read it.
  * @param {SourceInput} source
  * @param {string | null} format
+ * @param {Formats} [allowed]
  * @returns {string[]}
  */
-export function sourceInput(source, format) {
+export function sourceInput(source, format, allowed = ALLOWED_FORMATS) {
   return [
     "-protocol_whitelist",
     NETWORK_PROTOCOLS,
     "-format_whitelist",
-    ALLOWED_FORMATS.join(","),
+    allowed.join(","),
     ...(format ? ["-f", format] : []),
     "-rw_timeout",
     String(READ_TIMEOUT_US),

@@ -61,7 +61,9 @@ const STANDARD_RATES = /** @type {const} */ ([
 /** @typedef {import("./ladder.mjs").Rendition} Rendition */
 /** @typedef {{ num: number, den: number }} Rate */
 /**
- * What the encoder learnt of a source (its probe job's result).
+ * What the encoder learnt of a source (its probe job's result). `audioLanguage` is the language
+ * tag its audio stream carries, as the file writes it (ISO 639-2, `eng`), null when it carries
+ * none or `und`; an encoder from before it leaves it out.
  * @typedef {{
  *   format: string,
  *   duration: number,
@@ -72,6 +74,7 @@ const STANDARD_RATES = /** @type {const} */ ([
  *   videoStream: number,
  *   audioStream: number | null,
  *   interlaced: boolean,
+ *   audioLanguage?: string | null,
  * }} Probe
  */
 /** @typedef {{ position: import("./settings.mjs").Position, opacity: number }} Watermark */
@@ -186,6 +189,9 @@ export function maxrateKbps(shortSide, rate) {
   return rate.num / rate.den > 31 ? Math.round(base * 1.5) : base;
 }
 
+/** What MPEG-TS packaging adds to a stream's rate (PES and TS headers), about 10%. */
+const TS_PACKAGING = 1.1;
+
 /**
  * The BANDWIDTH of a rendition: the highest rate a segment can reach. The encoder's buffer holds
  * two seconds at the peak rate, so a segment of `seconds` carries at most (seconds + 2) × peak;
@@ -194,7 +200,15 @@ export function maxrateKbps(shortSide, rate) {
  */
 export function bandwidth(kbps, seconds, audio) {
   const video = (kbps * 1000 * (seconds + 2)) / seconds;
-  return Math.ceil((video + (audio ? AUDIO_BITRATE : 0)) * 1.1);
+  return Math.ceil((video + (audio ? AUDIO_BITRATE : 0)) * TS_PACKAGING);
+}
+
+/**
+ * The highest rate an audio-only rendition's segments reach (an added audio track, which a variant
+ * plays beside its own segments): the AAC and its MPEG-TS packaging.
+ */
+export function audioBandwidth() {
+  return Math.ceil(AUDIO_BITRATE * TS_PACKAGING);
 }
 
 /** The CODECS value (RFC 6381): H.264 High at `level`, and AAC-LC when there is audio. @param {number} level @param {boolean} audio */
@@ -324,13 +338,30 @@ export function firstAudioPacket(plan, index) {
   if (index <= 0) return 0;
   if (index >= segmentCount(plan)) return audioPackets(plan);
   const delay = plan.bFrames ? B_FRAME_DELAY : 0;
-  const cut = frameTime(plan, segmentFrames(plan, index).first - delay);
-  return Math.ceil((cut * AUDIO_RATE) / AUDIO_FRAME - 1e-9);
+  return packetFrom(plan, segmentFrames(plan, index).first - delay);
+}
+
+/**
+ * The first audio packet of segment `index` of an added audio track (an audio-only rendition, see
+ * docs/audio-tracks.md): the first packet of the same grid at or after the segment's first frame.
+ * With no video in it there is no decode delay to follow, so each segment lasts its video segment's
+ * duration to within one packet (21 ms), and lies at the same instants of the same timeline.
+ * @param {Plan} plan @param {number} index
+ */
+export function trackAudioPacket(plan, index) {
+  if (index <= 0) return 0;
+  if (index >= segmentCount(plan)) return audioPackets(plan);
+  return packetFrom(plan, segmentFrames(plan, index).first);
+}
+
+/** The first packet of the AAC grid at or after output frame `frame`. @param {Plan} plan @param {number} frame */
+function packetFrom(plan, frame) {
+  return Math.ceil((frameTime(plan, frame) * AUDIO_RATE) / AUDIO_FRAME - 1e-9);
 }
 
 /** Audio packets in all: the grid up to the video's end. @param {Plan} plan */
 export function audioPackets(plan) {
-  return Math.ceil((frameTime(plan, plan.frames) * AUDIO_RATE) / AUDIO_FRAME - 1e-9);
+  return packetFrom(plan, plan.frames);
 }
 
 /**

@@ -10,7 +10,19 @@ import { MAX_DURATION_SECONDS, MAX_SIDE } from "./plan.mjs";
 import { POSITIONS, RESOLUTIONS } from "./settings.mjs";
 
 export const PROTOCOL_VERSION = /** @type {const} */ (2);
-export const JOB_KINDS = /** @type {const} */ (["probe", "segments", "still", "tiles", "storyboard", "mp4", "m4a"]);
+export const JOB_KINDS = /** @type {const} */ ([
+  "probe",
+  "segments",
+  "still",
+  "tiles",
+  "storyboard",
+  "mp4",
+  "m4a",
+  "speech",
+  "audio",
+]);
+/** Who hears a speech job's audio: the encoder's own engine, or the Worker it sends the audio to. */
+export const RECOGNIZERS = /** @type {const} */ (["encoder", "worker"]);
 export const PRIORITIES = /** @type {const} */ (["interactive", "background"]);
 export const FAILURE_CODES = /** @type {const} */ (["invalid_source", "encoding_failed", "interrupted"]);
 export { POSITIONS, RESOLUTIONS };
@@ -43,7 +55,20 @@ export { POSITIONS, RESOLUTIONS };
  */
 /** @typedef {FileJob & { kind: "mp4" }} Mp4Job */
 /** @typedef {FileJob & { kind: "m4a" }} M4aJob */
-/** @typedef {ProbeJob | SegmentsJob | StillJob | TilesJob | StoryboardJob | Mp4Job | M4aJob} Job */
+/** @typedef {(typeof RECOGNIZERS)[number]} Recognizer */
+/**
+ * Hear the words said in seconds `from` to `to` of the video (a chunk of at most MAX_SPEECH_SECONDS),
+ * in `language` (the engine's code).
+ * @typedef {JobBase & { kind: "speech", plan: Plan, language: string, from: number, to: number, recognizer: Recognizer }} SpeechJob
+ */
+/**
+ * Make segments `from` to `to` (exclusive) of an added audio track: the first audio stream of the
+ * job's source (the track's own file, not the video's), cut at the plan's segments as audio-only
+ * MPEG-TS (docs/audio-tracks.md).
+ * @typedef {JobBase & { kind: "audio", plan: Plan, from: number, to: number }} AudioJob
+ */
+/** @typedef {ProbeJob | SegmentsJob | StillJob | TilesJob | StoryboardJob | Mp4Job | M4aJob | SpeechJob | AudioJob} Job */
+/** A word heard, its times in seconds of the video. @typedef {{ text: string, start: number, end: number }} Word */
 /** @typedef {{ version: 2, jobId: string, progress: number }} Heartbeat */
 /** @typedef {{ partNumber: number, etag: string }} Part */
 /**
@@ -56,7 +81,7 @@ export { POSITIONS, RESOLUTIONS };
  * time line starts (`origin`: the earliest timestamp of the first part's segments, 90 kHz), and
  * the part's ETag (null when the first part only measured its segments).
  * @typedef {{ to: number, fragments: Fragment[], origin: number, etag: string | null }} FilePart
- * @typedef {{ version: 2, jobId: string, status: "done", probe?: Probe, mp4?: FilePart, m4a?: FilePart }} DoneResult
+ * @typedef {{ version: 2, jobId: string, status: "done", probe?: Probe, mp4?: FilePart, m4a?: FilePart, speech?: { words: Word[] } }} DoneResult
  */
 /** @typedef {{ version: 2, jobId: string, status: "failed", code: FailureCode, message: string }} FailedResult */
 /** @typedef {DoneResult | FailedResult} Result */
@@ -83,6 +108,11 @@ const MAX_SEGMENTS = 100_000;
 /** R2's most parts in one upload. */
 export const MAX_PARTS = 10_000;
 const MAX_TILES = 1000;
+/** The longest span one speech job hears: a few seconds of work, and Whisper's own window. */
+export const MAX_SPEECH_SECONDS = 30;
+/** The most words one speech job reports (a fast talker says about 200 a minute). */
+export const MAX_WORDS = 2_000;
+const LANGUAGE = /^[a-z]{2,3}$/;
 
 /**
  * The object at `path` with exactly the keys of `shape` (each checked by its function), none other.
@@ -331,9 +361,7 @@ export function parseJob(value) {
           }),
         })
       );
-      if (job.to <= job.from || job.to > Math.ceil(job.plan.frames / job.plan.framesPerSegment)) {
-        throw new ProtocolError("to", "must be after from and within the plan's segments");
-      }
+      checkSpan(job);
       for (const [i, label] of job.renditions.entries()) {
         if (!job.plan.renditions.some((r) => r.resolution === label)) {
           throw new ProtocolError(`renditions.${i}`, "must be one of the plan's renditions");
@@ -391,9 +419,45 @@ export function parseJob(value) {
       }
       return /** @type {Mp4Job | M4aJob} */ (job);
     }
+    case "speech": {
+      const job = /** @type {SpeechJob} */ (
+        object(value, "", {
+          ...base,
+          plan: parsePlan,
+          language: matching(LANGUAGE, "a language code such as en"),
+          from: seconds,
+          to: seconds,
+          recognizer: oneOf(RECOGNIZERS),
+        })
+      );
+      if (job.to <= job.from || job.to - job.from > MAX_SPEECH_SECONDS || job.to > job.plan.duration + 1e-6) {
+        throw new ProtocolError("to", `must be after from, at most ${MAX_SPEECH_SECONDS} s later, within the video`);
+      }
+      if (!job.plan.audio) throw new ProtocolError("plan.audio", "must be true: a silent video has no speech");
+      return job;
+    }
+    case "audio": {
+      const job = /** @type {AudioJob} */ (
+        object(value, "", { ...base, plan: parsePlan, from: integer(0, MAX_SEGMENTS), to: integer(1, MAX_SEGMENTS) })
+      );
+      return checkSpan(job);
+    }
     default:
       throw new ProtocolError("kind", `must be one of ${JOB_KINDS.join(", ")}`);
   }
+}
+
+/**
+ * A job of segments `from` to `to` (exclusive), checked to be segments of its plan.
+ * @template {SegmentsJob | AudioJob} J
+ * @param {J} job
+ * @returns {J}
+ */
+function checkSpan(job) {
+  if (job.to <= job.from || job.to > Math.ceil(job.plan.frames / job.plan.framesPerSegment)) {
+    throw new ProtocolError("to", "must be after from and within the plan's segments");
+  }
+  return job;
 }
 
 /**
@@ -416,6 +480,7 @@ function probeFacts(value, path) {
     videoStream: integer(0, 1000),
     audioStream: nullable(integer(0, 1000)),
     interlaced: boolean,
+    audioLanguage: withDefault(nullable(matching(LANGUAGE, "a language code such as eng")), null),
   });
 }
 
@@ -440,7 +505,27 @@ export function parseResult(value) {
   if ("probe" in record) return object(value, "", { ...shape, probe: probeFacts });
   if ("mp4" in record) return object(value, "", { ...shape, mp4: filePart });
   if ("m4a" in record) return object(value, "", { ...shape, m4a: filePart });
+  if ("speech" in record) return object(value, "", { ...shape, speech: (v, p) => object(v, p, { words: parseWords }) });
   return object(value, "", shape);
+}
+
+/**
+ * Words heard, in order of their start: a speech job's result, and the Worker's answer to the audio
+ * a job sends it (`PUT speech`).
+ * @param {unknown} value @param {string} [path] @returns {Word[]}
+ */
+export function parseWords(value, path = "words") {
+  const words = array((item, at) => object(item, at, { text: text(1, 100), start: seconds, end: seconds }), {
+    min: 0,
+    max: MAX_WORDS,
+  })(value, path);
+  for (const [i, word] of words.entries()) {
+    if (word.end < word.start) throw new ProtocolError(`${path}.${i}.end`, "must not be before start");
+    if (i > 0 && word.start < /** @type {Word} */ (words[i - 1]).start) {
+      throw new ProtocolError(`${path}.${i}.start`, "must not be before the word before it");
+    }
+  }
+  return words;
 }
 
 /**

@@ -4,7 +4,7 @@
 // playing and at each rendition change or error, `end` when the page goes away (sendBeacon).
 // Totals only (watch time, rebuffering so far), so a beacon sent twice or late counts once.
 
-const HEARTBEAT_MS = 10_000;
+import { HEARTBEAT_MS } from "../src/analytics/heartbeat";
 
 type BeaconEvent = "start" | "heartbeat" | "end";
 
@@ -132,6 +132,3 @@ function reportViews(video: HTMLVideoElement, url: string): void {
 const video = document.querySelector<HTMLVideoElement>("video[data-beacons]");
 const url = video?.dataset.beacons;
 if (video && url) reportViews(video, url);
-
-// A module, so that its names stay its own.
-export {};

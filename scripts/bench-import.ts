@@ -7,12 +7,12 @@
 // with the same memory figures: what the local stack (Miniflare's R2 and D1) grows by anyway.
 //   BENCH_IMPORT_MIB changes the size. The bytes are not a video: encoding then fails, unmeasured.
 import { randomBytes } from "node:crypto";
-import { readdirSync, readFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { loadavg } from "node:os";
 import { keyedTenant } from "../test/e2e/client.ts";
 import { startDevServer } from "../test/e2e/server.ts";
+import { workerdMemory } from "./workerd-memory.ts";
 
 const MiB = 1024 * 1024;
 const TOTAL = Number(process.env.BENCH_IMPORT_MIB ?? 1024) * MiB;
@@ -39,24 +39,6 @@ async function startOrigin() {
   return { url: `http://127.0.0.1:${port}/big.mp4`, close: () => server.close() };
 }
 
-/** Resident memory (bytes) of the workerd processes in the dev server's process group, from /proc. */
-function workerdMemory(processGroup: number): number {
-  let total = 0;
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      if (comm !== "workerd" || Number(fields[2]) !== processGroup) continue;
-      total += Number(/^VmRSS:\s+(\d+)\s+kB$/m.exec(readFileSync(`/proc/${entry}/status`, "utf8"))?.[1] ?? 0) * 1024;
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return total;
-}
-
 type Measured = { seconds: number; before: number; peak: number; load: string };
 
 /** Runs `work` on a fresh dev server, sampling workerd's memory every 250 ms until it is done. */
@@ -64,11 +46,11 @@ async function measure(work: (tenant: Awaited<ReturnType<typeof keyedTenant>>) =
   const server = await startDevServer();
   try {
     const tenant = await keyedTenant(server.baseUrl, { name: "bench-import" });
-    const before = workerdMemory(server.processGroup);
+    const before = workerdMemory(server.processGroup).total;
     const load = loadavg()[0]?.toFixed(2) ?? "?";
     let peak = before;
     const sampler = setInterval(() => {
-      peak = Math.max(peak, workerdMemory(server.processGroup));
+      peak = Math.max(peak, workerdMemory(server.processGroup).total);
     }, 250);
     const started = performance.now();
     try {

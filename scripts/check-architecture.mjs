@@ -7,6 +7,8 @@
 import { spawnSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
+import { loadApp } from "./app-in-node.mjs";
+import { missingHomes } from "./docs-homes.mjs";
 import { folderCycles } from "./folder-cycles.mjs";
 import { checkModeScoping, MODE_TABLES } from "./mode-scoping.mjs";
 
@@ -62,4 +64,26 @@ const allModes = checks.flatMap((check) => check.allModes).length;
 console.log(
   `✔ every statement on ${MODE_TABLES.join(", ")} binds a mode: ${scoped} query functions bind their tenant's, ` +
     `${allModes} act for every mode and say why`,
+);
+
+// The map of the code (docs/architecture.md) names every folder of src/ and every path served.
+const { createApp } = await loadApp();
+const served = createApp()
+  .routes.filter((route) => route.method !== "ALL" && route.method !== "OPTIONS")
+  .map((route) => route.path);
+const entries = readdirSync("src", { withFileTypes: true }).map(
+  (entry) => `${entry.name}${entry.isDirectory() ? "/" : ""}`,
+);
+const missing = missingHomes(readFileSync("docs/architecture.md", "utf8"), { entries, paths: served });
+if (missing.folders.length > 0 || missing.routes.length > 0) {
+  if (missing.folders.length > 0) {
+    console.error(`docs/architecture.md does not name: ${missing.folders.map((entry) => `src/${entry}`).join(", ")}`);
+  }
+  if (missing.routes.length > 0) {
+    console.error(`docs/architecture.md's route table does not list: ${missing.routes.join(", ")}`);
+  }
+  process.exit(1);
+}
+console.log(
+  `✔ docs/architecture.md names every folder of src/ (${entries.length}) and every path served (${new Set(served).size})`,
 );

@@ -99,6 +99,11 @@ const encoderVars = [
   ["ENCODER_INTERACTIVE_SLOTS", interactiveSlots],
   ["ENCODER_VIDEO_SLOTS", slots],
 ].flatMap(([name, value]) => ["--var", `${name}:${value}`]);
+// --local: no binding reaches Cloudflare. wrangler reaches the AI binding only with an account; without
+// this flag, offline, it fails to start ("Failed to start the remote proxy session"). With it the
+// binding is there but cannot run, and SPEECH_ENGINE=encoder (.dev.vars) hears speech instead
+// (docs/generated-captions.md). `--remote` (the whole Worker on Cloudflare) is left as asked.
+if (!args.includes("--remote") && !args.includes("-r")) defaults.push("--local");
 const dev = spawn("wrangler", ["dev", ...defaults, ...encoderVars, ...args], {
   stdio: "inherit",
   env: { WRANGLER_SEND_METRICS: "false", ...process.env },

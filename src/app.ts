@@ -2,8 +2,10 @@ import { adminRoutes } from "./admin/routes";
 import { beaconRoutes } from "./analytics/beacon-routes";
 import { analyticsRoutes } from "./analytics/routes";
 import { apiKeyRoutes } from "./api-keys/routes";
+import { audioTrackRoutes } from "./audio-tracks/routes";
 import { authRoutes } from "./auth/routes";
 import { captionRoutes } from "./captions/routes";
+import { chapterRoutes } from "./chapters/routes";
 import { dashboardRoutes } from "./dashboard/routes";
 import { callbackRoutes } from "./encoding/pipeline/callback-routes";
 import { encodingRoutes } from "./encoding/routes";
@@ -39,6 +41,8 @@ export function createApp() {
     directUploadRoutes,
     thumbnailRoutes,
     captionRoutes,
+    chapterRoutes,
+    audioTrackRoutes,
     webhookRoutes,
     analyticsRoutes,
   ]) {

@@ -1,6 +1,13 @@
 import { z } from "zod";
 import { type RotatingSecret, SECRETS } from "./lib/secrets";
 
+/**
+ * Which engine hears the speech of generated captions (docs/generated-captions.md): Workers AI's
+ * Whisper through the `AI` binding, or the encoder's own engine (local development, no account).
+ */
+export const SPEECH_ENGINES = ["workers-ai", "encoder"] as const;
+export type SpeechEngineName = (typeof SPEECH_ENGINES)[number];
+
 const EnvSchema = z.object({
   ENVIRONMENT: z.string().optional(),
   ADMIN_TOKEN: z.string().optional(),
@@ -24,6 +31,11 @@ const EnvSchema = z.object({
   ENCODER_SLOTS: z.string().optional(),
   ENCODER_INTERACTIVE_SLOTS: z.string().optional(),
   ENCODER_VIDEO_SLOTS: z.string().optional(),
+  SPEECH_ENGINE: z.preprocess(
+    (value) => (typeof value === "string" && value.trim() !== "" ? value.trim() : undefined),
+    z.enum(SPEECH_ENGINES).optional(),
+  ),
+  IMPORT_PACE_WINDOW_SECONDS: z.string().optional(),
 });
 
 export type Config = {
@@ -56,6 +68,13 @@ export type Config = {
   encoderPool: { interactive: number; background: number; perVideo: number };
   /** The origin the encoder calls back: ENCODER_CALLBACK_URL, else PUBLIC_BASE_URL; null when neither is set. */
   callbackOrigin: string | null;
+  /** SPEECH_ENGINE: who hears the speech of generated captions (unset: Workers AI). */
+  speechEngine: SpeechEngineName;
+  /**
+   * The window of an import's pace in development (IMPORT_PACE_WINDOW_SECONDS), so the end-to-end
+   * tests see an import end by its clock in seconds; null (the 60 s of docs/imports.md) elsewhere.
+   */
+  importPaceWindowMs: number | null;
 };
 
 /** The shortest secret accepted for the operator token and the cursor key. */
@@ -105,7 +124,22 @@ function parseConfig(env: Env): Config {
       perVideo: slotCount("ENCODER_VIDEO_SLOTS", vars.ENCODER_VIDEO_SLOTS),
     },
     callbackOrigin: callback ? originOf("ENCODER_CALLBACK_URL", callback) : publicBaseUrl,
+    speechEngine: vars.SPEECH_ENGINE ?? "workers-ai",
+    importPaceWindowMs: importPaceWindow(vars.IMPORT_PACE_WINDOW_SECONDS, development),
   };
+}
+
+/** IMPORT_PACE_WINDOW_SECONDS: a whole number of seconds from 1 to 60, in development only. */
+function importPaceWindow(value: string | undefined, development: boolean): number | null {
+  if (value === undefined || value.trim() === "") return null;
+  if (!development) {
+    throw new ConfigError("IMPORT_PACE_WINDOW_SECONDS is for development only: elsewhere an import's pace is 60 s");
+  }
+  const seconds = Number(value);
+  if (!Number.isInteger(seconds) || seconds < 1 || seconds > 60) {
+    throw new ConfigError("IMPORT_PACE_WINDOW_SECONDS must be a whole number from 1 to 60");
+  }
+  return seconds * 1000;
 }
 
 /**

@@ -1,15 +1,19 @@
 import { BEACON_DEAD_LETTERS, BEACON_QUEUE, consumeBeacons, consumeDeadBeacons } from "./analytics/queue";
 import { createApp } from "./app";
+import { consumeCaptionMessages, consumeDeadCaptionMessages } from "./captions/generation-queue";
 import { coordinatorOf } from "./encoding/pipeline/coordinator-stub";
-import { consumeDeadEncodes, consumeEncodes, ENCODE_DEAD_LETTERS, ENCODE_QUEUE } from "./encoding/pipeline/queue";
+import { consumeDeadEncodes, consumeEncodes } from "./encoding/pipeline/queue";
 import { consumeDeadImports, consumeImports } from "./imports/consumer";
+import { stopImport } from "./imports/objects";
 import { logError } from "./lib/log";
 import { consumeProjectDeletions, PROJECT_DELETION_QUEUE } from "./projects/deletions";
+import { CAPTIONS_DEAD_LETTERS, CAPTIONS_QUEUE } from "./queues/captions";
+import { ENCODE_DEAD_LETTERS, ENCODE_QUEUE } from "./queues/encodings";
+import { IMPORT_DEAD_LETTERS, IMPORT_QUEUE } from "./queues/imports";
 import { SCHEDULED_TASKS } from "./scheduled";
 import { publishNow } from "./subscribers";
 import { tusUploads } from "./uploads/tus/objects";
 import { consumeDeadDeletions, consumeDeletions, DELETION_DEAD_LETTERS, DELETION_QUEUE } from "./videos/deletion-queue";
-import { IMPORT_DEAD_LETTERS, IMPORT_QUEUE } from "./videos/import-start";
 import {
   consumeDeadLetters,
   consumeDeliveries,
@@ -21,6 +25,7 @@ import { lanesOf } from "./webhooks/lane";
 export { EncoderContainer } from "./encoding/pipeline/container";
 export { VideoEncoding } from "./encoding/pipeline/coordinator";
 export { EncoderPool } from "./encoding/pipeline/pool";
+export { VideoImport } from "./imports/object";
 export { RateLimiter } from "./rate-limit/limiter";
 export { TusUpload } from "./uploads/tus/object";
 export { DeliveryLane } from "./webhooks/lane";
@@ -41,15 +46,18 @@ const CONSUMERS: Record<string, (batch: MessageBatch<unknown>, env: Env) => Prom
         uploads: tusUploads(env.TUS_UPLOADS),
         publish: publishNow(env, db),
         cancelEncoding: (id) => coordinatorOf(env, id).cancel(),
+        stopImport: (id) => stopImport(env, id),
       };
     }),
   [DELETION_DEAD_LETTERS]: (batch) => consumeDeadDeletions(batch),
   [ENCODE_QUEUE]: (batch, env) => consumeEncodes(batch, env),
-  [ENCODE_DEAD_LETTERS]: (batch) => consumeDeadEncodes(batch),
+  [ENCODE_DEAD_LETTERS]: (batch, env) => consumeDeadEncodes(batch, env),
   [IMPORT_QUEUE]: (batch, env) => consumeImports(batch, env),
   [IMPORT_DEAD_LETTERS]: (batch, env) => consumeDeadImports(batch, env),
   [BEACON_QUEUE]: (batch, env) => consumeBeacons(batch, env.DB),
   [BEACON_DEAD_LETTERS]: (batch) => consumeDeadBeacons(batch),
+  [CAPTIONS_QUEUE]: (batch, env) => consumeCaptionMessages(batch, env, publishNow(env)),
+  [CAPTIONS_DEAD_LETTERS]: (batch, env) => consumeDeadCaptionMessages(batch, env, publishNow(env)),
   [PROJECT_DELETION_QUEUE]: (batch, env) =>
     consumeProjectDeletions(batch, {
       db: env.DB,

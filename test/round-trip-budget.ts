@@ -15,6 +15,7 @@ export const ROUND_TRIP_BUDGET = {
   "POST /v1/auth/login": { d1: 2, do: 3, r2: 0, queue: 0 },
   "POST /v1/auth/logout": { d1: 2, do: 0, r2: 0, queue: 0 },
   "GET /v1/account": { d1: 1, do: 0, r2: 0, queue: 0 },
+  "POST /v1/account/password": { d1: 3, do: 2, r2: 0, queue: 0 },
   "GET /v1/admin/accounts": { d1: 1, do: 1, r2: 0, queue: 0 },
   "POST /v1/admin/accounts/{accountId}/approve": { d1: 1, do: 1, r2: 0, queue: 0 },
   "POST /v1/admin/accounts/{accountId}/suspend": { d1: 1, do: 1, r2: 0, queue: 0 },
@@ -55,6 +56,17 @@ export const ROUND_TRIP_BUDGET = {
   "PUT /v1/videos/{id}/captions/{language}": { d1: 2, do: 1, r2: 1, queue: 0 },
   "GET /v1/videos/{id}/captions": { d1: 2, do: 0, r2: 0, queue: 0 },
   "DELETE /v1/videos/{id}/captions/{language}": { d1: 2, do: 0, r2: 1, queue: 0 },
+  "POST /v1/videos/{id}/captions/{language}/generate": { d1: 3, do: 1, r2: 0, queue: 1 },
+  // Chapters: the video's check rides in the statement that writes them (or in the batch that reads them).
+  "PUT /v1/videos/{id}/chapters": { d1: 2, do: 1, r2: 0, queue: 0 },
+  "GET /v1/videos/{id}/chapters": { d1: 2, do: 0, r2: 0, queue: 0 },
+  "DELETE /v1/videos/{id}/chapters": { d1: 2, do: 0, r2: 0, queue: 0 },
+  // Audio tracks: the video and its tracks in one batch (the refusals are decided before the file is
+  // read), the file streamed to R2, the track's row, and the coordinator told. A delete removes the
+  // track's generation by its prefix (one list, one delete) and tells a coordinator still making it.
+  "PUT /v1/videos/{id}/audio-tracks/{language}": { d1: 3, do: 1, r2: 1, queue: 1 },
+  "GET /v1/videos/{id}/audio-tracks": { d1: 2, do: 0, r2: 0, queue: 0 },
+  "DELETE /v1/videos/{id}/audio-tracks/{language}": { d1: 2, do: 0, r2: 2, queue: 1 },
   "POST /v1/projects/{projectId}/webhook-endpoints": { d1: 2, do: 0, r2: 0, queue: 0 },
   "GET /v1/projects/{projectId}/webhook-endpoints": { d1: 2, do: 0, r2: 0, queue: 0 },
   "GET /v1/projects/{projectId}/webhook-endpoints/{id}": { d1: 2, do: 0, r2: 0, queue: 0 },
@@ -88,6 +100,8 @@ export const ROUND_TRIP_BUDGET = {
   "GET /play/{id}/captions/{language}.vtt": { d1: 1, do: 0, r2: 1, queue: 0 },
   "GET /play/{id}/captions/{language}.m3u8": { d1: 1, do: 0, r2: 0, queue: 0 },
   "GET /embed/{id} with captions": { d1: 1, do: 0, r2: 0, queue: 0 },
+  // The chapters come in the same batch too, and their track is made from them: no R2 read.
+  "GET /play/{id}/chapters.vtt": { d1: 1, do: 0, r2: 0, queue: 0 },
   // Analytics (contract section 20): a beacon reads its video's state (as /play/ does), counts itself in its
   // client's rate-limit object and is queued; no D1 write (the queue's consumer folds by the batch).
   // An answer reads the rollups (and the project's top videos) in one batch, beside the video's check.

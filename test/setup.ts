@@ -2,6 +2,7 @@ import { applyD1Migrations } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeEach, vi } from "vitest";
 import { coordinatorOf } from "../src/encoding/pipeline/coordinator-stub";
+import { stopImport } from "../src/imports/objects";
 import { publishNow } from "../src/subscribers";
 import { tusUploads } from "../src/uploads/tus/objects";
 import { type DeletionMessage, finishDeletion } from "../src/videos/deletion-queue";
@@ -22,6 +23,7 @@ beforeEach(() => {
         uploads: tusUploads(env.TUS_UPLOADS),
         publish: publishNow(env),
         cancelEncoding: (id) => coordinatorOf(env, id).cancel(),
+        stopImport: (id) => stopImport(env, id),
       },
       body as DeletionMessage,
     );
@@ -33,4 +35,7 @@ beforeEach(() => {
   // An uploaded video's encode message is kept for the tests that run the encodings queue's
   // handler themselves (test/encoding/pipeline/), never handed to the live consumer.
   vi.spyOn(env.ENCODE_QUEUE, "send").mockResolvedValue(sentMessage);
+  // A generated caption track's messages (what its speech was heard as) are kept likewise for the
+  // tests that run the caption-generations queue's handler themselves (test/captions/generated.test.ts).
+  vi.spyOn(env.CAPTIONS_QUEUE, "send").mockResolvedValue(sentMessage);
 });

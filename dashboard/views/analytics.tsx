@@ -1,9 +1,10 @@
 import { useEffect, useState } from "preact/hooks";
-import { type Analytics, barsOf, labelledIndexes, parseAnalytics, windowOf } from "../analytics";
-import { getJson } from "../api";
+import { type Analytics, barsOf, labelledIndexes, windowOf } from "../analytics";
+import { ApiFailure, api, must } from "../api";
 import { Problem } from "../components";
 import { messageOf } from "../errors";
 import { formatCount, formatMs, formatPercent, formatWatchTime } from "../format";
+import { Table } from "../lists";
 import { useMode } from "../mode";
 import { paths } from "../route";
 
@@ -13,16 +14,24 @@ type Loaded =
   | { state: "error"; message: string }
   | { state: "ok"; data: Analytics };
 
-function useAnalytics(path: string, query: Record<string, string>): Loaded {
+/**
+ * The figures `read` answers, read once for each `key` (what the figures are of: video, project,
+ * mode). The window (`windowOf`, the last 7 days) is taken when they are read, inside `read`: were it
+ * part of the key, every render would name a new window and read them again, which is what the
+ * views did, about 50 times a second.
+ */
+function useAnalytics(read: () => Promise<Analytics>, key: string): Loaded {
   const [loaded, setLoaded] = useState<Loaded>({ state: "loading" });
-  const key = `${path}?${new URLSearchParams(query)}`;
   useEffect(() => {
-    getJson(key)
-      .then(({ status, body }) => {
-        const data = status === 404 ? null : parseAnalytics(body);
-        setLoaded(data ? { state: "ok", data } : { state: "none" });
-      })
-      .catch((failure: unknown) => setLoaded({ state: "error", message: messageOf(failure) }));
+    read()
+      .then((data) => setLoaded({ state: "ok", data }))
+      .catch((failure: unknown) =>
+        setLoaded(
+          failure instanceof ApiFailure && failure.status === 404
+            ? { state: "none" }
+            : { state: "error", message: messageOf(failure) },
+        ),
+      );
   }, [key]);
   return loaded;
 }
@@ -30,11 +39,15 @@ function useAnalytics(path: string, query: Record<string, string>): Loaded {
 /** A video's figures, on its page. */
 export function VideoAnalytics(props: { videoId: string; projectId: string }) {
   const mode = useMode();
-  const loaded = useAnalytics(`/v1/videos/${props.videoId}/analytics`, {
-    projectId: props.projectId,
-    mode,
-    ...windowOf(new Date()),
-  });
+  const loaded = useAnalytics(
+    () =>
+      must(
+        api.GET("/v1/videos/{id}/analytics", {
+          params: { path: { id: props.videoId }, query: { projectId: props.projectId, mode, ...windowOf(new Date()) } },
+        }),
+      ),
+    `${props.videoId} ${props.projectId} ${mode}`,
+  );
   return (
     <section class="card">
       <h2>Analytics</h2>
@@ -46,7 +59,13 @@ export function VideoAnalytics(props: { videoId: string; projectId: string }) {
 /** The project's figures and its top videos. */
 export function AnalyticsView(props: { projectId: string }) {
   const mode = useMode();
-  const loaded = useAnalytics("/v1/analytics", { projectId: props.projectId, mode, ...windowOf(new Date()) });
+  const loaded = useAnalytics(
+    () =>
+      must(
+        api.GET("/v1/analytics", { params: { query: { projectId: props.projectId, mode, ...windowOf(new Date()) } } }),
+      ),
+    `${props.projectId} ${mode}`,
+  );
   return (
     <>
       <h1>Analytics</h1>
@@ -55,26 +74,22 @@ export function AnalyticsView(props: { projectId: string }) {
       {loaded.state === "ok" && loaded.data.topVideos && loaded.data.topVideos.length > 0 && (
         <section class="card">
           <h2>Top videos</h2>
-          <table class="simple">
-            <thead>
-              <tr>
-                <th scope="col">Video</th>
-                <th scope="col">Views</th>
-                <th scope="col">Watch time</th>
-              </tr>
-            </thead>
-            <tbody>
-              {loaded.data.topVideos.map((video) => (
-                <tr key={video.videoId}>
-                  <td>
-                    <a href={paths.video(props.projectId, video.videoId)}>{video.title ?? video.videoId}</a>
-                  </td>
-                  <td>{formatCount(video.views)}</td>
-                  <td>{formatWatchTime(video.watchTimeSeconds)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <Table
+            class="simple"
+            cellLabels={false}
+            rows={loaded.data.topVideos}
+            rowKey={(video) => video.videoId}
+            columns={[
+              {
+                heading: "Video",
+                cell: (video) => (
+                  <a href={paths.video(props.projectId, video.videoId)}>{video.title ?? video.videoId}</a>
+                ),
+              },
+              { heading: "Views", cell: (video) => formatCount(video.views) },
+              { heading: "Watch time", cell: (video) => formatWatchTime(video.watchTimeSeconds) },
+            ]}
+          />
         </section>
       )}
     </>

@@ -1,6 +1,6 @@
 import { useState } from "preact/hooks";
 import { type Account, api, must } from "../api";
-import { Field, Problem } from "../components";
+import { Field, Form, Problem } from "../components";
 import { type FormProblems, NO_PROBLEMS, problemsOf } from "../errors";
 
 /** Signed out: one form for both, `Sign up` and `Log in` (contract section 18). */
@@ -35,13 +35,7 @@ export function AuthView(props: { onSignedIn: () => void }) {
   return (
     <main class="narrow">
       <h1>Video dashboard</h1>
-      <form
-        noValidate
-        onSubmit={(event) => {
-          event.preventDefault();
-          void act("login");
-        }}
-      >
+      <Form onSubmit={() => act("login")}>
         <Field
           label="Email"
           type="email"
@@ -73,7 +67,7 @@ export function AuthView(props: { onSignedIn: () => void }) {
             Sign up
           </button>
         </div>
-      </form>
+      </Form>
       <p class="hint">
         Operators: <a href="/dashboard/operator">operator view</a>. API reference: <a href="/docs">/docs</a>.
       </p>

@@ -1,6 +1,6 @@
 import { useState } from "preact/hooks";
-import type { Visibility } from "../api";
 import { ConfirmDialog, Problem } from "../components";
+import { VISIBILITIES, type Visibility } from "../enums";
 import type { BulkOutcome } from "../video-list";
 
 /** The bulk actions on the selected rows, and each item's result (contract sections 6 and 18). */
@@ -19,15 +19,11 @@ export function BulkBar(props: {
         <button type="button" class="danger" disabled={none} onClick={() => setConfirming(true)}>
           Delete selected
         </button>
-        <button type="button" disabled={none} onClick={() => props.onAction("public")}>
-          Make public
-        </button>
-        <button type="button" disabled={none} onClick={() => props.onAction("unlisted")}>
-          Make unlisted
-        </button>
-        <button type="button" disabled={none} onClick={() => props.onAction("private")}>
-          Make private
-        </button>
+        {VISIBILITIES.map((visibility) => (
+          <button key={visibility} type="button" disabled={none} onClick={() => props.onAction(visibility)}>
+            Make {visibility}
+          </button>
+        ))}
       </div>
       <ConfirmDialog
         open={confirming}

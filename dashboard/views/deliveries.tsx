@@ -1,21 +1,20 @@
 import { useCallback, useEffect, useState } from "preact/hooks";
 import { api, type Delivery, must, type WebhookEndpoint } from "../api";
-import { Problem } from "../components";
+import { Problem, SelectField } from "../components";
+import { DELIVERY_STATES, type DeliveryState, EVENT_TYPES, type EventType } from "../enums";
 import { messageOf } from "../errors";
 import { formatMs, formatTime } from "../format";
+import { Pager, Table } from "../lists";
 import { useMode } from "../mode";
 import { paths } from "../route";
 import { PageCursor } from "../video-list";
-import { EVENT_TYPES } from "./webhooks";
-
-type State = Delivery["state"];
 
 /** An endpoint's delivery attempts (contract section 10): filters by state and event type, `Next page`, `Retry`. */
 export function DeliveriesView(props: { projectId: string; endpointId: string }) {
   const mode = useMode();
   const [endpoint, setEndpoint] = useState<WebhookEndpoint | null>(null);
-  const [state, setState] = useState<State | "">("");
-  const [eventType, setEventType] = useState("");
+  const [state, setState] = useState<DeliveryState | "">("");
+  const [eventType, setEventType] = useState<EventType | "">("");
   const [pages, setPages] = useState(() => new PageCursor());
   const [attempts, setAttempts] = useState<Delivery[] | null>(null);
   const [next, setNext] = useState<string | null>(null);
@@ -76,95 +75,65 @@ export function DeliveriesView(props: { projectId: string; endpointId: string })
       <h1>Deliveries</h1>
       {endpoint && <p class="url">{endpoint.url}</p>}
       <div class="toolbar">
-        <label>
-          State{" "}
-          <select
-            value={state}
-            onChange={(event) => {
-              setState(event.currentTarget.value as State | "");
-              setPages(new PageCursor());
-            }}
-          >
-            <option value="">All states</option>
-            <option value="pending">pending</option>
-            <option value="succeeded">succeeded</option>
-            <option value="failed">failed</option>
-          </select>
-        </label>
-        <label>
-          Event type{" "}
-          <select
-            value={eventType}
-            onChange={(event) => {
-              setEventType(event.currentTarget.value);
-              setPages(new PageCursor());
-            }}
-          >
-            <option value="">All event types</option>
-            {EVENT_TYPES.map((type) => (
-              <option key={type} value={type}>
-                {type}
-              </option>
-            ))}
-          </select>
-        </label>
+        <SelectField
+          inline
+          label="State"
+          value={state}
+          options={[["", "All states"], ...DELIVERY_STATES]}
+          onChange={(value) => {
+            setState(value);
+            setPages(new PageCursor());
+          }}
+        />
+        <SelectField
+          inline
+          label="Event type"
+          value={eventType}
+          options={[["", "All event types"], ...EVENT_TYPES]}
+          onChange={(value) => {
+            setEventType(value);
+            setPages(new PageCursor());
+          }}
+        />
         <button type="button" onClick={() => void load()}>
           Refresh
         </button>
       </div>
       <Problem message={error} />
       {notice && <p role="status">{notice}</p>}
-      {attempts === null ? (
-        <p>Loading…</p>
-      ) : attempts.length === 0 ? (
-        <p>No deliveries{state || eventType ? " match these filters" : " yet"}.</p>
-      ) : (
-        <table class="simple deliveries">
-          <thead>
-            <tr>
-              <th scope="col">Event type</th>
-              <th scope="col">State</th>
-              <th scope="col">Attempt</th>
-              <th scope="col">Response status</th>
-              <th scope="col">Duration</th>
-              <th scope="col">Time</th>
-              <th scope="col">
-                <span class="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {attempts.map((attempt) => (
-              <tr key={attempt.id}>
-                <td data-label="Event type">{attempt.eventType}</td>
-                <td data-label="State">
-                  {attempt.state}
-                  {attempt.error && ` (${attempt.error})`}
-                </td>
-                <td data-label="Attempt">{attempt.attempt}</td>
-                <td data-label="Response status">{attempt.responseStatus ?? "–"}</td>
-                <td data-label="Duration">{formatMs(attempt.durationMs)}</td>
-                <td data-label="Time">{formatTime(attempt.createdAt)}</td>
-                <td>
-                  {attempt.state === "failed" && (
-                    <button type="button" onClick={() => retry(attempt)}>
-                      Retry
-                    </button>
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
-      <div class="pager">
-        <button type="button" disabled={!pages.canGoBack} onClick={() => setPages(pages.back())}>
-          Previous page
-        </button>
-        <button type="button" disabled={!next} onClick={() => next && setPages(pages.forward(next))}>
-          Next page
-        </button>
-      </div>
+      <Table
+        class="simple deliveries"
+        rows={attempts}
+        rowKey={(attempt) => attempt.id}
+        empty={<p>No deliveries{state || eventType ? " match these filters" : " yet"}.</p>}
+        columns={[
+          { heading: "Event type", cell: (attempt) => attempt.eventType },
+          {
+            heading: "State",
+            cell: (attempt) => (
+              <>
+                {attempt.state}
+                {attempt.error && ` (${attempt.error})`}
+              </>
+            ),
+          },
+          { heading: "Attempt", cell: (attempt) => attempt.attempt },
+          { heading: "Response status", cell: (attempt) => attempt.responseStatus ?? "–" },
+          { heading: "Duration", cell: (attempt) => formatMs(attempt.durationMs) },
+          { heading: "Time", cell: (attempt) => formatTime(attempt.createdAt) },
+          {
+            heading: "Actions",
+            hidden: true,
+            cell: (attempt) =>
+              attempt.state === "failed" && (
+                <button type="button" onClick={() => retry(attempt)}>
+                  Retry
+                </button>
+              ),
+          },
+        ]}
+      />
+      <Pager pages={pages} next={next} onChange={setPages} />
     </>
   );
 }

@@ -1,13 +1,14 @@
 import { useState } from "preact/hooks";
 import { api, must } from "../api";
-import { Field, Problem } from "../components";
+import { Field, Form, Problem } from "../components";
 import { type FormProblems, NO_PROBLEMS, problemsOf } from "../errors";
+import type { Scope } from "../mode";
 
 /**
  * Import a video from a URL (contract section 19, `sourceUrl`): the service fetches the file itself;
  * the new video shows in the list as `importing`, then goes on as an upload does.
  */
-export function ImportFromUrl(props: { projectId: string; mode: "live" | "test"; onImported: () => void }) {
+export function ImportFromUrl(props: { scope: Scope; onImported: () => void }) {
   const [url, setUrl] = useState("");
   const [problems, setProblems] = useState<FormProblems>(NO_PROBLEMS);
   const [started, setStarted] = useState<string | null>(null);
@@ -18,7 +19,7 @@ export function ImportFromUrl(props: { projectId: string; mode: "live" | "test";
       const title = decodeURIComponent(new URL(url).pathname.split("/").pop() ?? "").replace(/\.[^.]*$/, "");
       const made = await must(
         api.POST("/v1/videos", {
-          params: { query: { projectId: props.projectId, mode: props.mode } },
+          params: { query: props.scope },
           body: { sourceUrl: url, ...(title ? { title } : {}) },
         }),
       );
@@ -34,14 +35,7 @@ export function ImportFromUrl(props: { projectId: string; mode: "live" | "test";
     }
   };
   return (
-    <form
-      class="card import"
-      noValidate
-      onSubmit={(event) => {
-        event.preventDefault();
-        void submit();
-      }}
-    >
+    <Form class="card import" onSubmit={submit}>
       <Field
         label="Video URL"
         name="sourceUrl"
@@ -55,6 +49,6 @@ export function ImportFromUrl(props: { projectId: string; mode: "live" | "test";
       <button type="submit">Import</button>
       <Problem message={problems.form} />
       {started && <p role="status">{started}</p>}
-    </form>
+    </Form>
   );
 }

@@ -1,11 +1,11 @@
 import { useCallback, useEffect, useState } from "preact/hooks";
 import { type ApiKey, api, must } from "../api";
-import { ConfirmDialog, CopyField, Field, Problem } from "../components";
+import { CheckboxGroup, ConfirmDialog, CopyField, CreationForm, Field, Problem } from "../components";
+import { KEY_SCOPES, type KeyScope, MODES, type Mode } from "../enums";
 import { type FormProblems, messageOf, NO_PROBLEMS, problemsOf } from "../errors";
 import { formatTime } from "../format";
+import { Table } from "../lists";
 import { useMode } from "../mode";
-
-type Scope = "read" | "write";
 
 /** `API keys` (contract section 4): the list, `Create API key` with the new key shown once, `Revoke`. */
 export function KeysView(props: { projectId: string }) {
@@ -14,8 +14,8 @@ export function KeysView(props: { projectId: string }) {
   const [error, setError] = useState<string | null>(null);
   const [creating, setCreating] = useState(false);
   const [name, setName] = useState("");
-  const [scopes, setScopes] = useState<Set<Scope>>(new Set(["read", "write"]));
-  const [keyMode, setKeyMode] = useState<"live" | "test">(mode);
+  const [scopes, setScopes] = useState<readonly KeyScope[]>(KEY_SCOPES);
+  const [keyMode, setKeyMode] = useState<Mode>(mode);
   const [problems, setProblems] = useState<FormProblems>(NO_PROBLEMS);
   const [created, setCreated] = useState<{ name: string; key: string } | null>(null);
   const [revoking, setRevoking] = useState<ApiKey | null>(null);
@@ -32,11 +32,10 @@ export function KeysView(props: { projectId: string }) {
     void load();
   }, [load]);
 
-  const create = async (event: Event) => {
-    event.preventDefault();
+  const create = async () => {
     setProblems(NO_PROBLEMS);
     try {
-      const body = { name, scopes: (["read", "write"] as const).filter((s) => scopes.has(s)), mode: keyMode };
+      const body = { name, scopes: [...scopes], mode: keyMode };
       const key = await must(api.POST("/v1/projects/{projectId}/api-keys", { params: { path }, body }));
       // Shown this once: the dashboard keeps no copy.
       setCreated({ name: key.name, key: key.key });
@@ -58,13 +57,6 @@ export function KeysView(props: { projectId: string }) {
       setError(messageOf(failure));
     }
   };
-  const toggleScope = (scope: Scope, on: boolean) => {
-    const next = new Set(scopes);
-    if (on) next.add(scope);
-    else next.delete(scope);
-    setScopes(next);
-  };
-
   return (
     <>
       <h1>API keys</h1>
@@ -82,42 +74,28 @@ export function KeysView(props: { projectId: string }) {
           </button>
         </div>
       )}
-      {keys === null ? (
-        <p>Loading…</p>
-      ) : keys.length === 0 ? (
-        <p>No API keys yet.</p>
-      ) : (
-        <table class="simple">
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Scopes</th>
-              <th scope="col">Mode</th>
-              <th scope="col">Created</th>
-              <th scope="col">Last used</th>
-              <th scope="col">
-                <span class="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {keys.map((key) => (
-              <tr key={key.id}>
-                <td data-label="Name">{key.name}</td>
-                <td data-label="Scopes">{key.scopes.join(", ")}</td>
-                <td data-label="Mode">{key.mode}</td>
-                <td data-label="Created">{formatTime(key.createdAt)}</td>
-                <td data-label="Last used">{key.lastUsedAt ? formatTime(key.lastUsedAt) : "never"}</td>
-                <td>
-                  <button type="button" class="danger" onClick={() => setRevoking(key)}>
-                    Revoke
-                  </button>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      <Table
+        class="simple"
+        rows={keys}
+        rowKey={(key) => key.id}
+        empty={<p>No API keys yet.</p>}
+        columns={[
+          { heading: "Name", cell: (key) => key.name },
+          { heading: "Scopes", cell: (key) => key.scopes.join(", ") },
+          { heading: "Mode", cell: (key) => key.mode },
+          { heading: "Created", cell: (key) => formatTime(key.createdAt) },
+          { heading: "Last used", cell: (key) => (key.lastUsedAt ? formatTime(key.lastUsedAt) : "never") },
+          {
+            heading: "Actions",
+            hidden: true,
+            cell: (key) => (
+              <button type="button" class="danger" onClick={() => setRevoking(key)}>
+                Revoke
+              </button>
+            ),
+          },
+        ]}
+      />
       <ConfirmDialog
         open={revoking !== null}
         title={`Revoke the key ${revoking?.name ?? ""}?`}
@@ -128,8 +106,13 @@ export function KeysView(props: { projectId: string }) {
         <p>Requests with it are refused from now on.</p>
       </ConfirmDialog>
       {creating ? (
-        <form class="card" noValidate onSubmit={create}>
-          <h2>Create API key</h2>
+        <CreationForm
+          heading="Create API key"
+          submit="Create key"
+          problem={problems.form}
+          onSubmit={create}
+          onCancel={() => setCreating(false)}
+        >
           <Field
             label="Key name"
             name="name"
@@ -137,23 +120,16 @@ export function KeysView(props: { projectId: string }) {
             onInput={(event) => setName(event.currentTarget.value)}
             error={problems.fields.name}
           />
-          <fieldset>
-            <legend>Scopes</legend>
-            {(["read", "write"] as const).map((scope) => (
-              <label key={scope} class="inline">
-                <input
-                  type="checkbox"
-                  checked={scopes.has(scope)}
-                  onChange={(event) => toggleScope(scope, event.currentTarget.checked)}
-                />
-                {scope}
-              </label>
-            ))}
-            {problems.fields.scopes && <span class="error">{problems.fields.scopes}</span>}
-          </fieldset>
+          <CheckboxGroup
+            legend="Scopes"
+            values={KEY_SCOPES}
+            checked={scopes}
+            onChange={setScopes}
+            error={problems.fields.scopes}
+          />
           <fieldset>
             <legend>Mode</legend>
-            {(["live", "test"] as const).map((value) => (
+            {MODES.map((value) => (
               <label key={value} class="inline">
                 <input
                   type="radio"
@@ -166,16 +142,7 @@ export function KeysView(props: { projectId: string }) {
               </label>
             ))}
           </fieldset>
-          <Problem message={problems.form} />
-          <div class="actions">
-            <button type="submit" class="primary">
-              Create key
-            </button>
-            <button type="button" onClick={() => setCreating(false)}>
-              Cancel
-            </button>
-          </div>
-        </form>
+        </CreationForm>
       ) : (
         <button type="button" class="primary" onClick={() => setCreating(true)}>
           Create API key

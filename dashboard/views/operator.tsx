@@ -1,11 +1,11 @@
 import { useState } from "preact/hooks";
 import { type Account, api, must } from "../api";
-import { Field, Problem } from "../components";
+import { Field, Form, Problem } from "../components";
+import { PLANS, type Plan } from "../enums";
 import { messageOf } from "../errors";
 import { formatTime } from "../format";
+import { Table } from "../lists";
 import { paths } from "../route";
-
-type Plan = "free" | "pro" | "business";
 
 /**
  * The operator view (`/dashboard/operator`): the operator token is typed into `Operator token` and
@@ -69,14 +69,7 @@ export function OperatorView() {
         <a href={paths.home()}>Dashboard</a>
       </p>
       <h1>Operator</h1>
-      <form
-        class="card"
-        noValidate
-        onSubmit={(event) => {
-          event.preventDefault();
-          void load(typed);
-        }}
-      >
+      <Form class="card" onSubmit={() => load(typed)}>
         <Field
           label="Operator token"
           type="password"
@@ -89,7 +82,7 @@ export function OperatorView() {
         <button type="submit" class="primary">
           Show accounts
         </button>
-      </form>
+      </Form>
       <Problem message={error} />
       {notice && <p role="status">{notice}</p>}
       {token && (
@@ -110,50 +103,54 @@ function AccountTable(props: {
   return (
     <section>
       <h2>{props.title}</h2>
-      {props.accounts.length === 0 ? (
-        <p class="hint">None.</p>
-      ) : (
-        <table class="simple">
-          <thead>
-            <tr>
-              <th scope="col">Email</th>
-              <th scope="col">Created</th>
-              <th scope="col">Plan</th>
-              <th scope="col">
-                <span class="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {props.accounts.map((account) => (
-              <tr key={account.id}>
-                <td data-label="Email">{account.email}</td>
-                <td data-label="Created">{formatTime(account.createdAt)}</td>
-                <td data-label="Plan">
-                  <select
-                    aria-label={`Plan of ${account.email}`}
-                    value={account.plan}
-                    onChange={(event) => props.onAct(account, event.currentTarget.value as Plan)}
-                  >
-                    {account.plan === "trial" && <option value="trial">trial</option>}
-                    <option value="free">free</option>
-                    <option value="pro">pro</option>
-                    <option value="business">business</option>
-                  </select>
-                </td>
-                <td class="actions">
-                  <button type="button" disabled={account.approved} onClick={() => props.onAct(account, "approve")}>
-                    Approve
-                  </button>
-                  <button type="button" disabled={!account.approved} onClick={() => props.onAct(account, "suspend")}>
-                    Suspend
-                  </button>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      <Table
+        class="simple"
+        rows={props.accounts}
+        rowKey={(account) => account.id}
+        empty={<p class="hint">None.</p>}
+        columns={[
+          { heading: "Email", cell: (account) => account.email },
+          { heading: "Created", cell: (account) => formatTime(account.createdAt) },
+          {
+            heading: "Plan",
+            cell: (account) => (
+              <select
+                aria-label={`Plan of ${account.email}`}
+                value={account.plan}
+                // The select holds only the plans an operator sets (and `trial`, chosen already).
+                onChange={(event) => props.onAct(account, event.currentTarget.value as Plan)}
+              >
+                {/* An account's own plan, when it is one no operator sets (a trial), is shown first. */}
+                {!isPlan(account.plan) && <option value={account.plan}>{account.plan}</option>}
+                {PLANS.map((plan) => (
+                  <option key={plan} value={plan}>
+                    {plan}
+                  </option>
+                ))}
+              </select>
+            ),
+          },
+          {
+            heading: "Actions",
+            hidden: true,
+            class: "actions",
+            cell: (account) => (
+              <>
+                <button type="button" disabled={account.approved} onClick={() => props.onAct(account, "approve")}>
+                  Approve
+                </button>
+                <button type="button" disabled={!account.approved} onClick={() => props.onAct(account, "suspend")}>
+                  Suspend
+                </button>
+              </>
+            ),
+          },
+        ]}
+      />
     </section>
   );
+}
+
+function isPlan(plan: Account["plan"]): plan is Plan {
+  return (PLANS as readonly string[]).includes(plan);
 }

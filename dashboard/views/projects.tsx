@@ -1,6 +1,6 @@
 import { useEffect, useState } from "preact/hooks";
 import { api, must, type Project } from "../api";
-import { Field, Problem } from "../components";
+import { CreationForm, Field, Problem } from "../components";
 import { type FormProblems, messageOf, NO_PROBLEMS, problemsOf } from "../errors";
 import { navigate } from "../nav";
 import { paths } from "../route";
@@ -19,8 +19,7 @@ export function ProjectsView() {
       .catch((error: unknown) => setLoadError(messageOf(error)));
   }, []);
 
-  const create = async (event: Event) => {
-    event.preventDefault();
+  const create = async () => {
     setProblems(NO_PROBLEMS);
     try {
       const project = await must(api.POST("/v1/projects", { body: { name } }));
@@ -48,8 +47,13 @@ export function ProjectsView() {
         </ul>
       )}
       {creating ? (
-        <form class="card" noValidate onSubmit={create}>
-          <h2>New project</h2>
+        <CreationForm
+          heading="New project"
+          submit="Create project"
+          problem={problems.form}
+          onSubmit={create}
+          onCancel={() => setCreating(false)}
+        >
           <Field
             label="Project name"
             name="name"
@@ -59,16 +63,7 @@ export function ProjectsView() {
             onInput={(event) => setName(event.currentTarget.value)}
             error={problems.fields.name}
           />
-          <Problem message={problems.form} />
-          <div class="actions">
-            <button type="submit" class="primary">
-              Create project
-            </button>
-            <button type="button" onClick={() => setCreating(false)}>
-              Cancel
-            </button>
-          </div>
-        </form>
+        </CreationForm>
       ) : (
         <button type="button" class="primary" onClick={() => setCreating(true)}>
           New project

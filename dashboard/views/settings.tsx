@@ -1,9 +1,10 @@
-import { useCallback, useEffect, useId, useState } from "preact/hooks";
-import { ApiFailure, api, type EncodingSettings, must, sendFile } from "../api";
-import { Problem } from "../components";
+import { useCallback, useEffect, useState } from "preact/hooks";
+import { ApiFailure, api, type EncodingSettings, fileBody, must } from "../api";
+import { Checkbox, CheckboxGroup, Field, Form, Problem, SelectField } from "../components";
+import { POSITIONS, RESOLUTIONS, WATERMARK_TYPES } from "../enums";
 import { type FormProblems, messageOf, NO_PROBLEMS, problemsOf } from "../errors";
 import { formatTime } from "../format";
-import { describePatch, draftOf, POSITIONS, patchOf, RESOLUTIONS, type SettingsDraft } from "../settings-form";
+import { describePatch, draftOf, patchOf, type SettingsDraft } from "../settings-form";
 
 type Read = { settings: EncodingSettings; etag: string | null };
 
@@ -13,14 +14,12 @@ type Read = { settings: EncodingSettings; etag: string | null };
  * the current values, with the person's own choices written out, instead of overwriting.
  */
 export function SettingsView(props: { projectId: string }) {
-  const id = useId();
   const [read, setRead] = useState<Read | null>(null);
   const [draft, setDraft] = useState<SettingsDraft | null>(null);
   const [problems, setProblems] = useState<FormProblems>(NO_PROBLEMS);
   const [conflict, setConflict] = useState<string | null>(null);
   const [saved, setSaved] = useState<string | null>(null);
   const params = { path: { projectId: props.projectId } };
-  const url = `/v1/projects/${props.projectId}/encoding-settings`;
 
   const load = useCallback(async () => {
     const answer = await api.GET("/v1/projects/{projectId}/encoding-settings", { params });
@@ -44,8 +43,7 @@ export function SettingsView(props: { projectId: string }) {
     );
   }
 
-  const save = async (event: Event) => {
-    event.preventDefault();
+  const save = async () => {
     setProblems(NO_PROBLEMS);
     setConflict(null);
     setSaved(null);
@@ -94,7 +92,14 @@ export function SettingsView(props: { projectId: string }) {
     setProblems(NO_PROBLEMS);
     try {
       if (remove) await must(api.DELETE("/v1/projects/{projectId}/encoding-settings/watermark-image", { params }));
-      else if (file) await sendFile("PUT", `${url}/watermark-image`, file, file.type || "image/png");
+      else if (file) {
+        await must(
+          api.PUT("/v1/projects/{projectId}/encoding-settings/watermark-image", {
+            params,
+            ...fileBody(file, file.type || "image/png"),
+          }),
+        );
+      }
       await load();
       setSaved(remove ? "Watermark image removed." : "Watermark image saved.");
     } catch (failure) {
@@ -103,12 +108,6 @@ export function SettingsView(props: { projectId: string }) {
   };
 
   const set = (change: Partial<SettingsDraft>) => setDraft({ ...draft, ...change });
-  const toggle = (resolution: (typeof RESOLUTIONS)[number], on: boolean) =>
-    set({
-      enabledResolutions: on
-        ? [...draft.enabledResolutions, resolution]
-        : draft.enabledResolutions.filter((r) => r !== resolution),
-    });
 
   return (
     <>
@@ -119,95 +118,64 @@ export function SettingsView(props: { projectId: string }) {
           {conflict}
         </p>
       )}
-      <form class="card" noValidate onSubmit={save}>
-        <fieldset>
-          <legend>Resolutions</legend>
-          {RESOLUTIONS.map((resolution) => (
-            <label key={resolution} class="inline">
-              <input
-                type="checkbox"
-                checked={draft.enabledResolutions.includes(resolution)}
-                onChange={(event) => toggle(resolution, event.currentTarget.checked)}
-              />
-              {resolution}
-            </label>
-          ))}
-          {problems.fields.enabledResolutions && <span class="error">{problems.fields.enabledResolutions}</span>}
-        </fieldset>
-        <label class="inline">
-          <input
-            type="checkbox"
-            checked={draft.mp4FallbackEnabled}
-            onChange={(event) => set({ mp4FallbackEnabled: event.currentTarget.checked })}
-          />
-          MP4 fallback
-        </label>
+      <Form class="card" onSubmit={save}>
+        <CheckboxGroup
+          legend="Resolutions"
+          values={RESOLUTIONS}
+          checked={draft.enabledResolutions}
+          onChange={(enabledResolutions) => set({ enabledResolutions })}
+          error={problems.fields.enabledResolutions}
+        />
+        <Checkbox
+          label="MP4 fallback"
+          checked={draft.mp4FallbackEnabled}
+          onChange={(mp4FallbackEnabled) => set({ mp4FallbackEnabled })}
+        />
         <fieldset>
           <legend>Watermark</legend>
           <p class="hint">Image: {read.settings.watermark.imageKey ? "set" : "none"} (a PNG or WebP, at most 1 MiB).</p>
-          <div class="field">
-            <label for={`${id}-image`}>Watermark image</label>
-            <input
-              id={`${id}-image`}
-              type="file"
-              accept="image/png,image/webp"
-              onChange={(event) => void watermarkImage(event.currentTarget.files?.[0], false)}
-            />
-            {problems.fields.image && <span class="error">{problems.fields.image}</span>}
-          </div>
+          <Field
+            label="Watermark image"
+            type="file"
+            accept={WATERMARK_TYPES.join(",")}
+            onChange={(event) => void watermarkImage(event.currentTarget.files?.[0], false)}
+            error={problems.fields.image}
+          />
           {read.settings.watermark.imageKey && (
             <button type="button" onClick={() => void watermarkImage(undefined, true)}>
               Remove watermark image
             </button>
           )}
-          <label class="inline">
-            <input
-              type="checkbox"
-              checked={draft.watermarkEnabled}
-              onChange={(event) => set({ watermarkEnabled: event.currentTarget.checked })}
-            />
-            Watermark enabled
-          </label>
+          <Checkbox
+            label="Watermark enabled"
+            checked={draft.watermarkEnabled}
+            onChange={(watermarkEnabled) => set({ watermarkEnabled })}
+          />
           {problems.fields["watermark.enabled"] && <span class="error">{problems.fields["watermark.enabled"]}</span>}
-          <div class="field">
-            <label for={`${id}-position`}>Position</label>
-            <select
-              id={`${id}-position`}
-              value={draft.position}
-              onChange={(event) => set({ position: event.currentTarget.value as SettingsDraft["position"] })}
-            >
-              {POSITIONS.map((position) => (
-                <option key={position} value={position}>
-                  {position}
-                </option>
-              ))}
-            </select>
-          </div>
-          <div class="field">
-            <label for={`${id}-opacity`}>Opacity</label>
-            <input
-              id={`${id}-opacity`}
-              type="number"
-              min={0}
-              max={1}
-              step={0.05}
-              value={draft.opacity}
-              onInput={(event) => set({ opacity: Number(event.currentTarget.value) })}
-              aria-describedby={problems.fields["watermark.opacity"] ? `${id}-opacity-error` : undefined}
-            />
-            {problems.fields["watermark.opacity"] && (
-              <span id={`${id}-opacity-error`} class="error">
-                {problems.fields["watermark.opacity"]}
-              </span>
-            )}
-          </div>
+          <SelectField
+            label="Position"
+            value={draft.position}
+            options={POSITIONS}
+            onChange={(position) => set({ position })}
+            error={problems.fields["watermark.position"]}
+          />
+          <Field
+            label="Opacity"
+            type="number"
+            min={0}
+            max={1}
+            step={0.05}
+            value={draft.opacity}
+            onInput={(event) => set({ opacity: Number(event.currentTarget.value) })}
+            error={problems.fields["watermark.opacity"]}
+          />
         </fieldset>
         <Problem message={problems.form} />
         {saved && <p role="status">{saved}</p>}
         <button type="submit" class="primary">
           Save settings
         </button>
-      </form>
+      </Form>
     </>
   );
 }

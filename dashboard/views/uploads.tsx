@@ -1,5 +1,5 @@
 import { useEffect, useId, useRef, useState } from "preact/hooks";
-import type { Mode } from "../mode";
+import type { Mode } from "../enums";
 import { subscribeUploads, type UploadItem, uploadFiles } from "../uploads";
 
 /** `Upload video`: a file input for several files, also a drop target, and a progress bar per file. */

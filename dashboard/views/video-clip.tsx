@@ -1,11 +1,10 @@
 import { useState } from "preact/hooks";
 import { api, must, type Video } from "../api";
-import { Field, Problem } from "../components";
+import { Field, Form, Problem } from "../components";
 import { type FormProblems, NO_PROBLEMS, problemsOf } from "../errors";
+import type { Scope } from "../mode";
 import { navigate } from "../nav";
 import { paths } from "../route";
-
-type Scope = { projectId: string; mode: "live" | "test" };
 
 /**
  * A frame-accurate clip of the video as a new video (contract section 19, `clipOf`): its span in
@@ -37,14 +36,7 @@ export function CutClip(props: { video: Video; scope: Scope }) {
   };
   const most = video.duration ?? undefined;
   return (
-    <form
-      class="card"
-      noValidate
-      onSubmit={(event) => {
-        event.preventDefault();
-        void create();
-      }}
-    >
+    <Form class="card" onSubmit={create}>
       <h2>Clip</h2>
       <p>A new video of a span of this one, cut at the exact frames; it stays when this video is deleted.</p>
       <Field
@@ -73,6 +65,6 @@ export function CutClip(props: { video: Video; scope: Scope }) {
       />
       <button type="submit">Create clip</button>
       <Problem message={problems.form} />
-    </form>
+    </Form>
   );
 }

@@ -1,14 +1,14 @@
-import { useCallback, useEffect, useId, useState } from "preact/hooks";
-import { api, type CaptionTrack, must, sendFile, type Video, withQuery } from "../api";
-import { Field, Problem } from "../components";
+import { useCallback, useEffect, useState } from "preact/hooks";
+import { api, type CaptionTrack, fileBody, must, type Video } from "../api";
+import { Field, Form, Problem, SelectField } from "../components";
 import { captionsType } from "../embed";
+import { CAPTIONS_EXTENSIONS, THUMBNAIL_TYPES } from "../enums";
 import { type FormProblems, messageOf, NO_PROBLEMS, problemsOf } from "../errors";
-
-type Scope = { projectId: string; mode: "live" | "test" };
+import { Table } from "../lists";
+import type { Scope } from "../mode";
 
 /** `Custom thumbnail` (a JPEG, PNG or WebP) and `Remove custom thumbnail` (contract section 7). */
 export function CustomThumbnail(props: { video: Video; scope: Scope; onChanged: () => void }) {
-  const id = useId();
   const [error, setError] = useState<string | null>(null);
   const [status, setStatus] = useState<string | null>(null);
   const { video } = props;
@@ -17,11 +17,11 @@ export function CustomThumbnail(props: { video: Video; scope: Scope; onChanged: 
     setError(null);
     setStatus("Uploading…");
     try {
-      await sendFile(
-        "PUT",
-        withQuery(`/v1/videos/${video.id}/thumbnail`, props.scope),
-        file,
-        file.type || "image/jpeg",
+      await must(
+        api.PUT("/v1/videos/{id}/thumbnail", {
+          params: { path: { id: video.id }, query: props.scope },
+          ...fileBody(file, file.type || "image/jpeg"),
+        }),
       );
       setStatus("Custom thumbnail saved.");
       props.onChanged();
@@ -50,21 +50,13 @@ export function CustomThumbnail(props: { video: Video; scope: Scope; onChanged: 
           <p class="hint">
             Now: {video.thumbnail.source === "custom" ? "a custom image" : "the automatic poster frame"}.
           </p>
-          <div class="field">
-            <label for={id}>Custom thumbnail</label>
-            <input
-              id={id}
-              type="file"
-              accept="image/jpeg,image/png,image/webp"
-              aria-describedby={error ? `${id}-error` : undefined}
-              onChange={(event) => void upload(event.currentTarget.files?.[0])}
-            />
-            {error && (
-              <span id={`${id}-error`} class="error">
-                {error}
-              </span>
-            )}
-          </div>
+          <Field
+            label="Custom thumbnail"
+            type="file"
+            accept={THUMBNAIL_TYPES.join(",")}
+            onChange={(event) => void upload(event.currentTarget.files?.[0])}
+            error={error ?? undefined}
+          />
           <button type="button" disabled={video.thumbnail.source !== "custom"} onClick={remove}>
             Remove custom thumbnail
           </button>
@@ -75,13 +67,43 @@ export function CustomThumbnail(props: { video: Video; scope: Scope; onChanged: 
   );
 }
 
-/** `Captions` (contract section 17): a `.vtt` or `.srt` file with its `Language`, and the tracks. */
+/**
+ * The languages offered for generated captions: the ones most videos are spoken in. The API says
+ * which the speech engine hears (a language it does not is refused in its words, shown here).
+ */
+const GENERATED_LANGUAGES = [
+  ["en", "English"],
+  ["es", "Spanish"],
+  ["fr", "French"],
+  ["de", "German"],
+  ["pt", "Portuguese"],
+  ["it", "Italian"],
+  ["nl", "Dutch"],
+  ["ja", "Japanese"],
+  ["zh", "Chinese"],
+  ["hi", "Hindi"],
+] as const;
+
+/** How often the tracks are read again while one is being generated. */
+const REFRESH_MS = 3_000;
+
+/** A track's status as shown: its API word, and for an errored one why. */
+function statusOf(track: CaptionTrack): string {
+  return track.status === "errored" && track.error ? `errored: ${track.error.message}` : track.status;
+}
+
+/**
+ * `Captions`: a `.vtt` or `.srt` file with its `Language`, `Generate captions` from the speech with
+ * its `Language` choice, and the tracks with their status (read again until none is processing),
+ * `Download` for a ready generated one (to correct it and put it back) and `Delete`.
+ */
 export function Captions(props: { video: Video; scope: Scope }) {
-  const id = useId();
   const [tracks, setTracks] = useState<CaptionTrack[]>([]);
   const [language, setLanguage] = useState("");
+  const [spoken, setSpoken] = useState<string>(GENERATED_LANGUAGES[0][0]);
   const [file, setFile] = useState<File | null>(null);
   const [problems, setProblems] = useState<FormProblems>(NO_PROBLEMS);
+  const [generateError, setGenerateError] = useState<string | null>(null);
   const [listError, setListError] = useState<string | null>(null);
   const videoId = props.video.id;
   const load = useCallback(async () => {
@@ -90,6 +112,7 @@ export function Captions(props: { video: Video; scope: Scope }) {
         api.GET("/v1/videos/{id}/captions", { params: { path: { id: videoId }, query: props.scope } }),
       );
       setTracks(list.data);
+      setListError(null);
     } catch (failure) {
       setListError(messageOf(failure));
     }
@@ -97,9 +120,14 @@ export function Captions(props: { video: Video; scope: Scope }) {
   useEffect(() => {
     void load();
   }, [load]);
+  const making = tracks.some((track) => track.status === "processing");
+  useEffect(() => {
+    if (!making) return;
+    const timer = setInterval(() => void load(), REFRESH_MS);
+    return () => clearInterval(timer);
+  }, [making, load]);
 
-  const add = async (event: Event) => {
-    event.preventDefault();
+  const add = async () => {
     setProblems(NO_PROBLEMS);
     const type = file ? captionsType(file.name) : null;
     if (!file || !type) {
@@ -111,13 +139,30 @@ export function Captions(props: { video: Video; scope: Scope }) {
       return;
     }
     try {
-      const path = `/v1/videos/${videoId}/captions/${encodeURIComponent(language.trim())}`;
-      await sendFile("PUT", withQuery(path, props.scope), file, type);
+      await must(
+        api.PUT("/v1/videos/{id}/captions/{language}", {
+          params: { path: { id: videoId, language: language.trim() }, query: props.scope },
+          ...fileBody(file, type),
+        }),
+      );
       setLanguage("");
       await load();
     } catch (failure) {
       const found = problemsOf(failure, ["language", "label"]);
       setProblems(found);
+    }
+  };
+  const generate = async () => {
+    setGenerateError(null);
+    try {
+      await must(
+        api.POST("/v1/videos/{id}/captions/{language}/generate", {
+          params: { path: { id: videoId, language: spoken }, query: props.scope },
+        }),
+      );
+      await load();
+    } catch (failure) {
+      setGenerateError(messageOf(failure));
     }
   };
   const remove = async (track: CaptionTrack) => {
@@ -132,54 +177,73 @@ export function Captions(props: { video: Video; scope: Scope }) {
       setListError(messageOf(failure));
     }
   };
+  const download = async (track: CaptionTrack) => {
+    try {
+      // A private video's files are read through a playback token.
+      let url = track.url;
+      if (props.video.visibility === "private") {
+        const minted = await must(
+          api.POST("/v1/videos/{id}/playback-tokens", {
+            params: { path: { id: videoId }, query: props.scope },
+            body: { expiresIn: 60 },
+          }),
+        );
+        url = url.replace(`/play/${videoId}/`, `/play/${minted.token}/`);
+      }
+      const response = await fetch(url);
+      if (!response.ok) throw new Error(`The captions could not be downloaded (HTTP ${response.status}).`);
+      saveAs(await response.blob(), `${props.video.title ?? videoId}.${track.language}.vtt`);
+    } catch (failure) {
+      setListError(messageOf(failure));
+    }
+  };
   return (
     <section class="card">
       <h2>Captions</h2>
       <Problem message={listError} />
-      {tracks.length === 0 ? (
-        <p class="hint">No captions yet.</p>
-      ) : (
-        <table class="simple">
-          <thead>
-            <tr>
-              <th scope="col">Language</th>
-              <th scope="col">Label</th>
-              <th scope="col">
-                <span class="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {tracks.map((track) => (
-              <tr key={track.language}>
-                <td>{track.language}</td>
-                <td>{track.label}</td>
-                <td>
-                  <button type="button" onClick={() => remove(track)}>
-                    Delete
+      <Table
+        class="simple"
+        cellLabels={false}
+        rows={tracks}
+        rowKey={(track) => track.language}
+        empty={<p class="hint">No captions yet.</p>}
+        columns={[
+          { heading: "Language", cell: (track) => track.language },
+          { heading: "Label", cell: (track) => track.label },
+          { heading: "Status", cell: statusOf },
+          {
+            heading: "Actions",
+            hidden: true,
+            class: "actions",
+            cell: (track) => (
+              <>
+                {track.source === "generated" && track.status === "ready" && (
+                  <button type="button" onClick={() => download(track)}>
+                    Download
                   </button>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
-      <form noValidate onSubmit={add}>
-        <div class="field">
-          <label for={id}>Captions</label>
-          <input
-            id={id}
-            type="file"
-            accept=".vtt,.srt,text/vtt,application/x-subrip"
-            aria-describedby={problems.fields.file ? `${id}-error` : undefined}
-            onChange={(event) => setFile(event.currentTarget.files?.[0] ?? null)}
-          />
-          {problems.fields.file && (
-            <span id={`${id}-error`} class="error">
-              {problems.fields.file}
-            </span>
-          )}
-        </div>
+                )}
+                <button type="button" onClick={() => remove(track)}>
+                  Delete
+                </button>
+              </>
+            ),
+          },
+        ]}
+      />
+      <Form onSubmit={generate}>
+        <SelectField label="Language" value={spoken} options={GENERATED_LANGUAGES} onChange={setSpoken} />
+        <Problem message={generateError} />
+        <button type="submit">Generate captions</button>
+        <p class="hint">Made from the video's speech; download a ready one to correct it, then upload it again.</p>
+      </Form>
+      <Form onSubmit={add}>
+        <Field
+          label="Captions"
+          type="file"
+          accept={[...Object.values(CAPTIONS_EXTENSIONS), ...Object.keys(CAPTIONS_EXTENSIONS)].join(",")}
+          onChange={(event) => setFile(event.currentTarget.files?.[0] ?? null)}
+          error={problems.fields.file}
+        />
         <Field
           label="Language"
           name="language"
@@ -190,7 +254,16 @@ export function Captions(props: { video: Video; scope: Scope }) {
         />
         <Problem message={problems.form} />
         <button type="submit">Add captions</button>
-      </form>
+      </Form>
     </section>
   );
+}
+
+/** Saves `blob` as a file named `name`, as a link with `download` does. */
+function saveAs(blob: Blob, name: string) {
+  const link = document.createElement("a");
+  link.href = URL.createObjectURL(blob);
+  link.download = name;
+  link.click();
+  setTimeout(() => URL.revokeObjectURL(link.href), 1_000);
 }

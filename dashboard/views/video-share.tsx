@@ -1,10 +1,9 @@
 import { useState } from "preact/hooks";
 import { api, must, type Video } from "../api";
-import { CopyField, copyText, Problem } from "../components";
+import { CopyField, copyText, Problem, SelectField } from "../components";
 import { embedCode, LINK_LIFETIMES, publicOriginOf } from "../embed";
 import { messageOf } from "../errors";
-
-type Scope = { projectId: string; mode: "live" | "test" };
+import type { Scope } from "../mode";
 
 /** `Copy embed code` and `Create playback link` (contract sections 12 and 18). */
 export function Share(props: { video: Video; scope: Scope }) {
@@ -51,20 +50,12 @@ export function Share(props: { video: Video; scope: Scope }) {
       </button>
       {copied && <p role="status">{copied}</p>}
       {code && <CopyField label="Embed code" value={code} />}
-      <div class="field">
-        <label for="link-lifetime">Link lifetime</label>
-        <select
-          id="link-lifetime"
-          value={lifetime}
-          onChange={(event) => setLifetime(Number(event.currentTarget.value))}
-        >
-          {LINK_LIFETIMES.map(([label, seconds]) => (
-            <option key={seconds} value={seconds}>
-              {label}
-            </option>
-          ))}
-        </select>
-      </div>
+      <SelectField
+        label="Link lifetime"
+        value={String(lifetime)}
+        options={LINK_LIFETIMES.map(([label, seconds]) => [String(seconds), label] as const)}
+        onChange={(seconds) => setLifetime(Number(seconds))}
+      />
       <button type="button" onClick={createLink}>
         Create playback link
       </button>

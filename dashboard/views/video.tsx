@@ -1,18 +1,20 @@
 import { useCallback, useEffect, useState } from "preact/hooks";
-import { api, must, type Video, type Visibility } from "../api";
-import { ConfirmDialog, Field, Problem } from "../components";
+import { api, must, type Video } from "../api";
+import { ConfirmDialog, Field, Form, Problem, SelectField } from "../components";
+import { VISIBILITIES, type Visibility } from "../enums";
 import { type FormProblems, messageOf, NO_PROBLEMS, problemsOf } from "../errors";
 import { formatDuration, formatTime } from "../format";
-import { useMode } from "../mode";
+import { type Scope, useMode } from "../mode";
 import { navigate } from "../nav";
 import { paths } from "../route";
 import { POLL_MS, parseTags } from "../video-list";
 import { VideoAnalytics } from "./analytics";
+import { Chapters } from "./video-chapters";
 import { CutClip } from "./video-clip";
 import { Captions, CustomThumbnail } from "./video-media";
 import { Share } from "./video-share";
 
-/** One video (contract section 18): player, title, visibility, delete, media, sharing, analytics. */
+/** One video (contract section 18): player, title, visibility, delete, media, chapters, sharing, analytics. */
 export function VideoView(props: { projectId: string; videoId: string }) {
   const mode = useMode();
   const [video, setVideo] = useState<Video | null>(null);
@@ -69,6 +71,7 @@ export function VideoView(props: { projectId: string; videoId: string }) {
       </div>
       <CustomThumbnail video={video} scope={scope} onChanged={load} />
       <Captions video={video} scope={scope} />
+      <Chapters video={video} scope={scope} />
       <CutClip video={video} scope={scope} />
       <VideoAnalytics videoId={video.id} projectId={props.projectId} />
       <DeleteVideo video={video} scope={scope} />
@@ -132,8 +135,6 @@ function Details(props: { video: Video }) {
   );
 }
 
-type Scope = { projectId: string; mode: "live" | "test" };
-
 function Edit(props: { video: Video; scope: Scope; onSaved: (video: Video) => void }) {
   const [title, setTitle] = useState(props.video.title ?? "");
   const [tags, setTags] = useState(props.video.tags.join(", "));
@@ -153,13 +154,9 @@ function Edit(props: { video: Video; scope: Scope; onSaved: (video: Video) => vo
     }
   };
   return (
-    <form
+    <Form
       class="card"
-      noValidate
-      onSubmit={(event) => {
-        event.preventDefault();
-        void patch({ title: title.trim() === "" ? null : title, tags: parseTags(tags) }, "Title and tags");
-      }}
+      onSubmit={() => patch({ title: title.trim() === "" ? null : title, tags: parseTags(tags) }, "Title and tags")}
     >
       <Field
         label="Title"
@@ -178,22 +175,16 @@ function Edit(props: { video: Video; scope: Scope; onSaved: (video: Video) => vo
         error={problems.fields.tags}
       />
       <button type="submit">Save</button>
-      <div class="field">
-        <label for="visibility">Visibility</label>
-        <select
-          id="visibility"
-          value={props.video.visibility}
-          onChange={(event) => void patch({ visibility: event.currentTarget.value as Visibility }, "Visibility")}
-        >
-          <option value="public">public</option>
-          <option value="unlisted">unlisted</option>
-          <option value="private">private</option>
-        </select>
-        {problems.fields.visibility && <span class="error">{problems.fields.visibility}</span>}
-      </div>
+      <SelectField
+        label="Visibility"
+        value={props.video.visibility}
+        options={VISIBILITIES}
+        onChange={(visibility) => void patch({ visibility }, "Visibility")}
+        error={problems.fields.visibility}
+      />
       <Problem message={problems.form} />
       {saved && <p role="status">{saved}</p>}
-    </form>
+    </Form>
   );
 }
 

@@ -1,10 +1,13 @@
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
-import { api, must, type Video, type VideoStatus, type Visibility } from "../api";
-import { Problem } from "../components";
+import { api, must, type Video } from "../api";
+import { Field, Problem, SelectField } from "../components";
+import { STATUSES, type VideoStatus, type Visibility } from "../enums";
 import { messageOf } from "../errors";
 import { formatDuration, formatTime } from "../format";
+import { type Column, Pager, Table } from "../lists";
 import { useMode } from "../mode";
-import { type BulkOutcome, PageCursor, POLL_MS, STATUSES, summarize } from "../video-list";
+import { paths } from "../route";
+import { type BulkOutcome, PageCursor, POLL_MS, summarize } from "../video-list";
 import { BulkBar } from "./bulk";
 import { ImportFromUrl } from "./import";
 import { Uploads } from "./uploads";
@@ -87,137 +90,99 @@ export function VideosView(props: { projectId: string }) {
     <>
       <h1>Videos</h1>
       <Uploads projectId={props.projectId} mode={mode} onFinished={load} />
-      <ImportFromUrl projectId={props.projectId} mode={mode} onImported={load} />
+      <ImportFromUrl scope={{ projectId: props.projectId, mode }} onImported={load} />
       <div class="toolbar">
-        <label>
-          Status{" "}
-          <select
-            value={status}
-            onChange={(event) => {
-              setStatus(event.currentTarget.value as VideoStatus | "");
-              setPages(new PageCursor());
-            }}
-          >
-            <option value="">All statuses</option>
-            {STATUSES.map((value) => (
-              <option key={value} value={value}>
-                {value}
-              </option>
-            ))}
-          </select>
-        </label>
+        <SelectField
+          inline
+          label="Status"
+          value={status}
+          options={[["", "All statuses"], ...STATUSES]}
+          onChange={(value) => {
+            setStatus(value);
+            setPages(new PageCursor());
+          }}
+        />
         {/* Applied on Enter or when the field is left (change), not on every key. */}
-        <label>
-          Search{" "}
-          <input
-            type="search"
-            placeholder="Title words"
-            value={search}
-            onChange={(event) => {
-              setSearch(event.currentTarget.value);
-              setPages(new PageCursor());
-            }}
-          />
-        </label>
-        <label>
-          Tag{" "}
-          <input
-            type="search"
-            value={tag}
-            onChange={(event) => {
-              setTag(event.currentTarget.value);
-              setPages(new PageCursor());
-            }}
-          />
-        </label>
+        <Field
+          inline
+          label="Search"
+          type="search"
+          placeholder="Title words"
+          value={search}
+          onChange={(event) => {
+            setSearch(event.currentTarget.value);
+            setPages(new PageCursor());
+          }}
+        />
+        <Field
+          inline
+          label="Tag"
+          type="search"
+          value={tag}
+          onChange={(event) => {
+            setTag(event.currentTarget.value);
+            setPages(new PageCursor());
+          }}
+        />
       </div>
       <BulkBar count={selected.size} onAction={runBulk} outcome={outcome} />
       <Problem message={error} />
-      {videos === null ? (
-        <p>Loading…</p>
-      ) : videos.length === 0 ? (
-        <p>
-          {status || search.trim() || tag.trim()
-            ? "No videos match these filters."
-            : "No videos yet. Upload one above."}
-        </p>
-      ) : (
-        <table class="videos">
-          <caption class="visually-hidden">Videos, newest first</caption>
-          <thead>
-            <tr>
-              <th scope="col">
-                <span class="visually-hidden">Select</span>
-              </th>
-              <th scope="col">Thumbnail</th>
-              <th scope="col">Title</th>
-              <th scope="col">Status</th>
-              <th scope="col">Duration</th>
-              <th scope="col">Visibility</th>
-              <th scope="col">Created</th>
-            </tr>
-          </thead>
-          <tbody>
-            {videos.map((video) => (
-              <VideoRow
-                key={video.id}
-                video={video}
-                projectId={props.projectId}
-                checked={selected.has(video.id)}
-                onToggle={toggle}
-              />
-            ))}
-          </tbody>
-        </table>
-      )}
-      <div class="pager">
-        <button type="button" disabled={!pages.canGoBack} onClick={() => setPages(pages.back())}>
-          Previous page
-        </button>
-        <button type="button" disabled={!nextCursor} onClick={() => nextCursor && setPages(pages.forward(nextCursor))}>
-          Next page
-        </button>
-      </div>
+      <Table
+        class="videos"
+        caption="Videos, newest first"
+        rows={videos}
+        rowKey={(video) => video.id}
+        empty={
+          <p>
+            {status || search.trim() || tag.trim()
+              ? "No videos match these filters."
+              : "No videos yet. Upload one above."}
+          </p>
+        }
+        columns={columnsOf(props.projectId, selected, toggle)}
+      />
+      <Pager pages={pages} next={nextCursor} onChange={setPages} />
     </>
   );
 }
 
-function VideoRow(props: {
-  video: Video;
-  projectId: string;
-  checked: boolean;
-  onToggle: (id: string, on: boolean) => void;
-}) {
-  const { video } = props;
-  const title = video.title ?? video.id;
-  return (
-    <tr>
-      <td>
+/** The table's columns: a checkbox named by the title, the thumbnail once it is shown publicly, and the video's facts. */
+function columnsOf(
+  projectId: string,
+  selected: ReadonlySet<string>,
+  onToggle: (id: string, on: boolean) => void,
+): Column<Video>[] {
+  const title = (video: Video) => video.title ?? video.id;
+  return [
+    {
+      heading: "Select",
+      hidden: true,
+      cell: (video) => (
         <input
           type="checkbox"
-          aria-label={title}
-          checked={props.checked}
-          onChange={(event) => props.onToggle(video.id, event.currentTarget.checked)}
+          aria-label={title(video)}
+          checked={selected.has(video.id)}
+          onChange={(event) => onToggle(video.id, event.currentTarget.checked)}
         />
-      </td>
-      <td class="thumb" data-label="Thumbnail">
-        {video.status === "ready" && video.visibility !== "private" ? (
+      ),
+    },
+    {
+      heading: "Thumbnail",
+      class: "thumb",
+      cell: (video) =>
+        video.status === "ready" && video.visibility !== "private" ? (
           <img src={video.thumbnail.url} alt="" width={96} height={54} loading="lazy" />
         ) : (
           <span class="placeholder" aria-hidden="true" />
-        )}
-      </td>
-      <td data-label="Title">
-        <a href={`/dashboard/projects/${props.projectId}/videos/${video.id}`}>{title}</a>
-      </td>
-      <td data-label="Status">
-        <span class={`status status-${video.status}`}>{video.status}</span>
-      </td>
-      <td data-label="Duration">{formatDuration(video.duration)}</td>
-      <td data-label="Visibility">{video.visibility}</td>
-      <td data-label="Created">
-        <time dateTime={video.createdAt}>{formatTime(video.createdAt)}</time>
-      </td>
-    </tr>
-  );
+        ),
+    },
+    { heading: "Title", cell: (video) => <a href={paths.video(projectId, video.id)}>{title(video)}</a> },
+    { heading: "Status", cell: (video) => <span class={`status status-${video.status}`}>{video.status}</span> },
+    { heading: "Duration", cell: (video) => formatDuration(video.duration) },
+    { heading: "Visibility", cell: (video) => video.visibility },
+    {
+      heading: "Created",
+      cell: (video) => <time dateTime={video.createdAt}>{formatTime(video.createdAt)}</time>,
+    },
+  ];
 }

@@ -1,12 +1,11 @@
 import { useCallback, useEffect, useState } from "preact/hooks";
 import { api, must, type WebhookEndpoint } from "../api";
-import { ConfirmDialog, CopyField, Field, Problem } from "../components";
+import { CheckboxGroup, ConfirmDialog, CopyField, CreationForm, Field, Problem } from "../components";
+import { EVENT_TYPES, type EventType, type Mode } from "../enums";
 import { type FormProblems, messageOf, NO_PROBLEMS, problemsOf } from "../errors";
-import { type Mode, useMode } from "../mode";
+import { Listed } from "../lists";
+import { useMode } from "../mode";
 import { paths } from "../route";
-
-export const EVENT_TYPES = ["video.playable", "video.ready", "video.errored", "video.deleted"] as const;
-type EventType = (typeof EVENT_TYPES)[number];
 
 /** `Webhooks` (contract section 10): the endpoints, `Add endpoint` with its secret shown once, and per endpoint its actions. */
 export function WebhooksView(props: { projectId: string }) {
@@ -45,25 +44,23 @@ export function WebhooksView(props: { projectId: string }) {
           </button>
         </div>
       )}
-      {endpoints === null ? (
-        <p>Loading…</p>
-      ) : endpoints.length === 0 ? (
-        <p>No endpoints yet.</p>
-      ) : (
-        <ul class="endpoints">
-          {endpoints.map((endpoint) => (
-            <EndpointItem
-              key={endpoint.id}
-              endpoint={endpoint}
-              projectId={props.projectId}
-              mode={mode}
-              onChanged={load}
-              onSecret={(value) => setSecret({ url: endpoint.url, secret: value })}
-              onError={setError}
-            />
-          ))}
-        </ul>
-      )}
+      <Listed items={endpoints} empty={<p>No endpoints yet.</p>}>
+        {(endpoints) => (
+          <ul class="endpoints">
+            {endpoints.map((endpoint) => (
+              <EndpointItem
+                key={endpoint.id}
+                endpoint={endpoint}
+                projectId={props.projectId}
+                mode={mode}
+                onChanged={load}
+                onSecret={(value) => setSecret({ url: endpoint.url, secret: value })}
+                onError={setError}
+              />
+            ))}
+          </ul>
+        )}
+      </Listed>
       {adding ? (
         <AddEndpoint
           projectId={props.projectId}
@@ -160,17 +157,15 @@ function AddEndpoint(props: {
   onCreated: (created: { url: string; secret: string }) => void;
 }) {
   const [url, setUrl] = useState("");
-  const [types, setTypes] = useState<Set<EventType>>(new Set(EVENT_TYPES));
+  const [eventTypes, setEventTypes] = useState<readonly EventType[]>(EVENT_TYPES);
   const [problems, setProblems] = useState<FormProblems>(NO_PROBLEMS);
-  const create = async (event: Event) => {
-    event.preventDefault();
+  const create = async () => {
     setProblems(NO_PROBLEMS);
     try {
-      const eventTypes = EVENT_TYPES.filter((type) => types.has(type));
       const created = await must(
         api.POST("/v1/projects/{projectId}/webhook-endpoints", {
           params: { path: { projectId: props.projectId }, query: { mode: props.mode } },
-          body: { url, eventTypes },
+          body: { url, eventTypes: [...eventTypes] },
         }),
       );
       props.onCreated({ url: created.url, secret: created.secret });
@@ -178,15 +173,14 @@ function AddEndpoint(props: {
       setProblems(problemsOf(failure, ["url", "eventTypes", "description"]));
     }
   };
-  const toggle = (type: EventType, on: boolean) => {
-    const next = new Set(types);
-    if (on) next.add(type);
-    else next.delete(type);
-    setTypes(next);
-  };
   return (
-    <form class="card" noValidate onSubmit={create}>
-      <h2>Add endpoint</h2>
+    <CreationForm
+      heading="Add endpoint"
+      submit="Create endpoint"
+      problem={problems.form}
+      onSubmit={create}
+      onCancel={props.onCancel}
+    >
       <Field
         label="Endpoint URL"
         name="url"
@@ -196,29 +190,13 @@ function AddEndpoint(props: {
         onInput={(event) => setUrl(event.currentTarget.value)}
         error={problems.fields.url}
       />
-      <fieldset>
-        <legend>Event types</legend>
-        {EVENT_TYPES.map((type) => (
-          <label key={type} class="inline">
-            <input
-              type="checkbox"
-              checked={types.has(type)}
-              onChange={(event) => toggle(type, event.currentTarget.checked)}
-            />
-            {type}
-          </label>
-        ))}
-        {problems.fields.eventTypes && <span class="error">{problems.fields.eventTypes}</span>}
-      </fieldset>
-      <Problem message={problems.form} />
-      <div class="actions">
-        <button type="submit" class="primary">
-          Create endpoint
-        </button>
-        <button type="button" onClick={props.onCancel}>
-          Cancel
-        </button>
-      </div>
-    </form>
+      <CheckboxGroup
+        legend="Event types"
+        values={EVENT_TYPES}
+        checked={eventTypes}
+        onChange={setEventTypes}
+        error={problems.fields.eventTypes}
+      />
+    </CreationForm>
   );
 }

@@ -308,3 +308,35 @@ export async function averageColour(ffmpeg, file, area, scratch) {
   ]);
   return [...(await readFile(scratch)).subarray(-3)];
 }
+
+/**
+ * A sine tone of `frequency` Hz lasting `seconds`, written to `file` in the format its name ends
+ * with, by ffmpeg's default encoder for it (`.m4a`: AAC in MP4; `.mp3`: MP3; `.wav`: PCM), read back.
+ * @param {Binary} ffmpeg @param {string} file @param {number} frequency @param {number} seconds
+ */
+export async function writeTone(ffmpeg, file, frequency, seconds) {
+  await ffmpegOk(ffmpeg, ["-f", "lavfi", "-i", `sine=f=${frequency}:d=${seconds}`, file]);
+  return readFile(file);
+}
+
+/**
+ * What a file or URL of audio sounds like: its dominant frequency and its peak, from its first audio
+ * stream decoded to mono 16-bit PCM at 48 kHz (written to `scratch`), its zero crossings counted (a
+ * pure tone crosses twice a period).
+ * @param {Binary} ffmpeg @param {string} input @param {string} scratch
+ */
+export async function heardTone(ffmpeg, input, scratch) {
+  await ffmpegOk(ffmpeg, ["-i", input, "-map", "0:a:0", "-ac", "1", "-ar", "48000", "-f", "s16le", scratch]);
+  const pcm = await readFile(scratch);
+  const samples = pcm.length / 2;
+  let crossings = 0;
+  let peak = 0;
+  let previous = 0;
+  for (let i = 0; i < samples; i++) {
+    const value = pcm.readInt16LE(2 * i);
+    peak = Math.max(peak, Math.abs(value));
+    if (i > 0 && value >= 0 !== previous >= 0) crossings += 1;
+    previous = value;
+  }
+  return { frequency: crossings / 2 / (samples / 48_000), peak };
+}

@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { planEncoding } from "../../media-plan/plan.mjs";
 import { probed } from "../../media-plan/test/probes.mjs";
-import { interpretProbe, picturesRate } from "../probe.mjs";
+import { interpretAudioProbe, interpretProbe, picturesRate } from "../probe.mjs";
 
 const MP4 = "mov,mp4,m4a,3gp,3g2,mj2";
 
@@ -31,6 +31,7 @@ describe("interpretProbe", () => {
       height: 1080,
       videoStream: 0,
       audioStream: 1,
+      audioLanguage: null,
       frameRate: 30000 / 1001,
       interlaced: false,
       rotation: 0,
@@ -100,6 +101,50 @@ describe("interpretProbe", () => {
     expect(interpretProbe(info([video({ codec_name: "png" })], { format_name: "png_pipe" }), 1)).toMatchObject({
       valid: false,
     });
+  });
+});
+
+describe("the language of the audio", () => {
+  it("is the audio stream's ISO 639 tag, in lower case; none for und or something else", () => {
+    const tagged = (/** @type {unknown} */ language) =>
+      interpretProbe(info([video(), { ...audio, tags: { language } }]), 1);
+    expect(tagged("fra")).toMatchObject({ audioLanguage: "fra" });
+    expect(tagged("ENG")).toMatchObject({ audioLanguage: "eng" });
+    for (const none of ["und", "", "english", 7]) expect(tagged(none)).toMatchObject({ audioLanguage: null });
+    expect(interpretProbe(info([video()]), 1)).toMatchObject({ audioStream: null, audioLanguage: null });
+  });
+});
+
+describe("interpretAudioProbe", () => {
+  const frames = (/** @type {number} */ index) => [{ stream_index: index }];
+  it("takes an audio or video file's first audio stream, where it decodes", () => {
+    expect(interpretAudioProbe({ ...info([{ ...audio, index: 2 }]), frames: frames(2) })).toEqual({
+      valid: true,
+      format: "mov",
+      startTime: 0,
+      audioStream: 2,
+    });
+    const mp3 = { format_name: "mp3", start_time: "0.025057" };
+    expect(interpretAudioProbe({ ...info([{ ...audio, index: 0 }], mp3), frames: frames(0) })).toMatchObject({
+      format: "mp3",
+      startTime: 0.025057,
+    });
+  });
+
+  it("refuses a file without audio, audio that does not decode, or a format that is not one file", () => {
+    expect(interpretAudioProbe({ ...info([video()]), frames: frames(0) })).toMatchObject({
+      valid: false,
+      reason: "the file has no audio stream",
+    });
+    expect(interpretAudioProbe({ ...info([audio]), frames: [] })).toMatchObject({
+      valid: false,
+      reason: "its audio could not be decoded",
+    });
+    for (const format_name of ["hls", "concat", "aac", "image2"]) {
+      expect(interpretAudioProbe({ ...info([audio], { format_name }), frames: frames(1) })).toMatchObject({
+        valid: false,
+      });
+    }
   });
 });
 

@@ -15,6 +15,7 @@ import {
   segmentCount,
   segmentFrames,
   segmentSeconds,
+  trackAudioPacket,
   Unplannable,
 } from "../plan.mjs";
 import { probed } from "./probes.mjs";
@@ -99,6 +100,19 @@ describe("segments", () => {
       // Within a quarter second of the video (contract section 15).
       expect(Math.abs(start - frameTime(plan, segmentFrames(plan, i).first))).toBeLessThan(0.25);
       expect(firstAudioPacket(plan, i)).toBeGreaterThan(firstAudioPacket(plan, i - 1));
+    }
+  });
+
+  it("cut an added audio track at each segment's first frame, so its segments last the video's to within a packet", () => {
+    const plan = planEncoding(probed({ duration: 60.027, frameRate: 30000 / 1001 }), settings);
+    expect(trackAudioPacket(plan, 0)).toBe(0);
+    // Segment 1 starts at 4.004 s: packet 187.6875 rounds up.
+    expect(trackAudioPacket(plan, 1)).toBe(188);
+    expect(trackAudioPacket(plan, segmentCount(plan))).toBe(audioPackets(plan));
+    const packet = AUDIO_FRAME / AUDIO_RATE;
+    for (let i = 0; i < segmentCount(plan); i++) {
+      const seconds = (trackAudioPacket(plan, i + 1) - trackAudioPacket(plan, i)) * packet;
+      expect(Math.abs(seconds - segmentSeconds(plan, i))).toBeLessThan(packet);
     }
   });
 

@@ -62,6 +62,10 @@ describe("parseJob", () => {
     expect(parseJob({ ...base(), kind: "storyboard", plan })).toMatchObject({ kind: "storyboard" });
     expect(parseJob(filePart("mp4"))).toEqual(filePart("mp4"));
     expect(parseJob(filePart("m4a", { part: 2, from: 3, sequence: 7, origin: 1020000 }))).toMatchObject({ part: 2 });
+    const audio = { ...base(), kind: "audio", plan, from: 2, to: 8 };
+    expect(parseJob(audio)).toEqual(audio);
+    // An added audio track may go with a silent video.
+    expect(parseJob({ ...audio, plan: { ...plan, audio: false } })).toMatchObject({ kind: "audio" });
   });
 
   it("refuses unknown fields, other versions and kinds, and names the field", () => {
@@ -79,6 +83,9 @@ describe("parseJob", () => {
     refused({ ...segments(), to: 9 }, "to");
     refused({ ...segments(), renditions: ["1080p"] }, "renditions.0");
     refused({ ...segments(), renditions: ["360p", "360p"] }, "renditions");
+    refused({ ...base(), kind: "audio", plan, from: 3, to: 3 }, "to");
+    refused({ ...base(), kind: "audio", plan, from: 0, to: 9 }, "to");
+    refused({ ...base(), kind: "audio", plan, from: 0, to: 1, renditions: ["360p"] }, "renditions");
   });
 
   it("reads a plan stored before clips as one with no offset, and refuses a negative one", () => {
@@ -141,6 +148,15 @@ describe("parseHeartbeat and parseResult", () => {
       interlaced: false,
     };
     expect(parseResult({ version: 2, jobId: "p-1", status: "done", probe })).toMatchObject({ probe });
+    // The audio's language: left out by an older encoder (none), or an ISO 639 code.
+    expect(parseResult({ version: 2, jobId: "p-1", status: "done", probe })).toMatchObject({
+      probe: { audioLanguage: null },
+    });
+    const tagged = { ...probe, audioStream: 1, audioLanguage: "fra" };
+    expect(parseResult({ version: 2, jobId: "p-1", status: "done", probe: tagged })).toMatchObject({ probe: tagged });
+    expect(() =>
+      parseResult({ version: 2, jobId: "p-1", status: "done", probe: { ...probe, audioLanguage: "French" } }),
+    ).toThrow(ProtocolError);
     expect(parseResult({ version: 2, jobId: "s-1", status: "done" })).toEqual({
       version: 2,
       jobId: "s-1",

@@ -38,6 +38,16 @@ export const BeaconSchema = z.strictObject({
 export type Beacon = z.infer<typeof BeaconSchema>;
 
 /**
+ * The beacon as it counts for a video of these renditions: a rendition the video does not have
+ * counts in no share, so it is dropped; the watch time stays the view's (docs/analytics.md).
+ */
+export function withKnownRendition(beacon: Beacon, renditions: readonly string[]): Beacon {
+  if (beacon.rendition === undefined || renditions.includes(beacon.rendition)) return beacon;
+  const { rendition: _unknown, ...rest } = beacon;
+  return rest;
+}
+
+/**
  * A beacon as the route queues it: the beacon, with what the route learnt of its video (project
  * and mode, so the consumer needs no read of the video) and when it arrived (ms), which bounds
  * the view's watch time.

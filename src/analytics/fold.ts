@@ -1,4 +1,6 @@
+import { HOUR } from "../lib/time";
 import type { BeaconMessage } from "./beacon";
+import { HEARTBEAT_MS } from "./heartbeat";
 import { STARTUP_BUCKETS, startupBucket } from "./startup";
 
 /** What is kept of a view between beacons: the totals credited to it so far. */
@@ -42,17 +44,16 @@ export type Fold = {
   hours: HourDelta[];
 };
 
-const HOUR_MS = 3_600_000;
 /** A view's watch time may grow by the wall time since its previous beacon and 10 % more. */
 const SLACK = 1.1;
 /**
  * A view's first beacon has no previous one: it is credited with at most one heartbeat's interval
- * (10 s) and the slack, as if its previous beacon had come then.
+ * and the slack, as if its previous beacon had come then.
  */
-export const FIRST_BEACON_WINDOW_MS = 10_000;
+export const FIRST_BEACON_WINDOW_MS = HEARTBEAT_MS;
 
 export function hourOf(ms: number): number {
-  return Math.floor(ms / HOUR_MS);
+  return Math.floor(ms / HOUR);
 }
 
 export function projectSubject(projectId: string, livemode: boolean): string {

@@ -3,6 +3,9 @@ import { modeParam, type Tenant } from "../lib/tenant";
 import type { Fold, ViewState } from "./fold";
 import { STARTUP_COLUMNS } from "./startup";
 
+/** The counters an hour of a subject adds up (analytics_hours): written by the fold, summed by the reports. */
+const HOUR_COUNTERS = ["views", "watch_ms", "rebuffer_ms", "rebuffer_count", "error_views", ...STARTUP_COLUMNS];
+
 type ViewRow = {
   view_id: string;
   video_id: string;
@@ -89,7 +92,7 @@ export function foldStatements(db: Db, fold: Fold): D1PreparedStatement[] {
     );
   }
   if (fold.hours.length > 0) {
-    const counters = ["views", "watch_ms", "rebuffer_ms", "rebuffer_count", "error_views", ...STARTUP_COLUMNS];
+    const counters = HOUR_COUNTERS;
     statements.push(
       db
         .prepare(
@@ -160,9 +163,7 @@ export async function readRollups(
   top?: Tenant,
 ): Promise<{ hours: HourRow[]; renditions: { resolution: string; watch_ms: number }[]; top: TopVideoRow[] }> {
   const list = JSON.stringify(subjects);
-  const sums = ["views", "watch_ms", "rebuffer_ms", "rebuffer_count", "error_views", ...STARTUP_COLUMNS]
-    .map((c) => `sum(${c}) AS ${c}`)
-    .join(", ");
+  const sums = HOUR_COUNTERS.map((c) => `sum(${c}) AS ${c}`).join(", ");
   const statements = [
     db
       .prepare(

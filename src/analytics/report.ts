@@ -1,9 +1,8 @@
+import { DAY, HOUR } from "../lib/time";
 import type { HourRow, TopVideoRow } from "./queries";
 import { STARTUP_COLUMNS, startupPercentile } from "./startup";
 
-const HOUR_MS = 3_600_000;
-const DAY_MS = 24 * HOUR_MS;
-export const INTERVALS = { hour: HOUR_MS, day: DAY_MS } as const;
+export const INTERVALS = { hour: HOUR, day: DAY } as const;
 export type Interval = keyof typeof INTERVALS;
 
 export type Analytics = {
@@ -43,7 +42,7 @@ export function analyticsOf(
     STARTUP_COLUMNS.forEach((column, i) => {
       startup[i] = (startup[i] ?? 0) + (row[column] ?? 0);
     });
-    const point = points.get(Math.floor((row.hour * HOUR_MS) / step) * step);
+    const point = points.get(Math.floor((row.hour * HOUR) / step) * step);
     if (point) {
       point.views += row.views;
       point.watchMs += row.watch_ms;

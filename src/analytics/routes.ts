@@ -6,7 +6,7 @@ import { route } from "../http/route";
 import { createRouter } from "../http/router";
 import { jsonResponse } from "../http/schemas";
 import { validationHook } from "../http/validation";
-import { DAY } from "../lib/time";
+import { DAY, HOUR } from "../lib/time";
 import { parseUlid } from "../lib/ulid";
 import { pathVideo } from "../videos/present";
 import { VideoParamsSchema } from "../videos/schemas";
@@ -17,7 +17,6 @@ import { AnalyticsQuerySchema, ProjectAnalyticsSchema, VideoAnalyticsSchema } fr
 
 const DEFAULT_RANGE_MS = 7 * DAY;
 const MAX_RANGE_MS = 90 * DAY;
-const HOUR_MS = 3_600_000;
 
 const videoAnalytics = route(
   {
@@ -64,7 +63,7 @@ function rangeOf(query: { from?: string | undefined; to?: string | undefined; in
 
 /** The hours whose rollups a range reads: every hour it overlaps. */
 function hoursOf(range: Range) {
-  return { fromHour: hourOf(range.from), toHour: Math.ceil(range.to / HOUR_MS) };
+  return { fromHour: hourOf(range.from), toHour: Math.ceil(range.to / HOUR) };
 }
 
 /** Where a project's figures are kept for the caller's mode: one subject per mode it sees. */

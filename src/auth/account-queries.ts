@@ -25,6 +25,36 @@ export function findAccountByEmail(db: Db, email: string): Promise<AccountRow | 
   return db.prepare("SELECT * FROM accounts WHERE email = ?").bind(email).first<AccountRow>();
 }
 
+/** The stored password hash of an account, or null for none. */
+export function findPasswordHash(db: Db, id: string): Promise<string | null> {
+  return db.prepare("SELECT password_hash FROM accounts WHERE id = ?").bind(id).first<string>("password_hash");
+}
+
+/**
+ * Replaces the account's password hash `previous` with `next` and ends every session of the account
+ * but `keepSessionId`, in one batch. A compare-and-swap: when the hash is no longer `previous` (a
+ * concurrent change came first) nothing changes, no session ends, and the answer is false.
+ */
+export async function replacePassword(
+  db: Db,
+  id: string,
+  hashes: { previous: string; next: string },
+  keepSessionId: string,
+): Promise<boolean> {
+  const [updated] = await db.batch([
+    db
+      .prepare("UPDATE accounts SET password_hash = ?3 WHERE id = ?1 AND password_hash = ?2")
+      .bind(id, hashes.previous, hashes.next),
+    db
+      .prepare(
+        `DELETE FROM sessions WHERE account_id = ?1 AND id <> ?2
+           AND (SELECT password_hash FROM accounts WHERE id = ?1) = ?3`,
+      )
+      .bind(id, keepSessionId, hashes.next),
+  ]);
+  return updated?.meta.changes === 1;
+}
+
 export function setApproved(db: Db, id: string, approved: boolean): Promise<AccountRow | null> {
   return db
     .prepare("UPDATE accounts SET approved = ? WHERE id = ? RETURNING *")

@@ -8,11 +8,11 @@ import { isoTime } from "../lib/time";
 import { ulid } from "../lib/ulid";
 import { limitLoginFailures, rateLimit } from "../rate-limit/middleware";
 import { toAccount, trialEnd } from "./account";
-import { findAccountByEmail, insertAccount } from "./account-queries";
-import { anySession } from "./guards";
+import { findAccountByEmail, findPasswordHash, insertAccount, replacePassword } from "./account-queries";
+import { anySession, approvedSession } from "./guards";
 import { sessionOf } from "./middleware";
 import { hashPassword, verifyPassword } from "./passwords";
-import { AccountSchema, CredentialsSchema, LoginSchema } from "./schemas";
+import { AccountSchema, CredentialsSchema, LoginSchema, PasswordChangeSchema } from "./schemas";
 import { createSession, deleteSession, SESSION_COOKIE, SESSION_LIFETIME_SECONDS } from "./session-queries";
 
 const signup = route(
@@ -75,6 +75,27 @@ const account = route({
   },
 });
 
+const changePassword = route(
+  {
+    method: "post",
+    path: "/v1/account/password",
+    operationId: "changePassword",
+    tags: ["Accounts"],
+    summary: "Change the password; every other session of the account ends",
+    description:
+      "The new password follows the signup rules. The session that asks stays; every other session of the " +
+      "account ends (API keys are not sessions, and keep working). A wrong `currentPassword` is " +
+      "`invalid_credentials` and counts as a failed login of this client address for the account's email " +
+      "(`login_failures`: 10 a minute, then `429 rate_limited`).",
+    middleware: [approvedSession, jsonBody] as const,
+    request: { body: jsonRequest(PasswordChangeSchema) },
+    responses: {
+      204: { description: "Changed" },
+    },
+  },
+  ["invalid_credentials", "rate_limited"],
+);
+
 export const authRoutes = createRouter()
   .openapi(signup, async (c) => {
     const { email, password } = c.req.valid("json");
@@ -117,4 +138,21 @@ export const authRoutes = createRouter()
     return c.body(null, 204);
   })
   // The session's own query read the account: no second round trip.
-  .openapi(account, async (c) => c.json(sessionOf(c).account, 200));
+  .openapi(account, async (c) => c.json(sessionOf(c).account, 200))
+  .openapi(changePassword, async (c) => {
+    const { currentPassword, newPassword } = c.req.valid("json");
+    const session = sessionOf(c);
+    // A guess at the password as a login is: counted until it proves right (login_failures).
+    const failure = await limitLoginFailures(c, session.account.email);
+    const previous = await findPasswordHash(c.var.db, session.accountId);
+    const wrong = () =>
+      new ApiError("invalid_credentials", {
+        message: "The current password is wrong.",
+        details: [{ path: "currentPassword", message: "The current password is wrong." }],
+      });
+    if (previous === null || !(await verifyPassword(currentPassword, previous))) throw wrong();
+    await failure.release();
+    const next = await hashPassword(newPassword);
+    if (!(await replacePassword(c.var.db, session.accountId, { previous, next }, session.sessionId))) throw wrong();
+    return c.body(null, 204);
+  });

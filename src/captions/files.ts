@@ -1,7 +1,8 @@
 import { ApiError } from "../http/errors";
+import { canonicalLanguage } from "../lib/language";
 import { segmentOfPlaylist, subtitlePlaylist, subtitleSegment } from "./hls";
-import { canonicalLanguage } from "./language";
 import type { CaptionRow } from "./model";
+import { type SecondsRange, webVttMeeting } from "./webvtt";
 
 /** Which file of which track a path under `/play/<x>/` names (`captionPaths`), the language in its canonical case. */
 export type CaptionFile = { language: string; kind: "track" | "playlist" | "segment" };
@@ -22,17 +23,20 @@ export function captionFile(path: string): CaptionFile | null {
 }
 
 /**
- * A track's HLS files, made from the track and the video: its VOD subtitle playlist (one segment
- * as long as the video), or that segment (the stored WebVTT with X-TIMESTAMP-MAP tying its time 0
- * to `mpegts`, where the video's segments start their MPEG-TS timeline). Both change only when the
- * track does: that is their date.
+ * A track's file as made for this request, from the track and the video: its VOD subtitle playlist
+ * (one segment as long as the video), that segment (the stored WebVTT with X-TIMESTAMP-MAP tying
+ * its time 0 to `mpegts`, where the video's segments start their MPEG-TS timeline), or the track
+ * itself cut to a range. With `range` (a ranged playback token's, in seconds), the track and the
+ * segment hold only the cues that meet it (`webVttMeeting`); the playlist holds no cue and stays
+ * as it is. Each changes only when the track does: that is its date.
  */
 export async function captionTrackFile(
   media: R2Bucket,
   video: { duration: number | null },
   track: CaptionRow,
-  kind: "playlist" | "segment",
+  kind: CaptionFile["kind"],
   mpegts: number,
+  range: SecondsRange | null,
 ): Promise<{ text: string; lastModified: number }> {
   const lastModified = Date.parse(track.updated_at);
   if (kind === "playlist") {
@@ -42,5 +46,6 @@ export async function captionTrackFile(
   }
   const stored = await media.get(track.object_key);
   if (!stored) throw new ApiError("not_found");
-  return { text: subtitleSegment(await stored.text(), mpegts), lastModified };
+  const text = range === null ? await stored.text() : webVttMeeting(await stored.text(), range);
+  return { text: kind === "segment" ? subtitleSegment(text, mpegts) : text, lastModified };
 }

@@ -1,23 +1,32 @@
 import { videoReader, videoWriter } from "../auth/guards";
-import { receiveBody } from "../http/body";
+import { optionalJsonBody, receiveBody } from "../http/body";
 import { ApiError } from "../http/errors";
 import { found } from "../http/found";
 import { publicOrigin } from "../http/public-url";
+import { wellFormedQuery } from "../http/query";
 import { route } from "../http/route";
 import { createRouter } from "../http/router";
 import { binaryBody, jsonResponse } from "../http/schemas";
 import { validationHook } from "../http/validation";
+import { idempotent } from "../idempotency/middleware";
+import { canonicalLanguage, englishName } from "../lib/language";
 import { logError } from "../lib/log";
 import { replaceObject } from "../lib/replace-object";
 import { captionsKey } from "../lib/storage-keys";
 import { parseUlid, ulid } from "../lib/ulid";
 import { rateLimit } from "../rate-limit/middleware";
-import { forgetPlaybackStates } from "../videos/playback-state";
+import { findVideo } from "../videos/queries";
 import { ProjectQuerySchema } from "../videos/schemas";
-import { canonicalLanguage, englishName } from "./language";
+import { askForTrack } from "./generation";
 import { toTrack } from "./model";
 import { deleteTrack, listTracks, MAX_TRACKS, swapTrack } from "./queries";
-import { CaptionParamsSchema, CaptionQuerySchema, TrackListSchema, TrackSchema } from "./schemas";
+import {
+  CaptionParamsSchema,
+  CaptionQuerySchema,
+  GenerateRequestSchema,
+  TrackListSchema,
+  TrackSchema,
+} from "./schemas";
 import { CAPTION_TYPES, CAPTIONS_BODY, readCaptionsUpload } from "./upload";
 
 const CaptionsParamsSchema = CaptionParamsSchema.pick({ id: true });
@@ -38,7 +47,7 @@ const put = route(
       "but a deleted one takes tracks, whatever its status. Once the video plays, the track is at its `url`, in the " +
       "master playlist's `SUBTITLES` group and on the embed page. A language that is not a BCP 47 tag is " +
       "`invalid_captions`, like the file; a bad `label` is `invalid_query`.",
-    middleware: [videoWriter, receiveBody(CAPTIONS_BODY), rateLimit("captions")] as const,
+    middleware: [videoWriter, receiveBody(CAPTIONS_BODY), rateLimit("captions"), wellFormedQuery] as const,
     request: {
       params: CaptionParamsSchema,
       query: CaptionQuerySchema,
@@ -88,22 +97,42 @@ const remove = route(
   ["video_not_found", "captions_not_found"],
 );
 
-/**
- * Whether the query's `label`, as sent, is percent-encoded UTF-8. The framework keeps a value that
- * is not (a lone surrogate's bytes, say) as its undecoded text, which would be stored altered.
- */
-function labelIsUtf8(url: string): boolean {
-  for (const pair of new URL(url).search.slice(1).split("&")) {
-    const [name, value = ""] = pair.split("=", 2);
-    if (name !== "label") continue;
-    try {
-      decodeURIComponent(value.replaceAll("+", " "));
-    } catch {
-      return false;
-    }
-  }
-  return true;
-}
+const generate = route(
+  {
+    method: "post",
+    path: "/v1/videos/{id}/captions/{language}/generate",
+    operationId: "generateCaptionTrack",
+    tags: ["Captions"],
+    summary: "Generate the caption track of a language from the video's speech",
+    description:
+      "The track is `processing` at once (`202`), then `ready` (it plays: master playlist, embed page, its `url`), " +
+      "`skipped` (the video has no audio, or no speech was heard) or `errored`; `video.captions.ready` or " +
+      "`video.captions.errored` tells when. Its default label is the language's English name followed by " +
+      "` (auto-generated)`. The speech is heard by Workers AI (Whisper) in production, by the encoder's own " +
+      "engine in local development; a language it does not hear is `400 language_not_supported`, and without " +
+      "an engine the answer is `503 transcription_unavailable`, saying how to add one. The video must have a source " +
+      "(`processing` or `ready`); a track of that language that was uploaded must be deleted first (`409 " +
+      "captions_exist`); asking again over a generated track (whatever its status) replaces it. Generated tracks " +
+      `count toward the ${MAX_TRACKS}-track limit. A test-mode video's first 10 s are heard. To correct a generated ` +
+      "track, download its WebVTT, edit it and `PUT` it back (it becomes an uploaded track).",
+    middleware: [videoWriter, idempotent, optionalJsonBody, rateLimit("captions")] as const,
+    request: {
+      params: CaptionParamsSchema,
+      query: ProjectQuerySchema,
+      body: { required: false, content: { "application/json": { schema: GenerateRequestSchema } } },
+    },
+    responses: { 202: jsonResponse(TrackSchema, "The track, processing") },
+  },
+  [
+    "invalid_body",
+    "language_not_supported",
+    "video_not_found",
+    "video_not_ready",
+    "captions_exist",
+    "quota_exceeded",
+    "transcription_unavailable",
+  ],
+);
 
 export const captionRoutes = createRouter()
   .openapi(
@@ -115,9 +144,6 @@ export const captionRoutes = createRouter()
         throw new ApiError("invalid_captions", {
           details: [{ path: "language", message: "not a BCP 47 language tag of 2 to 35 letters, digits and hyphens" }],
         });
-      }
-      if (!labelIsUtf8(c.req.url)) {
-        throw new ApiError("invalid_query", { details: [{ path: "label", message: "not percent-encoded UTF-8" }] });
       }
       const vtt = await readCaptionsUpload(c);
       const videoId = parseUlid(params.id);
@@ -139,12 +165,23 @@ export const captionRoutes = createRouter()
           message: `A video holds at most ${MAX_TRACKS} caption tracks: delete one, or replace one of its languages.`,
         });
       }
-      // The master playlist, the embed page and the track's files change at once here (contract §21).
-      forgetPlaybackStates([videoId]);
       return c.json(toTrack(publicOrigin(c), row), 200);
     },
     validationHook({ query: { label: "invalid_query" } }),
   )
+  .openapi(generate, async (c) => {
+    const params = c.req.valid("param");
+    const language = canonicalLanguage(params.language);
+    if (!language) {
+      throw new ApiError("language_not_supported", {
+        details: [{ path: "language", message: "not a BCP 47 language tag of 2 to 35 letters, digits and hyphens" }],
+      });
+    }
+    const video = await found("video_not_found", params.id, (id) => findVideo(c.var.db, c.var.tenant, id));
+    const { label } = c.req.valid("json");
+    const track = await askForTrack(c.env, c.var.db, c.var.tenant, video, { language, label }, publicOrigin(c));
+    return c.json(track, 202);
+  })
   .openapi(list, async (c) => {
     const tracks = await found("video_not_found", c.req.valid("param").id, (id) =>
       listTracks(c.var.db, c.var.tenant, id),
@@ -156,13 +193,10 @@ export const captionRoutes = createRouter()
     const params = c.req.valid("param");
     // A language that is no tag names no track, of a video that must exist all the same.
     const language = canonicalLanguage(params.language) ?? "";
-    const { id, key } = await found("video_not_found", params.id, async (id) => {
-      const deleted = await deleteTrack(c.var.db, c.var.tenant, id, language);
-      return deleted && { id, key: deleted.key };
-    });
+    const { key } = await found("video_not_found", params.id, (id) =>
+      deleteTrack(c.var.db, c.var.tenant, id, language),
+    );
     if (!key) throw new ApiError("captions_not_found");
-    // The master playlist, the embed page and the track's files change at once here (contract §21).
-    forgetPlaybackStates([id]);
     try {
       await c.env.MEDIA.delete(key);
     } catch (error) {

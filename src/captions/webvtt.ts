@@ -126,13 +126,20 @@ export function parseWebVtt(text: string): Parsed {
   }
 }
 
+/**
+ * Where a block's cue timing line is: a cue's is its first line or its second (after an
+ * identifier); -1 for a block without one (a comment, a style sheet or a region).
+ */
+function timingLineOf(block: readonly string[]): number {
+  return block[0]?.includes(ARROW) ? 0 : block[1]?.includes(ARROW) ? 1 : -1;
+}
+
 /** Reads one block starting at line `number`, adding its cue to `cues`; a problem, or null. */
 function readBlock(block: string[], number: number, cues: Cue[]): string | null {
   const head = block[0] ?? "";
   const arrowAt = (from: number) => block.findIndex((line, i) => i >= from && line.includes(ARROW));
-  // A cue's timing line is its first or its second (after an identifier); a block without one is
-  // a comment, a style sheet or a region, which hold no "-->" at all.
-  const timingAt = head.includes(ARROW) ? 0 : block[1]?.includes(ARROW) ? 1 : -1;
+  // A block without a timing line holds no "-->" at all.
+  const timingAt = timingLineOf(block);
   const kind = NOTE.test(head) ? "NOTE" : STYLE.test(head) ? "STYLE" : REGION.test(head) ? "REGION" : null;
   if (kind === "NOTE" && timingAt === 1) return `line ${number + 1}: "-->" inside a NOTE block`;
   if (timingAt < 0) {
@@ -172,4 +179,61 @@ export function toWebVtt(cues: Cue[]): string {
     return cue.text === "" ? timing : `${timing}\n${cue.text}`;
   });
   return ["WEBVTT", ...blocks].join("\n\n").concat("\n");
+}
+
+/** A range of a video in seconds, as a clip or a ranged playback token has it. */
+export type SecondsRange = { start: number; end: number };
+
+/**
+ * Whether a cue (times in ms) meets `range` (seconds): it ends after the range starts and starts
+ * before it ends. Compared in seconds: a whole number of ms over 1000 is the same double as the
+ * decimal a range is given in (`4350 / 1000 === 4.35`), so a cue ending where the range starts
+ * does not meet it.
+ */
+function meets(cue: Pick<Cue, "start" | "end">, range: SecondsRange): boolean {
+  return cue.end / 1000 > range.start && cue.start / 1000 < range.end;
+}
+
+/** The cues that meet `range` (seconds), in their order: what a file cut to a range holds. */
+export function cuesMeeting(cues: Cue[], range: SecondsRange): Cue[] {
+  return cues.filter((cue) => meets(cue, range));
+}
+
+/**
+ * A stored WebVTT file cut to `range` (seconds): its header and the style sheets and regions
+ * before its first cue as written, then the cues that meet the range (`cuesMeeting`'s rule), each
+ * as written; comments and every other cue left out. Lines end in LF. A block whose timing does
+ * not read (never in a file this service stored) is left out too: what cannot be placed in time
+ * cannot be shown to lie within the range.
+ */
+export function webVttMeeting(vtt: string, range: SecondsRange): string {
+  const lines = withoutBom(vtt).split(LINE_TERMINATOR);
+  const headerEnd = lines.indexOf("");
+  const out = headerEnd < 0 ? lines : lines.slice(0, headerEnd);
+  let cueSeen = false;
+  for (let at = headerEnd < 0 ? lines.length : headerEnd; at < lines.length; ) {
+    while (at < lines.length && lines[at] === "") at++;
+    const block: string[] = [];
+    while (at < lines.length && lines[at] !== "") block.push(lines[at++] as string);
+    if (block.length === 0) break;
+    const timingAt = timingLineOf(block);
+    if (timingAt < 0) {
+      if (!cueSeen && !NOTE.test(block[0] as string)) out.push("", ...block);
+      continue;
+    }
+    cueSeen = true;
+    const timing = parseTiming(block[timingAt] as string);
+    if (!("problem" in timing) && meets(timing, range)) out.push("", ...block);
+  }
+  return `${out.join("\n")}\n`;
+}
+
+const CUE_TEXT_ESCAPES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;" };
+
+/**
+ * Plain text (one line) as a cue's text: `&`, `<` and `>` as the character references WebVTT
+ * gives them, so that a player reads the text itself (no tag, no entity) and no line holds `-->`.
+ */
+export function escapeCueText(text: string): string {
+  return text.replace(/[&<>]/g, (character) => CUE_TEXT_ESCAPES[character] as string);
 }

@@ -124,10 +124,13 @@ export async function readJsonText<E extends AppEnv>(c: Context<E>, kind: BodyKi
  * the validators of the OpenAPI layer hold the header to a narrower pattern than the contract
  * (they refuse `application/json;`), and must see the body this middleware already read.
  */
-export function jsonBodyOf(kind: BodyKind) {
+export function jsonBodyOf(kind: BodyKind, options: { optional?: boolean } = {}) {
   return documented(
     createMiddleware<AppEnv>(async (c, next) => {
-      const text = await readJsonText(c, kind);
+      // An optional body left out entirely (no Content-Type, nothing sent) reads as `{}`.
+      const empty = c.req.raw.body === null || c.req.header("content-length") === "0";
+      const absent = options.optional && !c.req.header("content-type") && empty;
+      const text = absent ? "{}" : await readJsonText(c, kind);
       const headers = new Headers(c.req.raw.headers);
       headers.set("content-type", "application/json");
       headers.delete("content-length");
@@ -139,3 +142,6 @@ export function jsonBodyOf(kind: BodyKind) {
 }
 
 export const jsonBody = jsonBodyOf(JSON_BODY);
+
+/** `jsonBody` for a route whose body may be left out: an empty request is `{}`. */
+export const optionalJsonBody = jsonBodyOf(JSON_BODY, { optional: true });

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { utcTime } from "../lib/time";
 /**
  * HTTP conditional requests (RFC 9110 §13) for the public media answers: which of 200, 304 or 412
  * a GET gets from its If-Match, If-Unmodified-Since, If-None-Match and If-Modified-Since headers.
@@ -67,10 +68,7 @@ export function parseHttpDate(header: string | null | undefined): number | null 
   const parts = header === null || header === undefined ? null : dateParts(header.trim());
   if (!parts) return null;
   const [h, m, s] = parts.time.map(Number) as [number, number, number];
-  const day = Number(parts.day);
-  const time = Date.UTC(parts.year, MONTHS.indexOf(parts.month), day, h, m, s);
-  // Date.UTC rolls 31 Feb over into March: a day or time that does not exist is not a date.
-  return new Date(time).getUTCDate() === day && h < 24 && m < 60 && s < 61 ? time : null;
+  return utcTime(parts.year, MONTHS.indexOf(parts.month) + 1, Number(parts.day), h, m, s);
 }
 
 /** An HTTP-date for a header (IMF-fixdate). */

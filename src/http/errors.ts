@@ -22,6 +22,10 @@ export const ERRORS = {
     message:
       "The caption track is not valid: a BCP 47 language, and UTF-8 WebVTT or SubRip whose cues are in order, none ending before it starts.",
   },
+  language_not_supported: {
+    status: 400,
+    message: "Captions cannot be generated in this language: the speech engine does not hear it.",
+  },
   invalid_state: { status: 400, message: "state must be one of pending, succeeded, failed." },
   invalid_limit: { status: 400, message: "limit must be an integer from 1 to 100." },
   invalid_cursor: { status: 400, message: "cursor is not one this API issued." },
@@ -45,6 +49,7 @@ export const ERRORS = {
   endpoint_not_found: { status: 404, message: "No such webhook endpoint." },
   upload_not_found: { status: 404, message: "No such direct upload." },
   captions_not_found: { status: 404, message: "The video has no caption track in this language." },
+  audio_track_not_found: { status: 404, message: "The video has no added audio track in this language." },
   method_not_allowed: { status: 405, message: "This method is not allowed on this path." },
   email_taken: { status: 409, message: "An account with this email already exists." },
   upload_completion_in_progress: {
@@ -62,7 +67,15 @@ export const ERRORS = {
     message: "A request with this Idempotency-Key is still running; retry after it answers.",
     headers: ["Retry-After"],
   },
+  captions_exist: {
+    status: 409,
+    message: "The video has an uploaded caption track in this language: delete it first to generate one.",
+  },
   quota_exceeded: { status: 409, message: "The project already holds as many of these as it may." },
+  original_audio: {
+    status: 409,
+    message: "This is the language of the video's own audio, which cannot be replaced or deleted.",
+  },
   encoding_job_void: {
     status: 410,
     message: "This encoding job is over (the video was deleted, or the job was taken over): stop.",
@@ -85,6 +98,10 @@ export const ERRORS = {
     status: 503,
     message: "This frame is still being made; retry in a moment.",
     headers: ["Retry-After"],
+  },
+  transcription_unavailable: {
+    status: 503,
+    message: "No speech engine is available to generate captions.",
   },
   internal_error: { status: 500, message: "Something went wrong on our side." },
 } as const satisfies Record<

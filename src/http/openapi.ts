@@ -90,6 +90,19 @@ export const OPENAPI_DOCUMENT = {
         "of the video offers them (the master playlist's SUBTITLES group, the embed page)",
     },
     {
+      name: "Chapters",
+      description:
+        "A video's chapters, each a start and a title: served as a WebVTT chapters track (`/play/{videoId}/chapters.vtt`) " +
+        "and shown on the embed page's timeline",
+    },
+    {
+      name: "Audio tracks",
+      description:
+        "A video's audio in other languages (a dub, an audio description), one per language (BCP 47): a file's " +
+        "first audio stream, cut at the video's own segments, played beside the source's own audio (the master " +
+        "playlist's `AUDIO=\"audio\"` group, the embed page's audio menu). The MP4 and the M4A keep the original.",
+    },
+    {
       name: "Playback",
       description:
         "A ready video plays from `GET /play/{videoId}/master.m3u8` (HLS: a variant per rendition, VOD, relative " +
@@ -102,13 +115,16 @@ export const OPENAPI_DOCUMENT = {
         "`rate_limited` with `Retry-After`; a frame made already is always served). " +
         "Each caption track is `GET /play/{videoId}/captions/{language}.vtt`, and in the master playlist's " +
         '`SUBTITLES="subs"` group (a VOD subtitle playlist per track, `captions/{language}.m3u8`). ' +
+        "A video with chapters has `GET /play/{videoId}/chapters.vtt`, a WebVTT chapters track (404 `not_found` " +
+        "without chapters); a token bound to a range reads only the chapters that meet it. " +
         "`GET /embed/{videoId}` is an HTML page that plays it with a player this API serves itself (captions, " +
         "quality and speed menus, storyboard previews, keyboard shortcuts, picture-in-picture, fullscreen). A private " +
         "video's id URLs answer 403 `playback_token_required`: mint a token, which stands in the path in place of " +
         "the id until it expires (403 `invalid_playback_token` once altered or expired). Unknown, deleted or not " +
         "ready: 404 `not_found`. A video (or a token) with `allowedOrigins` answers 403 `origin_not_allowed` to a " +
         "request whose `Origin` (else `Referer`'s origin) it does not allow (neither header: allowed), and its embed " +
-        "page sends `Content-Security-Policy: frame-ancestors` with those origins. `master.m3u8?start=&end=` " +
+        "page sends `Content-Security-Policy: frame-ancestors` with those origins and the service's own (its " +
+        "dashboard shows every video's player). `master.m3u8?start=&end=` " +
         "(seconds) is the video cut to the segments covering that span; a token may bind such a range, which the " +
         "query cannot widen (400 `invalid_query` for a bad or out-of-range value). " +
         "These public URLs need no credential and are not operations of this document.",

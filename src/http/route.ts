@@ -42,6 +42,23 @@ export function documented<M extends MiddlewareHandler>(
 /** Every route made by `route()`, for tests that check the document against the code. */
 export const ROUTES: RouteConfig[] = [];
 
+/**
+ * JSON request bodies that a route reads itself, by the name of the component that documents them:
+ * a route that takes a file's bytes of any media type as well as JSON cannot let the framework's
+ * validators, which refuse what they do not declare, read its body. For the tests that check the
+ * document against the code.
+ */
+export const SELF_READ_BODIES = new Map<string, z.ZodType>();
+
+/**
+ * The OpenAPI media type object of a JSON body the route reads itself (`SELF_READ_BODIES`): a
+ * reference to `name`, the component the route's router registers from `schema`.
+ */
+export function selfReadJson(name: string, schema: z.ZodType) {
+  SELF_READ_BODIES.set(name, schema);
+  return { schema: { $ref: `#/components/schemas/${name}` } };
+}
+
 /** What the app's own middleware (src/http/app.ts) does on every /v1 request, for every route. */
 const V1_REQUEST_HEADERS = z.object({
   "x-d1-bookmark": z

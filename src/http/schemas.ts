@@ -23,6 +23,11 @@ export function pathId(what: string) {
 const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f]/;
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
+/** `text` with each control character made a space: for text the service writes itself, of words it did not choose. */
+export function withoutControlCharacters(text: string): string {
+  return text.replace(new RegExp(CONTROL_CHARACTERS.source, "g"), " ");
+}
+
 /** Well-formed Unicode without control characters (contract §1): what every text field must be. */
 export function isCleanText(text: string): boolean {
   return !CONTROL_CHARACTERS.test(text) && !LONE_SURROGATE.test(text);

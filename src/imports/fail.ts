@@ -7,6 +7,7 @@ import { encodingEvent } from "../videos/events";
 import type { VideoRow } from "../videos/model";
 import { videoAt } from "../videos/present";
 import { failImportRow } from "./queries";
+import { failureMessage } from "./words";
 
 /** What failing an import touches: D1, R2, the outbox's publishing, and the origin of the event's URLs. */
 export type FailDeps = {
@@ -18,13 +19,8 @@ export type FailDeps = {
   clock: () => number;
 };
 
-/** The words of `error.message`: why the import failed, for a person. */
-export function failureMessage(reason: string): string {
-  return `The import failed: ${reason.replace(/\.+$/, "")}.`;
-}
-
 /**
- * Fails an import for good (contract §19): `errored` with `import_failed` and its reason, the
+ * Fails an import for good (docs/imports.md, "Failing"): `errored` with `import_failed` and its reason, the
  * `video.errored` event recorded with the change and published at once, and the R2 multipart
  * upload aborted (a failed abort is left to the video's deletion clean-up, which aborts
  * `upload_r2_id`). Null when the video was not failed (lease lost, deleted, finished meanwhile).

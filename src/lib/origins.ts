@@ -70,7 +70,10 @@ export function originAllowed(allowedOrigins: readonly string[], headers: Header
   return allowedOrigins.some((pattern) => fits(pattern, origin));
 }
 
-/** The allowed origins as a CSP `frame-ancestors` source list: `*` when any may frame. */
-export function frameAncestors(allowedOrigins: readonly string[]): string {
-  return allowedOrigins.length === 0 ? "*" : allowedOrigins.join(" ");
+/**
+ * The allowed origins as a CSP `frame-ancestors` source list, `ownOrigin` (the service's own pages:
+ * its dashboard shows every video's player) first; `*` when any may frame.
+ */
+export function frameAncestors(allowedOrigins: readonly string[], ownOrigin: string): string {
+  return allowedOrigins.length === 0 ? "*" : [ownOrigin, ...allowedOrigins].join(" ");
 }

@@ -105,9 +105,22 @@ function judgeHost(hostname: string): Verdict {
   }
   // The URL parser has already turned every IPv4 spelling into dotted decimal.
   if (ipaddr.IPv4.isValidFourPartDecimal(hostname)) return judgeV4(ipaddr.IPv4.parse(hostname));
-  const name = hostname.replace(/\.$/, "");
+  return judgeName(hostname);
+}
+
+/**
+ * A host name. One trailing dot is the DNS root's (`example.com.` is `example.com`); any other empty
+ * label (`a..b`, `.example.com`, `intranet..`) makes a name no rule below could judge as written
+ * (`localhost..` is neither `localhost` nor a public name; `169.254.169.254..` is not an IPv4
+ * address to the URL parser), so it is refused, loopback's local-development exception included.
+ * The suffixes are judged with every trailing dot removed, so no count of them hides one.
+ */
+function judgeName(hostname: string): Verdict {
+  const labels = hostname.replace(/\.$/, "").split(".");
+  if (labels.includes("")) return "blocked";
+  const name = hostname.replace(/\.+$/, "");
   if (name === "localhost" || name.endsWith(".localhost")) return "loopback";
-  if (name.endsWith(".local") || name.endsWith(".internal") || !name.includes(".")) return "blocked";
+  if (name.endsWith(".local") || name.endsWith(".internal") || labels.length === 1) return "blocked";
   return "public";
 }
 

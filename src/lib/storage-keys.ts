@@ -72,6 +72,33 @@ export function captionsKey(projectId: string, videoId: string, name: string): s
   return `${videoPrefix(projectId, videoId)}captions/${name}`;
 }
 
+/**
+ * The words heard in one generation of a caption track (JSON), from the coordinator that heard them
+ * to the captions that make the track of them; removed once the track is made.
+ */
+export function heardWordsKey(projectId: string, videoId: string, generation: string): string {
+  return `${videoPrefix(projectId, videoId)}speech/${generation}.json`;
+}
+
+/**
+ * Everything of one generation of an added audio track (one PUT of its language,
+ * docs/audio-tracks.md): the file as it was sent and its segments. A replaced or deleted track's
+ * objects go as this prefix; a new PUT is a new generation, so a URL never serves another's bytes.
+ */
+export function audioTrackPrefix(projectId: string, videoId: string, generation: string): string {
+  return `${videoPrefix(projectId, videoId)}audio/${generation}/`;
+}
+
+/** An added audio track's file, as it was sent (its segments are made from it). */
+export function audioTrackSourceKey(projectId: string, videoId: string, generation: string): string {
+  return `${audioTrackPrefix(projectId, videoId, generation)}source`;
+}
+
+/** One segment of an added audio track (`seg_NNNNN.ts`): stored once, then never changed. */
+export function audioTrackSegmentKey(projectId: string, videoId: string, generation: string, name: string): string {
+  return `${audioTrackPrefix(projectId, videoId, generation)}${name}`;
+}
+
 /** A project's watermark image: a new name for every upload. */
 export function watermarkKey(projectId: string, name: string): string {
   return `projects/${projectId}/watermarks/${name}`;

@@ -10,15 +10,19 @@ import { isoTime } from "../lib/time";
  */
 export type OutboxEvent = { id: string; project_id: string; livemode: number; type: string; subject_id: string };
 
-/** An event to record: its id, what it is about, and its payload as delivered. */
-export type NewEvent = { id: string; type: string; subjectId: string; payload: unknown };
+/**
+ * An event to record: its id, what it is about, and its payload as delivered. `occurrence` tells
+ * apart the events of one type that one video may have many of (a caption track made, by its
+ * generation); the others happen once per video and leave it out.
+ */
+export type NewEvent = { id: string; type: string; subjectId: string; payload: unknown; occurrence?: string };
 
 /**
  * Records events in the outbox: a statement for the same batch as the change they describe, so an
  * event exists exactly when its change does. Only events whose subject is among `subjects` (a
  * SELECT of ids run inside the batch, after the change) are written, and one per type and subject
- * at most (`INSERT OR IGNORE` on that unique pair), so a change that did not happen, or happened
- * before, records nothing. Every event's subject is a video, and the event takes its mode.
+ * at most, or per type, subject and occurrence (`INSERT OR IGNORE` on that unique index), so a change
+ * that did not happen, or happened before, records nothing. Every event's subject is a video, and the event takes its mode.
  *
  * @allModes an event takes its video's mode, read by id in the same statement
  */
@@ -32,9 +36,10 @@ export function recordEventsStatement(
   const bySubject = Object.fromEntries(events.map((event) => [event.subjectId, event]));
   return db
     .prepare(
-      `INSERT OR IGNORE INTO outbox_events (id, project_id, livemode, type, subject_id, payload, created_at)
+      `INSERT OR IGNORE INTO outbox_events (id, project_id, livemode, type, subject_id, payload, created_at, occurrence)
        SELECT json_extract(e.value, '$.id'), ?1, (SELECT v.livemode FROM videos v WHERE v.id = e.key),
-              json_extract(e.value, '$.type'), e.key, json(json_extract(e.value, '$.payload')), ?2
+              json_extract(e.value, '$.type'), e.key, json(json_extract(e.value, '$.payload')), ?2,
+              coalesce(json_extract(e.value, '$.occurrence'), '')
        FROM json_each(?3) e
        WHERE e.key IN (${subjects.sql})`,
     )

@@ -30,23 +30,6 @@ const UPLOADED = "x-file-uploaded";
 /** Says whether the answer's first slice came from the location's cache (`HIT`) or from R2 (`MISS`). */
 export const CACHE_STATUS = "x-cache";
 
-/**
- * The files of a video that never change once stored, by how their R2 key ends (`lib/storage-keys`):
- * a segment, a frame at a width, the storyboard's sprite, the MP4 and the M4A.
- */
-const UNCHANGING = [
-  /\/hls\/[^/]+\/seg_[0-9]{5,6}\.ts$/,
-  /\/frames\/[0-9]+-[0-9]+\.jpg$/,
-  /\/storyboard\.jpg$/,
-  /\/video\.mp4$/,
-  /\/audio\.m4a$/,
-];
-
-/** Whether the file stored under `key` is one this cache keeps. */
-export function isUnchanging(key: string): boolean {
-  return UNCHANGING.some((pattern) => pattern.test(key));
-}
-
 type Slice = { facts: FileFacts; bytes: Uint8Array; cached: boolean };
 
 function sliceKey(key: string, index: number): Request {
@@ -90,9 +73,12 @@ async function slice(media: R2Bucket, key: string, index: number, type: string |
 }
 
 /**
- * The file stored in R2 under `key` (one `isUnchanging` names) as an HTTP answer, through the
- * location's cache: `serveR2Object`'s answer, with `x-cache`. Throws `not_found` when there is no
- * such file.
+ * The file stored in R2 under `key` as an HTTP answer, through the location's cache:
+ * `serveR2Object`'s answer, with `x-cache`. Throws `not_found` when there is no such file. Only for
+ * a file that never changes once stored: the route that serves it says so by calling this rather
+ * than `serveR2Object` (segments, frames, the sprite, the MP4, the M4A, an added audio track's
+ * segments, a legacy attempt's files); a file that can be replaced (a custom thumbnail, a caption
+ * track) is read from R2 every time.
  */
 export async function serveCached(media: R2Bucket, key: string, request: Request, answer: Answer): Promise<Response> {
   const header = request.headers.get("range");

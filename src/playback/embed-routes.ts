@@ -1,5 +1,6 @@
 import { Hono } from "hono";
 import { html, raw } from "hono/html";
+import { originalTrack } from "../audio-tracks/model";
 import { trackUrl } from "../captions/model";
 import type { AppEnv } from "../http/context";
 import { ApiError } from "../http/errors";
@@ -7,6 +8,7 @@ import { publicOrigin } from "../http/public-url";
 import { frameAncestors } from "../lib/origins";
 import { allowedOriginsOf } from "../videos/model";
 import { EMBED_PATH, PLAY_PATH, playbackThumbnailUrl } from "../videos/urls";
+import { bindsRange } from "./span";
 import { withPlayableVideo } from "./state";
 
 /**
@@ -14,6 +16,14 @@ import { withPlayableVideo } from "./state";
  * it): Media Chrome's controls around hls-video-element (hls.js).
  */
 export const PLAYER_SCRIPT = "/vendor/player/player.js";
+
+/**
+ * The same player with hls.js's full build, which plays alternate audio renditions: for the pages
+ * of videos with added audio tracks (docs/audio-tracks.md). Its own subtitle rendering is turned
+ * off (`HLS_AUDIO_CONFIG`): the page's `<track>`s are the captions, as with the light build.
+ */
+export const PLAYER_AUDIO_SCRIPT = "/vendor/player/player-audio.js";
+const HLS_AUDIO_CONFIG = JSON.stringify({ enableWebVTT: false, enableIMSC1: false, enableCEA708Captions: false });
 
 /** The viewing beacons' script (player/beacons.ts): it reports to the `<video>`'s `data-beacons` URL. */
 export const BEACONS_SCRIPT = "/vendor/player/beacons.js";
@@ -54,17 +64,25 @@ const STYLE = `
 /**
  * The page's framing rule (contract §19): a `frame-ancestors` policy per list that restricts (the
  * video's, the token's), each enforced, so only an origin both allow may frame it; none when any may.
+ * Each also allows `ownOrigin`, the origin the service's pages are served from (the same one the
+ * origin check of `/play/` and `/embed/` lets through, `checkPlayable`): the dashboard frames every
+ * video's player, whatever its allowed origins.
  */
-function frameAncestorsHeader(...lists: string[][]): Record<string, string[]> {
-  const policies = lists.filter((list) => list.length > 0).map((list) => `frame-ancestors ${frameAncestors(list)}`);
+function frameAncestorsHeader(ownOrigin: string, ...lists: string[][]): Record<string, string[]> {
+  const policies = lists
+    .filter((list) => list.length > 0)
+    .map((list) => `frame-ancestors ${frameAncestors(list, ownOrigin)}`);
   return policies.length === 0 ? {} : { "content-security-policy": policies };
 }
 
 /**
  * `GET /embed/<videoId or token>` (contract sections 12 and 17): a player page to put in an iframe,
  * with nothing loaded from elsewhere. Media Chrome gives it its controls: play, seek with
- * storyboard previews on the timeline (`storyboard.vtt`, when the video has one), volume, time,
- * a settings menu (speed, quality, captions), captions on and off, picture-in-picture, fullscreen,
+ * storyboard previews on the timeline (`storyboard.vtt`, when the video has one) and, when the video
+ * has chapters, the timeline cut into them with the title of the one under the pointer (a
+ * `<track kind="chapters" default>`: Media Chrome reads only a default one), volume, time,
+ * a settings menu (speed, quality, captions, and audio when the video has more than one audio
+ * track: docs/audio-tracks.md), captions on and off, picture-in-picture, fullscreen,
  * and keyboard shortcuts (`?` lists them). hls-video-element plays the HLS with hls.js where the
  * browser has Media Source Extensions, and with the browser's own HLS elsewhere (iOS Safari before
  * 17.1), on the page's own `<video>` (hls-video's media slot). The poster shows until playback
@@ -76,8 +94,11 @@ export const embedRoutes = new Hono<AppEnv>().get(`${EMBED_PATH}/:subject`, asyn
   const subject = c.req.param("subject");
   try {
     // The video's state as remembered for at most 5 s (contract §21), its tracks with it.
-    return await withPlayableVideo(c, subject, async ({ row, grant, tracks }) => {
+    return await withPlayableVideo(c, subject, async ({ row, grant, tracks, audioTracks, chapters }) => {
       const origin = publicOrigin(c);
+      // Its own audio and the ready added tracks: a menu to choose between, when there is a choice.
+      const audioChoice = (originalTrack(row) ? 1 : 0) + audioTracks.length > 1;
+      const withTracks = audioTracks.length > 0;
       const poster = playbackThumbnailUrl(origin, subject);
       const root = `${origin}${PLAY_PATH}/${subject}`;
       const title = row.title ?? "Video";
@@ -98,7 +119,13 @@ export const embedRoutes = new Hono<AppEnv>().get(`${EMBED_PATH}/:subject`, asyn
             (track) =>
               html`<track kind="subtitles" srclang="${track.language}" label="${track.label}" src="${trackUrl(origin, subject, track.language)}" />`,
           )}
-          <track kind="metadata" label="thumbnails" src="${root}/storyboard.vtt" default />
+          ${
+            // The storyboard shows the whole video: a ranged token has none (docs/import-clips-search.md).
+            bindsRange(grant)
+              ? ""
+              : html`<track kind="metadata" label="thumbnails" src="${root}/storyboard.vtt" default />`
+          }
+          ${chapters && html`<track kind="chapters" label="Chapters" src="${root}/chapters.vtt" default />`}
         </video>
       </hls-video>
       <media-poster-image slot="poster" src="${poster}"></media-poster-image>
@@ -116,10 +143,19 @@ export const embedRoutes = new Hono<AppEnv>().get(`${EMBED_PATH}/:subject`, asyn
           Captions
           <media-captions-menu slot="submenu" hidden><div slot="title">Captions</div></media-captions-menu>
         </media-settings-menu-item>
+        ${
+          audioChoice
+            ? html`<media-settings-menu-item>
+          Audio
+          <media-audio-track-menu slot="submenu" hidden><div slot="title">Audio</div></media-audio-track-menu>
+        </media-settings-menu-item>`
+            : ""
+        }
       </media-settings-menu>
       <media-control-bar class="timeline">
         <media-time-range>
           <media-preview-thumbnail slot="preview"></media-preview-thumbnail>
+          <media-preview-chapter-display slot="preview"></media-preview-chapter-display>
           <media-preview-time-display slot="preview"></media-preview-time-display>
         </media-time-range>
       </media-control-bar>
@@ -144,7 +180,15 @@ export const embedRoutes = new Hono<AppEnv>().get(`${EMBED_PATH}/:subject`, asyn
         document.querySelectorAll("video > track[kind=subtitles]").forEach(function (track) { track.remove(); });
       }
     </script>
-    <script src="${PLAYER_SCRIPT}"></script>
+    ${
+      withTracks
+        ? html`<script>
+      // hls.js's full build, for the audio tracks: the captions stay the page's <track>s.
+      document.querySelector("hls-video").config = ${raw(HLS_AUDIO_CONFIG)};
+    </script>`
+        : ""
+    }
+    <script src="${withTracks ? PLAYER_AUDIO_SCRIPT : PLAYER_SCRIPT}"></script>
     <script src="${BEACONS_SCRIPT}"></script>
     <script>
       window.player = document.querySelector("hls-video");
@@ -152,7 +196,10 @@ export const embedRoutes = new Hono<AppEnv>().get(`${EMBED_PATH}/:subject`, asyn
   </body>
 </html>`,
         200,
-        { "cache-control": "no-cache", ...frameAncestorsHeader(allowedOriginsOf(row), grant.allowedOrigins ?? []) },
+        {
+          "cache-control": "no-cache",
+          ...frameAncestorsHeader(origin, allowedOriginsOf(row), grant.allowedOrigins ?? []),
+        },
       );
     });
   } catch (error) {

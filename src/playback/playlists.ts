@@ -1,5 +1,6 @@
-import { type Plan, segmentCount, segmentSeconds } from "../../media-plan/plan.mjs";
+import { audioBandwidth, codecs, type Plan, segmentCount, segmentSeconds } from "../../media-plan/plan.mjs";
 import { segmentName } from "../../media-plan/protocol.mjs";
+import { AUDIO_GROUP } from "../audio-tracks/hls";
 import { playlistText, quoted } from "../lib/playlist-text";
 
 /**
@@ -15,14 +16,21 @@ export function variantUri(resolution: string): string {
 
 /**
  * The master playlist: one variant per rendition, lowest first, with the BANDWIDTH no segment
- * exceeds, its RESOLUTION, CODECS and FRAME-RATE.
+ * exceeds, its RESOLUTION, CODECS and FRAME-RATE. With audio renditions (`audio`, the
+ * `#EXT-X-MEDIA` lines of the video's added audio tracks, docs/audio-tracks.md), those come first
+ * and every variant names their group: its BANDWIDTH then counts a track's segments beside its
+ * own, and its CODECS the AAC a track brings to a silent video.
  */
-export function masterPlaylist(plan: Plan, variantQuery = ""): string {
+export function masterPlaylist(plan: Plan, variantQuery = "", audio: readonly string[] = []): string {
   const rate = (plan.frameRate.num / plan.frameRate.den).toFixed(3);
-  const lines = ["#EXTM3U", "#EXT-X-VERSION:3", "#EXT-X-INDEPENDENT-SEGMENTS"];
+  const lines = ["#EXTM3U", "#EXT-X-VERSION:3", "#EXT-X-INDEPENDENT-SEGMENTS", ...audio];
+  const withAudio = audio.length > 0;
   for (const r of plan.renditions) {
+    const bandwidth = r.bandwidth + (withAudio ? audioBandwidth() : 0);
+    const codec = withAudio ? codecs(r.level, true) : r.codecs;
+    const group = withAudio ? `,AUDIO=${quoted(AUDIO_GROUP)}` : "";
     lines.push(
-      `#EXT-X-STREAM-INF:BANDWIDTH=${r.bandwidth},RESOLUTION=${r.width}x${r.height},CODECS=${quoted(r.codecs)},FRAME-RATE=${rate}`,
+      `#EXT-X-STREAM-INF:BANDWIDTH=${bandwidth},RESOLUTION=${r.width}x${r.height},CODECS=${quoted(codec)},FRAME-RATE=${rate}${group}`,
       playlistText(`${variantUri(r.resolution)}${variantQuery}`),
     );
   }

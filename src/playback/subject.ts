@@ -7,11 +7,14 @@ import { parseUlid } from "../lib/ulid";
 import { allowedOriginsOf, isPlayable, type VideoRow } from "../videos/model";
 import { type PlaybackGrant, readPlaybackToken } from "./tokens";
 
+/** What a `/play/` or `/embed/` path names: what it grants, and whether by the video's id. */
+export type Subject = { grant: PlaybackGrant; byId: boolean };
+
 /**
  * What a subject grants: a ULID is the video's id (the whole video); anything else a token (its
  * video, and the range and origins it binds), `403 invalid_playback_token` unless it verifies.
  */
-export async function subjectOf(c: Context<AppEnv>, subject: string): Promise<{ grant: PlaybackGrant; byId: boolean }> {
+export async function subjectOf(c: Context<AppEnv>, subject: string): Promise<Subject> {
   const id = parseUlid(subject);
   const grant = id ? { videoId: id } : await readPlaybackToken(c.var.config.playbackSecret, subject, Date.now());
   if (!grant) throw new ApiError("invalid_playback_token");

@@ -11,6 +11,7 @@ import { isoTime } from "../lib/time";
 import { pathVideo } from "../videos/present";
 import { AllowedOriginsSchema, ProjectQuerySchema, VideoParamsSchema } from "../videos/schemas";
 import { playbackThumbnailUrl, playbackUrls } from "../videos/urls";
+import { bindsRange } from "./span";
 import { mintPlaybackToken } from "./tokens";
 
 const TokenRequestSchema = z
@@ -21,10 +22,17 @@ const TokenRequestSchema = z
       .max(86_400)
       .optional()
       .openapi({ description: "Seconds until the token expires: 60 to 86400, default 3600", example: 3600 }),
-    start: z.number().min(0).optional().openapi({
-      description: "A range bound in the token (contract §19): its playlists list only the segments covering it",
-      example: 10,
-    }),
+    start: z
+      .number()
+      .min(0)
+      .optional()
+      .openapi({
+        description:
+          "A range bound in the token: its playlists list only the segments covering it, a frame " +
+          "outside it is `403 invalid_playback_token`, caption files hold only the cues that meet it, and the " +
+          "whole-video files (MP4, M4A, storyboard) are not served",
+        example: 10,
+      }),
     end: z
       .number()
       .positive()
@@ -56,8 +64,9 @@ const TokenSchema = z
     thumbnail: z.string().openapi({
       format: "uri",
       description:
-        "The video's current thumbnail under the token (its custom one, else the poster frame), with its own " +
-        "Content-Type and `Cache-Control: private`; `404 not_found` while it has none",
+        "The video's current thumbnail under the token (its custom one, else the poster frame; under a ranged " +
+        "token the range's own poster frame), with its own Content-Type and `Cache-Control: private`; " +
+        "`404 not_found` while it has none",
     }),
   })
   .openapi("PlaybackToken");
@@ -97,7 +106,7 @@ export const playbackTokenRoutes = createRouter().openapi(mint, async (c) => {
   });
   const origin = publicOrigin(c);
   // A token bound to a range plays the segments that cover it, and no whole file.
-  const whole = start === undefined && end === undefined;
+  const whole = !bindsRange({ start, end });
   const urls = playbackUrls(origin, token, { mp4: row.has_mp4 === 1 && whole, m4a: row.has_m4a === 1 && whole });
   const thumbnail = playbackThumbnailUrl(origin, token);
   return c.json({ token, expiresAt: isoTime(expiresAt * 1000), ...urls, thumbnail }, 201);

@@ -1,6 +1,7 @@
 import type { Plan } from "../auth/account";
 import { insertDefaultsStatement } from "../encoding/queries";
 import { type Db, IN_JSON_LIST } from "../lib/db";
+import { changingPlayback } from "../lib/playback-cache";
 import { isoTime } from "../lib/time";
 
 type ProjectRow = {
@@ -57,12 +58,16 @@ export async function findOwnedProject(db: Db, accountId: string, projectId: str
  * require `deleted_at IS NULL`); the purge removes what it stored.
  */
 export async function markProjectDeleted(db: Db, accountId: string, projectId: string, now: number): Promise<boolean> {
-  const row = await db
-    .prepare(
-      "UPDATE projects SET deleted_at = ?1 WHERE id = ?2 AND account_id = ?3 AND deleted_at IS NULL RETURNING id",
-    )
-    .bind(isoTime(now), projectId, accountId)
-    .first();
+  // Its videos stop playing at once: every remembered playback state goes.
+  const row = await changingPlayback(
+    db
+      .prepare(
+        "UPDATE projects SET deleted_at = ?1 WHERE id = ?2 AND account_id = ?3 AND deleted_at IS NULL RETURNING id",
+      )
+      .bind(isoTime(now), projectId, accountId)
+      .first(),
+    (deleted) => (deleted ? "all" : null),
+  );
   return row !== null;
 }
 
@@ -164,6 +169,10 @@ const PURGED_TABLES = {
       SELECT rowid FROM upload_parts WHERE project_id = ?1 LIMIT ?2)`,
   captions: `DELETE FROM captions WHERE rowid IN (
       SELECT rowid FROM captions WHERE project_id = ?1 LIMIT ?2)`,
+  chapters: `DELETE FROM chapters WHERE video_id IN (
+      SELECT video_id FROM chapters WHERE project_id = ?1 LIMIT ?2)`,
+  audio_tracks: `DELETE FROM audio_tracks WHERE rowid IN (
+      SELECT rowid FROM audio_tracks WHERE project_id = ?1 LIMIT ?2)`,
   webhook_endpoints: `DELETE FROM webhook_endpoints WHERE id IN (
       SELECT id FROM webhook_endpoints WHERE project_id = ?1 LIMIT ?2)`,
   outbox_events: `DELETE FROM outbox_events WHERE id IN (

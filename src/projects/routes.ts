@@ -12,7 +12,6 @@ import { logError } from "../lib/log";
 import { isoTime } from "../lib/time";
 import { ulid } from "../lib/ulid";
 import { rateLimit } from "../rate-limit/middleware";
-import { forgetPlaybackStates } from "../videos/playback-state";
 import { sendProjectDeletion } from "./deletions";
 import { findOwnedProject, insertProject, listProjects, markProjectDeleted } from "./queries";
 import { ProjectCreateSchema, ProjectSchema } from "./schemas";
@@ -110,8 +109,6 @@ export const projectRoutes = createRouter()
     const projectId = await found("not_found", c.req.valid("param").projectId, async (id) =>
       (await markProjectDeleted(c.var.db, accountId, id, Date.now())) ? id : null,
     );
-    // Its videos stop playing at once here: every remembered playback state goes (contract §21).
-    forgetPlaybackStates();
     try {
       await sendProjectDeletion(c.env.PROJECT_DELETION_QUEUE, { projectId });
     } catch (error) {

@@ -1,5 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { z } from "zod";
+import { VIEW_STARTS } from "./policies";
+import { ViewStarts } from "./view-starts";
 
 const Bucket = z.strictObject({ subject: z.string().min(1).max(200), limit: z.int().positive() });
 
@@ -10,6 +12,12 @@ const ConsumeInput = z.strictObject({
   buckets: z.array(Bucket).min(1).max(4),
 });
 export type ConsumeInput = z.infer<typeof ConsumeInput>;
+
+/** A viewing beacon's count (`consumeBeacon`): its buckets, and the view it is of. */
+const BeaconInput = ConsumeInput.extend({
+  view: z.strictObject({ videoId: z.string().min(1).max(64), viewId: z.string().min(1).max(64) }),
+});
+export type BeaconInput = z.infer<typeof BeaconInput>;
 
 const ReleaseInput = z.strictObject({ policy: z.string().min(1).max(64), subject: z.string().min(1).max(200) });
 
@@ -38,6 +46,8 @@ export class RateLimiter extends DurableObject<Env> {
   /** `consumeInMemory`'s windows: accepted requests' times, oldest first, by policy and subject. */
   #memory = new Map<string, number[]>();
   #memorySweptAt = 0;
+  /** The views this client address started, by video (`consumeBeacon`). */
+  #viewStarts = new ViewStarts(VIEW_STARTS.limit, VIEW_STARTS.windowSeconds * 1000, VIEW_STARTS.memorySeconds * 1000);
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -145,6 +155,18 @@ export class RateLimiter extends DurableObject<Env> {
       remaining: state.limit - state.hits.length,
       resetSeconds: state.resetSeconds,
     };
+  }
+
+  /**
+   * A viewing beacon (docs/analytics.md), in memory: `consumeInMemory` over its buckets, then,
+   * when it passes, whether it counts: a beacon of a view this address started, or of one it may
+   * still start within its views of the video a minute (`ViewStarts`). One that passes but does not
+   * count is answered `204` and adds nothing.
+   */
+  consumeBeacon(input: BeaconInput, now: number = Date.now()): ConsumeResult & { counts: boolean } {
+    const { view, ...buckets } = BeaconInput.parse(input);
+    const result = this.consumeInMemory(buckets, now);
+    return { ...result, counts: result.allowed && this.#viewStarts.admit(view.videoId, view.viewId, now) };
   }
 
   /** Gives back the latest counted request of a bucket (a reservation that turned out not to count). */

@@ -82,17 +82,33 @@ function headersOf(bucket: Bucket, windowSeconds: number, result: ConsumeResult)
 async function count<E extends AppEnv>(
   c: Context<E>,
   name: PolicyName,
-  { object, buckets }: Plan,
-  options: { headers: "always" | "on-refusal"; message?: string; mode?: "consume" | "peek" | "in-memory" },
+  plan: Plan,
+  options: Answering & { mode?: "consume" | "peek" },
 ): Promise<void> {
+  const input = inputOf(name, plan);
+  const limiter = limiterOf(c.env, plan.object);
+  const result = await (options.mode === "peek" ? limiter.peek(input) : limiter.consume(input));
+  answer(c, name, plan, result, options);
+}
+
+/** What the object is asked about a policy's plan. */
+function inputOf(name: PolicyName, { buckets }: Plan): ConsumeInput {
   const { windowSeconds } = POLICIES[name];
-  const input = { policy: name, windowSeconds, buckets: buckets.map(({ subject, limit }) => ({ subject, limit })) };
-  const limiter = limiterOf(c.env, object);
-  const result = await (options.mode === "peek"
-    ? limiter.peek(input)
-    : options.mode === "in-memory"
-      ? limiter.consumeInMemory(input)
-      : limiter.consume(input));
+  return { policy: name, windowSeconds, buckets: buckets.map(({ subject, limit }) => ({ subject, limit })) };
+}
+
+/** How a count is answered: RateLimit headers always or only on refusal, and a refusal's message. */
+type Answering = { headers: "always" | "on-refusal"; message?: string };
+
+/** The answer to a count's result: its headers, and `429 rate_limited` when it was refused. */
+function answer<E extends AppEnv>(
+  c: Context<E>,
+  name: PolicyName,
+  { buckets }: Plan,
+  result: ConsumeResult,
+  options: Answering,
+): void {
+  const { windowSeconds } = POLICIES[name];
   if (result.allowed && options.headers === "on-refusal") return;
   const headers = headersOf(buckets[result.bucket] as Bucket, windowSeconds, result);
   for (const [header, value] of Object.entries(headers)) c.header(header, value);
@@ -183,24 +199,27 @@ export async function limitOperatorFailures<E extends AppEnv>(c: Context<E>, val
 }
 
 /**
- * Counts a viewing beacon (contract section 20): against its client address's bucket (600 a
- * minute) and its view's (60 a minute), both in the client's object, so one call checks and counts
- * the two, in the object's memory (no storage write per beacon; `RateLimiter.consumeInMemory`). A
- * view's beacons come from its player's address; one sent from elsewhere is counted in that
- * address's object. RateLimit headers on every answer; `429 rate_limited` past either.
+ * Counts a viewing beacon (docs/analytics.md) of `view`: against its client address's bucket
+ * (600 a minute) and its view's (60 a minute), both in the client's object, so one call checks and
+ * counts the two, in the object's memory (no storage write per beacon; `RateLimiter.consumeBeacon`).
+ * A view's beacons come from its player's address; one sent from elsewhere is counted in that
+ * address's object. RateLimit headers on every answer; `429 rate_limited` past either. Whether the
+ * beacon counts: false for a view past the views of its video the address may start a minute
+ * (`VIEW_STARTS`), whose beacon adds nothing.
  */
-export async function limitBeacon<E extends AppEnv>(c: Context<E>, viewId: string): Promise<void> {
+export async function limitBeacon<E extends AppEnv>(
+  c: Context<E>,
+  view: { videoId: string; viewId: string },
+): Promise<{ counts: boolean }> {
   const client = clientSubject(c.req.header("cf-connecting-ip"));
-  await count(
-    c,
-    "beacons",
-    {
-      object: client,
-      buckets: [
-        { name: "beacons", subject: client, limit: POLICIES.beacons.limit },
-        { name: "beacons_per_view", subject: `view:${viewId}`, limit: BEACONS_PER_VIEW },
-      ],
-    },
-    { headers: "always", mode: "in-memory" },
-  );
+  const plan = {
+    object: client,
+    buckets: [
+      { name: "beacons", subject: client, limit: POLICIES.beacons.limit },
+      { name: "beacons_per_view", subject: `view:${view.viewId}`, limit: BEACONS_PER_VIEW },
+    ],
+  };
+  const result = await limiterOf(c.env, plan.object).consumeBeacon({ ...inputOf("beacons", plan), view });
+  answer(c, "beacons", plan, result, { headers: "always" });
+  return { counts: result.counts };
 }

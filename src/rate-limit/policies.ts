@@ -26,6 +26,10 @@ export const POLICIES = {
   thumbnail: { limit: 30, windowSeconds: 60, per: "caller" },
   /** Caption uploads (PUT): a track per language, so a little more room than thumbnails. */
   captions: { limit: 60, windowSeconds: 60, per: "caller" },
+  /** Chapter lists (PUT), as many as caption tracks. */
+  chapters: { limit: 60, windowSeconds: 60, per: "caller" },
+  /** Audio track writes (PUT, up to 100 MB each, and DELETE), as many as thumbnails. */
+  audio_tracks: { limit: 30, windowSeconds: 60, per: "caller" },
   deliveries: { limit: 60, windowSeconds: 60, per: "caller" },
   encoding_settings: { limit: 60, windowSeconds: 60, per: "caller" },
   project_create: { limit: 60, windowSeconds: 60, per: "caller" },
@@ -39,6 +43,13 @@ export const POLICIES = {
 
 /** A view's beacons a minute, counted in its client's object beside the client's `beacons` bucket. */
 export const BEACONS_PER_VIEW = 60;
+
+/**
+ * The views of one video one client address may start in a window (20 a minute; a beacon of
+ * one more counts nothing: docs/analytics.md), and how long a started view is remembered without
+ * a beacon: a paused player sends none, and one remembered no longer starts again (view-starts.ts).
+ */
+export const VIEW_STARTS = { limit: 20, windowSeconds: 60, memorySeconds: 600 } as const;
 
 /** A tenant's bucket holds this many times its callers' limit. */
 export const TENANT_MULTIPLIER = 10;

@@ -1,4 +1,5 @@
 import type { Db } from "../lib/db";
+import { changingPlayback } from "../lib/playback-cache";
 import { type Swapped, swapInBatch } from "../lib/replace-object";
 import { modeParam, type Tenant } from "../lib/tenant";
 import { isoTime } from "../lib/time";
@@ -32,15 +33,19 @@ export function swapCustomThumbnail(
 ): Promise<Swapped<VideoRow> | null> {
   const where = "id = ?1 AND project_id = ?2 AND livemode = coalesce(?3, livemode) AND deleted_at IS NULL";
   const mode = modeParam(tenant);
-  return swapInBatch<VideoRow>(
-    db,
-    db.prepare(`SELECT custom_thumbnail_key AS replaced FROM videos WHERE ${where}`).bind(id, tenant.projectId, mode),
-    db
-      .prepare(
-        `UPDATE videos SET custom_thumbnail_key = ?4,
-           updated_at = CASE WHEN custom_thumbnail_key IS ?4 THEN updated_at ELSE ?5 END
-         WHERE ${where} RETURNING *`,
-      )
-      .bind(id, tenant.projectId, mode, next, isoTime(now)),
+  // `/play/<x>/thumbnail` and the embed page's poster change with it.
+  return changingPlayback(
+    swapInBatch<VideoRow>(
+      db,
+      db.prepare(`SELECT custom_thumbnail_key AS replaced FROM videos WHERE ${where}`).bind(id, tenant.projectId, mode),
+      db
+        .prepare(
+          `UPDATE videos SET custom_thumbnail_key = ?4,
+             updated_at = CASE WHEN custom_thumbnail_key IS ?4 THEN updated_at ELSE ?5 END
+           WHERE ${where} RETURNING *`,
+        )
+        .bind(id, tenant.projectId, mode, next, isoTime(now)),
+    ),
+    (swapped) => (swapped ? [id] : null),
   );
 }

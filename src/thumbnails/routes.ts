@@ -15,7 +15,6 @@ import { customThumbnailKey } from "../lib/storage-keys";
 import { parseUlid, ulid } from "../lib/ulid";
 import { rateLimit } from "../rate-limit/middleware";
 import type { VideoRow } from "../videos/model";
-import { forgetPlaybackStates } from "../videos/playback-state";
 import { ProjectQuerySchema, VideoParamsSchema } from "../videos/schemas";
 import { thumbnailOf } from "../videos/urls";
 import { swapCustomThumbnail } from "./queries";
@@ -90,8 +89,6 @@ async function switchThumbnail<E extends TenantEnv>(
     swapCustomThumbnail(c.var.db, c.var.tenant, videoId, key, Date.now()),
   );
   if (!row) throw new ApiError("video_not_found");
-  // `/play/<x>/thumbnail` and the embed page's poster change at once here (contract §21).
-  forgetPlaybackStates([videoId]);
   return row;
 }
 

@@ -2,7 +2,7 @@ import type { Db } from "../lib/db";
 import { logError } from "../lib/log";
 import { R2_ERRORS, r2ErrorCode } from "../lib/r2";
 import type { Tenant } from "../lib/tenant";
-import { queueEncoding } from "../videos/encode-queue";
+import { queueEncoding } from "../queues/encodings";
 import type { VideoRow } from "../videos/model";
 import { canonicalParts } from "./parts";
 import { acquireCompletionLease, finishCompletion, releaseCompletionLease } from "./source-queries";

@@ -14,7 +14,6 @@ import { parseUlid } from "../lib/ulid";
 import { rateLimit } from "../rate-limit/middleware";
 import { deleteVideos, type ItemOutcome, stopAt, storeOf } from "./delete";
 import type { ItemCode, Visibility } from "./model";
-import { forgetPlaybackStates } from "./playback-state";
 import { setVisibility } from "./queries";
 import { BulkRequestSchema, BulkResultSchema, ProjectQuerySchema } from "./schemas";
 
@@ -51,7 +50,6 @@ const ITEM_MESSAGES: Record<ItemCode, string> = {
 async function applyVisibility(db: Db, tenant: Tenant, ids: string[], visibility: Visibility) {
   try {
     const changed = await setVisibility(db, tenant, ids, visibility, Date.now());
-    forgetPlaybackStates(changed);
     return ids.map(
       (id): ItemOutcome => (changed.has(id) ? { id, ok: true } : { id, ok: false, code: "video_not_found" }),
     );

@@ -28,8 +28,8 @@ const RELEASABLE_SOURCES = `SELECT DISTINCT s.value ->> '$.key' AS key FROM json
                       AND storage_cleared_at IS NULL)`;
 
 /**
- * Forgets the R2 uploads and objects (and the rows that pointed at them) of deleted videos that
- * have been cleaned up, and answers, in the same transaction, which shared sources of theirs
+ * Forgets the R2 uploads and objects (and the rows that pointed at them, and their chapters) of
+ * deleted videos that have been cleaned up, and answers, in the same transaction, which shared sources of theirs
  * nothing needs any more: the caller removes those. Recorded clean before the look, so of a video
  * and its clip cleaned up at once, one of them sees the other clean.
  *
@@ -55,13 +55,23 @@ export async function clearCleanedUp(
            SELECT id FROM videos WHERE deleted_at IS NOT NULL AND id IN (${IN_JSON_LIST}))`,
       )
       .bind(list),
-    // Caption tracks (src/captions/): their objects were under the prefix just removed.
+    // The parts of audio tracks' files being fetched (under their generations, src/imports/).
     db
       .prepare(
-        `DELETE FROM captions WHERE video_id IN (
-           SELECT id FROM videos WHERE deleted_at IS NOT NULL AND id IN (${IN_JSON_LIST}))`,
+        `DELETE FROM upload_parts WHERE video_id IN (SELECT generation FROM audio_tracks WHERE video_id IN (
+           SELECT id FROM videos WHERE deleted_at IS NOT NULL AND id IN (${IN_JSON_LIST})))`,
       )
       .bind(list),
+    // Caption and audio tracks (src/captions/, src/audio-tracks/): their objects were under the
+    // prefix just removed. Chapters (src/chapters/): rows only.
+    ...["captions", "audio_tracks", "chapters"].map((table) =>
+      db
+        .prepare(
+          `DELETE FROM ${table} WHERE video_id IN (
+           SELECT id FROM videos WHERE deleted_at IS NOT NULL AND id IN (${IN_JSON_LIST}))`,
+        )
+        .bind(list),
+    ),
     db.prepare(RELEASABLE_SOURCES).bind(sources),
   ]);
   return ((results.at(-1)?.results ?? []) as { key: string }[]).map((row) => row.key);

@@ -2,21 +2,16 @@ import type { Db } from "../lib/db";
 import { sourceKey } from "../lib/storage-keys";
 import { creationMode, type Tenant } from "../lib/tenant";
 import { ulid } from "../lib/ulid";
-import { newVideoRow, type VideoRow, type Visibility } from "./model";
+import type { VideoRow } from "./model";
+import { newVideoRow, type VideoChoices } from "./new-rows";
 import { insertVideoStatement } from "./queries";
 
-/** What a caller chooses of a new video; the rest (ids, keys, its mode) follows from the tenant. */
-export type VideoWithUpload = {
-  title: string | null;
-  visibility: Visibility;
+/** What a caller chooses of a new video with its upload; the rest (ids, keys, its mode) follows from the tenant. */
+export type VideoWithUpload = VideoChoices & {
   /** When the upload session ends (epoch ms). */
   expiresAt: number;
   /** A tus direct upload: its id is the upload's, and the video's row records it. */
   tus: boolean;
-  /** Contract §19; none when left out. */
-  tags?: string[] | undefined;
-  metadata?: Record<string, string> | undefined;
-  allowedOrigins?: string[] | undefined;
 };
 
 /**
@@ -37,21 +32,18 @@ export async function createVideoWithUpload(
   const uploadId = ulid(now);
   const key = sourceKey(tenant.projectId, id);
   const multipart = await media.createMultipartUpload(key);
+  const { expiresAt, tus, ...choices } = video;
   const row = newVideoRow({
+    ...choices,
     id,
     projectId: tenant.projectId,
     mode: creationMode(tenant),
-    title: video.title,
-    visibility: video.visibility,
     sourceKey: key,
     uploadId,
     r2UploadId: multipart.uploadId,
-    expiresAt: video.expiresAt,
-    tusUploadId: video.tus ? uploadId : null,
+    expiresAt,
+    tusUploadId: tus ? uploadId : null,
     now,
-    tags: video.tags,
-    metadata: video.metadata,
-    allowedOrigins: video.allowedOrigins,
   });
   try {
     const insert = insertVideoStatement(db, row);

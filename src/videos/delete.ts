@@ -2,11 +2,11 @@ import type { Context } from "hono";
 import type { TenantEnv } from "../auth/context";
 import type { Db } from "../lib/db";
 import { logError } from "../lib/log";
+import { changingPlayback } from "../lib/playback-cache";
 import type { Tenant } from "../lib/tenant";
 import { monotonicUlids } from "../lib/ulid";
 import { sendDeletion } from "./deletion-queue";
 import { completionInFlight, type ItemCode, type VideoRow } from "./model";
-import { forgetPlaybackStates } from "./playback-state";
 import { deleteVideosStatements, findVideos } from "./queries";
 
 export type ItemOutcome = { id: string; ok: true } | { id: string; ok: false; code: ItemCode };
@@ -62,8 +62,10 @@ export async function deleteVideos(
   const nextId = monotonicUlids();
   const remove = async (batch: string[]) => {
     for (const id of batch) eventIds[id] = nextId(now);
-    const [update] = await store.db.batch<{ id: string }>(
-      deleteVideosStatements(store.db, tenant, batch, eventIds, now),
+    // Their bytes are never served again from here, from this answer on (docs/playback-at-scale.md).
+    const [update] = await changingPlayback(
+      store.db.batch<{ id: string }>(deleteVideosStatements(store.db, tenant, batch, eventIds, now)),
+      ([deleted]) => deleted?.results.map((row) => row.id) ?? null,
     );
     for (const row of update?.results ?? []) applied.add(row.id);
   };
@@ -105,8 +107,6 @@ export async function deleteVideos(
 
   if (applied.size === 0) return outcomes;
   const videoIds = [...applied];
-  // Their bytes are never served again from here, from this answer on (contract section 21).
-  forgetPlaybackStates(videoIds);
   try {
     await sendDeletion(store.deletions, {
       projectId,

@@ -22,21 +22,32 @@ export function sendDeletion(queue: Queue, message: DeletionMessage): Promise<un
 
 /**
  * What the follow-up needs: D1, R2 and the tus uploads' objects (`CleanUpStore`), the publisher of
- * the events (`publishEvents` with its subscribers), and what stops a deleted video's encoding.
+ * the events (`publishEvents` with its subscribers), and what stops a deleted video's encoding and
+ * its import (both capabilities sit above videos, so the follow-up takes them rather than importing
+ * them).
  */
 export type DeletionDeps = CleanUpStore & {
   publish: (eventIds: string[]) => Promise<void>;
   cancelEncoding: (videoId: string) => Promise<void>;
+  stopImport: (videoId: string) => Promise<void>;
 };
 
 /**
- * What a delete leaves for later, done off the request's path: publish the video.deleted events,
- * stop the encodings in flight, abort the R2 multipart uploads and delete every object the videos
- * stored. Each step is safe to repeat; a failure throws, so the queue retries the message.
+ * What a delete leaves for later, done off the request's path: stop the imports in flight (their
+ * origins' connections closed first of all, so nothing more arrives), publish the video.deleted
+ * events, stop the encodings in flight, abort the R2 multipart uploads and delete every object the
+ * videos stored. Each step is safe to repeat; a failure throws, so the queue retries the message.
  */
 export async function finishDeletion(deps: DeletionDeps, message: DeletionMessage): Promise<void> {
-  await deps.publish(message.eventIds);
   const rows = await deletedWithLeftovers(deps.db, message.videoIds);
+  await Promise.all(
+    rows
+      .filter((row) => row.status === "importing")
+      .map((row) =>
+        deps.stopImport(row.id).catch((error) => logError("delete: stop import", error, { videoId: row.id })),
+      ),
+  );
+  await deps.publish(message.eventIds);
   // An encoder that misses this stops at its next call back (410), and what it stores after the
   // clean-up below is removed as it arrives (the segment route asks the coordinator again).
   await Promise.all(

@@ -1,13 +1,14 @@
 import { z } from "@hono/zod-openapi";
 import { TimestampSchema, UlidSchema } from "../http/schemas";
-import type { Video } from "./model";
 import { VideoSchema } from "./schemas";
+import type { Video } from "./video-object";
 
 /**
- * The event catalog: what happened to a video, recorded in the outbox in the same D1 batch as the
- * change, then published to the subscribers (webhook delivery among them). One schema per type: it
- * builds the payload, documents the OpenAPI `webhooks` entry (webhooks/docs.ts) and is what tests
- * parse. Every event so far is a video's, so the catalog lives with videos.
+ * The events of a video's life (deleted, playable, ready, errored): recorded in the outbox in the
+ * same D1 batch as the change, then published to the subscribers (webhook delivery among them).
+ * One schema per type: it builds the payload, documents the OpenAPI `webhooks` entry
+ * (webhooks/docs.ts) and is what tests parse. Every type the service sends is listed in
+ * webhooks/events.ts; caption tracks' own events are in captions/events.ts.
  */
 
 /** The one description of a video.deleted event: it builds the event, documents it, and tests read it. */
@@ -84,8 +85,8 @@ export function encodingEvent(video: Video): VideoEncodingEvent {
   }
 }
 
-/** Every event type, its schema, and how the reference names it. */
-export const EVENTS = {
+/** The video events, each with its schema and how the reference names it (webhooks/events.ts lists every type). */
+export const VIDEO_EVENTS = {
   "video.deleted": {
     schema: VideoDeletedEventSchema,
     summary: "A video was deleted",
@@ -102,7 +103,7 @@ export const EVENTS = {
     summary: "A video's import or encoding failed",
     operationId: "videoErroredWebhook",
   },
-} as const satisfies Record<string, { schema: z.ZodType; summary: string; operationId: string }>;
+} as const satisfies Record<string, EventEntry>;
 
-export type EventType = keyof typeof EVENTS;
-export const EVENT_TYPES = Object.keys(EVENTS) as [EventType, ...EventType[]];
+/** What the catalog says of an event type: its schema, and how the API reference names it. */
+export type EventEntry = { schema: z.ZodType; summary: string; operationId: string };

@@ -1,12 +1,13 @@
-import { z } from "zod";
 import { ApiError } from "../http/errors";
 import type { Db } from "../lib/db";
 import { logError } from "../lib/log";
 import { type TargetRules, targetProblem } from "../lib/safe-targets";
 import { sourceKey } from "../lib/storage-keys";
 import { creationMode, type Tenant } from "../lib/tenant";
-import { CanonicalUlidSchema, ulid } from "../lib/ulid";
-import { newImportRow, type VideoRow, type Visibility } from "./model";
+import { ulid } from "../lib/ulid";
+import { sendImport } from "../queues/imports";
+import type { VideoRow } from "./model";
+import { newImportRow, type VideoChoices } from "./new-rows";
 import { insertVideoStatement } from "./queries";
 
 /**
@@ -16,17 +17,6 @@ import { insertVideoStatement } from "./queries";
  * itself builds on videos/ (a folder may not import one that imports it back).
  */
 
-export const IMPORT_QUEUE = "video-imports";
-export const IMPORT_DEAD_LETTERS = "video-imports-dlq";
-
-/** A video to fetch. Its row is the record (status importing); the sweeper sends a lost message again. */
-export const ImportMessageSchema = z.strictObject({ projectId: CanonicalUlidSchema, videoId: CanonicalUlidSchema });
-export type ImportMessage = z.infer<typeof ImportMessageSchema>;
-
-export function sendImport(queue: Queue, message: ImportMessage): Promise<unknown> {
-  return queue.send(ImportMessageSchema.parse(message));
-}
-
 /** The URL to import, normalized, if it is a safe target (as a webhook's, §10); else invalid_body on `sourceUrl`. */
 export function importUrl(text: string, rules: TargetRules): string {
   const problem = targetProblem(text, rules);
@@ -34,14 +24,7 @@ export function importUrl(text: string, rules: TargetRules): string {
   return new URL(text).toString();
 }
 
-export type ImportedVideo = {
-  url: string;
-  title: string | null;
-  visibility: Visibility;
-  tags?: string[] | undefined;
-  metadata?: Record<string, string> | undefined;
-  allowedOrigins?: string[] | undefined;
-};
+export type ImportedVideo = VideoChoices & { url: string };
 
 /**
  * Records a new video `importing` from `video.url` (already checked by `importUrl`) and queues its

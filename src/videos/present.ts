@@ -2,9 +2,10 @@ import type { Context } from "hono";
 import type { TenantEnv } from "../auth/context";
 import { found } from "../http/found";
 import { publicOrigin } from "../http/public-url";
-import { toVideo, type Video, type VideoRow } from "./model";
+import type { VideoRow } from "./model";
 import { findVideo } from "./queries";
 import { filesOf, playbackUrls, thumbnailOf } from "./urls";
+import { toVideo, type Video } from "./video-object";
 
 /** The video object with its public URLs under `origin` (section 7 and 12), wherever it is built. */
 export function videoAt(origin: string, row: VideoRow, now: number = Date.now()): Video {

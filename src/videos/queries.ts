@@ -1,5 +1,6 @@
 import type { Position } from "../lib/cursor";
 import { type Condition, type Db, IN_JSON_LIST, newestFirstPage } from "../lib/db";
+import { changingPlayback } from "../lib/playback-cache";
 import { modeConditions, modeParam, type Tenant } from "../lib/tenant";
 import { isoTime } from "../lib/time";
 import { recordEventsStatement } from "../outbox/queries";
@@ -17,8 +18,8 @@ export function insertVideoStatement(db: Db, row: VideoRow, whileLive?: string):
     .prepare(
       `INSERT INTO videos (id, project_id, livemode, title, status, visibility, source_key, upload_id, upload_r2_id,
          upload_expires_at, completion_lease_until, created_at, updated_at, deleted_at, tus_upload_id, tags, metadata,
-         allowed_origins, import_url, clip_of, clip_start, clip_end)
-       SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
+         allowed_origins, import_url, clip_of, clip_start, clip_end, generated_captions)
+       SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?24
        WHERE ?23 IS NULL
          OR EXISTS (SELECT 1 FROM videos WHERE id = ?23 AND project_id = ?2 AND livemode = ?3 AND deleted_at IS NULL)`,
     )
@@ -46,6 +47,7 @@ export function insertVideoStatement(db: Db, row: VideoRow, whileLive?: string):
       row.clip_start,
       row.clip_end,
       whileLive ?? null,
+      row.generated_captions,
     );
 }
 
@@ -60,14 +62,21 @@ export function liveVideoCondition(table = "videos"): string {
     AND EXISTS (SELECT 1 FROM projects WHERE projects.id = ${table}.project_id AND projects.deleted_at IS NULL)`;
 }
 
-/** A live (not deleted) video of the tenant. */
-export function findVideo(db: Db, tenant: Tenant, id: string): Promise<VideoRow | null> {
+/**
+ * The tenant's live (not deleted) video `id`: its row, or none. A statement, so that what concerns
+ * the video (its caption tracks, its chapters) is read or written in the same round trip.
+ */
+export function tenantVideoStatement(db: Db, tenant: Tenant, id: string): D1PreparedStatement {
   return db
     .prepare(
       "SELECT * FROM videos WHERE id = ? AND project_id = ? AND livemode = coalesce(?, livemode) AND deleted_at IS NULL",
     )
-    .bind(id, tenant.projectId, modeParam(tenant))
-    .first<VideoRow>();
+    .bind(id, tenant.projectId, modeParam(tenant));
+}
+
+/** A live (not deleted) video of the tenant. */
+export function findVideo(db: Db, tenant: Tenant, id: string): Promise<VideoRow | null> {
+  return tenantVideoStatement(db, tenant, id).first<VideoRow>();
 }
 
 /** An edit of a video: only what is given changes (contract §14 and §19). */
@@ -94,7 +103,7 @@ export function updateVideo(
   maxPairs: number,
 ): Promise<VideoRow | null> {
   const metadata = patch.metadata === undefined ? "{}" : JSON.stringify(patch.metadata);
-  return db
+  const edit = db
     .prepare(
       `UPDATE videos
        SET title = CASE WHEN ?3 THEN ?4 ELSE title END, visibility = coalesce(?5, visibility), updated_at = ?6,
@@ -117,6 +126,8 @@ export function updateVideo(
       maxPairs,
     )
     .first<VideoRow>();
+  // Any edit may change who may play it (visibility, allowed origins) or what its page shows.
+  return changingPlayback(edit, (row) => (row ? [row.id] : null));
 }
 
 /** The live videos of the tenant among `ids`, in one round trip. */
@@ -195,14 +206,17 @@ export async function setVisibility(
   visibility: Visibility,
   now: number,
 ): Promise<Set<string>> {
-  const { results } = await db
-    .prepare(
-      `UPDATE videos SET visibility = ?, updated_at = ?
-       WHERE project_id = ? AND livemode = coalesce(?, livemode) AND deleted_at IS NULL AND id IN (${IN_JSON_LIST})
-       RETURNING id`,
-    )
-    .bind(visibility, isoTime(now), tenant.projectId, modeParam(tenant), JSON.stringify(ids))
-    .all<{ id: string }>();
+  const { results } = await changingPlayback(
+    db
+      .prepare(
+        `UPDATE videos SET visibility = ?, updated_at = ?
+         WHERE project_id = ? AND livemode = coalesce(?, livemode) AND deleted_at IS NULL AND id IN (${IN_JSON_LIST})
+         RETURNING id`,
+      )
+      .bind(visibility, isoTime(now), tenant.projectId, modeParam(tenant), JSON.stringify(ids))
+      .all<{ id: string }>(),
+    (changed) => changed.results.map((row) => row.id),
+  );
   return new Set(results.map((row) => row.id));
 }
 

@@ -3,18 +3,20 @@ import { videoReader, videoWriter } from "../auth/guards";
 import { jsonBody } from "../http/body";
 import { ApiError } from "../http/errors";
 import { PAGE_QUERY_CODES, PageQuerySchema, pageOf, parsePage } from "../http/pagination";
+import { wellFormedQuery } from "../http/query";
 import { route } from "../http/route";
 import { createRouter } from "../http/router";
 import { jsonRequest, jsonResponse } from "../http/schemas";
 import { validationHook } from "../http/validation";
 import { idempotent } from "../idempotency/middleware";
 import { parseUlid } from "../lib/ulid";
+import { hearing } from "../speech/engine";
+import { heardAs } from "../speech/languages";
 import { createClip } from "./clips";
 import { createVideoWithUpload } from "./create";
 import { deleteVideos, storeOf } from "./delete";
 import { createImportedVideo, importUrl } from "./import-start";
 import { UPLOAD_SESSION_MS } from "./model";
-import { forgetPlaybackStates } from "./playback-state";
 import { pathVideo, present } from "./present";
 import { findVideo, listVideos, updateVideo } from "./queries";
 import {
@@ -52,7 +54,7 @@ const create = route(
       ),
     },
   },
-  ["video_not_found", "video_not_ready"],
+  ["video_not_found", "video_not_ready", "language_not_supported", "transcription_unavailable"],
 );
 
 const list = route(
@@ -62,7 +64,7 @@ const list = route(
     operationId: "listVideos",
     tags: ["Videos"],
     summary: "The project's videos, newest first",
-    middleware: [videoReader] as const,
+    middleware: [videoReader, wellFormedQuery] as const,
     request: { query: ProjectQuerySchema.extend(PageQuerySchema.shape).extend(VideoFilterSchema.shape) },
     responses: {
       200: jsonResponse(z.object({ data: z.array(VideoSchema), nextCursor: z.string().nullable() }), "One page"),
@@ -119,22 +121,45 @@ const remove = route(
   ["video_not_found", "upload_completion_in_progress"],
 );
 
+/**
+ * Caption languages a creation asks to be generated must be heard by the engine there is: `503
+ * transcription_unavailable` without one, `400 language_not_supported` for a language it does not
+ * hear (the same refusals as asking for one track).
+ */
+async function checkHeard(env: Env, languages: string[]): Promise<void> {
+  const engine = await hearing(env);
+  if ("unavailable" in engine) throw new ApiError("transcription_unavailable", { message: engine.unavailable });
+  const unheard = languages.filter((language) => !heardAs(language, engine.languages));
+  if (unheard.length > 0) {
+    throw new ApiError("language_not_supported", {
+      message: `Captions cannot be generated in ${unheard.join(", ")}: the speech engine hears ${engine.languages.join(", ")}.`,
+      details: unheard.map((language) => ({
+        path: `generatedCaptions.${languages.indexOf(language)}`,
+        message: "a language the speech engine does not hear",
+      })),
+    });
+  }
+}
+
 export const videoRoutes = createRouter()
   .openapi(create, async (c) => {
     const body = c.req.valid("json");
     const now = Date.now();
-    const choices = {
+    if (body.generatedCaptions?.length) await checkHeard(c.env, body.generatedCaptions);
+    const given = {
       title: body.title ?? null,
-      visibility: body.visibility ?? "public",
       tags: body.tags,
       metadata: body.metadata,
       allowedOrigins: body.allowedOrigins,
+      generatedCaptions: body.generatedCaptions,
     };
     if (body.clipOf) {
       const deps = { db: c.var.db, encodeQueue: c.env.ENCODE_QUEUE };
-      const clip = await createClip(deps, c.var.tenant, body.clipOf, choices, now);
+      // Without a visibility, a clip takes its video's (createClip).
+      const clip = await createClip(deps, c.var.tenant, body.clipOf, { ...given, visibility: body.visibility }, now);
       return c.json({ video: present(c, clip, now) }, 201);
     }
+    const choices = { ...given, visibility: body.visibility ?? "public" };
     if (body.sourceUrl !== undefined) {
       const url = importUrl(body.sourceUrl, { allowHttp: c.var.config.allowHttpWebhooks });
       const row = await createImportedVideo(c.var.db, c.env.IMPORT_QUEUE, c.var.tenant, { ...choices, url }, now);
@@ -214,8 +239,6 @@ export const videoRoutes = createRouter()
       }
       throw new ApiError("video_not_found");
     }
-    // Private (or any other edit of who may play it) holds at once for playback here (contract §21).
-    forgetPlaybackStates([row.id]);
     return c.json(present(c, row), 200);
   })
   .openapi(remove, async (c) => {

@@ -1,9 +1,12 @@
 import { z } from "@hono/zod-openapi";
 import { ModeQuerySchema } from "../auth/guards";
 import { livemodeSchema, pathId, TimestampSchema, textSchema, UlidSchema } from "../http/schemas";
+import { canonicalLanguage } from "../lib/language";
 import { MAX_ALLOWED_ORIGINS, normalizeOriginPattern } from "../lib/origins";
+import { utcTime } from "../lib/time";
 import { parseUlid, ULID_PATTERN_ANY_CASE } from "../lib/ulid";
 import { ITEM_CODES, VIDEO_ERROR_CODES, VIDEO_STATUSES, VISIBILITIES } from "./model";
+import { metadataObject } from "./video-object";
 
 export const VisibilitySchema = z.enum(VISIBILITIES).openapi({ description: "Default public" });
 
@@ -61,7 +64,13 @@ export const VideoSchema = z
     }),
     error: VideoErrorSchema.nullable().openapi({ description: "null unless the video is errored" }),
     tags: z.array(z.string()).openapi({ description: "At most 20; default []" }),
-    metadata: z.record(z.string(), z.string()).openapi({ description: "At most 20 string pairs; default {}" }),
+    metadata: stringPairs(z.string(), z.string())
+      .transform(metadataObject)
+      .openapi({
+        type: "object",
+        additionalProperties: { type: "string" },
+        description: "At most 20 string pairs; default {}",
+      }),
     allowedOrigins: z.array(z.string()).openapi({
       description: "The origins whose pages may play and frame the video (contract §19); [] allows any",
       example: ["https://example.com", "https://*.example.com"],
@@ -87,19 +96,42 @@ export const TagsSchema = z
   });
 
 const MetadataKeySchema = z.string().regex(METADATA_KEY, "keys are 1–40 characters of [A-Za-z0-9_.-]");
-const MetadataValueSchema = textSchema().max(500);
-const pairsAtMost = (pairs: Record<string, unknown>) => Object.keys(pairs).length <= MAX_METADATA_PAIRS;
-const PAIRS_MESSAGE = `at most ${MAX_METADATA_PAIRS} pairs`;
+const MAX_METADATA_VALUE = 500;
+const MetadataValueSchema = textSchema().max(MAX_METADATA_VALUE);
 
-export const MetadataSchema = z
-  .record(MetadataKeySchema, MetadataValueSchema)
-  .refine(pairsAtMost, PAIRS_MESSAGE)
-  .openapi({ description: "String pairs: keys 1–40 characters of [A-Za-z0-9_.-], values at most 500 characters" });
+/**
+ * String pairs by key (a video's metadata, an edit of it), read as a Map and handed on as an object
+ * without a prototype (`metadataObject`). zod's record skips a `__proto__` key (so that assigning it
+ * cannot set a prototype), which the key pattern allows: the pair would be dropped without a word
+ * and its value never checked. Here every key is checked by `key` and every value by `value`, the
+ * `__proto__` pair included. The document cannot read a Map: each use says, with `.openapi()`,
+ * the JSON object it is on the wire.
+ */
+function stringPairs<K extends z.ZodType<string>, V extends z.ZodType>(key: K, value: V) {
+  return z.preprocess(
+    (input) =>
+      typeof input === "object" && input !== null && !Array.isArray(input) ? new Map(Object.entries(input)) : input,
+    z.map(key, value, { error: "must be an object of string pairs" }),
+  );
+}
+
+export const MetadataSchema = stringPairs(MetadataKeySchema, MetadataValueSchema)
+  .refine((pairs) => pairs.size <= MAX_METADATA_PAIRS, `at most ${MAX_METADATA_PAIRS} pairs`)
+  .transform(metadataObject)
+  .openapi({
+    type: "object",
+    additionalProperties: { type: "string", maxLength: MAX_METADATA_VALUE },
+    description: "String pairs: keys 1–40 characters of [A-Za-z0-9_.-], values at most 500 characters",
+  });
 
 /** A metadata edit: merge-patched, a key set to null is removed (the result holds at most 20 pairs). */
-export const MetadataPatchSchema = z
-  .record(MetadataKeySchema, MetadataValueSchema.nullable())
-  .openapi({ description: "Merged into the video's metadata; a key set to null is removed" });
+export const MetadataPatchSchema = stringPairs(MetadataKeySchema, MetadataValueSchema.nullable())
+  .transform(metadataObject)
+  .openapi({
+    type: "object",
+    additionalProperties: { type: ["string", "null"], maxLength: MAX_METADATA_VALUE },
+    description: "Merged into the video's metadata; a key set to null is removed",
+  });
 
 export const AllowedOriginsSchema = z
   .array(
@@ -119,14 +151,25 @@ export const AllowedOriginsSchema = z
     example: ["https://example.com", "https://*.example.com"],
   });
 
-const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2}))?$/;
+const ISO_TIMESTAMP =
+  /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:Z|[+-](\d{2}):(\d{2})))?$/;
+
+/** The instant an ISO 8601 timestamp names, or NaN when it names none (`2026-02-30`, `T24:00`, `+25:00`). */
+function isoInstant(text: string): number {
+  const match = ISO_TIMESTAMP.exec(text);
+  if (!match) return Number.NaN;
+  const fields = match.slice(1).map((field) => Number(field ?? 0));
+  const [year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0, offsetHours = 0, offsetMinutes = 0] = fields;
+  const exists = utcTime(year, month, day, hour, minute, second) !== null;
+  return exists && offsetHours < 24 && offsetMinutes < 60 ? Date.parse(text) : Number.NaN;
+}
 
 /** An ISO 8601 timestamp of a query, as the canonical UTC form with milliseconds that created_at has. */
 function queryTimestamp(description: string) {
   return z
     .string()
     .transform((text, ctx) => {
-      const time = ISO_TIMESTAMP.test(text) ? Date.parse(text) : Number.NaN;
+      const time = isoInstant(text);
       if (Number.isNaN(time)) {
         ctx.addIssue({ code: "custom", message: "must be an ISO 8601 timestamp" });
         return z.NEVER;
@@ -208,12 +251,43 @@ const videoFields = {
 /** The video a tus direct upload creates (section 13): its fields, and no other source. */
 export const UploadedVideoSchema = z.strictObject(videoFields).openapi("UploadedVideoRequest");
 
+/** The most caption languages a creation may ask to be generated. */
+export const MAX_GENERATED_CAPTIONS = 5;
+
+/**
+ * Caption languages to generate once the video is playable (docs/generated-captions.md): BCP 47
+ * tags, kept in their canonical case, none twice.
+ */
+const GeneratedCaptionsSchema = z
+  .array(
+    z
+      .string()
+      .max(35)
+      .transform((tag, ctx) => {
+        const language = canonicalLanguage(tag);
+        if (!language) ctx.addIssue({ code: "custom", message: "not a BCP 47 language tag" });
+        return language ?? tag;
+      }),
+  )
+  .max(MAX_GENERATED_CAPTIONS)
+  .refine((languages) => new Set(languages).size === languages.length, "a language must not repeat")
+  .openapi({
+    description:
+      `Caption languages (BCP 47, at most ${MAX_GENERATED_CAPTIONS}) to generate from the speech as soon as the ` +
+      "video is playable, as `POST /v1/videos/{id}/captions/{language}/generate` would then",
+    example: ["en"],
+  });
+
 export const VideoCreateSchema = z
   .strictObject({
     ...videoFields,
+    generatedCaptions: GeneratedCaptionsSchema.optional(),
+    visibility: VisibilitySchema.optional().openapi({
+      description: "Default public; a clip (`clipOf`) takes the visibility of the video it is cut from",
+    }),
     clipOf: ClipOfSchema.optional(),
-    sourceUrl: z
-      .string()
+    // Text as every field is: the URL parser would drop a tab or a line break silently.
+    sourceUrl: textSchema()
       .max(2048)
       .optional()
       .openapi({

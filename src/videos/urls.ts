@@ -1,8 +1,12 @@
 import { posterKey, thumbnailUrlPath } from "../lib/storage-keys";
-import type { Playback, Thumbnail } from "./model";
 
 // The public URLs of a video's media: playback under /play, embeds under /embed, public thumbnails
 // under /thumbnails. The routes that serve them and the objects that show them read these.
+
+/** A video's thumbnail as the API shows it: its custom image or the poster frame. */
+export type Thumbnail = { source: "auto" | "custom"; url: string };
+/** A video's playback URLs as the API shows them. */
+export type Playback = { hls: string; mp4: string | null; m4a: string | null };
 
 /** Playback is served by this Worker under this path (contract section 12). */
 export const PLAY_PATH = "/play";

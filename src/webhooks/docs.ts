@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import type { OpenAPIRegistry } from "../http/openapi";
 import { UlidSchema } from "../http/schemas";
-import { EVENTS, type EventType } from "../videos/events";
+import { EVENTS, type EventType } from "./events";
 import { DELIVERY_TIMEOUT_MS, RETRY_DELAYS_SECONDS } from "./model";
 
 const SignatureHeaders = z.object({

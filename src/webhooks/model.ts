@@ -1,4 +1,4 @@
-import { EVENT_TYPES, type EventType } from "../videos/events";
+import { EVENT_TYPES, type EventType } from "./events";
 
 export const DELIVERY_STATES = ["pending", "succeeded", "failed"] as const;
 export type DeliveryState = (typeof DELIVERY_STATES)[number];

@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { PageQuerySchema } from "../http/pagination";
 import { livemodeSchema, TimestampSchema, textSchema, UlidSchema } from "../http/schemas";
-import { EVENT_TYPES } from "../videos/events";
+import { EVENT_TYPES } from "./events";
 import { DELIVERY_ERRORS, DELIVERY_STATES, DISABLED_REASONS } from "./model";
 
 /** The webhook routes' request and response schemas (the OpenAPI document comes from them). */

@@ -2,10 +2,10 @@ import type { Db } from "../lib/db";
 import { isoTime, MINUTE } from "../lib/time";
 import { monotonicUlids } from "../lib/ulid";
 import type { Subscriber } from "../outbox/publish";
-import { EVENT_TYPES } from "../videos/events";
 import { insertAttemptsStatement, type NewAttempt, pendingAttempts } from "./attempt-queries";
 import { enqueue } from "./delivery-queue";
 import { enabledEndpoints } from "./endpoint-queries";
+import { EVENT_TYPES } from "./events";
 import { subscribedTypes } from "./model";
 
 export type Bindings = { db: Db; queue: Queue };

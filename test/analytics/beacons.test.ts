@@ -135,6 +135,44 @@ describe("POST /play/{x}/beacons", () => {
     expect((await beaconSender().send(ws.video, beaconBody(newViewId()))).status).toBe(204);
   }, 120_000);
 
+  it("counts at most 20 views of a video a minute started from one client address; more answer 204 and add nothing", async () => {
+    const ws = await analyticsWorkspace();
+    const other = await readyVideo(ws.key);
+    const ip = clientIp();
+    const { sent, send } = beaconSender(ip);
+    const started = Array.from({ length: 20 }, () => newViewId());
+    const invented = Array.from({ length: 10 }, () => newViewId());
+    for (const viewId of [...started, ...invented]) {
+      const response = await send(ws.video, beaconBody(viewId, { event: "start" }));
+      expect(response.status).toBe(204);
+      expect(response.headers.get("ratelimit-policy")).toMatch(/^"beacons(_per_view)?";q=(60|600);w=60$/);
+    }
+    expect(sent.map((m) => m.beacon.viewId)).toEqual(started);
+    // The views it started go on counting; the others' later beacons add nothing either.
+    for (const viewId of [...started, ...invented]) {
+      expect((await send(ws.video, beaconBody(viewId, { watchedMs: 1000 }))).status).toBe(204);
+    }
+    expect(sent.map((m) => m.beacon.viewId)).toEqual([...started, ...started]);
+    // Another video's views, and another address's, are counted apart.
+    expect((await send(other, beaconBody(newViewId()))).status).toBe(204);
+    const elsewhere = beaconSender();
+    expect((await elsewhere.send(ws.video, beaconBody(newViewId()))).status).toBe(204);
+    expect([sent.length, elsewhere.sent.length]).toEqual([41, 1]);
+  });
+
+  it("leaves out a rendition the video does not have, keeping the beacon", async () => {
+    const ws = await analyticsWorkspace();
+    const { sent, send } = beaconSender();
+    const viewId = newViewId();
+    expect((await send(ws.video, beaconBody(viewId, { rendition: "1080p", watchedMs: 10 }))).status).toBe(204);
+    expect((await send(ws.video, beaconBody(viewId, { rendition: "720p", watchedMs: 20 }))).status).toBe(204);
+    expect(sent.map((m) => [m.beacon.rendition, m.beacon.watchedMs])).toEqual([
+      [undefined, 10],
+      ["720p", 20],
+    ]);
+    expect("rendition" in (sent[0]?.beacon ?? {})).toBe(false);
+  });
+
   it("queues a test-mode video's beacons as test mode", async () => {
     const ws = await analyticsWorkspace("test");
     const { sent, send } = beaconSender();

@@ -197,6 +197,69 @@ describe("the beacons queue's consumer", () => {
   });
 });
 
+describe("what one client address adds (through the route, then the consumer)", () => {
+  it("keeps the figures of 20 honest viewers behind one address exact, and adds nothing of a 21st that minute", async () => {
+    const ws = await analyticsWorkspace();
+    const { sent, send } = beaconSender();
+    const office = Array.from({ length: 20 }, () => newViewId());
+    // Each plays 30 s: a start, then a heartbeat every 10 s (the first with its startup), 720p then 360p.
+    const rounds = [
+      { event: "start" },
+      { watchedMs: 10_000, startupMs: 400, rendition: "720p" },
+      { watchedMs: 20_000, rendition: "720p" },
+      { watchedMs: 30_000, rebufferCount: 1, rebufferMs: 500, rendition: "360p" },
+    ];
+    for (const fields of rounds) {
+      for (const viewId of office) expect((await send(ws.video, beaconBody(viewId, fields))).status).toBe(204);
+    }
+    expect((await send(ws.video, beaconBody(newViewId(), { event: "start" }))).status).toBe(204);
+    expect(sent).toHaveLength(80);
+    // Folded as they would arrive: each viewer's beacons 10 s apart (the route stamped them ms apart).
+    const t = base();
+    await consume(sent.map((m, k) => ({ ...m, at: t + Math.floor(k / 20) * 10_000 + (k % 20) })));
+    const figures = await videoAnalytics(ws.key, ws.video);
+    expect(figures).toMatchObject({
+      views: 20,
+      watchTimeSeconds: 600,
+      startupTimeMs: { p50: expect.any(Number), p95: expect.any(Number) },
+      errorViews: 0,
+      // Rounded to four decimals, as the answer gives them.
+      rebufferRatio: 0.0167,
+      renditions: [
+        { resolution: "720p", share: 0.6667 },
+        { resolution: "360p", share: 0.3333 },
+      ],
+    });
+  });
+
+  it("bounds what invented view ids add: 20 views of a video a minute, each at most one heartbeat's watch time", async () => {
+    const ws = await analyticsWorkspace();
+    const { sent, send } = beaconSender();
+    for (let i = 0; i < 100; i++) {
+      const claim = beaconBody(newViewId(), { watchedMs: 3_600_000, rendition: "720p" });
+      expect((await send(ws.video, claim)).status).toBe(204);
+    }
+    await consume(sent);
+    const figures = await videoAnalytics(ws.key, ws.video);
+    expect(figures.views).toBe(20);
+    // A view's first beacon is credited at most 11 s (10 s and 10 %), whatever it claims.
+    expect(figures.watchTimeSeconds).toBeLessThanOrEqual(20 * 11);
+  });
+
+  it("counts a rendition the video does not have in no share, and its watch time in the view's", async () => {
+    const ws = await analyticsWorkspace();
+    const { sent, send } = beaconSender();
+    const viewId = newViewId();
+    expect((await send(ws.video, beaconBody(viewId, { event: "start" }))).status).toBe(204);
+    expect((await send(ws.video, beaconBody(viewId, { watchedMs: 10_000, rendition: "4320p" }))).status).toBe(204);
+    expect((await send(ws.video, beaconBody(viewId, { watchedMs: 20_000, rendition: "720p" }))).status).toBe(204);
+    const t = base();
+    await consume(sent.map((m, k) => ({ ...m, at: t + k * 10_000 })));
+    const figures = await videoAnalytics(ws.key, ws.video);
+    expect([figures.watchTimeSeconds, figures.renditions]).toEqual([20, [{ resolution: "720p", share: 1 }]]);
+  });
+});
+
 describe("GET /v1/videos/{id}/analytics and GET /v1/analytics", () => {
   it("count test mode apart: each key sees its own mode; a cookie sees both, or one with ?mode=", async () => {
     const ws = await analyticsWorkspace();

@@ -6,13 +6,21 @@ import { apiWith } from "../support/app";
 import { runQueue } from "../support/handlers";
 import { sentMessage } from "../support/queues";
 
+/** The renditions `readyVideo` gives its videos. */
+export const RENDITIONS = [
+  { resolution: "360p", width: 640, height: 360 },
+  { resolution: "720p", width: 1280, height: 720 },
+];
+
 /**
- * A video of the key's project made playable by its row alone (status ready): the beacon route
- * reads nothing else of it, and these tests are about beacons, not encoding.
+ * A video of the key's project made playable by its row alone (status ready, `RENDITIONS`): the
+ * beacon route reads nothing else of it, and these tests are about beacons, not encoding.
  */
 export async function readyVideo(key: string, body: Record<string, unknown> = {}): Promise<string> {
   const { video } = await newVideo(key, body);
-  await env.DB.prepare("UPDATE videos SET status = 'ready' WHERE id = ?").bind(video.id).run();
+  await env.DB.prepare("UPDATE videos SET status = 'ready', renditions = ? WHERE id = ?")
+    .bind(JSON.stringify(RENDITIONS), video.id)
+    .run();
   return video.id;
 }
 

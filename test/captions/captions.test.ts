@@ -49,6 +49,7 @@ describe("PUT /v1/videos/{id}/captions/{language}", () => {
       language: "pt-BR",
       label: "Brazilian Portuguese",
       source: "upload",
+      status: "ready",
       url: `http://api.test/play/${video.id}/captions/pt-BR.vtt`,
     });
     expect(await tracksOf(key, video.id)).toEqual([track]);
@@ -76,6 +77,7 @@ describe("PUT /v1/videos/{id}/captions/{language}", () => {
       language: "zh-Hant",
       label: "繁體",
       source: "upload",
+      status: "ready",
       url: `http://api.test/play/${video.id}/captions/zh-Hant.vtt`,
     });
     await put(key, video.id, "en", VTT, "text/vtt", "?label=%20English%20(CC)%20");
@@ -196,6 +198,9 @@ describe("PUT /v1/videos/{id}/captions/{language}", () => {
     ["a paragraph separator (U+2029) inside", "a%E2%80%A9b"],
     ["a line separator at its end", "English%E2%80%A8"],
     ["a next-line control (U+0085)", "a%C2%85b"],
+    // Bytes that are not UTF-8, which a decoder would store as "%FF" or as U+FFFD.
+    ["a byte no UTF-8 has", "caf%FF"],
+    ["a cut UTF-8 sequence", "caf%C3%28"],
   ])("refuses a label that is %s with 400 invalid_query", async (_, label) => {
     const { key, video } = await setUp();
     const response = await put(key, video.id, "en", VTT, "text/vtt", `?label=${label}`);

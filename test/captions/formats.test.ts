@@ -1,6 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { parseSubRip } from "../../src/captions/subrip";
-import { formatTimestamp, parseWebVtt, toWebVtt } from "../../src/captions/webvtt";
+import {
+  type Cue,
+  cuesMeeting,
+  formatTimestamp,
+  parseWebVtt,
+  toWebVtt,
+  webVttMeeting,
+} from "../../src/captions/webvtt";
 
 const problem = (parsed: ReturnType<typeof parseWebVtt>) => (parsed.ok ? "(parsed)" : parsed.problem);
 
@@ -118,6 +125,98 @@ describe("WebVTT", () => {
     expect(text).toBe("WEBVTT\n\n00:00:00.000 --> 00:00:01.500\na\nb\n\n99:59:59.998 --> 99:59:59.999 align:end\n");
     expect(parseWebVtt(text)).toEqual({ ok: true, cues });
     expect(formatTimestamp(3_723_004)).toBe("01:02:03.004");
+  });
+});
+
+describe("cues meeting a range", () => {
+  const cue = (start: number, end: number): Cue => ({ start, end, settings: "", text: `${start}-${end}` });
+
+  it("keeps the cues that end after the range starts and start before it ends", () => {
+    const cues = [
+      cue(0, 2000),
+      cue(5000, 8000),
+      cue(5000, 8500),
+      cue(8000, 9000),
+      cue(11_000, 13_000),
+      cue(12_000, 14_000),
+    ];
+    expect(cuesMeeting(cues, { start: 8, end: 12 }).map((kept) => kept.text)).toEqual([
+      "5000-8500",
+      "8000-9000",
+      "11000-13000",
+    ]);
+    // Compared in seconds, whatever binary fractions make of them: a cue ending at 4.35 s does not meet 4.35–5.
+    expect(cuesMeeting([cue(4000, 4350), cue(4000, 4351)], { start: 4.35, end: 5 }).map((kept) => kept.end)).toEqual([
+      4351,
+    ]);
+    // A cue of no length meets a range it lies inside.
+    expect(cuesMeeting([cue(9000, 9000)], { start: 8, end: 12 })).toHaveLength(1);
+    expect(cuesMeeting([], { start: 0, end: 1 })).toEqual([]);
+  });
+
+  it("cuts a stored file to a range: header, style sheets and regions as written, the cues that meet it, no comments", () => {
+    const vtt = [
+      "\ufeffWEBVTT - a title",
+      "Kind: captions",
+      "",
+      "STYLE",
+      "::cue { color: yellow }",
+      "",
+      "REGION",
+      "id:top",
+      "",
+      "NOTE written by hand",
+      "",
+      "00:00.000 --> 00:02.000",
+      "before",
+      "",
+      "one",
+      "00:00:05.000 --> 00:00:08.000",
+      "ends where the range starts",
+      "",
+      "two",
+      "00:00:05.000 --> 00:00:08.500 region:top line:10%",
+      "reaches in",
+      "on two lines",
+      "",
+      "NOTE between cues",
+      "",
+      "00:00:11.000 --> 00:00:13.000",
+      "reaches out",
+      "",
+      "00:00:12.000 --> 00:00:14.000",
+      "starts where it ends",
+    ].join("\r\n");
+    expect(parseWebVtt(vtt).ok).toBe(true);
+    const cut = webVttMeeting(vtt, { start: 8, end: 12 });
+    expect(cut).toBe(
+      [
+        "WEBVTT - a title",
+        "Kind: captions",
+        "",
+        "STYLE",
+        "::cue { color: yellow }",
+        "",
+        "REGION",
+        "id:top",
+        "",
+        "two",
+        "00:00:05.000 --> 00:00:08.500 region:top line:10%",
+        "reaches in",
+        "on two lines",
+        "",
+        "00:00:11.000 --> 00:00:13.000",
+        "reaches out",
+        "",
+      ].join("\n"),
+    );
+    // What it keeps is what cuesMeeting keeps of the same file.
+    const all = parseWebVtt(vtt);
+    const kept = parseWebVtt(cut);
+    if (!all.ok || !kept.ok) throw new Error("unparsed");
+    expect(kept.cues).toEqual(cuesMeeting(all.cues, { start: 8, end: 12 }));
+    expect(webVttMeeting("WEBVTT\n", { start: 0, end: 1 })).toBe("WEBVTT\n");
+    expect(webVttMeeting("WEBVTT", { start: 0, end: 1 })).toBe("WEBVTT\n");
   });
 });
 

@@ -19,13 +19,13 @@ function putTrack(key: string, id: string, language: string, body = VTT, query =
 }
 
 /** A video of 360p through its encoding: playable, then ready unless told otherwise. */
-async function video(options: { ready?: boolean } = {}) {
+async function video(options: { ready?: boolean; seconds?: number } = {}) {
   const { key, session, project } = await newWorkspace();
   await api(
     `/v1/projects/${project.id}/encoding-settings`,
     withCookie(session, json("PATCH", { enabledResolutions: ["360p"] })),
   );
-  const { id } = await playable(encoder(), key, probeFacts(DURATION));
+  const { id } = await playable(encoder(), key, probeFacts(options.seconds ?? DURATION));
   if (options.ready !== false) await finishAll(encoder(), id);
   return { key, id };
 }
@@ -168,6 +168,45 @@ describe("caption tracks in playback", () => {
       expect(gone.status, path).toBe(404);
       expect(await errorCode(gone)).toBe("not_found");
     }
+  });
+
+  it("holds only the cues that meet a ranged token's range, in the track and in the subtitle segment", async () => {
+    const { key, id } = await video({ seconds: 20 });
+    const cue = (start: string, end: string, text: string) => `${start} --> ${end}\n${text}`;
+    const track = [
+      "WEBVTT\n\nSTYLE\n::cue { color: yellow }",
+      cue("00:00:00.000", "00:00:02.000", "at the start"),
+      cue("00:00:05.000", "00:00:08.000", "ends where the range starts"),
+      cue("00:00:07.000", "00:00:08.500", "reaches in"),
+      cue("00:00:09.000", "00:00:10.000", "inside"),
+      cue("00:00:11.500", "00:00:13.000", "reaches out"),
+      cue("00:00:12.000", "00:00:14.000", "starts where it ends"),
+      cue("00:00:18.000", "00:00:20.000", "at the end"),
+    ].join("\n\n");
+    expect((await putTrack(key, id, "en", `${track}\n`)).status).toBe(200);
+    const mint = async (range: Record<string, number>) => {
+      const minted = await api(`/v1/videos/${id}/playback-tokens`, bearer(key, json("POST", range)));
+      return ((await minted.json()) as { token: string }).token;
+    };
+    const texts = (vtt: string) => [...vtt.matchAll(/-->.*\n(.*)/g)].map((match) => match[1]);
+    const ranged = await mint({ start: 8, end: 12 });
+    const kept = ["reaches in", "inside", "reaches out"];
+    const file = await api(`/play/${ranged}/captions/en.vtt`);
+    expect([file.status, file.headers.get("content-type")]).toEqual([200, "text/vtt"]);
+    const cut = await file.text();
+    expect(cut.startsWith("WEBVTT\n\nSTYLE\n::cue { color: yellow }\n\n")).toBe(true);
+    expect(texts(cut)).toEqual(kept);
+    const segment = await (await api(`/play/${ranged}/captions/en/seg_00000.vtt`)).text();
+    expect(segment).toMatch(/^WEBVTT\nX-TIMESTAMP-MAP=MPEGTS:\d+,LOCAL:00:00:00.000\n/);
+    expect(texts(segment)).toEqual(kept);
+    // A range with only a start runs to the video's end; a token without one has the whole track.
+    expect(texts(await (await api(`/play/${await mint({ start: 12 })}/captions/en.vtt`)).text())).toEqual([
+      "reaches out",
+      "starts where it ends",
+      "at the end",
+    ]);
+    expect(await (await api(`/play/${await mint({})}/captions/en.vtt`)).text()).toBe(`${track}\n`);
+    expect(texts(await (await api(`/play/${id}/captions/en/seg_00000.vtt`)).text())).toHaveLength(7);
   });
 
   it("offers every track on the embed page, as a <track> of the video, its label escaped", async () => {

@@ -1,9 +1,9 @@
 // A program written against the generated client, as a customer would write it: openapi-fetch
-// over the types `npm run openapi` generates (test/e2e/api.d.ts). test/e2e/client-typescript.test.ts
+// over the types `npm run openapi` generates (api-client/api.d.ts). test/e2e/client-typescript.test.ts
 // compiles it with the oldest TypeScript the README names, and the `@ts-expect-error` lines prove
 // the types bite: each fails to compile if the types stop catching its mistake.
 import createClient from "openapi-fetch";
-import type { components, paths } from "../e2e/api";
+import type { components, paths } from "../../api-client/api";
 
 type Video = components["schemas"]["Video"];
 

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchChromium, requireChromium } from "./chromium.ts";
 import { keyedTenant } from "./client.ts";
+import { pageWithCookie } from "./dashboard-support.ts";
 import { clip, uploadVideo, waitForStatus } from "./media.ts";
 import { type DevServer, startDevServer } from "./server.ts";
 
@@ -82,5 +83,31 @@ describe.skipIf(!available)("viewing analytics from the embed page, in Debian's 
     expect(figures?.renditions).toEqual([{ resolution: "360p", share: 1 }]);
     const project = await tenant.call("GET", "/v1/analytics");
     expect(project.json).toMatchObject({ views: 1, topVideos: [{ videoId, views: 1 }] });
+  });
+
+  it("is read once by the dashboard's analytics view and by the video's page, not again on each render", async () => {
+    const browser = await launchChromium();
+    try {
+      const page = await pageWithCookie(browser, server.baseUrl, tenant.owner.cookie);
+      const asked: string[] = [];
+      page.on("request", (request) => {
+        const { pathname } = new URL(request.url());
+        if (pathname.startsWith("/v1/") && pathname.endsWith("/analytics")) asked.push(pathname);
+      });
+      for (const [view, read] of [
+        [`/dashboard/projects/${tenant.projectId}/analytics`, "/v1/analytics"],
+        [`/dashboard/projects/${tenant.projectId}/videos/${videoId}`, `/v1/videos/${videoId}/analytics`],
+      ]) {
+        asked.length = 0;
+        await page.goto(`${server.baseUrl}${view}`);
+        await page.getByText("Views with an error").waitFor();
+        // The figures are shown: a view that read them again on each render (it did, about 50
+        // times a second) would have asked dozens of times more by the end of this.
+        await new Promise((resolve) => setTimeout(resolve, 2000));
+        expect(asked, view).toEqual([read]);
+      }
+    } finally {
+      await browser.close();
+    }
   });
 });

@@ -9,7 +9,8 @@ import { type DevServer, startDevServer } from "./server.ts";
 
 /**
  * Caption tracks end to end (contract §17) on the real dev server and encoder: uploaded while the
- * video encodes, read back, in the HLS a player reads, and on the embed page in Debian's Chromium.
+ * video encodes, read back, in the HLS a player reads, and on the embed page in Debian's Chromium;
+ * there too, the video's chapters (docs/chapters.md) on the embed page's timeline.
  */
 const chromium = requireChromium("the captions browser tests");
 const OUT = path.resolve(import.meta.dirname, "../../.vitest");
@@ -371,6 +372,76 @@ describe("caption tracks, end to end", () => {
       } finally {
         await browser.close();
         await site.close();
+      }
+    });
+
+    it("shows the video's chapters: a chapters track of the page's video, and the title under the pointer", async () => {
+      const chapters = [
+        { start: 0, title: "Opening" },
+        { start: 4, title: "Q&A <live>" },
+      ];
+      expect((await tenant.call("PUT", `/v1/videos/${video.id}/chapters`, { chapters })).status).toBe(200);
+      const browser = await launchChromium();
+      try {
+        const page = await browser.newPage({ viewport: { width: 1280, height: 720 } });
+        const { response, elsewhere } = await open(page, `${server.baseUrl}/embed/${video.id}`);
+        expect(response?.status()).toBe(200);
+        await page.waitForFunction(
+          () => Number(document.querySelector("media-controller")?.getAttribute("mediaduration")) > 0,
+        );
+        // The browser reads the track (a default chapters track loads by itself), its titles as sent.
+        await page.waitForFunction(() =>
+          Array.from((document.querySelector("video") as HTMLVideoElement).textTracks).some(
+            (track) => track.kind === "chapters" && (track.cues?.length ?? 0) === 2,
+          ),
+        );
+        const track = await page.evaluate(() => {
+          const media = document.querySelector("video") as HTMLVideoElement;
+          const chaptersTrack = Array.from(media.textTracks).find((one) => one.kind === "chapters");
+          const element = media.querySelector("track[kind=chapters]") as HTMLTrackElement;
+          return {
+            src: element.src,
+            label: chaptersTrack?.label,
+            cues: Array.from(chaptersTrack?.cues ?? []).map((cue) => [cue.startTime, cue.endTime]),
+          };
+        });
+        expect(track).toEqual({
+          src: `${server.baseUrl}/play/${video.id}/chapters.vtt`,
+          label: "Chapters",
+          cues: [
+            [0, 4],
+            [4, video.duration],
+          ],
+        });
+        // Hovering the timeline shows the title of the chapter under the pointer, decoded as typed.
+        const range = await page.locator("media-time-range").boundingBox();
+        if (!range) throw new Error("no timeline");
+        const titleAt = async (fraction: number) => {
+          let step = 0;
+          await expect
+            .poll(async () => {
+              // A pointer that sweeps a little (a second apart, within the chapter): the time range
+              // asks for a preview only when the time under the pointer moves by a second or more.
+              step += 1;
+              const at = fraction + (step % 2) * 0.05;
+              await page.mouse.move(range.x + range.width * at, range.y + range.height / 2);
+              // What the display shows: the text of its shadow root's slot.
+              return page.evaluate(
+                () =>
+                  document.querySelector("media-preview-chapter-display")?.shadowRoot?.querySelector("slot")
+                    ?.textContent,
+              );
+            })
+            .toBe(chapters[fraction < 0.5 ? 0 : 1]?.title);
+        };
+        await titleAt(0.2);
+        await titleAt(0.8);
+        await page.waitForTimeout(600);
+        await page.screenshot({ path: path.join(OUT, "embed-desktop-chapters.png") });
+        expect(elsewhere).toEqual([]);
+      } finally {
+        await browser.close();
+        await tenant.call("DELETE", `/v1/videos/${video.id}/chapters`);
       }
     });
   });

@@ -3,8 +3,8 @@ import path from "node:path";
 import createClient, { type Middleware } from "openapi-fetch";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { paths } from "../../api-client/api.d.ts";
 import { stripMetadata } from "../../src/images/strip.ts";
-import type { paths } from "./api.d.ts";
 import { startReceiver } from "./receiver.ts";
 import { type DevServer, E2E_ADMIN_TOKEN, startDevServer } from "./server.ts";
 
@@ -43,9 +43,10 @@ function jar(): Middleware {
   };
 }
 
-const binary = (bytes: Uint8Array) => ({
-  body: bytes as unknown as string,
-  bodySerializer: (b: unknown) => b as BodyInit,
+/** A raw body, typed as the document types one (a Blob): the serializer hands it to fetch as it is, not as JSON. */
+const binary = (bytes: Uint8Array<ArrayBuffer>) => ({
+  body: new Blob([bytes]),
+  bodySerializer: (body: Blob) => body,
 });
 
 describe("a customer integration through the generated client", () => {

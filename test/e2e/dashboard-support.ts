@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import type { Locator, Page } from "playwright-core";
+import type { Browser, Locator, Page } from "playwright-core";
 
 const AXE = readFileSync(path.resolve(import.meta.dirname, "../../node_modules/axe-core/axe.min.js"), "utf8");
 
@@ -49,4 +49,12 @@ export async function tabTo(page: Page, target: Locator, limit = 80): Promise<vo
     await page.keyboard.press("Tab");
   }
   throw new Error(`tabTo: not reached in ${limit} presses of Tab`);
+}
+
+/** A page of a new browser context that sends `cookie` (`svc_session=…`, as a Client keeps it) to `baseUrl`. */
+export async function pageWithCookie(browser: Browser, baseUrl: string, cookie: string | undefined): Promise<Page> {
+  const context = await browser.newContext();
+  const [name = "", value = ""] = (cookie ?? "").split("=");
+  await context.addCookies([{ name, value, url: baseUrl }]);
+  return context.newPage();
 }

@@ -38,11 +38,13 @@ let projectUrl = "";
 const cspViolations: string[] = [];
 const checked: string[] = [];
 
-/** axe on the view as it is now, no serious or critical violation; and `Log out` where signed in. */
+/** axe on the view as it is now, no serious or critical violation; and `Log out` and `Account` where signed in. */
 async function checkView(name: string, options: { signedIn?: boolean } = {}) {
   expect(await seriousViolations(page), name).toEqual([]);
-  if (options.signedIn !== false)
+  if (options.signedIn !== false) {
     await expect(page.getByRole("button", { name: "Log out" }).isVisible()).resolves.toBe(true);
+    await expect(page.getByRole("link", { name: "Account", exact: true }).isVisible()).resolves.toBe(true);
+  }
   checked.push(name);
 }
 
@@ -233,7 +235,8 @@ describe.skipIf(!available)("the dashboard in Chromium (contract section 18)", (
     await page
       .getByLabel("Captions")
       .setInputFiles({ name: "en.vtt", mimeType: "text/vtt", buffer: Buffer.from(CAPTIONS) });
-    await page.getByLabel("Language").fill("en");
+    // The field of an upload's language; the choice of a generated track's language is a combobox.
+    await page.getByRole("textbox", { name: "Language" }).fill("en");
     await page.getByRole("button", { name: "Add captions" }).click();
     const track = page.getByRole("row", { name: /English/ });
     await track.waitFor();
@@ -251,6 +254,65 @@ describe.skipIf(!available)("the dashboard in Chromium (contract section 18)", (
     expect((await fetch(link)).status).toBe(200);
     await page.screenshot({ path: path.join(DOCS, "dashboard-video.png"), fullPage: true });
   }, 60_000);
+
+  it("edits a video's chapters: a refused list keeps what was typed and says why; saved ones stay after a reload", async () => {
+    const chapters = page.getByRole("region", { name: "Chapters" });
+    await chapters.getByText("No chapters yet.", { exact: false }).waitFor();
+    await chapters.getByRole("button", { name: "Add chapter" }).click();
+    await chapters.getByRole("button", { name: "Add chapter" }).click();
+    const first = chapters.getByRole("group", { name: "Chapter 1" });
+    const second = chapters.getByRole("group", { name: "Chapter 2" });
+    expect(await first.getByLabel("Start").inputValue()).toBe("0");
+    await first.getByLabel("Title").fill("Opening");
+    // A second chapter at 0 too: the API refuses the list, and says so next to that start.
+    await second.getByLabel("Start").fill("0");
+    await second.getByLabel("Title").fill("The middle");
+    await chapters.getByRole("button", { name: "Save chapters" }).click();
+    await second.getByText("must be after the chapter before it (0 s)").waitFor();
+    expect(await second.getByLabel("Title").inputValue()).toBe("The middle");
+    await checkView("video chapters refused");
+
+    await second.getByLabel("Start").fill("0:01.5");
+    await chapters.getByRole("button", { name: "Save chapters" }).click();
+    await chapters.getByText("Chapters saved.").waitFor();
+    await page.reload();
+    await second.getByLabel("Title").waitFor();
+    const rows = await chapters
+      .getByRole("group")
+      .evaluateAll((groups) =>
+        groups.map((group) => Array.from(group.querySelectorAll("input")).map((input) => input.value)),
+      );
+    expect(rows).toEqual([
+      ["0", "Opening"],
+      ["1.5", "The middle"],
+    ]);
+    await checkView("video chapters");
+  });
+
+  it("plays, on the video's page, a video whose allowedOrigins leave the dashboard's origin out", async () => {
+    const projectId = new URL(projectUrl).pathname.split("/")[3];
+    const videos = `${server.baseUrl}/v1/videos?projectId=${projectId}`;
+    const { data } = (await (await page.request.get(`${videos}&status=ready`)).json()) as { data: { id: string }[] };
+    const videoId = data[0]?.id ?? "";
+    const restricted = await page.request.patch(`${server.baseUrl}/v1/videos/${videoId}?projectId=${projectId}`, {
+      data: { allowedOrigins: ["https://customer.example"] },
+    });
+    expect(restricted.status()).toBe(200);
+    await page.goto(`${projectUrl}/videos/${videoId}`);
+    await page.locator("iframe.player").waitFor();
+    // The embed page loads in the frame (its frame-ancestors names this origin) and its player plays.
+    const embed = page.frameLocator("iframe.player");
+    await embed.locator("media-controller").waitFor({ timeout: 15_000 });
+    await embed.locator("video[slot=media]").evaluate((video: HTMLVideoElement) => {
+      video.muted = true;
+      return video.play();
+    });
+    await expect
+      .poll(() => embed.locator("video[slot=media]").evaluate((video: HTMLVideoElement) => video.currentTime), {
+        timeout: 20_000,
+      })
+      .toBeGreaterThan(1);
+  });
 
   it("creates an API key shown once, copies and revokes it", async () => {
     await page.getByRole("link", { name: "API keys", exact: true }).click();
@@ -589,4 +651,43 @@ describe.skipIf(!available)("the dashboard in Chromium (contract section 18)", (
     await page.getByRole("link", { name: "tagged-take", exact: true }).waitFor();
     await checkView("videos filtered by tag");
   }, 180_000);
+
+  it("changes the password on the Account view, ending the account's other sessions", async () => {
+    const other = await fetch(`${server.baseUrl}/v1/auth/login`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ email: EMAIL, password: PASSWORD }),
+    });
+    const otherCookie = (other.headers.get("set-cookie") ?? "").split(";")[0] ?? "";
+    const accountWith = (cookie: string) => fetch(`${server.baseUrl}/v1/account`, { headers: { cookie } });
+    expect((await accountWith(otherCookie)).status).toBe(200);
+
+    await page.getByRole("link", { name: "Account", exact: true }).click();
+    await page.getByRole("heading", { name: "Account", exact: true }).waitFor();
+    await checkView("account");
+    // A wrong current password: the API's words next to the field, and nothing typed is lost.
+    const newPassword = "a changed dashboard password";
+    await page.getByLabel("Current password").fill("not the password");
+    await page.getByLabel("New password").fill(newPassword);
+    await page.getByRole("button", { name: "Change password" }).click();
+    await page.getByText("The current password is wrong.").waitFor();
+    expect(await page.getByLabel("New password").inputValue()).toBe(newPassword);
+    await page.getByLabel("Current password").fill(PASSWORD);
+    await page.getByRole("button", { name: "Change password" }).click();
+    await page
+      .getByRole("status")
+      .getByText(/password has been changed/)
+      .waitFor();
+    await checkView("account, password changed");
+    // This session stays; the other one has ended; the new password logs in.
+    expect((await accountWith(otherCookie)).status).toBe(401);
+    await page.getByRole("link", { name: "Video dashboard" }).click();
+    await page.getByRole("heading", { name: "Projects" }).waitFor();
+    const login = await fetch(`${server.baseUrl}/v1/auth/login`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ email: EMAIL, password: newPassword }),
+    });
+    expect(login.status).toBe(200);
+  });
 });

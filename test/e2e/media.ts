@@ -2,9 +2,9 @@ import { closeSync, mkdtempSync, openSync, readdirSync, readSync, statSync } fro
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { DatabaseSync } from "node:sqlite";
+import type { components } from "../../api-client/api.d.ts";
 import { resolveBinaries, runBinary } from "../../encoder/binaries.mjs";
 import { ffprobeJson, makeClip, writeClip } from "../../encoder/test/media.mjs";
-import type { components } from "./api.d.ts";
 import type { keyedTenant } from "./client.ts";
 
 /** The ffmpeg and ffprobe the encoder uses here (the system's, else the npm-packaged ones). */

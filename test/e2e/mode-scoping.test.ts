@@ -25,7 +25,7 @@ describe("the mode-scoping check on the query modules", () => {
     expect(results.flatMap((result) => result.problems)).toEqual([]);
     const scoped = results.flatMap((result) => result.scoped);
     for (const name of [
-      "src/videos/queries.ts: findVideo",
+      "src/videos/queries.ts: tenantVideoStatement",
       "src/videos/queries.ts: listVideos",
       "src/videos/queries.ts: deleteVideosStatements",
       "src/uploads/queries.ts: findTusUpload",

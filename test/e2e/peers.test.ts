@@ -125,6 +125,20 @@ describe("contract §19 over HTTP", () => {
     expect(await firstFrameLuma(`${server.baseUrl}/play/${atWhite}/360p/index.m3u8`)).toBeGreaterThan(200);
     expect(await firstFrameLuma(`${server.baseUrl}/play/${before}/360p/index.m3u8`)).toBeLessThan(200);
 
+    // A token bound to 4–6 s shows nothing from before it: a frame at 1 s is refused, and its poster
+    // is a frame from within the range (white), not the video's own poster 1 s in (the pattern).
+    const minted = await tenant.call("POST", `/v1/videos/${id}/playback-tokens`, { start: 4, end: 6 });
+    const ranged = `${server.baseUrl}/play/${minted.json.token as string}/thumbnail`;
+    const early = await fetch(`${ranged}?time=1`);
+    expect([early.status, ((await early.json()) as { error: { code: string } }).error.code]).toEqual([
+      403,
+      "invalid_playback_token",
+    ]);
+    // The range's poster is a frame made on demand: the first asks may find it not made yet.
+    await expect.poll(async () => (await fetch(ranged, { method: "HEAD" })).status, { timeout: 30_000 }).toBe(200);
+    expect(await firstFrameLuma(ranged)).toBeGreaterThan(200);
+    expect(await firstFrameLuma(`${server.baseUrl}/play/${id}/thumbnail`)).toBeLessThan(200);
+
     // Deleted, the video leaves its source to its clips, which still play; the last one removes it.
     const prefix = `videos/${tenant.projectId}/${id}/`;
     expect((await tenant.call("DELETE", `/v1/videos/${id}`)).status).toBe(204);

@@ -53,6 +53,7 @@ async function snapshot(tenant: { accountId: string; projectId: string }) {
     ["projects", "account_id", tenant.accountId],
     ["api_keys", "project_id", tenant.projectId],
     ["videos", "project_id", tenant.projectId],
+    ["chapters", "project_id", tenant.projectId],
     ["webhook_endpoints", "project_id", tenant.projectId],
     ["encoding_settings", "project_id", tenant.projectId],
   ] as const;
@@ -67,6 +68,7 @@ async function snapshot(tenant: { accountId: string; projectId: string }) {
 async function tenant() {
   const { session, project, key } = await newWorkspace();
   const videos = await Promise.all([0, 1, 2].map(async () => (await newVideo(key)).video.id));
+  await api(`/v1/videos/${videos[0]}/chapters`, bearer(key, json("PUT", { chapters: [{ start: 0, title: "Kept" }] })));
   const endpoint = await api(
     `/v1/projects/${project.id}/webhook-endpoints`,
     bearer(key, json("POST", { url: "https://hooks.example.com/fuzz" })),
@@ -100,6 +102,8 @@ async function liveSnapshot(projectId: string) {
     "SELECT * FROM webhook_endpoints WHERE project_id = ? AND livemode = 1 ORDER BY id",
     `SELECT d.* FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
      WHERE e.project_id = ? AND e.livemode = 1 ORDER BY d.id`,
+    `SELECT c.* FROM chapters c JOIN videos v ON v.id = c.video_id
+     WHERE v.project_id = ? AND v.livemode = 1 ORDER BY c.video_id`,
   ];
   const rows = await env.DB.batch(reads.map((sql) => env.DB.prepare(sql).bind(projectId)));
   return rows.map((result) => result.results);
@@ -114,6 +118,10 @@ async function sandbox() {
   const project = await newProject(session);
   const liveKey = await newKey(session, project.id, ["read", "write"], "live");
   const videos = await Promise.all([0, 1, 2].map(async () => (await newVideo(liveKey)).video.id));
+  await api(
+    `/v1/videos/${videos[0]}/chapters`,
+    bearer(liveKey, json("PUT", { chapters: [{ start: 0, title: "Live" }] })),
+  );
   const upload = await api("/v1/uploads", bearer(liveKey, json("POST", {})));
   const endpoint = await api(
     `/v1/projects/${project.id}/webhook-endpoints`,

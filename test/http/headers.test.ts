@@ -18,9 +18,11 @@ function requests(ids: Record<string, string>) {
   return ROUTES.map((route) => ({
     method: route.method.toUpperCase(),
     path: route.path.replace(/\{([^}]+)\}/g, (_, name: string) => ids[name] ?? "01ARZ3NDEKTSV4RRFFQ69G5FAV"),
-    takesJson: Boolean(
-      (route.request?.body as { content?: Record<string, unknown> } | undefined)?.content?.["application/json"],
-    ),
+    // A route that takes JSON and nothing else; one that also takes a file's bytes (an audio
+    // track) takes every other media type as such a file.
+    takesJson:
+      Object.keys((route.request?.body as { content?: object } | undefined)?.content ?? {}).join() ===
+      "application/json",
   }));
 }
 

@@ -85,8 +85,22 @@ describe("the OpenAPI document", () => {
 
   it("describes every event type's webhook with its payload", async () => {
     const doc = await document();
-    expect(Object.keys(doc.webhooks)).toEqual(["video.deleted", "video.playable", "video.ready", "video.errored"]);
-    for (const schema of ["VideoDeletedEvent", "VideoPlayableEvent", "VideoReadyEvent", "VideoErroredEvent"]) {
+    expect(Object.keys(doc.webhooks)).toEqual([
+      "video.deleted",
+      "video.playable",
+      "video.ready",
+      "video.errored",
+      "video.captions.ready",
+      "video.captions.errored",
+    ]);
+    for (const schema of [
+      "VideoDeletedEvent",
+      "VideoPlayableEvent",
+      "VideoReadyEvent",
+      "VideoErroredEvent",
+      "VideoCaptionsReadyEvent",
+      "VideoCaptionsErroredEvent",
+    ]) {
       expect(doc.components.schemas).toHaveProperty(schema);
     }
   });

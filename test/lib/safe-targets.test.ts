@@ -13,6 +13,7 @@ describe("safe webhook targets", () => {
     "https://100.128.0.1/",
     "https://[::ffff:8.8.8.8]/",
     "https://hooks.example.com:8443/a?b=c",
+    "https://hooks.example.com./in",
   ])("allows the public target %s", (url) => {
     expect(targetProblem(url, production)).toBeNull();
   });
@@ -40,6 +41,17 @@ describe("safe webhook targets", () => {
     [".internal name", "https://metadata.google.internal/"],
     ["trailing-dot .internal name", "https://api.internal./"],
     ["single-label name", "https://intranet/"],
+    // One trailing dot is the root's; more are empty labels, refused whatever the name before them.
+    [".internal name, two trailing dots", "https://metadata.google.internal../"],
+    [".local name, three trailing dots", "https://printer.local.../"],
+    ["single-label name, two trailing dots", "https://intranet../"],
+    ["loopback name, two trailing dots", "https://localhost../"],
+    ["loopback subdomain, two trailing dots", "https://api.localhost../"],
+    ["empty label inside a name", "https://a..b/"],
+    ["empty label before a public suffix", "https://hooks..example.com/"],
+    ["public name, two trailing dots", "https://hooks.example.com../"],
+    ["leading empty label", "https://.example.com/"],
+    ["link-local address, two trailing dots (not an IPv4 address to the URL parser)", "https://169.254.169.254../"],
   ])("refuses %s (%s) everywhere", (_, url) => {
     expect(targetProblem(url, production)).toMatch(/public address/);
     expect(targetProblem(url, development)).toMatch(/public address/);

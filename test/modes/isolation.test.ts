@@ -63,7 +63,34 @@ const BY_ID: Record<string, (o: ModeObjects) => Probe> = {
     code: "video_not_found",
   }),
   listCaptionTracks: (o) => ({ path: `/v1/videos/${o.video}/captions`, code: "video_not_found" }),
+  generateCaptionTrack: (o) => ({
+    path: `/v1/videos/${o.video}/captions/en/generate`,
+    init: { method: "POST" },
+    code: "video_not_found",
+  }),
   getVideoAnalytics: (o) => ({ path: `/v1/videos/${o.video}/analytics`, code: "video_not_found" }),
+  putChapters: (o) => ({
+    path: `/v1/videos/${o.video}/chapters`,
+    init: json("PUT", { chapters: [{ start: 0, title: "intruder" }] }),
+    code: "video_not_found",
+  }),
+  getChapters: (o) => ({ path: `/v1/videos/${o.video}/chapters`, code: "video_not_found" }),
+  deleteChapters: (o) => ({
+    path: `/v1/videos/${o.video}/chapters`,
+    init: { method: "DELETE" },
+    code: "video_not_found",
+  }),
+  putAudioTrack: (o) => ({
+    path: `/v1/videos/${o.video}/audio-tracks/fr`,
+    init: { method: "PUT", headers: { "content-type": "audio/mp4", "content-length": "12" }, body: "a French dub" },
+    code: "video_not_found",
+  }),
+  listAudioTracks: (o) => ({ path: `/v1/videos/${o.video}/audio-tracks`, code: "video_not_found" }),
+  deleteAudioTrack: (o) => ({
+    path: `/v1/videos/${o.video}/audio-tracks/fr`,
+    init: { method: "DELETE" },
+    code: "video_not_found",
+  }),
   deleteCaptionTrack: (o) => ({
     path: `/v1/videos/${o.video}/captions/en`,
     init: { method: "DELETE" },

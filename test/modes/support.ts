@@ -5,7 +5,7 @@ import { newUpload } from "../uploads/support";
 
 /** One mode's objects in a project: each kind of object a key can name by id. */
 export type ModeObjects = {
-  /** A video with an open upload session and a stored part 1. */
+  /** A video with an open upload session, a stored part 1 and chapters. */
   video: string;
   etag: string;
   /** A tus direct upload, and its video. */
@@ -46,6 +46,8 @@ async function objectsOf(key: string, projectId: string): Promise<ModeObjects> {
     bearer(key, { method: "PUT", body: "part bytes", headers: { "content-length": "10" } }),
   );
   const { etag } = (await part.json()) as { etag: string };
+  // Chapters, which the other mode's PUT or DELETE must leave as they are.
+  await api(`/v1/videos/${video.id}/chapters`, bearer(key, json("PUT", { chapters: [{ start: 0, title: "Mine" }] })));
   const upload = await newUpload(key);
   const created = await api(
     `/v1/projects/${projectId}/webhook-endpoints`,
@@ -66,6 +68,7 @@ export async function snapshot(objects: ModeObjects) {
   const reads = [
     ["SELECT * FROM videos WHERE id IN (?, ?)", objects.video, objects.uploadVideo],
     ["SELECT * FROM upload_parts WHERE video_id = ?", objects.video],
+    ["SELECT * FROM chapters WHERE video_id = ?", objects.video],
     ["SELECT * FROM tus_uploads WHERE id = ?", objects.upload],
     ["SELECT * FROM webhook_endpoints WHERE id = ?", objects.endpoint],
     ["SELECT * FROM webhook_deliveries WHERE endpoint_id = ? ORDER BY id", objects.endpoint],

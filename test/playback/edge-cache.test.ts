@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
+import { PLAYBACK_STATE_TTL_MS } from "../../src/lib/playback-cache";
 import { SLICE_BYTES } from "../../src/playback/edge-cache";
-import { PLAYBACK_STATE_TTL_MS } from "../../src/videos/playback-state";
 import { finishAll, playable, probeFacts, withFakeEncoder } from "../encoding/pipeline/support";
 import { api, bearer, json, newWorkspace, withCookie } from "../helpers";
 import { apiWith } from "../support/app";

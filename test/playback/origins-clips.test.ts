@@ -1,8 +1,15 @@
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { frameAt } from "../../media-plan/pictures.mjs";
+import { topRendition } from "../../media-plan/plan.mjs";
+import { parsePlan } from "../../media-plan/protocol.mjs";
 import { normalizeOriginPattern, originAllowed, requestOrigin } from "../../src/lib/origins";
+import { encodeOutputKey, frameKey } from "../../src/lib/storage-keys";
 import { mintPlaybackToken, readPlaybackToken } from "../../src/playback/tokens";
 import { finishAll, playable, probeFacts, withFakeEncoder } from "../encoding/pipeline/support";
+import { IMAGES } from "../fixtures/images";
 import { api, bearer, errorCode, json, newWorkspace, withCookie } from "../helpers";
+import { apiWith } from "../support/app";
 
 const SECRET = "test-playback-secret-0123456789abcdef01";
 const KEYS = { current: SECRET, previous: null };
@@ -140,11 +147,37 @@ describe("allowed origins and clips over HTTP", () => {
     expect(open.headers.get("content-security-policy")).toBeNull();
     await restrict(key, id, ["https://example.com", "https://*.example.org"]);
     const page = await api(`/embed/${id}`);
+    // The service's own origin frames it too: the dashboard shows every video's player.
     expect(page.headers.get("content-security-policy")).toBe(
-      "frame-ancestors https://example.com https://*.example.org",
+      "frame-ancestors http://api.test https://example.com https://*.example.org",
     );
     await restrict(key, id, []);
     expect((await api(`/play/${id}/master.m3u8`, { headers: { origin: "https://evil.test" } })).status).toBe(200);
+  });
+
+  it("lets the dashboard frame and play a video whose allowedOrigins leave its origin out", async () => {
+    const { key, id } = await readyVideo(6);
+    await restrict(key, id, ["https://customer.example"]);
+    // The dashboard's iframe: its request carries the dashboard page as Referer.
+    const framed = await api(`/embed/${id}`, {
+      headers: { referer: `http://api.test/dashboard/projects/x/videos/${id}` },
+    });
+    expect(framed.status).toBe(200);
+    expect(framed.headers.get("content-security-policy")).toBe(
+      "frame-ancestors http://api.test https://customer.example",
+    );
+    // The player's own requests come from the embed page, on the service's origin.
+    const embedPage = { referer: `http://api.test/embed/${id}` };
+    expect((await api(`/play/${id}/master.m3u8`, { headers: embedPage })).status).toBe(200);
+    // Where PUBLIC_BASE_URL names the service, that origin is its own.
+    const base = { PUBLIC_BASE_URL: "https://videos.example" };
+    const behind = await apiWith(base, `/embed/${id}`, { headers: { referer: "https://videos.example/dashboard" } });
+    expect(behind.status).toBe(200);
+    expect(behind.headers.get("content-security-policy")).toBe(
+      "frame-ancestors https://videos.example https://customer.example",
+    );
+    const stranger = await apiWith(base, `/embed/${id}`, { headers: { referer: "https://evil.test/" } });
+    expect(stranger.status).toBe(403);
   });
 
   it("refuses bad allowedOrigins with invalid_body", async () => {
@@ -174,12 +207,12 @@ describe("allowed origins and clips over HTTP", () => {
     expect((await at("https://partner.test")).status).toBe(200);
     expect(await errorCode(await at("https://other.test"))).toBe("origin_not_allowed");
     const embed = await api(`/embed/${token}`);
-    expect(embed.headers.get("content-security-policy")).toBe("frame-ancestors https://partner.test");
+    expect(embed.headers.get("content-security-policy")).toBe("frame-ancestors http://api.test https://partner.test");
     // The video's own list applies too: both must allow.
     await restrict(key, id, ["https://site.test"]);
     expect(await errorCode(await at("https://partner.test"))).toBe("origin_not_allowed");
     expect((await api(`/embed/${token}`)).headers.get("content-security-policy")).toBe(
-      "frame-ancestors https://site.test, frame-ancestors https://partner.test",
+      "frame-ancestors http://api.test https://site.test, frame-ancestors http://api.test https://partner.test",
     );
     expect((await api(`/play/${id}/master.m3u8`, { headers: { origin: "https://site.test" } })).status).toBe(200);
   });
@@ -251,5 +284,93 @@ describe("allowed origins and clips over HTTP", () => {
     for (const body of [{ start: 5, end: 5 }, { start: -1 }, { end: 21 }, { start: 20 }, { start: "1" }]) {
       expect(await errorCode(await mint(body)), JSON.stringify(body)).toBe("invalid_body");
     }
+  });
+
+  /** A ranged token of the video, minted through the API. */
+  async function rangedToken(key: string, id: string, range: { start?: number; end?: number }) {
+    const minted = await api(`/v1/videos/${id}/playback-tokens`, bearer(key, json("POST", range)));
+    expect(minted.status).toBe(201);
+    return ((await minted.json()) as { token: string }).token;
+  }
+
+  /** Stores the frame at each time (at the default width) as the coordinator would, its text saying which. */
+  async function storeFrames(id: string, times: number[]) {
+    const row = await env.DB.prepare("SELECT project_id, encode_plan FROM videos WHERE id = ?")
+      .bind(id)
+      .first<{ project_id: string; encode_plan: string }>();
+    const plan = parsePlan(JSON.parse(row?.encode_plan as string));
+    for (const time of times) {
+      const key = frameKey(row?.project_id as string, id, frameAt(plan, time), topRendition(plan).width);
+      await env.MEDIA.put(key, `frame at ${time} s`);
+    }
+  }
+
+  it("refuses a frame outside a ranged token's range, and stands the range's poster for the video's", async () => {
+    const { key, id } = await readyVideo(20);
+    await storeFrames(id, [0, 1, 8, 9, 10, 12, 17, 18]);
+    const token = await rangedToken(key, id, { start: 8, end: 12 });
+    const frame = (subject: string, query: string) => api(`/play/${subject}/thumbnail${query}`);
+    for (const time of ["0", "7.9", "12.1", "18"]) {
+      const refused = await frame(token, `?time=${time}`);
+      expect([time, refused.status, await errorCode(refused)]).toEqual([time, 403, "invalid_playback_token"]);
+      expect(refused.headers.get("access-control-allow-origin")).toBe("*");
+    }
+    for (const time of ["8", "10", "12"]) {
+      const served = await frame(token, `?time=${time}`);
+      expect([time, served.status, await served.text()]).toEqual([time, 200, `frame at ${time} s`]);
+    }
+    // A malformed time is still 400, and the video's id still reaches every frame.
+    expect(await errorCode(await frame(token, "?time=abc"))).toBe("invalid_query");
+    expect(await (await frame(id, "?time=0")).text()).toBe("frame at 0 s");
+    // The thumbnail: the frame as far into the range as the poster is into a video (1 s), not the
+    // poster 1 s into the video; a token with only a start runs to the video's end.
+    expect(await (await frame(token, "")).text()).toBe("frame at 9 s");
+    expect(await (await frame(await rangedToken(key, id, { start: 16 }), "")).text()).toBe("frame at 17 s");
+    expect(await errorCode(await frame(await rangedToken(key, id, { end: 8 }), "?time=9"))).toBe(
+      "invalid_playback_token",
+    );
+    // A custom thumbnail is the owner's picture of the video, no moment of it: served as it is.
+    const custom = await api(
+      `/v1/videos/${id}/thumbnail`,
+      bearer(key, { method: "PUT", body: IMAGES.rgbPng, headers: { "content-type": "image/png" } }),
+    );
+    expect(custom.status).toBe(200);
+    const pictured = await frame(token, "");
+    expect([pictured.status, pictured.headers.get("content-type")]).toEqual([200, "image/png"]);
+  });
+
+  it("serves none of the whole-video files under a ranged token, and its embed page names no storyboard", async () => {
+    const { key, id } = await readyVideo(20);
+    const token = await rangedToken(key, id, { start: 8, end: 12 });
+    for (const path of ["video.mp4", "storyboard.vtt", "storyboard.jpg", "audio.m4a"]) {
+      const refused = await api(`/play/${token}/${path}`);
+      expect([path, refused.status, await errorCode(refused)]).toEqual([path, 404, "not_found"]);
+    }
+    expect((await api(`/play/${id}/storyboard.vtt`)).status).toBe(200);
+    expect(await (await api(`/embed/${id}`)).text()).toContain("storyboard.vtt");
+    const page = await api(`/embed/${token}`);
+    expect(page.status).toBe(200);
+    expect(await page.text()).not.toContain("storyboard.vtt");
+  });
+
+  it("plays none of a video encoded before plans under a ranged token", async () => {
+    const { key, id } = await readyVideo(20);
+    const row = await env.DB.prepare("SELECT project_id FROM videos WHERE id = ?")
+      .bind(id)
+      .first<{ project_id: string }>();
+    const projectId = row?.project_id as string;
+    // As the videos of the first encoder left it: its files under its attempt's folder, no plan.
+    await env.DB.prepare("UPDATE videos SET encode_plan = NULL, output_attempt = 1 WHERE id = ?").bind(id).run();
+    for (const file of ["master.m3u8", "360p/index.m3u8", "360p/seg_000.ts"]) {
+      await env.MEDIA.put(encodeOutputKey(projectId, id, 1, file), `legacy ${file}`);
+    }
+    const token = await rangedToken(key, id, { start: 8, end: 12 });
+    const whole = await rangedToken(key, id, {});
+    for (const file of ["360p/index.m3u8", "360p/seg_000.ts"]) {
+      expect(await (await api(`/play/${whole}/${file}`)).text()).toBe(`legacy ${file}`);
+      const refused = await api(`/play/${token}/${file}`);
+      expect([file, refused.status, await errorCode(refused)]).toEqual([file, 404, "not_found"]);
+    }
+    expect(await errorCode(await api(`/play/${token}/master.m3u8`))).toBe("invalid_query");
   });
 });

@@ -1,7 +1,9 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
+import { deleteChapters, saveChapters } from "../../src/chapters/queries";
+import { PLAYBACK_STATE_TTL_MS } from "../../src/lib/playback-cache";
 import { captionsKey, customThumbnailKey } from "../../src/lib/storage-keys";
-import { PLAYBACK_STATE_TTL_MS } from "../../src/videos/playback-state";
+import { setVisibility } from "../../src/videos/queries";
 import { finishAll, playable, probeFacts, withFakeEncoder } from "../encoding/pipeline/support";
 import { IMAGES } from "../fixtures/images";
 import { api, bearer, json, newWorkspace, withCookie } from "../helpers";
@@ -120,6 +122,23 @@ describe("playback at scale: the remembered state serves the master, captions, t
     for (const file of ["captions/en.vtt", "captions/en.m3u8", "captions/en/seg_00000.vtt"]) {
       expect((await counted(`/play/${id}/${file}`)).response.status, file).toBe(404);
     }
+  });
+
+  it("forgets the state in the write itself: a query function's change shows at once with nothing else called", async () => {
+    const { id, projectId } = await readyVideo();
+    const tenant = { projectId, mode: "both" } as const;
+    expect((await counted(`/play/${id}/master.m3u8`)).response.status).toBe(200);
+    expect((await counted(`/play/${id}/master.m3u8`)).trips.d1).toBe(0);
+    // Private by the bulk action's query, not by a route: id URLs refuse from the next request.
+    expect(await setVisibility(env.DB, tenant, [id], "private", Date.now())).toEqual(new Set([id]));
+    expect((await counted(`/play/${id}/master.m3u8`)).response.status).toBe(403);
+    expect(await setVisibility(env.DB, tenant, [id], "public", Date.now())).toEqual(new Set([id]));
+    expect((await counted(`/play/${id}/master.m3u8`)).response.status).toBe(200);
+    // Chapters saved and deleted by their queries show on chapters.vtt at once.
+    await saveChapters(env.DB, tenant, id, [{ start: 0, title: "Opening" }], Date.now());
+    expect((await counted(`/play/${id}/chapters.vtt`)).text).toContain("Opening");
+    expect(await deleteChapters(env.DB, tenant, id)).toBe(true);
+    expect((await counted(`/play/${id}/chapters.vtt`)).response.status).toBe(404);
   });
 
   it("follows another location's track change within 5 s, and its replaced file at once", async () => {

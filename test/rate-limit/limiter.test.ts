@@ -81,6 +81,35 @@ describe("RateLimiter Durable Object", () => {
     });
   });
 
+  it("counts a beacon in memory, and says whether its view counts: at most 20 started of a video a minute", async () => {
+    await runInDurableObject(limiter("unit-beacon"), (instance: RateLimiter, state) => {
+      const t0 = 1_700_000_000_000;
+      const beacon = (viewId: string, now: number, addressLimit = 600) =>
+        instance.consumeBeacon(
+          {
+            policy: "beacons",
+            windowSeconds: 60,
+            buckets: [
+              { subject: "ip:10.0.0.2", limit: addressLimit },
+              { subject: `view:${viewId}`, limit: 60 },
+            ],
+            view: { videoId: "video", viewId },
+          },
+          now,
+        );
+      for (let i = 0; i < 20; i++) expect(beacon(`view-${i}`, t0)).toMatchObject({ allowed: true, counts: true });
+      // Passed (and counted against the buckets), but its view counts nothing: the route answers 204.
+      expect(beacon("view-20", t0)).toMatchObject({ allowed: true, counts: false, remaining: 59 });
+      expect(beacon("view-0", t0 + 1000)).toMatchObject({ allowed: true, counts: true });
+      // Refused by a bucket: neither passes nor counts, and starts no view.
+      expect(beacon("view-21", t0 + 60_000, 1)).toMatchObject({ allowed: false, counts: false });
+      expect(beacon("view-21", t0 + 60_000)).toMatchObject({ allowed: true, counts: true });
+      expect(() => instance.consumeBeacon({ policy: "beacons", windowSeconds: 60, buckets: [] } as never)).toThrow();
+      const stored = state.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM bucket_hits").one().n;
+      expect(stored).toBe(0);
+    });
+  });
+
   it("keeps policies and subjects apart", async () => {
     await runInDurableObject(limiter("unit-policies"), (instance: RateLimiter) => {
       const now = 1_700_000_000_000;

@@ -52,6 +52,17 @@ export async function workspace(mode: Mode = "live") {
 
 const png = IMAGES.rgbPng;
 const VTT = "WEBVTT\n\n00:00:01.000 --> 00:00:02.000\nHello\n";
+const CHAPTERS = [
+  { start: 0, title: "Start" },
+  { start: 2, title: "Middle" },
+];
+/** An audio track's file, as the routes see it (the fake encoder never reads it), with its length as HTTP sends it. */
+const AUDIO = new TextEncoder().encode("a French dub");
+const putAudio = (): RequestInit => ({
+  method: "PUT",
+  headers: { "content-type": "audio/mp4", "content-length": String(AUDIO.byteLength) },
+  body: AUDIO,
+});
 const raw = (method: string, type: string, body: BodyInit): RequestInit => ({
   method,
   headers: { "content-type": type },
@@ -80,6 +91,14 @@ export const CALLS: Record<BudgetedRoute, (ws: Workspace) => Promise<Call>> = {
     status: 204,
   }),
   "GET /v1/account": async (ws) => ({ path: "/v1/account", init: withCookie(ws.session), status: 200 }),
+  "POST /v1/account/password": async (ws) => ({
+    path: "/v1/account/password",
+    init: withCookie(
+      ws.session,
+      json("POST", { currentPassword: ws.session.password, newPassword: "another long password" }),
+    ),
+    status: 204,
+  }),
   "GET /v1/admin/accounts": async () => ({
     path: "/v1/admin/accounts?approved=false&limit=5",
     init: { headers: ADMIN },
@@ -291,9 +310,43 @@ export const CALLS: Record<BudgetedRoute, (ws: Workspace) => Promise<Call>> = {
     await api(`/v1/videos/${ws.video}/captions/en`, bearer(ws.key, raw("PUT", "text/vtt", VTT)));
     return { path: `/v1/videos/${ws.video}/captions`, init: bearer(ws.key), status: 200 };
   },
+  "POST /v1/videos/{id}/captions/{language}/generate": async (ws) => ({
+    // A ready video: its coordinator holds no slot the later calls' videos need.
+    path: `/v1/videos/${await ready(ws)}/captions/en/generate`,
+    init: bearer(ws.key, { method: "POST" }),
+    status: 202,
+  }),
   "DELETE /v1/videos/{id}/captions/{language}": async (ws) => {
     await api(`/v1/videos/${ws.video}/captions/en`, bearer(ws.key, raw("PUT", "text/vtt", VTT)));
     return { path: `/v1/videos/${ws.video}/captions/en`, init: bearer(ws.key, { method: "DELETE" }), status: 204 };
+  },
+  "PUT /v1/videos/{id}/chapters": async (ws) => ({
+    path: `/v1/videos/${ws.video}/chapters`,
+    init: bearer(ws.key, json("PUT", { chapters: CHAPTERS })),
+    status: 200,
+  }),
+  "GET /v1/videos/{id}/chapters": async (ws) => {
+    await api(`/v1/videos/${ws.video}/chapters`, bearer(ws.key, json("PUT", { chapters: CHAPTERS })));
+    return { path: `/v1/videos/${ws.video}/chapters`, init: bearer(ws.key), status: 200 };
+  },
+  "DELETE /v1/videos/{id}/chapters": async (ws) => {
+    await api(`/v1/videos/${ws.video}/chapters`, bearer(ws.key, json("PUT", { chapters: CHAPTERS })));
+    return { path: `/v1/videos/${ws.video}/chapters`, init: bearer(ws.key, { method: "DELETE" }), status: 204 };
+  },
+  "PUT /v1/videos/{id}/audio-tracks/{language}": async (ws) => ({
+    path: `/v1/videos/${await ready(ws)}/audio-tracks/fr`,
+    init: bearer(ws.key, putAudio()),
+    status: 202,
+  }),
+  "GET /v1/videos/{id}/audio-tracks": async (ws) => {
+    const id = await ready(ws);
+    await api(`/v1/videos/${id}/audio-tracks/fr`, bearer(ws.key, putAudio()));
+    return { path: `/v1/videos/${id}/audio-tracks`, init: bearer(ws.key), status: 200 };
+  },
+  "DELETE /v1/videos/{id}/audio-tracks/{language}": async (ws) => {
+    const id = await ready(ws);
+    await api(`/v1/videos/${id}/audio-tracks/fr`, bearer(ws.key, putAudio()));
+    return { path: `/v1/videos/${id}/audio-tracks/fr`, init: bearer(ws.key, { method: "DELETE" }), status: 204 };
   },
   "GET /thumbnails/{projectId}/{videoId}/{file}": async (ws) => {
     const put = await api(`/v1/videos/${ws.video}/thumbnail`, bearer(ws.key, raw("PUT", "image/png", png)));
@@ -343,7 +396,9 @@ export const CALLS: Record<BudgetedRoute, (ws: Workspace) => Promise<Call>> = {
     // The viewer's segment is stored while the request waits for it.
     void (async () => {
       for (let i = 0; i < 200; i++) {
-        const live = jobsOf(encoder, id, "segments").find((job) => job.priority === "interactive");
+        const live = jobsOf(encoder, id, "segments").find(
+          (job) => job.priority === "interactive" && job.kind === "segments" && job.from === 100,
+        );
         if (live) {
           await putSegment(live, "360p", 100);
           return;
@@ -377,6 +432,11 @@ export const CALLS: Record<BudgetedRoute, (ws: Workspace) => Promise<Call>> = {
     status: 200,
   }),
   "GET /embed/{id} with captions": async (ws) => ({ path: `/embed/${await readyWithCaptions(ws)}`, status: 200 }),
+  "GET /play/{id}/chapters.vtt": async (ws) => {
+    const id = await ready(ws);
+    await api(`/v1/videos/${id}/chapters`, bearer(ws.key, json("PUT", { chapters: CHAPTERS })));
+    return { path: `/play/${id}/chapters.vtt`, status: 200 };
+  },
   "GET /internal/encoding/{project}/{id}/{job}/source range": async (ws) => {
     const job = await encoding(ws);
     const init = callbackInit(job, { headers: { range: "bytes=0-3" } });

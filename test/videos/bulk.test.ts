@@ -238,6 +238,7 @@ describe("round trips", () => {
         uploads: tusUploads(env.TUS_UPLOADS),
         publish: publishNow({ ...env, DB: db.binding }),
         cancelEncoding: async () => {},
+        stopImport: async () => {},
       },
       sent[0] as DeletionMessage,
     );

@@ -165,6 +165,84 @@ describe("POST /v1/videos with clipOf", () => {
   });
 });
 
+describe("a clip's span and visibility come from the video it is cut from", () => {
+  const past = async (response: Response) => {
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({ error: { code: "invalid_body", details: [{ path: "clipOf.end" }] } });
+  };
+
+  /** A clip not probed yet, processing: as once its encoder has started (the pool's slots are not this test's). */
+  const unprobed = async (key: string, clipOf: Record<string, unknown>) => {
+    const { video } = await clipped(key, clipOf);
+    await env.DB.prepare("UPDATE videos SET status = 'processing' WHERE id = ? AND duration IS NULL")
+      .bind(video.id)
+      .run();
+    expect(await row(video.id)).toMatchObject({ status: "processing", duration: null });
+    return video.id;
+  };
+
+  it("bounds a clip of a clip still processing by the first clip's span, down a chain of clips", async () => {
+    const { key } = await newWorkspace();
+    const source = await playable(encoder(), key, probeFacts(30));
+    // A 5 s clip, still processing: its duration is not known, its span is.
+    const first = await unprobed(key, { videoId: source.id, start: 3, end: 8 });
+    await past(await clip(key, { videoId: first, start: 0, end: 14 }));
+    await past(await clip(key, { videoId: first, start: 4, end: 5.5 }));
+    const second = await unprobed(key, { videoId: first, start: 1, end: 5 });
+    expect(await row(second)).toMatchObject({ clip_of: source.id, clip_start: 4, clip_end: 8 });
+    // A clip of that clip (4 s long), and of that one (3.5 s): each within the one before.
+    await past(await clip(key, { videoId: second, start: 0, end: 4.5 }));
+    const third = await unprobed(key, { videoId: second, start: 0.5, end: 4 });
+    expect(await row(third)).toMatchObject({ clip_of: source.id, clip_start: 4.5, clip_end: 8 });
+    await past(await clip(key, { videoId: third, start: 1, end: 3.6 }));
+    const fourth = await unprobed(key, { videoId: third, start: 1, end: 3.5 });
+    expect(await row(fourth)).toMatchObject({ clip_of: source.id, clip_start: 5.5, clip_end: 8 });
+  });
+
+  it("takes a span to a probed clip's duration, never past the clip's end in the source", async () => {
+    const { key } = await newWorkspace();
+    const source = await playable(encoder(), key, probeFacts(30));
+    // Its jobs end (a viewer's first segments hold an interactive slot), so the clips' probes find slots.
+    await finishAll(encoder(), source.id);
+    const first = await clipped(key, { videoId: source.id, start: 2.2, end: 7.3 });
+    await result(lastJob(encoder(), first.video.id, "probe"), { probe: probeFacts(30) });
+    // 5.1 s at 25 fps is 127.5 frames: the clip lasts 128, 5.12 s.
+    expect(await row(first.video.id)).toMatchObject({ status: "processing", duration: 5.12 });
+    await finishAll(encoder(), first.video.id);
+    const whole = await clipped(key, { videoId: first.video.id, start: 0.12, end: 5.12 });
+    expect(await row(whole.video.id)).toMatchObject({ clip_start: 2.32, clip_end: 7.3 });
+    await past(await clip(key, { videoId: first.video.id, start: 1, end: 5.2 }));
+    // A length in binary fractions: 1.4 - 0.1 is 1.2999999999999998, and a clip to 1.3 s of that clip is taken.
+    const short = await clipped(key, { videoId: source.id, start: 0.1, end: 1.4 });
+    expect((await clip(key, { videoId: short.video.id, start: 0, end: 1.3 })).status).toBe(201);
+  });
+
+  it("bounds a clip of a test video being probed by the test video's first seconds", async () => {
+    const { key } = await newWorkspace({ mode: "test" });
+    const source = await encoding(encoder(), key);
+    await past(await clip(key, { videoId: source.id, start: 12, end: 18 }));
+    const { video } = await clipped(key, { videoId: source.id, start: 2, end: 10 });
+    expect(await row(video.id)).toMatchObject({ clip_start: 2, clip_end: 10 });
+  });
+
+  it("takes its video's visibility unless the request gives one", async () => {
+    const { key } = await newWorkspace();
+    const source = await playable(encoder(), key, probeFacts(20));
+    await finishAll(encoder(), source.id);
+    const patched = await api(`/v1/videos/${source.id}`, bearer(key, json("PATCH", { visibility: "private" })));
+    expect(patched.status).toBe(200);
+    const span = { videoId: source.id, start: 1, end: 3 };
+    const kept = await clipped(key, span);
+    expect((kept.video as ClipVideo & { visibility: string }).visibility).toBe("private");
+    const given = await clipped(key, span, { visibility: "unlisted" });
+    expect((given.video as ClipVideo & { visibility: string }).visibility).toBe("unlisted");
+    // A clip of that unlisted clip is unlisted.
+    const again = await clipped(key, { videoId: given.video.id, start: 0, end: 1.5 });
+    expect((again.video as ClipVideo & { visibility: string }).visibility).toBe("unlisted");
+    expect((await api(`/v1/videos/${kept.video.id}`, bearer(key))).status).toBe(200);
+  });
+});
+
 describe("a clip outlives the video it was cut from", () => {
   /** Deletes a video and runs the deletions queue's consumer over what the delete sent. */
   async function deleteAndCleanUp(key: string, id: string) {

@@ -1,5 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { encodingEvent } from "../../src/videos/events";
+import type { Video } from "../../src/videos/video-object";
 import { api, bearer, errorCode, json, newVideo, newWorkspace, type VideoBody } from "../helpers";
 
 type Listed = { data: (VideoBody & { tags: string[]; metadata: Record<string, string> })[]; nextCursor: string | null };
@@ -63,6 +65,48 @@ describe("tags and metadata", () => {
     });
     expect(await edit({ tags: ["b", "c"] })).toMatchObject({ tags: ["b", "c"], metadata: { keep: "1" } });
     expect(await edit({ title: "U" })).toMatchObject({ title: "U", tags: ["b", "c"] });
+  });
+
+  // JSON.parse gives `__proto__` as an ordinary key, and the key pattern allows it: it is a pair like any other.
+  it("keeps the keys __proto__, constructor and toString as given, on create, PATCH, search and events", async () => {
+    const { key } = await newWorkspace();
+    const pairs = '{"__proto__": "x", "constructor": "c", "toString": "t", "plain": "p"}';
+    const created = await api("/v1/videos", bearer(key, json("POST", `{"title": "T", "metadata": ${pairs}}`)));
+    expect(created.status).toBe(201);
+    const expected = { ["__proto__"]: "x", constructor: "c", toString: "t", plain: "p" };
+    const metadataOf = async (response: Response) => {
+      const body = (await response.json()) as Record<string, unknown>;
+      const video = (body.video ?? body) as { metadata: Record<string, string> };
+      return Object.entries(video.metadata).sort();
+    };
+    expect(await metadataOf(created)).toEqual(Object.entries(expected).sort());
+    const id = ((await api("/v1/videos", bearer(key)).then((r) => r.json())) as Listed).data[0]?.id;
+    const read = await api(`/v1/videos/${id}`, bearer(key));
+    expect(await metadataOf(read)).toEqual(Object.entries(expected).sort());
+    expect(await ids(key, "metadata[__proto__]=x&metadata[constructor]=c")).toEqual([id]);
+    // A webhook's video is the same object, built through the event's own schema.
+    const event = encodingEvent({ ...((await (await api(`/v1/videos/${id}`, bearer(key))).json()) as Video) });
+    expect(Object.entries(event.data.metadata).sort()).toEqual(Object.entries(expected).sort());
+    // Merge-patched: a __proto__ edited, constructor removed, toString kept.
+    const patch = '{"metadata": {"__proto__": "y", "constructor": null}}';
+    const edited = await api(`/v1/videos/${id}`, bearer(key, json("PATCH", patch)));
+    expect(edited.status).toBe(200);
+    expect(await metadataOf(edited)).toEqual(Object.entries({ ["__proto__"]: "y", toString: "t", plain: "p" }).sort());
+    // The same rules as any key: a bad value under __proto__ is refused, not skipped.
+    const bad = await api("/v1/videos", bearer(key, json("POST", '{"metadata": {"__proto__": 1}}')));
+    expect(bad.status).toBe(400);
+    expect(await errorCode(bad)).toBe("invalid_body");
+    const nested = await api("/v1/videos", bearer(key, json("POST", '{"metadata": {"__proto__": {"a": "b"}}}')));
+    expect(await errorCode(nested)).toBe("invalid_body");
+  });
+
+  it("counts a __proto__ pair among the 20", async () => {
+    const { key } = await newWorkspace();
+    const twenty = Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`k${i}`, "v"]));
+    const body = `{"metadata": {"__proto__": "x", ${JSON.stringify(twenty).slice(1)}}`;
+    const response = await api("/v1/videos", bearer(key, json("POST", body)));
+    expect(response.status).toBe(400);
+    expect(await errorCode(response)).toBe("invalid_body");
   });
 
   it("refuses a merge that would leave more than 20 pairs, changing nothing", async () => {
@@ -142,6 +186,8 @@ describe("GET /v1/videos search", () => {
     expect(await ids(key, "search=recipe%20cafe")).toEqual([]);
     expect(await ids(key, `search=${encodeURIComponent('"caf* OR NOT')}`)).toEqual([]);
     expect(await ids(key, `search=${encodeURIComponent('"cafe')}`)).toEqual([other, cafe]);
+    // A % that starts no escape is the character itself, not malformed UTF-8.
+    expect(await ids(key, "search=caf%C3%A9%20flo%")).toEqual([cafe]);
     // A title edited is searched by its new words only; a deleted video is gone.
     await api(`/v1/videos/${other}`, bearer(key, json("PATCH", { title: "Museum tour" })));
     expect(await ids(key, "search=cafe")).toEqual([cafe]);
@@ -215,6 +261,22 @@ describe("GET /v1/videos search", () => {
     `metadata[a]=${"v".repeat(501)}`,
     "metadata=",
     "metadata=team",
+    // Impossible calendar dates, which Date.parse would roll over into the next month.
+    "createdAfter=2026-02-30",
+    "createdAfter=2026-02-29T00:00:00Z",
+    "createdBefore=2026-04-31T12:00:00.000Z",
+    "createdBefore=2026-06-31",
+    "createdAfter=2026-01-01T24:00:00Z",
+    "createdAfter=2026-01-01T23:60:00Z",
+    // Percent-encoding that is not UTF-8 (an encoder's lone continuation byte, a byte no UTF-8 has).
+    "search=%C3%28",
+    "search=caf%FF",
+    "search=%E2%82",
+    "tag=%C3%28",
+    "tag=ok&tag=%FF",
+    "metadata[team]=%FF",
+    "metadata[te%FFam]=blue",
+    "search=%ED%A0%80",
   ])("refuses %s with invalid_query", async (query) => {
     const { key } = await newWorkspace();
     const response = await api(`/v1/videos?${query}`, bearer(key));

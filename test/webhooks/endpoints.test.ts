@@ -33,6 +33,33 @@ describe("creating endpoints: safe targets", () => {
     expect(count).toBe(0);
   });
 
+  it.each([
+    "https://metadata.google.internal../hook",
+    "https://printer.local../hook",
+    "https://intranet../hook",
+    "http://localhost../hook",
+    "https://hooks..example.com/hook",
+  ])("refuses the name with an empty label %s on create and update, in local development too", async (url) => {
+    const { key, project } = await newWorkspace();
+    const path = `/v1/projects/${project.id}/webhook-endpoints`;
+    const created = await api(path, bearer(key, json("POST", { url: "https://hooks.example.com/in" })));
+    const { id } = (await created.json()) as Endpoint;
+    for (const rules of [{ ALLOW_HTTP_WEBHOOKS: "false" }, { ALLOW_HTTP_WEBHOOKS: "true" }]) {
+      for (const [method, target] of [
+        ["POST", path],
+        ["PATCH", `${path}/${id}`],
+      ] as const) {
+        const response = await apiWith(rules, target, bearer(key, json(method, { url })));
+        expect(response.status).toBe(400);
+        const body = (await response.json()) as { error: { code: string; details: { path: string }[] } };
+        expect(body.error.code).toBe("invalid_body");
+        expect(body.error.details.map((d) => d.path)).toEqual(["url"]);
+      }
+    }
+    const row = await endpointRow(id);
+    expect(row?.url).toBe("https://hooks.example.com/in");
+  });
+
   it("refuses private addresses even where http is allowed, but allows loopback there", async () => {
     const { key, project } = await newWorkspace();
     const path = `/v1/projects/${project.id}/webhook-endpoints`;
@@ -97,7 +124,14 @@ describe("PATCH an endpoint", () => {
       description: null,
       enabled: false,
       disabledReason: "manual",
-      eventTypes: ["video.deleted", "video.playable", "video.ready", "video.errored"],
+      eventTypes: [
+        "video.deleted",
+        "video.playable",
+        "video.ready",
+        "video.errored",
+        "video.captions.ready",
+        "video.captions.errored",
+      ],
     });
     expect(body).not.toHaveProperty("secret");
     const enabled = (await (await api(path, bearer(key, json("PATCH", { enabled: true })))).json()) as Endpoint;

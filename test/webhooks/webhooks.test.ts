@@ -18,7 +18,14 @@ describe("webhook endpoints", () => {
     expect(endpoint).toMatchObject({
       url: "https://hooks.example.com/in",
       // Created without eventTypes: every type, including types added later (contract §10).
-      eventTypes: ["video.deleted", "video.playable", "video.ready", "video.errored"],
+      eventTypes: [
+        "video.deleted",
+        "video.playable",
+        "video.ready",
+        "video.errored",
+        "video.captions.ready",
+        "video.captions.errored",
+      ],
       enabled: true,
       description: "main",
     });

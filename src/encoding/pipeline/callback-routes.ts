@@ -2,6 +2,7 @@ import { type Context, Hono } from "hono";
 import {
   MAX_MESSAGE_BYTES,
   MAX_REQUEST_BYTES,
+  MAX_SPEECH_SECONDS,
   ProtocolError,
   parseHeartbeat,
   parseResult,
@@ -14,9 +15,15 @@ import { ApiError } from "../../http/errors";
 import { logError } from "../../lib/log";
 import { segmentKey, watermarkCopyKey } from "../../lib/storage-keys";
 import { parseUlid } from "../../lib/ulid";
+import { hearWithWhisper } from "../../speech/whisper";
 import { CALLBACK_PATH, encodingContext, isCallbackToken, type JobPath } from "./context";
 import { coordinatorOf } from "./coordinator-stub";
 
+/**
+ * A speech job's audio: its chunk and a second on each side of 16 kHz mono 16-bit WAV (1 MiB for 32 s),
+ * with room for the header.
+ */
+const MAX_SPEECH_AUDIO_BYTES = (MAX_SPEECH_SECONDS + 2) * 16_000 * 2 + 4096;
 /** A result lists at most 10,000 MP4 (or M4A) parts, so it may be larger than the protocol's other messages. */
 const MAX_RESULT_BYTES = 4 * 1024 * 1024;
 const JOB_ID = /^[A-Za-z0-9_-]{1,64}$/;
@@ -67,31 +74,28 @@ export const callbackRoutes = new Hono<JobEnv>()
     const { resolution, name } = segmentParams(c);
     return objectResponse(c.env.MEDIA, segmentKey(video.projectId, video.videoId, resolution, name), c.req.raw);
   })
-  .put(`${PATH}/segments/:resolution/:name`, async (c) => {
+  .put(`${PATH}/segments/:resolution/:name`, (c) => {
     const { videoId, jobId } = c.var.job;
     const { resolution, index } = segmentParams(c);
-    const body = boundedBody(c);
     const coordinator = coordinatorOf(c.env, videoId);
-    const { verdict, key } = await coordinator.reserveSegment(jobId, resolution, index);
-    if (verdict === "void") throw new ApiError("encoding_job_void");
-    if (verdict === "skip") {
-      // Stored already (another job made it first): its bytes stay as they were served.
-      await body.cancel();
-      return c.body(null, 204);
-    }
-    try {
-      await c.env.MEDIA.put(key, body, { httpMetadata: { contentType: "video/mp2t" } });
-    } catch (error) {
-      await coordinator.segmentAbandoned(jobId, resolution, index);
-      throw error;
-    }
-    // A delete that landed while the segment was on its way: it is never served, so it goes now
-    // (the delete's own clean-up may have listed the prefix before it arrived).
-    if ((await coordinator.segmentStored(jobId, resolution, index)) === "void") {
-      await c.env.MEDIA.delete(key);
-      throw new ApiError("encoding_job_void");
-    }
-    return c.body(null, 204);
+    return storeSegment(c, {
+      reserve: () => coordinator.reserveSegment(jobId, resolution, index),
+      stored: () => coordinator.segmentStored(jobId, resolution, index),
+      abandoned: () => coordinator.segmentAbandoned(jobId, resolution, index),
+    });
+  })
+  // A segment of the added audio track an audio job makes (docs/audio-tracks.md): the coordinator
+  // knows which track, and under which generation it is stored.
+  .put(`${PATH}/audio/:name`, (c) => {
+    const { videoId, jobId } = c.var.job;
+    const index = segmentIndex(c.req.param("name") ?? "");
+    if (index === null) throw new ApiError("not_found");
+    const coordinator = coordinatorOf(c.env, videoId);
+    return storeSegment(c, {
+      reserve: () => coordinator.reserveAudioSegment(jobId, index),
+      stored: () => coordinator.audioSegmentStored(jobId, index),
+      abandoned: () => coordinator.audioSegmentAbandoned(jobId, index),
+    });
   })
   .put(`${PATH}/still`, async (c) => {
     const { videoId, jobId } = c.var.job;
@@ -156,6 +160,19 @@ export const callbackRoutes = new Hono<JobEnv>()
     const uploaded = await c.env.MEDIA.resumeMultipartUpload(upload.key, upload.uploadId).uploadPart(part, body);
     return c.json({ etag: uploaded.etag });
   })
+  // A speech job's audio, heard here when the engine is the Worker's (Workers AI): the words, their
+  // times in seconds of this audio (docs/generated-captions.md).
+  .put(`${PATH}/speech`, async (c) => {
+    const { speech } = await running(c);
+    if (speech?.recognizer !== "worker") throw new ApiError("encoding_job_void");
+    const length = Number(c.req.header("content-length") ?? Number.NaN);
+    if (!Number.isSafeInteger(length))
+      throw new ApiError("invalid_body", { message: "The audio needs a Content-Length." });
+    if (length > MAX_SPEECH_AUDIO_BYTES) throw new ApiError("payload_too_large");
+    const audio = new Uint8Array(await c.req.arrayBuffer());
+    if (audio.byteLength > MAX_SPEECH_AUDIO_BYTES) throw new ApiError("payload_too_large");
+    return c.json({ words: await hearWithWhisper(c.env.AI, audio, speech.heardAs) });
+  })
   .post(`${PATH}/heartbeat`, async (c) => {
     const { videoId, jobId } = c.var.job;
     const heartbeat = await message(c, parseHeartbeat, MAX_MESSAGE_BYTES);
@@ -175,6 +192,41 @@ export const callbackRoutes = new Hono<JobEnv>()
     if (!(await coordinatorOf(c.env, videoId).jobResult(jobId, result))) throw new ApiError("encoding_job_void");
     return c.body(null, 204);
   });
+
+/**
+ * Stores the segment the request carries, as the coordinator says (`reserve`): under its key, or
+ * not at all when it is stored already (another job made it first: its bytes stay as they were
+ * served), or `410` when the job is void. Stored, it is reported (`stored`); a delete that landed
+ * while it was on its way voids it, and it goes now (the delete's own clean-up may have listed the
+ * prefix before it arrived). A store that fails gives the reservation back (`abandoned`).
+ */
+async function storeSegment(
+  c: Context<JobEnv>,
+  coordinator: {
+    reserve: () => Promise<{ verdict: "store" | "skip" | "void"; key: string }>;
+    stored: () => Promise<"ok" | "void">;
+    abandoned: () => Promise<void>;
+  },
+): Promise<Response> {
+  const body = boundedBody(c);
+  const { verdict, key } = await coordinator.reserve();
+  if (verdict === "void") throw new ApiError("encoding_job_void");
+  if (verdict === "skip") {
+    await body.cancel();
+    return c.body(null, 204);
+  }
+  try {
+    await c.env.MEDIA.put(key, body, { httpMetadata: { contentType: "video/mp2t" } });
+  } catch (error) {
+    await coordinator.abandoned();
+    throw error;
+  }
+  if ((await coordinator.stored()) === "void") {
+    await c.env.MEDIA.delete(key);
+    throw new ApiError("encoding_job_void");
+  }
+  return c.body(null, 204);
+}
 
 /** The job, while its coordinator still runs it; else it is void. */
 async function running(c: Context<JobEnv>) {

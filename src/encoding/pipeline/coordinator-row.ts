@@ -18,22 +18,27 @@ type Video = { projectId: string; videoId: string };
 /**
  * The video becomes `processing` as its first job starts, with the project's encoding settings as
  * they are now (and its own copy of their watermark): those settings, whether it is a test video,
- * and where its source is (a clip's is a span of another video's). Null when it cannot (deleted
- * meanwhile). A coordinator that lost its state after claiming
+ * where its source is (a clip's is a span of another video's), and the caption languages its
+ * creation asked to be generated once it is playable. Null when it cannot (deleted meanwhile). A coordinator that lost its state after claiming
  * finds the video processing already, and its settings on the row.
  */
 export async function claimVideo(
   env: Env,
   { projectId, videoId }: Video,
   now: number,
-): Promise<{ settings: EncodeSettings; testMode: boolean; source: SourceOf } | null> {
+): Promise<{ settings: EncodeSettings; testMode: boolean; source: SourceOf; generatedCaptions: string[] } | null> {
   const db = env.DB;
   const settings = (await readSettings(db, projectId))?.document ?? DEFAULT_SETTINGS;
   let row = await claimEncoding(db, videoId, JSON.stringify(snapshot(settings)), now);
   if (row) await keepWatermark(env.MEDIA, row, settingsOf(row));
   row ??= await liveVideo(db, videoId);
   if (row?.status !== "processing") return null;
-  return { settings: settingsOf(row), testMode: isTestVideo(row), source: sourceOf(row) };
+  return {
+    settings: settingsOf(row),
+    testMode: isTestVideo(row),
+    source: sourceOf(row),
+    generatedCaptions: row.generated_captions ? (JSON.parse(row.generated_captions) as string[]) : [],
+  };
 }
 
 /**

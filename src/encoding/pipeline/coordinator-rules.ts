@@ -9,9 +9,10 @@ import {
   segmentCount,
   Unplannable,
 } from "../../../media-plan/plan.mjs";
-import type { Job, Result } from "../../../media-plan/protocol.mjs";
-import type { VideoRow } from "../../videos/model";
+import { type Job, MAX_SPEECH_SECONDS, type Result } from "../../../media-plan/protocol.mjs";
+import { TEST_VIDEO_SECONDS, type VideoRow } from "../../videos/model";
 import type { FileKind } from "./coordinator-files";
+import type { SpeechRequest } from "./coordinator-speech-store";
 import type { NewUnit, SegmentRow, SegmentsUnit, TilesUnit, Unit } from "./coordinator-store";
 import { type EncodeSettings, planSettings } from "./encode-settings";
 
@@ -192,6 +193,35 @@ export function firstView(plan: Plan, rank: number): NewUnit {
   return viewerUnit(plan, (plan.renditions[0] as Plan["renditions"][number]).resolution, 0, rank);
 }
 
+/**
+ * Speech is heard in chunks of MAX_SPEECH_SECONDS, one job each: a few seconds of an encoder's
+ * work, so one video's captions never hold a slot long (docs/generated-captions.md).
+ */
+export function speechChunks(plan: Plan): number {
+  return Math.max(1, Math.ceil(plan.duration / MAX_SPEECH_SECONDS - 1e-9));
+}
+
+/** The seconds of the video chunk `chunk` spans. */
+export function speechSpan(plan: Plan, chunk: number): { from: number; to: number } {
+  const from = chunk * MAX_SPEECH_SECONDS;
+  return { from, to: Math.min(plan.duration, from + MAX_SPEECH_SECONDS) };
+}
+
+/** Where speech units run among a video's own: after its segments and storyboard, in order. */
+const SPEECH_RANK = 1e12;
+
+/** The units that hear the track of `language`: one per chunk, background work. */
+export function speechUnits(plan: Plan, language: string): NewUnit[] {
+  return Array.from({ length: speechChunks(plan) }, (_, chunk) => ({
+    id: `speech-${language}-${chunk}`,
+    kind: "speech" as const,
+    priority: "background" as const,
+    language,
+    chunk,
+    rank: SPEECH_RANK + chunk,
+  }));
+}
+
 /** The unit of a file put together from the stored segments, a part per job: the MP4 first, then the M4A. */
 export function fileUnit(file: FileKind): NewUnit {
   return { id: file, kind: file, priority: "background", rank: file === "mp4" ? -3e15 : -2.9e15 };
@@ -229,6 +259,15 @@ export function segmentVerdict(
   const { rendition, index, current } = segment;
   if (unit?.kind !== "segments" || index < unit.from || index >= unit.to) return "void";
   if (unit.rendition !== null && unit.rendition !== rendition) return "void";
+  return reservationVerdict(current, jobId, now);
+}
+
+/**
+ * Whether job `jobId` may store a segment of its own that stands as `current`: `skip` it when it
+ * is stored already, or another job has been storing it for less than RESERVATION_MS, so a
+ * segment's served bytes never change; else `store` it.
+ */
+export function reservationVerdict(current: SegmentRow | null, jobId: string, now: number): "store" | "skip" {
   if (current?.state === "stored") return "skip";
   if (current && current.job !== jobId && current.at > now - RESERVATION_MS) return "skip";
   return "store";
@@ -240,7 +279,8 @@ export function madeNothing(unit: Unit, result: Result): boolean {
   return (
     (unit.kind === "probe" && !result.probe) ||
     (unit.kind === "mp4" && !result.mp4) ||
-    (unit.kind === "m4a" && !result.m4a)
+    (unit.kind === "m4a" && !result.m4a) ||
+    (unit.kind === "speech" && !result.speech)
   );
 }
 
@@ -280,14 +320,15 @@ type JobBase = Pick<Job, "version" | "jobId" | "priority" | "callback">;
  * The job message of `unit`, from what every job carries (`base`) and the plan (null only for the
  * probe, which has none yet); for a segments unit, `missing` is its renditions that still lack a
  * segment of it, and the answer is null when none does; for a file's unit, `step` is its next
- * part (media-plan/files.mjs `nextPart`).
+ * part (media-plan/files.mjs `nextPart`); for a speech unit, `speech` is its track's request,
+ * and the answer is null without one (the track is no longer heard).
  */
 export function jobFor(
   unit: Unit,
   base: JobBase,
   plan: Plan | null,
   missing: string[],
-  step: PartStep | null = null,
+  { step = null, speech = null }: { step?: PartStep | null; speech?: SpeechRequest | null } = {},
 ): Job | null {
   if (unit.kind === "probe") return { ...base, kind: "probe" };
   if (!plan) throw new Error(`a ${unit.kind} unit before the plan`);
@@ -307,11 +348,20 @@ export function jobFor(
     case "segments":
       if (missing.length === 0) return null;
       return { ...base, kind: "segments", plan, from: unit.from, to: unit.to, renditions: missing };
+    case "audio":
+      return { ...base, kind: "audio", plan, from: unit.from, to: unit.to };
+    case "speech":
+      if (!speech) return null;
+      return {
+        ...base,
+        kind: "speech",
+        plan,
+        language: speech.heardAs,
+        recognizer: speech.recognizer,
+        ...speechSpan(plan, unit.chunk),
+      };
   }
 }
-
-/** A test video is encoded from its first seconds only (contract section 16). */
-export const TEST_MODE_SECONDS = 10;
 
 /**
  * The plan of a probed source with the settings the video claimed, cut to its first seconds for a
@@ -323,7 +373,7 @@ export function planOf(
   video: { settings: EncodeSettings; testMode: boolean; clip: SourceOf["clip"] },
 ): { plan: Plan } | { unplannable: string } {
   try {
-    const options = { maxDuration: video.testMode ? TEST_MODE_SECONDS : undefined, clip: video.clip };
+    const options = { maxDuration: video.testMode ? TEST_VIDEO_SECONDS : undefined, clip: video.clip };
     return { plan: planEncoding(probe, planSettings(video.settings), options) };
   } catch (error) {
     if (!(error instanceof Unplannable)) throw error;

@@ -6,7 +6,24 @@ import { type Priority, parseFragments, parsePlan } from "../../../media-plan/pr
 export type Phase = "idle" | "waiting" | "encoding" | "ready" | "errored" | "cancelled";
 export type Video = { projectId: string; videoId: string };
 
-export type Kind = "probe" | "still" | "segments" | "mp4" | "m4a" | "frame" | "tiles" | "storyboard";
+export type Kind =
+  | "probe"
+  | "still"
+  | "segments"
+  | "mp4"
+  | "m4a"
+  | "frame"
+  | "tiles"
+  | "storyboard"
+  | "speech"
+  | "audio";
+
+/**
+ * The kinds of work that go on once the video is ready (its encoding is over): a viewer's frames,
+ * the hearing of speech for generated captions, and the making of added audio tracks.
+ */
+const AFTER_READY: readonly Kind[] = ["frame", "speech", "audio"];
+const AFTER_READY_SQL = AFTER_READY.map((kind) => `'${kind}'`).join(", ");
 
 /** What a unit makes. */
 export type Work =
@@ -16,7 +33,11 @@ export type Work =
   | { kind: "frame"; frame: number; width: number }
   /** Storyboard tiles `from` to `to` (exclusive), by cue (pictures.mjs). */
   | { kind: "tiles"; from: number; to: number }
-  | { kind: Exclude<Kind, "segments" | "frame" | "tiles"> };
+  /** The words of chunk `chunk` (coordinator-rules.ts, `speechSpan`) of the track of `language`. */
+  | { kind: "speech"; language: string; chunk: number }
+  /** Segments `from` to `to` (exclusive) of the added audio track of `language` (coordinator-audio.ts). */
+  | { kind: "audio"; language: string; from: number; to: number }
+  | { kind: Exclude<Kind, "segments" | "frame" | "tiles" | "speech" | "audio"> };
 
 /** Where a unit stands: queued (no job) or running as `job` on `slot`. */
 type UnitState = {
@@ -34,16 +55,28 @@ type UnitState = {
 export type Unit = UnitState & Work;
 export type SegmentsUnit = Extract<Unit, { kind: "segments" }>;
 export type TilesUnit = Extract<Unit, { kind: "tiles" }>;
+export type AudioUnit = Extract<Unit, { kind: "audio" }>;
 
 export type NewUnit = Pick<UnitState, "id" | "priority" | "rank"> & Work;
 
-/** A unit as its table holds it: `first` and `last` are a segments or tiles unit's span, a frame unit's frame and width. */
-type UnitRow = UnitState & { kind: Kind; rendition: string | null; first: number; last: number };
+/**
+ * A unit as its table holds it: `first` and `last` are a segments, tiles or audio unit's span, a
+ * frame unit's frame and width, a speech unit's chunk; `language` is a speech or audio unit's track.
+ */
+type UnitRow = UnitState & {
+  kind: Kind;
+  rendition: string | null;
+  first: number;
+  last: number;
+  language: string | null;
+};
 
-function unitOf({ kind, rendition, first, last, ...state }: UnitRow): Unit {
+function unitOf({ kind, rendition, first, last, language, ...state }: UnitRow): Unit {
   if (kind === "segments") return { ...state, kind, rendition, from: first, to: last };
   if (kind === "tiles") return { ...state, kind, from: first, to: last };
   if (kind === "frame") return { ...state, kind, frame: first, width: last };
+  if (kind === "speech") return { ...state, kind, language: language ?? "", chunk: first };
+  if (kind === "audio") return { ...state, kind, language: language ?? "", from: first, to: last };
   return { ...state, kind };
 }
 
@@ -51,11 +84,18 @@ function isSegments(unit: Unit): unit is SegmentsUnit {
   return unit.kind === "segments";
 }
 
-function columnsOf(work: Work): { rendition: string | null; first: number; last: number } {
-  if (work.kind === "segments") return { rendition: work.rendition, first: work.from, last: work.to };
-  if (work.kind === "tiles") return { rendition: null, first: work.from, last: work.to };
-  if (work.kind === "frame") return { rendition: null, first: work.frame, last: work.width };
-  return { rendition: null, first: 0, last: 0 };
+function isAudio(unit: Unit): unit is AudioUnit {
+  return unit.kind === "audio";
+}
+
+function columnsOf(work: Work): { rendition: string | null; first: number; last: number; language: string | null } {
+  if (work.kind === "segments") return { rendition: work.rendition, first: work.from, last: work.to, language: null };
+  if (work.kind === "tiles") return { rendition: null, first: work.from, last: work.to, language: null };
+  if (work.kind === "frame") return { rendition: null, first: work.frame, last: work.width, language: null };
+  if (work.kind === "speech")
+    return { rendition: null, first: work.chunk, last: work.chunk + 1, language: work.language };
+  if (work.kind === "audio") return { rendition: null, first: work.from, last: work.to, language: work.language };
+  return { rendition: null, first: 0, last: 0, language: null };
 }
 
 /** A segment a job has reserved (`storing`) or stored. */
@@ -67,7 +107,8 @@ export type SegmentRow = { state: "storing" | "stored"; job: string | null; at: 
  * and the M4A's uploads, what is stored of the poster and storyboard, each background kind's pace),
  * `units` (the work, queued or running), `segments` (reserved and stored), `frames` (stored: a
  * viewer's and the storyboard's tiles), `file_parts` (the MP4's and the M4A's parts made), `slots`
- * (held from the pool).
+ * (held from the pool); the speech of generated caption tracks has its own tables
+ * (coordinator-speech-store.ts), and so do added audio tracks (coordinator-audio-store.ts).
  */
 export class EncodingStore {
   constructor(private readonly sql: SqlStorage) {
@@ -86,6 +127,9 @@ export class EncodingStore {
     sql.exec(`CREATE TABLE IF NOT EXISTS file_parts (
       file TEXT NOT NULL, part INTEGER NOT NULL, first INTEGER NOT NULL, next INTEGER NOT NULL,
       fragments TEXT NOT NULL, origin INTEGER NOT NULL, etag TEXT, PRIMARY KEY (file, part))`);
+    // Speech units name their track; a table made before them gets the column.
+    const columns = sql.exec<{ name: string }>("PRAGMA table_info(units)").toArray();
+    if (!columns.some((column) => column.name === "language")) sql.exec("ALTER TABLE units ADD COLUMN language TEXT");
   }
 
   // ─── the video's state ───
@@ -181,16 +225,34 @@ export class EncodingStore {
     return this.#units("job IS NOT NULL AND heard < ?", before);
   }
 
-  /** Running units with their slot; without frames' when `keepFrames`. */
-  running(keepFrames: boolean): Unit[] {
-    return this.#units(`job IS NOT NULL AND slot IS NOT NULL${keepFrames ? " AND kind != 'frame'" : ""}`);
+  /** Running units with their slot; without those that go on once the video is ready when `ready`. */
+  running(ready: boolean): Unit[] {
+    return this.#units(`job IS NOT NULL AND slot IS NOT NULL${ready ? ` AND kind NOT IN (${AFTER_READY_SQL})` : ""}`);
+  }
+
+  /** The speech units of `language`, queued or running. */
+  speechUnits(language: string): Unit[] {
+    return this.#units("kind = 'speech' AND language = ?", language);
+  }
+
+  deleteSpeechUnits(language: string): void {
+    this.sql.exec("DELETE FROM units WHERE kind = 'speech' AND language = ?", language);
+  }
+
+  /** The units of the added audio track of `language`, queued or running. */
+  audioUnits(language: string): AudioUnit[] {
+    return this.#units("kind = 'audio' AND language = ?", language).filter(isAudio);
+  }
+
+  deleteAudioUnits(language: string): void {
+    this.sql.exec("DELETE FROM units WHERE kind = 'audio' AND language = ?", language);
   }
 
   /** Adds a unit, unless one of its id is there. */
   addUnit(unit: NewUnit): void {
-    const { rendition, first, last } = columnsOf(unit);
+    const { rendition, first, last, language } = columnsOf(unit);
     this.sql.exec(
-      "INSERT OR IGNORE INTO units (id, kind, priority, rendition, first, last, rank) VALUES (?, ?, ?, ?, ?, ?, ?)",
+      "INSERT OR IGNORE INTO units (id, kind, priority, rendition, first, last, rank, language) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
       unit.id,
       unit.kind,
       unit.priority,
@@ -198,6 +260,7 @@ export class EncodingStore {
       first,
       last,
       unit.rank,
+      language,
     );
   }
 
@@ -215,9 +278,9 @@ export class EncodingStore {
     this.sql.exec("DELETE FROM units WHERE id = ? AND job IS NULL", id);
   }
 
-  /** Every unit goes; but frames' when `keepFrames`. */
-  deleteUnits(keepFrames: boolean): void {
-    this.sql.exec(`DELETE FROM units${keepFrames ? " WHERE kind != 'frame'" : ""}`);
+  /** Every unit goes; but those that go on once the video is ready when `ready`. */
+  deleteUnits(ready: boolean): void {
+    this.sql.exec(`DELETE FROM units${ready ? ` WHERE kind NOT IN (${AFTER_READY_SQL})` : ""}`);
   }
 
   /** The unit runs as job `jobId` on `slot`, from `at`. */
@@ -239,8 +302,8 @@ export class EncodingStore {
     );
   }
 
-  /** The segments unit waits for a slot again from segment `from`, with `tries` counted. */
-  requeueFrom(unit: SegmentsUnit, from: number, tries: number): void {
+  /** The segments (or audio) unit waits for a slot again from segment `from`, with `tries` counted. */
+  requeueFrom(unit: SegmentsUnit | AudioUnit, from: number, tries: number): void {
     this.sql.exec("UPDATE units SET first = ? WHERE id = ?", from, unit.id);
     this.requeue(unit.id, tries);
   }

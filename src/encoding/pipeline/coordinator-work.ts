@@ -2,10 +2,12 @@ import { nextPart, type PartStep } from "../../../media-plan/files.mjs";
 import { storyboard } from "../../../media-plan/pictures.mjs";
 import { type Plan, segmentCount } from "../../../media-plan/plan.mjs";
 import type { FilePart, Job, Result } from "../../../media-plan/protocol.mjs";
+import { languageOfCode } from "../../lib/language";
 import { logError } from "../../lib/log";
 import { posterKey } from "../../lib/storage-keys";
 import { DEFAULT_SETTINGS } from "../settings";
 import { callbackPath, callbackToken, encodingContext } from "./context";
+import { AudioWork } from "./coordinator-audio";
 import { abortUpload, completeUpload, type FileKind, isDone, isFileKind, openUpload } from "./coordinator-files";
 import { changeVideoRow, claimVideo } from "./coordinator-row";
 import {
@@ -28,6 +30,8 @@ import {
   type SourceOf,
   segmentsDone,
 } from "./coordinator-rules";
+import { SpeechWork } from "./coordinator-speech";
+import type { SpeechRequest } from "./coordinator-speech-store";
 import type { EncodingStore, Unit, Video } from "./coordinator-store";
 import { poolOf } from "./coordinator-stub";
 import { frameWaited, isFrameWaited, type Waiters } from "./coordinator-waiters";
@@ -50,6 +54,10 @@ export const ROW_HEARTBEAT_MS = 30_000;
  */
 export class EncodingWork {
   private lastRowBeat = 0;
+  /** The hearing of speech for generated captions (coordinator-speech.ts). */
+  readonly speech: SpeechWork;
+  /** The making of added audio tracks (coordinator-audio.ts). */
+  readonly audio: AudioWork;
   /** Scheduling runs one at a time: it reads the free slots and queued units, then awaits. */
   private scheduling: Promise<void> = Promise.resolve();
 
@@ -59,7 +67,10 @@ export class EncodingWork {
     private readonly store: EncodingStore,
     private readonly waiters: Waiters,
     private readonly clock: () => number,
-  ) {}
+  ) {
+    this.speech = new SpeechWork(env, store, ctx.storage.sql);
+    this.audio = new AudioWork(env, store, ctx.storage.sql, clock);
+  }
 
   /** Job of `unit` sent its last message: what it made is kept, or it runs again; its slot goes back. */
   async ended(unit: Unit, result: Result) {
@@ -69,14 +80,24 @@ export class EncodingWork {
         await this.finish({ status: "errored", code: "invalid_source", message: result.message });
         return;
       }
-      // An encoder stopped from outside (a redeploy, say) did not fail the work: no try is counted.
-      await this.failed(unit, !(result.status === "failed" && result.code === "interrupted"));
+      // A track's file that is not audio errors the track at once (never the video).
+      if (result.status === "failed" && result.code === "invalid_source" && unit.kind === "audio") {
+        await this.audio.invalid(unit.language, result.message);
+      } else {
+        // An encoder stopped from outside (a redeploy, say) did not fail the work: no try is counted.
+        await this.failed(unit, !(result.status === "failed" && result.code === "interrupted"));
+      }
     } else {
       this.store.deleteUnit(unit.id);
       this.paced(unit);
       if (unit.kind === "probe" && result.probe) await this.planned(result.probe);
       else if (isFileKind(unit.kind)) await this.partMade(unit.kind, result[unit.kind]);
-      else if (unit.kind === "frame" && !this.store.isFrameStored(unit.frame, unit.width)) {
+      else if (unit.kind === "speech" && result.speech) {
+        await this.speech.heard(unit.language, unit.chunk, result.speech.words);
+        await this.speech.send();
+      } else if (unit.kind === "audio") {
+        await this.audio.ran(unit.language);
+      } else if (unit.kind === "frame" && !this.store.isFrameStored(unit.frame, unit.width)) {
         // Done without storing it (a job cannot): its viewers are told.
         this.waiters.wake(frameWaited(unit.frame, unit.width), "failed");
       }
@@ -135,11 +156,14 @@ export class EncodingWork {
       return;
     }
     this.store.set("phase", "cancelled");
+    this.speech.stop("deleted");
+    this.audio.stop();
     await this.stopEverything();
   }
 
   /** The alarm: jobs looked at, the queue scheduled, slots renewed, the row told the encoding is alive. */
   async tick() {
+    await this.speech.send();
     if (!this.store.serving()) return;
     await this.checkJobs();
     await this.schedule();
@@ -156,7 +180,8 @@ export class EncodingWork {
   }
 
   async arm() {
-    const working = this.store.active() || (this.store.serving() && this.store.units().length > 0);
+    const working =
+      this.store.active() || (this.store.serving() && this.store.units().length > 0) || this.speech.pending();
     if (working && (await this.ctx.storage.getAlarm()) === null) {
       await this.ctx.storage.setAlarm(this.clock() + TICK_MS);
     }
@@ -176,8 +201,9 @@ export class EncodingWork {
     if (!this.store.serving()) return;
     const video = this.store.video();
     // A ready video's deletion reaches its coordinator through the deletions queue, a moment
-    // later: no frame of it starts meanwhile (its row says), and every other goes with it.
-    if (this.store.phase() === "ready" && this.store.queued("interactive").length > 0) {
+    // later: no frame or speech of it starts meanwhile (its row says), and every other goes with it.
+    const queued = this.store.queued("interactive").length + this.store.queued("background").length;
+    if (this.store.phase() === "ready" && queued > 0) {
       if (!(await liveVideo(this.env.DB, video.videoId))) {
         await this.cancel();
         return;
@@ -283,7 +309,8 @@ export class EncodingWork {
             (rendition) => this.store.storedIn(rendition, unit.from, unit.to) < unit.to - unit.from,
           )
         : [];
-    return jobFor(unit, base, plan, missing, step);
+    const speech = unit.kind === "speech" ? this.speech.request(unit.language) : null;
+    return jobFor(unit, base, plan, missing, { step, speech });
   }
 
   /**
@@ -299,6 +326,7 @@ export class EncodingWork {
     this.store.set("settings", claimed.settings);
     this.store.set("testMode", claimed.testMode);
     this.store.set("source", claimed.source);
+    this.store.set("generatedCaptions", claimed.generatedCaptions);
     return true;
   }
 
@@ -320,6 +348,7 @@ export class EncodingWork {
       duration: plan.duration,
       width: plan.width,
       height: plan.height,
+      audioLanguage: languageOfCode(probe.audioLanguage),
     });
     if (!playable) {
       await this.cancel();
@@ -329,6 +358,17 @@ export class EncodingWork {
     this.store.set("phase", "encoding");
     this.store.addUnit(firstView(plan, this.clock()));
     this.repair();
+    this.speech.planned(plan);
+    this.speech.playable(this.store.get<string[]>("generatedCaptions") ?? []);
+    await this.speech.send();
+  }
+
+  /** A generated caption track is asked for (again): heard once the video has a plan (coordinator-speech.ts). */
+  async hear(request: SpeechRequest) {
+    await this.speech.ask(request, this.store.plan());
+    await this.speech.send();
+    await this.arm();
+    await this.schedule();
   }
 
   /** Every unit the plan still needs and the store lacks is added (`missingUnits`). */
@@ -391,6 +431,17 @@ export class EncodingWork {
     if (unit.kind === "frame" && tries >= MAX_TRIES) {
       this.store.deleteUnit(unit.id);
       this.waiters.wake(frameWaited(unit.frame, unit.width), "failed");
+      return;
+    }
+    // An added audio track's run runs again, or fails the track: never the video.
+    if (unit.kind === "audio") {
+      await this.audio.failed(unit, tries);
+      return;
+    }
+    // A track's speech that cannot be heard fails the track, never the video.
+    if (unit.kind === "speech" && tries >= MAX_TRIES) {
+      this.speech.failed(unit.language, `The speech could not be heard: ${MAX_TRIES} attempts failed.`);
+      await this.speech.send();
       return;
     }
     if (tries >= MAX_TRIES) {
@@ -470,6 +521,10 @@ export class EncodingWork {
   /** Ready or errored: the row and its event, then every job and slot goes. */
   private async finish(change: Extract<Change, { status: "ready" | "errored" }>) {
     this.store.set("phase", change.status);
+    if (change.status === "errored") {
+      this.speech.stop({ failed: "The video could not be encoded, so its speech cannot be heard." });
+      await this.speech.send();
+    }
     const changed = await changeVideoRow(this.env, this.store.video().videoId, this.clock(), change);
     if (!changed) this.store.set("phase", "cancelled");
     if (change.status === "errored") {

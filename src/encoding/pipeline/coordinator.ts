@@ -3,8 +3,10 @@ import { MIN_STILL_WIDTH, storyboard } from "../../../media-plan/pictures.mjs";
 import { runLength, segmentCount, topRendition } from "../../../media-plan/plan.mjs";
 import { type Fragment, type Priority, type Result, segmentName } from "../../../media-plan/protocol.mjs";
 import { frameKey, posterKey, segmentKey, sourceKey, storyboardKey } from "../../lib/storage-keys";
+import { planOf } from "../../videos/model";
 import type { FileKind, Upload } from "./coordinator-files";
-import { type SourceOf, segmentVerdict, staleViewerUnits, viewerUnit } from "./coordinator-rules";
+import { type SourceOf, segmentVerdict, sourceOf, staleViewerUnits, viewerUnit } from "./coordinator-rules";
+import type { SpeechRequest } from "./coordinator-speech-store";
 import { EncodingStore, type Kind, type Video } from "./coordinator-store";
 import { frameWaited, type Outcome, segmentWaited, Waiters } from "./coordinator-waiters";
 import { EncodingWork } from "./coordinator-work";
@@ -49,6 +51,11 @@ type Limited = { retryAfter: number };
  * A frame at a time and width (`frame`) is an interactive unit too, while the video encodes and
  * after it is ready: it is made once, stored under the video's prefix and then only read; a frame
  * that fails MAX_TRIES times is refused to its viewer, never errors the video.
+ *
+ * The speech of a generated caption track (`hear`) is heard in background units too, chunk by chunk,
+ * while the video encodes or after it is ready (coordinator-speech.ts); a chunk that fails
+ * MAX_TRIES times fails the track, never the video. So are the added audio tracks of a ready video
+ * (`audio`, coordinator-audio.ts), a run of segments at a time.
  */
 export class VideoEncoding extends DurableObject<Env> {
   private readonly store: EncodingStore;
@@ -156,18 +163,82 @@ export class VideoEncoding extends DurableObject<Env> {
   }
 
   /**
-   * Whether job `jobId` still runs here, and what the call-back routes need of it: the video, its
-   * source's key (a clip's is the video it was cut from's), and the watermark image its settings
-   * named (the video's own copy is read first).
+   * A generated caption track of the video is to be heard (again; docs/generated-captions.md). A
+   * ready video whose coordinator kept nothing (it was encoded before coordinators kept their
+   * state) is taken up from its row. When the video is neither being encoded nor ready, the track
+   * fails: the captions are told.
    */
-  job(jobId: string): { kind: Kind; video: Video; sourceKey: string; watermarkKey: string | null } | null {
+  async hear(video: Video, request: Omit<SpeechRequest, "chunks">) {
+    await this.takeUpReady(video);
+    if (!this.store.serving()) {
+      this.store.set("video", video);
+      await this.work.speech.ask({ ...request, chunks: null }, null);
+      this.work.speech.failed(request.language, "The video has no source to hear: it was deleted or errored.");
+      await this.work.speech.send();
+      return;
+    }
+    await this.work.hear({ ...request, chunks: null });
+  }
+
+  /**
+   * An added audio track of the video was put or deleted (docs/audio-tracks.md): the coordinator
+   * makes what its row now names, and lets go of what it no longer does (coordinator-audio.ts).
+   * Nothing is made for a video that is no longer served (deleted: its tracks go with it).
+   */
+  async audio(video: Video, language: string) {
+    await this.takeUpReady(video);
+    if (!this.store.serving()) return;
+    await this.work.audio.changed(language);
+    await this.work.arm();
+    await this.work.schedule();
+  }
+
+  /**
+   * A ready video whose coordinator kept nothing (it was encoded before coordinators kept their
+   * state) is taken up from its row, for the work that goes on once a video is ready.
+   */
+  private async takeUpReady(video: Video) {
+    if (this.store.phase() !== "idle") return;
+    const row = await liveVideo(this.env.DB, video.videoId);
+    const plan = row?.status === "ready" ? planOf(row) : null;
+    if (row && plan) {
+      this.store.set("video", video);
+      this.store.set("plan", plan);
+      this.store.set("source", sourceOf(row));
+      this.store.set("phase", "ready");
+    }
+  }
+
+  /**
+   * Whether job `jobId` still runs here, and what the call-back routes need of it: the video, its
+   * source's key (a clip's is the video it was cut from's; an audio job's, its track's own file),
+   * the watermark image its settings named (the video's own copy is read first), and for a speech
+   * job its track's request.
+   */
+  job(jobId: string): {
+    kind: Kind;
+    video: Video;
+    sourceKey: string;
+    watermarkKey: string | null;
+    speech: SpeechRequest | null;
+  } | null {
     const unit = this.store.serving() ? this.store.unitOfJob(jobId) : null;
     if (!unit) return null;
     const settings = this.store.get<EncodeSettings>("settings");
     const video = this.store.video();
     // A coordinator that claimed its video before clips existed kept no source: its video's own.
-    const source = this.store.get<SourceOf>("source")?.key ?? sourceKey(video.projectId, video.videoId);
-    return { kind: unit.kind, video, sourceKey: source, watermarkKey: settings?.watermark?.imageKey ?? null };
+    const source =
+      unit.kind === "audio"
+        ? this.work.audio.sourceOf(unit)
+        : (this.store.get<SourceOf>("source")?.key ?? sourceKey(video.projectId, video.videoId));
+    if (source === null) return null;
+    return {
+      kind: unit.kind,
+      video,
+      sourceKey: source,
+      watermarkKey: settings?.watermark?.imageKey ?? null,
+      speech: unit.kind === "speech" ? this.work.speech.request(unit.language) : null,
+    };
   }
 
   /** A heartbeat of job `jobId`: the slot it runs on (to keep its encoder awake), or null when it is void. */
@@ -209,6 +280,29 @@ export class VideoEncoding extends DurableObject<Env> {
   /** Storing the reserved segment failed: another job may store it. */
   segmentAbandoned(jobId: string, rendition: string, index: number) {
     this.store.abandon(rendition, index, jobId);
+  }
+
+  /**
+   * Audio job `jobId` is about to store segment `index` of its track: `store` it under `key` (the
+   * track's generation's), `skip` it, or `void` (the job is: its track was put again or deleted).
+   */
+  reserveAudioSegment(jobId: string, index: number): { verdict: "store" | "skip" | "void"; key: string } {
+    return this.work.audio.reserve(this.runningUnit(jobId), jobId, index);
+  }
+
+  /** The reserved audio segment is stored. `void` when its track is no longer made: then it goes. */
+  audioSegmentStored(jobId: string, index: number): "ok" | "void" {
+    return this.work.audio.stored(this.runningUnit(jobId), jobId, index);
+  }
+
+  /** Storing the reserved audio segment failed: another job may store it. */
+  audioSegmentAbandoned(jobId: string, index: number) {
+    this.work.audio.abandoned(this.runningUnit(jobId), jobId, index);
+  }
+
+  /** The unit job `jobId` runs, while the video is served. */
+  private runningUnit(jobId: string) {
+    return this.store.serving() ? this.store.unitOfJob(jobId) : null;
   }
 
   /**

@@ -40,7 +40,7 @@ export async function recordHeartbeat(db: Db, videoId: string, now: number): Pro
 
 /** What an encoding ends with, or the step that makes the video playable on the way. */
 export type Change =
-  | { status: "playable"; plan: string; duration: number; width: number; height: number }
+  | { status: "playable"; plan: string; duration: number; width: number; height: number; audioLanguage: string | null }
   | { status: "ready"; renditions: Rendition[]; mp4: boolean; m4a: boolean }
   | { status: "errored"; code: "invalid_source" | "encoding_failed"; message: string };
 
@@ -93,6 +93,7 @@ function columnsOf(change: Change, at: string): Partial<VideoRow> {
         duration: change.duration,
         width: change.width,
         height: change.height,
+        audio_language: change.audioLanguage,
       };
     case "ready":
       return {

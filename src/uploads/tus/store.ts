@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { abortMultipartUpload } from "../../lib/r2";
+import { appendBytes, bytesTable, readBytes } from "../../lib/sqlite-bytes";
 import type { Tenant } from "../../lib/tenant";
 
 /** What POST /v1/uploads gives the object: everything it needs to answer without D1. */
@@ -40,9 +41,6 @@ export function uploadTenant(state: State): Tenant {
   return { projectId: state.projectId, mode: "both" };
 }
 
-/** The tail is kept in rows of at most this many bytes (SQLite-backed objects cap a row at 2 MB). */
-const TAIL_ROW_BYTES = 1024 * 1024;
-
 /**
  * Where one tus upload keeps what it holds (tusd's data store, for R2 and a Durable Object): its
  * state, the parts it has put in the R2 multipart upload, and the tail (the bytes after the last
@@ -66,7 +64,7 @@ export class UploadStore {
     storage.sql.exec(
       "CREATE TABLE IF NOT EXISTS state (one INTEGER PRIMARY KEY CHECK (one = 1), doc TEXT NOT NULL);" +
         "CREATE TABLE IF NOT EXISTS parts (number INTEGER PRIMARY KEY, etag TEXT NOT NULL);" +
-        "CREATE TABLE IF NOT EXISTS tail (seq INTEGER PRIMARY KEY, bytes BLOB NOT NULL);",
+        bytesTable("tail"),
     );
     const row = storage.sql.exec<{ doc: string }>("SELECT doc FROM state").toArray()[0];
     this.#state = row ? (JSON.parse(row.doc) as State) : null;
@@ -113,14 +111,7 @@ export class UploadStore {
     const cached = this.tailCache;
     this.tailCache = null;
     if (cached) return cached;
-    const rows = this.storage.sql.exec<{ bytes: ArrayBuffer }>("SELECT bytes FROM tail ORDER BY seq").toArray();
-    const tail = new Uint8Array(rows.reduce((sum, row) => sum + row.bytes.byteLength, 0));
-    let at = 0;
-    for (const row of rows) {
-      tail.set(new Uint8Array(row.bytes), at);
-      at += row.bytes.byteLength;
-    }
-    return tail;
+    return readBytes(this.storage.sql, "tail");
   }
 
   /**
@@ -133,12 +124,7 @@ export class UploadStore {
       const fresh = tail.subarray(tail.byteLength - unstored);
       const offset = this.current().offset + unstored;
       this.storage.transactionSync(() => {
-        for (let at = 0; at < fresh.byteLength; at += TAIL_ROW_BYTES) {
-          this.storage.sql.exec(
-            "INSERT INTO tail (seq, bytes) VALUES ((SELECT coalesce(max(seq), 0) + 1 FROM tail), ?)",
-            fresh.slice(at, at + TAIL_ROW_BYTES),
-          );
-        }
+        appendBytes(this.storage.sql, "tail", fresh);
         this.save({ ...this.current(), offset });
       });
     }

@@ -242,7 +242,7 @@ describe("the coordinator's rules", () => {
       width: 320,
     });
     const step = { part: 2, from: 4, to: null, sequence: 3, origin: 1020000 };
-    expect(jobFor(whole("m4a"), base, plan, [], step)).toEqual({
+    expect(jobFor(whole("m4a"), base, plan, [], { step })).toEqual({
       ...base,
       kind: "m4a",
       plan,

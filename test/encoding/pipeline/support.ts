@@ -3,9 +3,10 @@ import { env } from "cloudflare:workers";
 import { afterEach, beforeEach, vi } from "vitest";
 import { storyboard } from "../../../media-plan/pictures.mjs";
 import { type Probe, segmentCount } from "../../../media-plan/plan.mjs";
-import { type Job, parseJob, segmentName } from "../../../media-plan/protocol.mjs";
+import { type Job, parseJob, segmentName, type Word } from "../../../media-plan/protocol.mjs";
 import { coordinatorOf, poolOf } from "../../../src/encoding/pipeline/coordinator-stub";
-import { ENCODE_QUEUE } from "../../../src/encoding/pipeline/queue";
+import { CAPTIONS_QUEUE, type CaptionMessage } from "../../../src/queues/captions";
+import { ENCODE_QUEUE } from "../../../src/queues/encodings";
 import { api, bearer, json, newVideo } from "../../helpers";
 import { runQueue } from "../../support/handlers";
 
@@ -13,26 +14,34 @@ import { runQueue } from "../../support/handlers";
  * A fake encoder at ENCODER_URL (http://encoder.test, vitest.config.ts): it records the jobs the
  * coordinators start (checked with the encoder's own parser) and the jobs they cancel, answers
  * busy while `busy` is set, and says it runs a job until it is cancelled or `forget` drops it (an
- * encoder that restarted). The tests then play the encoder's part through the real callback routes.
+ * encoder that restarted); its health check says it hears English speech (`speech`, null for an
+ * encoder without a speech engine). The tests then play the encoder's part through the real
+ * callback routes.
  */
+const realFetch = globalThis.fetch;
+
 export function fakeEncoder() {
   const state = {
     jobs: [] as Job[],
     cancelled: [] as string[],
     running: new Set<string>(),
     busy: false,
+    speech: { engine: "pocketsphinx", languages: ["en"] } as { engine: string; languages: string[] } | null,
     /** An encoder that restarted: it knows none of its jobs any more. */
     forget() {
       state.running.clear();
     },
   };
-  const realFetch = globalThis.fetch;
+  // The runtime's own fetch, kept when this module loads: a fake made while another is still in
+  // place replaces it (vi.spyOn returns the same spy) instead of calling through it.
   vi.spyOn(globalThis, "fetch").mockImplementation(async (input, init) => {
     const request = new Request(input, init);
     const url = new URL(request.url);
     if (url.host !== "encoder.test") return realFetch(input, init);
     if (request.headers.get("authorization") !== `Bearer ${env.ENCODER_TOKEN}`)
       return new Response(null, { status: 401 });
+    if (request.method === "GET" && url.pathname === "/healthz")
+      return Response.json({ status: "ok", speech: state.speech });
     if (request.method === "POST" && url.pathname === "/v2/jobs") {
       if (state.busy) return Response.json({ error: { code: "busy" } }, { status: 503 });
       const job = parseJob(await request.json());
@@ -122,6 +131,31 @@ export function encodeMessages(): { projectId: string; videoId: string }[] {
 export function runEncodes(messages: { projectId: string; videoId: string }[]) {
   return runQueue(ENCODE_QUEUE, messages);
 }
+
+/** The messages sent to the caption-generations queue since the test began. */
+export function captionMessages(): CaptionMessage[] {
+  return vi.mocked(env.CAPTIONS_QUEUE.send).mock.calls.map(([body]) => body as CaptionMessage);
+}
+
+/**
+ * Runs the encodings queue's handler over the messages sent for `videoId` that it has not run yet
+ * (a track's speech asked for), as the Queues runtime would.
+ */
+export async function runNewEncodes(videoId: string) {
+  const all = encodeMessages().filter((message) => message.videoId === videoId);
+  const fresh = all.filter((message) => !ranEncodes.has(message));
+  for (const message of fresh) ranEncodes.add(message);
+  if (fresh.length > 0) await runEncodes(fresh);
+}
+const ranEncodes = new WeakSet<object>();
+
+/** Runs the caption-generations queue's handler over the messages sent for `videoId` that it has not run yet. */
+export async function runNewCaptions(videoId: string) {
+  const fresh = captionMessages().filter((message) => message.videoId === videoId && !ranCaptions.has(message));
+  for (const message of fresh) ranCaptions.add(message);
+  if (fresh.length > 0) await runQueue(CAPTIONS_QUEUE, fresh);
+}
+const ranCaptions = new WeakSet<object>();
 
 /** The coordinator's view of a video's encoding. */
 export function encodingState(videoId: string) {
@@ -217,6 +251,28 @@ export async function finishSegments(job: Extract<Job, { kind: "segments" }>) {
   await expectStatus(result(job), [204], "segments result");
 }
 
+/** Bytes standing for segment `index` of an added audio track as job `jobId` made it. */
+export function audioSegmentBytes(index: number, jobId: string): Uint8Array {
+  return new TextEncoder().encode(`audio/${segmentName(index)} by ${jobId}`.padEnd(188, "."));
+}
+
+/** An audio job's call back storing segment `index` of its track. */
+export function putAudioSegment(job: Job, index: number, bytes = audioSegmentBytes(index, job.jobId)) {
+  return callback(job, `audio/${segmentName(index)}`, {
+    method: "PUT",
+    body: bytes,
+    headers: { "content-type": "video/mp2t" },
+  });
+}
+
+/** Plays the encoder's whole part of an audio job: every segment of its run stored, then the result. */
+export async function finishAudio(job: Extract<Job, { kind: "audio" }>) {
+  for (let index = job.from; index < job.to; index++) {
+    await expectStatus(putAudioSegment(job, index), [204], `PUT audio/${index}`);
+  }
+  await expectStatus(result(job), [204], "audio result");
+}
+
 /** Plays a still job (or a storyboard's, once its tiles are read): the JPEG stored, then the result. */
 export async function finishStill(job: Job) {
   await expectStatus(
@@ -239,6 +295,10 @@ export async function finishTiles(job: Extract<Job, { kind: "tiles" }>) {
   await expectStatus(result(job), [204], "tiles result");
 }
 
+/** A speech job's result: the words it heard (times in seconds of the video). */
+export function heardWords(job: Job, words: Word[]) {
+  return result(job, { speech: { words } });
+}
 /** Plays a storyboard job: every tile read back, the sprite stored, then the result. */
 export async function finishStoryboard(job: Extract<Job, { kind: "storyboard" }>) {
   for (let cue = 0; cue < storyboard(job.plan).cues.length; cue++) {
@@ -306,7 +366,7 @@ export async function playable(encoder: FakeEncoder, key: string, facts: Probe =
 export async function finishAll(
   encoder: FakeEncoder,
   videoId: string,
-  options: { mp4?: Uint8Array; m4a?: Uint8Array } = {},
+  options: { mp4?: Uint8Array; m4a?: Uint8Array; words?: (job: Extract<Job, { kind: "speech" }>) => Word[] } = {},
 ) {
   const done = new Set<string>();
   for (let round = 0; round < 200; round++) {
@@ -321,13 +381,18 @@ export async function finishAll(
   throw new Error("finishAll did not finish");
 }
 
-/** Plays `job` as the tests' encoder would, whatever its kind (an MP4's or M4A's in one part). */
-export async function finishJob(job: Job, options: { mp4?: Uint8Array; m4a?: Uint8Array } = {}) {
+/** Plays `job` as the tests' encoder would, whatever its kind (an MP4's or M4A's in one part; a speech job hears `words`). */
+export async function finishJob(
+  job: Job,
+  options: { mp4?: Uint8Array; m4a?: Uint8Array; words?: (job: Extract<Job, { kind: "speech" }>) => Word[] } = {},
+) {
   if (job.kind === "segments") await finishSegments(job);
   else if (job.kind === "still") await finishStill(job);
   else if (job.kind === "tiles") await finishTiles(job);
   else if (job.kind === "storyboard") await finishStoryboard(job);
   else if (job.kind === "mp4") await finishMp4(job, options.mp4);
   else if (job.kind === "m4a") await finishM4a(job, options.m4a);
+  else if (job.kind === "speech") await expectStatus(heardWords(job, options.words?.(job) ?? []), [204], "speech");
+  else if (job.kind === "audio") await finishAudio(job);
   else throw new Error(`finishJob does not play ${job.kind} jobs`);
 }

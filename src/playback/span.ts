@@ -3,8 +3,9 @@ import { ApiError } from "../http/errors";
 import type { TokenClaims } from "./tokens";
 
 /**
- * Clips without encoding (contract §19): a span of a video in seconds, played as the segments that
- * cover it. Pure: the routes read the query and the token, and list what this says.
+ * A span of a video in seconds, played as the segments that cover it: a playlist's `start`/`end` or
+ * a token's range (a clip played without encoding, contract §19; a clip made a video of its own is
+ * `videos/clips.ts`). Pure: the routes read the query and the token, and list what this says.
  */
 export type Span = { start: number; end: number };
 
@@ -24,6 +25,21 @@ function seconds(values: string[] | undefined, name: string): number | undefined
   return Number(value);
 }
 
+/** Whether a token binds a range: then no file holds anything of the video outside it (docs/import-clips-search.md). */
+export function bindsRange(bound: TokenClaims): boolean {
+  return bound.start !== undefined || bound.end !== undefined;
+}
+
+/**
+ * The range a token binds within a video of `duration` seconds: from its start (else 0) to its end
+ * (else the duration), never past the duration; null for a token that binds none (and a video id).
+ * Nothing of the video outside it is served under the token (docs/import-clips-search.md).
+ */
+export function tokenSpan(bound: TokenClaims, duration: number): Span | null {
+  if (!bindsRange(bound)) return null;
+  return { start: bound.start ?? 0, end: Math.min(bound.end ?? duration, duration) };
+}
+
 /**
  * The span a playback asks for: the query's `start`/`end` (either may be left out), within the
  * token's bound range when it has one (the query narrows it, never widens it), within the video's
@@ -38,9 +54,9 @@ export function requestedSpan(
 ): Span | null {
   const start = seconds(query.start, "start");
   const end = seconds(query.end, "end");
-  const floor = bound.start ?? 0;
-  const ceiling = Math.min(bound.end ?? duration, duration);
-  if (start === undefined && end === undefined && bound.start === undefined && bound.end === undefined) return null;
+  const bounded = tokenSpan(bound, duration);
+  if (start === undefined && end === undefined && bounded === null) return null;
+  const { start: floor, end: ceiling } = bounded ?? { start: 0, end: duration };
   const span = { start: start ?? floor, end: end ?? ceiling };
   if (span.start < floor || span.end > ceiling) {
     throw badRange(`the range must lie within ${floor}–${ceiling} seconds`);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { canonicalLanguage, englishName } from "../../src/captions/language";
+import { canonicalLanguage, englishName, languageOfCode } from "../../src/lib/language";
 
 describe("caption languages (BCP 47)", () => {
   it.each([
@@ -69,5 +69,21 @@ describe("caption languages (BCP 47)", () => {
     expect(englishName("x-whatever")).toBe("x-whatever");
     expect(englishName("i-klingon")).toBe("i-klingon");
     expect(englishName("qaa")).toBe("qaa");
+  });
+
+  it("reads a media file's ISO 639 code as the tag BCP 47 takes for it, in the Workers runtime", () => {
+    for (const [code, tag] of [
+      ["eng", "en"],
+      ["fre", "fr"],
+      ["fra", "fr"],
+      ["ger", "de"],
+      ["chi", "zh"],
+      ["jpn", "ja"],
+      ["haw", "haw"],
+      ["en", "en"],
+    ]) {
+      expect(languageOfCode(code), code).toBe(tag);
+    }
+    for (const none of [null, undefined, "", "und", "e!"]) expect(languageOfCode(none)).toBeNull();
   });
 });

@@ -82,6 +82,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/account/password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change the password; every other session of the account ends
+         * @description The new password follows the signup rules. The session that asks stays; every other session of the account ends (API keys are not sessions, and keep working). A wrong `currentPassword` is `invalid_credentials` and counts as a failed login of this client address for the account's email (`login_failures`: 10 a minute, then `429 rate_limited`).
+         *
+         *     **Auth:** the session cookie `svc_session`.
+         */
+        post: operations["changePassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/admin/accounts": {
         parameters: {
             query?: never;
@@ -538,6 +560,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/videos/{id}/captions/{language}/generate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Generate the caption track of a language from the video's speech
+         * @description The track is `processing` at once (`202`), then `ready` (it plays: master playlist, embed page, its `url`), `skipped` (the video has no audio, or no speech was heard) or `errored`; `video.captions.ready` or `video.captions.errored` tells when. Its default label is the language's English name followed by ` (auto-generated)`. The speech is heard by Workers AI (Whisper) in production, by the encoder's own engine in local development; a language it does not hear is `400 language_not_supported`, and without an engine the answer is `503 transcription_unavailable`, saying how to add one. The video must have a source (`processing` or `ready`); a track of that language that was uploaded must be deleted first (`409 captions_exist`); asking again over a generated track (whatever its status) replaces it. Generated tracks count toward the 20-track limit. A test-mode video's first 10 s are heard. To correct a generated track, download its WebVTT, edit it and `PUT` it back (it becomes an uploaded track).
+         *
+         *     **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`, and `?mode=test` or `?mode=live` acts in that mode only; a key acts in its own).
+         */
+        post: operations["generateCaptionTrack"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/videos/{id}/captions": {
         parameters: {
             query?: never;
@@ -550,6 +594,86 @@ export interface paths {
          * @description **Auth:** an API key with `read` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`, and `?mode=test` or `?mode=live` acts in that mode only; a key acts in its own).
          */
         get: operations["listCaptionTracks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/videos/{id}/chapters": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A video's chapters (an empty list when it has none)
+         * @description **Auth:** an API key with `read` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`, and `?mode=test` or `?mode=live` acts in that mode only; a key acts in its own).
+         */
+        get: operations["getChapters"];
+        /**
+         * Set a video's chapters, replacing any
+         * @description 1 to 100 chapters, each `{"start", "title"}`: `start` in seconds (whole milliseconds), the first at 0, each after the one before it, each below the video's duration once that is known; `title` 1 to 100 characters. A refused list changes nothing: `400 invalid_body`, with a `details` entry naming each chapter and field at fault (`chapters.3.start`). Any video but a deleted one takes chapters, whatever its status; a chapter saved before the duration is known that turns out to start at or past it is kept but not shown. Once the video plays, the chapters are at `/play/<x>/chapters.vtt` (a WebVTT chapters track: a cue per chapter, to the next one's start, the last to the duration) and on the embed page's timeline, at once.
+         *
+         *     **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`, and `?mode=test` or `?mode=live` acts in that mode only; a key acts in its own).
+         */
+        put: operations["putChapters"];
+        post?: never;
+        /**
+         * Remove a video's chapters
+         * @description Done whether the video had chapters or not; `chapters.vtt` answers 404 and the embed page has none, at once.
+         *
+         *     **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`, and `?mode=test` or `?mode=live` acts in that mode only; a key acts in its own).
+         */
+        delete: operations["deleteChapters"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/videos/{id}/audio-tracks/{language}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Add or replace the audio track of a language, from an audio or video file (at most 100 MB) or a URL
+         * @description The body is the file itself (any `Content-Type` but `application/json`, with a `Content-Length`; at most 100 MB), or `application/json` `{"sourceUrl"}`, a file the service fetches as it imports a video from a URL. The track is the file's first audio stream, as AAC, cut at the video's own segments so that players switch between it and the original seamlessly: `processing` at once (`202`), then `ready` (in the master playlist and the embed page's audio menu) or `errored` (`invalid_source`: no audio stream, or it does not decode). A track longer than the video is cut to it; a shorter one ends in silence. The video must be `ready`. A second `PUT` of a language replaces its track; the language of the video's own audio cannot be put (`409 original_audio`); a video holds at most 10 tracks, its own audio counted. A language that is not a BCP 47 tag is `invalid_body`; a bad `label` is `invalid_query`.
+         *
+         *     **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`, and `?mode=test` or `?mode=live` acts in that mode only; a key acts in its own).
+         */
+        put: operations["putAudioTrack"];
+        post?: never;
+        /**
+         * Delete the added audio track of a language
+         * @description The track leaves the master playlist at once, and its files go. The video's own audio cannot be deleted (`409 original_audio`).
+         *
+         *     **Auth:** an API key with `write` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`, and `?mode=test` or `?mode=live` acts in that mode only; a key acts in its own).
+         */
+        delete: operations["deleteAudioTrack"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/videos/{id}/audio-tracks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a video's audio tracks: its own audio first, then the added ones by language
+         * @description **Auth:** an API key with `read` scope, or the session cookie `svc_session` (with the cookie, video operations also take `?projectId=`, and `?mode=test` or `?mode=live` acts in that mode only; a key acts in its own).
+         */
+        get: operations["listAudioTracks"];
         put?: never;
         post?: never;
         delete?: never;
@@ -814,6 +938,46 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "video.captions.ready": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A generated caption track is ready
+         * @description POSTed to each enabled endpoint subscribed to `video.captions.ready`, signed as Standard Webhooks. Verify the signature over the raw body before parsing it (for example with the `standardwebhooks` library), and deduplicate on `webhook-id`: a retry carries the same id. Answer 2xx within 15 s; anything else is retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h. `410 Gone` disables the endpoint.
+         */
+        post: operations["videoCaptionsReadyWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "video.captions.errored": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A generated caption track could not be made
+         * @description POSTed to each enabled endpoint subscribed to `video.captions.errored`, signed as Standard Webhooks. Verify the signature over the raw body before parsing it (for example with the `standardwebhooks` library), and deduplicate on `webhook-id`: a retry carries the same id. Answer 2xx within 15 s; anything else is retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h. `410 Gone` disables the endpoint.
+         */
+        post: operations["videoCaptionsErroredWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
@@ -978,6 +1142,95 @@ export interface components {
             timestamp: string;
             data: components["schemas"]["Video"];
         };
+        /** @description Sent when a generated caption track is ready: it plays in the master playlist and the embed page */
+        VideoCaptionsReadyEvent: {
+            /** @enum {string} */
+            type: "video.captions.ready";
+            /**
+             * Format: date-time
+             * @description When the track became so
+             * @example 2026-11-22T06:00:00.000Z
+             */
+            timestamp: string;
+            data: {
+                /**
+                 * @description The video
+                 * @example 01JD5Q3V7Y8N2M4K6P9R0S1T2V
+                 */
+                id: string;
+                /**
+                 * @description ULID
+                 * @example 01JD5Q3V7Y8N2M4K6P9R0S1T2V
+                 */
+                projectId: string;
+                track: components["schemas"]["CaptionTrack"];
+            };
+        };
+        CaptionTrack: {
+            /**
+             * @description BCP 47, in its canonical case
+             * @example pt-BR
+             */
+            language: string;
+            /**
+             * @description The name players show for the track
+             * @example Brazilian Portuguese
+             */
+            label: string;
+            /**
+             * @description `upload`: put through this API; `generated`: heard from the video's speech
+             * @enum {string}
+             */
+            source: "upload" | "generated";
+            /**
+             * @description An uploaded track is `ready`. A generated one is `processing` while its speech is heard, then `ready`, `errored` (see `error`) or `skipped` (the video has no audio, or no speech was heard). Only a `ready` track plays: in the master playlist, on the embed page, at its `url`
+             * @enum {string}
+             */
+            status: "processing" | "ready" | "errored" | "skipped";
+            /**
+             * Format: uri
+             * @description The WebVTT file (`/play/<videoId>/captions/<language>.vtt`; a playback token in place of the id for a private video)
+             */
+            url: string;
+            /** @description Why a generated track errored; only on an `errored` track */
+            error?: {
+                /** @enum {string} */
+                code: "transcription_failed";
+                message: string;
+            };
+        };
+        /** @description Sent when a generated caption track could not be made (see `data.track.error`) */
+        VideoCaptionsErroredEvent: {
+            /** @enum {string} */
+            type: "video.captions.errored";
+            /**
+             * Format: date-time
+             * @description When the track became so
+             * @example 2026-11-22T06:00:00.000Z
+             */
+            timestamp: string;
+            data: {
+                /**
+                 * @description The video
+                 * @example 01JD5Q3V7Y8N2M4K6P9R0S1T2V
+                 */
+                id: string;
+                /**
+                 * @description ULID
+                 * @example 01JD5Q3V7Y8N2M4K6P9R0S1T2V
+                 */
+                projectId: string;
+                track: components["schemas"]["CaptionTrack"];
+            };
+        };
+        AudioTrackSourceUrl: {
+            /**
+             * Format: uri
+             * @description Where the service fetches the track's file, as an import from a URL does: a public https:// address (http:// and loopback only where webhooks may use them, in local development), each redirect checked again
+             * @example https://media.example.com/intro.fr.m4a
+             */
+            sourceUrl: string;
+        };
         Account: {
             /**
              * @description ULID
@@ -1018,6 +1271,18 @@ export interface components {
             email: string;
             /** @example correct horse battery */
             password: string;
+        };
+        PasswordChange: {
+            /**
+             * @description The password the account has now; a wrong one counts as a failed login of this client
+             * @example correct horse battery
+             */
+            currentPassword: string;
+            /**
+             * @description 10–256 characters, as on signup
+             * @example battery staple horse correct
+             */
+            newPassword: string;
         };
         OperatorPlan: {
             /** @enum {string} */
@@ -1195,7 +1460,7 @@ export interface components {
             /** @example Intro */
             title?: string;
             /**
-             * @description Default public
+             * @description Default public; a clip (`clipOf`) takes the visibility of the video it is cut from
              * @enum {string}
              */
             visibility?: "public" | "unlisted" | "private";
@@ -1218,6 +1483,13 @@ export interface components {
              *     ]
              */
             allowedOrigins?: string[];
+            /**
+             * @description Caption languages (BCP 47, at most 5) to generate from the speech as soon as the video is playable, as `POST /v1/videos/{id}/captions/{language}/generate` would then
+             * @example [
+             *       "en"
+             *     ]
+             */
+            generatedCaptions?: string[];
             clipOf?: components["schemas"]["ClipOf"];
             /**
              * Format: uri
@@ -1301,7 +1573,7 @@ export interface components {
             m4a: string | null;
             /**
              * Format: uri
-             * @description The video's current thumbnail under the token (its custom one, else the poster frame), with its own Content-Type and `Cache-Control: private`; `404 not_found` while it has none
+             * @description The video's current thumbnail under the token (its custom one, else the poster frame; under a ranged token the range's own poster frame), with its own Content-Type and `Cache-Control: private`; `404 not_found` while it has none
              */
             thumbnail: string;
         };
@@ -1312,7 +1584,7 @@ export interface components {
              */
             expiresIn?: number;
             /**
-             * @description A range bound in the token (contract §19): its playlists list only the segments covering it
+             * @description A range bound in the token: its playlists list only the segments covering it, a frame outside it is `403 invalid_playback_token`, caption files hold only the cues that meet it, and the whole-video files (MP4, M4A, storyboard) are not served
              * @example 10
              */
             start?: number;
@@ -1430,30 +1702,99 @@ export interface components {
             /** @enum {string} */
             source: "auto" | "custom";
         };
-        CaptionTrack: {
+        GenerateCaptionsRequest: {
             /**
-             * @description BCP 47, in its canonical case
-             * @example pt-BR
+             * @description The name players show; default the language's English name followed by " (auto-generated)"
+             * @example English (auto-generated)
+             */
+            label?: string;
+        };
+        CaptionTrackList: {
+            data: components["schemas"]["CaptionTrack"][];
+        };
+        /**
+         * @example {
+         *       "chapters": [
+         *         {
+         *           "start": 0,
+         *           "title": "Introduction"
+         *         },
+         *         {
+         *           "start": 62.5,
+         *           "title": "Setting up"
+         *         },
+         *         {
+         *           "start": 180,
+         *           "title": "Q&A"
+         *         }
+         *       ]
+         *     }
+         */
+        Chapters: {
+            /** @description The chapters the video shows, in order; empty when it has none. A chapter saved before the video's duration was known, that starts at or past it, is not shown */
+            chapters: components["schemas"]["Chapter"][];
+        };
+        Chapter: {
+            /**
+             * @description Where the chapter starts, in seconds (whole milliseconds): the first chapter at 0, each after the one before it, each below the video's duration once that is known
+             * @example 62.5
+             */
+            start: number;
+            /**
+             * @description 1–100 characters (trimmed), no control character, line or paragraph separator
+             * @example Setting up
+             */
+            title: string;
+        };
+        /**
+         * @example {
+         *       "chapters": [
+         *         {
+         *           "start": 0,
+         *           "title": "Introduction"
+         *         },
+         *         {
+         *           "start": 62.5,
+         *           "title": "Setting up"
+         *         },
+         *         {
+         *           "start": 180,
+         *           "title": "Q&A"
+         *         }
+         *       ]
+         *     }
+         */
+        ChaptersRequest: {
+            chapters: components["schemas"]["Chapter"][];
+        };
+        AudioTrack: {
+            /**
+             * @description BCP 47, in its canonical case; the original's is its audio stream's tag, else `und`
+             * @example fr
              */
             language: string;
             /**
              * @description The name players show for the track
-             * @example Brazilian Portuguese
+             * @example French
              */
             label: string;
             /**
-             * @description `upload`: put through this API (`generated`, for machine-made captions, is not made yet)
+             * @description The original is `ready`. An added track is `processing` while its segments are made, then `ready` (it plays: in the master playlist and the embed page's audio menu) or `errored` (see `error`)
              * @enum {string}
              */
-            source: "upload" | "generated";
-            /**
-             * Format: uri
-             * @description The WebVTT file (`/play/<videoId>/captions/<language>.vtt`; a playback token in place of the id for a private video)
-             */
-            url: string;
+            status: "processing" | "ready" | "errored";
+            /** @description Whether players start with it: the original (the source's own audio) only */
+            default: boolean;
+            /** @description Why an added track errored, only on an `errored` track: `invalid_source` (its file has no audio stream, or does not decode), `encoding_failed` (its work failed three times) */
+            error?: {
+                /** @enum {string} */
+                code: "invalid_source" | "encoding_failed" | "import_failed";
+                message: string;
+            };
         };
-        CaptionTrackList: {
-            data: components["schemas"]["CaptionTrack"][];
+        AudioTrackList: {
+            /** @description The source's own audio first (when it has any), then the added tracks by language; at most 10 */
+            data: components["schemas"]["AudioTrack"][];
         };
         CreatedWebhookEndpoint: components["schemas"]["WebhookEndpoint"] & {
             /**
@@ -1475,7 +1816,7 @@ export interface components {
              * @example https://example.com/hooks
              */
             url: string;
-            eventTypes: ("video.deleted" | "video.playable" | "video.ready" | "video.errored")[];
+            eventTypes: ("video.deleted" | "video.playable" | "video.ready" | "video.errored" | "video.captions.ready" | "video.captions.errored")[];
             enabled: boolean;
             /**
              * @description gone: it answered 410 Gone; manual: disabled through PATCH
@@ -1496,7 +1837,7 @@ export interface components {
              * @example https://example.com/hooks
              */
             url: string;
-            eventTypes?: ("video.deleted" | "video.playable" | "video.ready" | "video.errored")[];
+            eventTypes?: ("video.deleted" | "video.playable" | "video.ready" | "video.errored" | "video.captions.ready" | "video.captions.errored")[];
             /** @example Production receiver */
             description?: string | null;
         };
@@ -1506,7 +1847,7 @@ export interface components {
              * @example https://example.com/hooks
              */
             url?: string;
-            eventTypes?: ("video.deleted" | "video.playable" | "video.ready" | "video.errored")[];
+            eventTypes?: ("video.deleted" | "video.playable" | "video.ready" | "video.errored" | "video.captions.ready" | "video.captions.errored")[];
             /** @example Production receiver */
             description?: string | null;
             /** @description true re-enables an endpoint disabled for any reason */
@@ -1529,7 +1870,7 @@ export interface components {
              */
             eventId: string;
             /** @enum {string} */
-            eventType: "video.deleted" | "video.playable" | "video.ready" | "video.errored";
+            eventType: "video.deleted" | "video.playable" | "video.ready" | "video.errored" | "video.captions.ready" | "video.captions.errored";
             /** @enum {string} */
             state: "pending" | "succeeded" | "failed";
             attempt: number;
@@ -2340,6 +2681,263 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "unauthorized";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+        };
+    };
+    changePassword: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
+                "x-d1-bookmark"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "currentPassword": "correct horse battery",
+                 *       "newPassword": "battery staple horse correct"
+                 *     }
+                 */
+                "application/json": components["schemas"]["PasswordChange"];
+            };
+        };
+        responses: {
+            /** @description Changed */
+            204: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `invalid_body` */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_body",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_body";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `unauthorized`, `invalid_credentials` */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized" | "invalid_credentials";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `forbidden_origin`, `account_not_approved` */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden_origin",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "forbidden_origin" | "account_not_approved";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `payload_too_large` */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "payload_too_large";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited` */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "rate_limited";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -5700,8 +6298,8 @@ export interface operations {
         /** @description A still PNG or WebP image, at most 1 MiB (1,048,576 bytes) and 4096×4096 pixels */
         requestBody: {
             content: {
-                "image/png": string;
-                "image/webp": string;
+                "image/png": Blob;
+                "image/webp": Blob;
             };
         };
         responses: {
@@ -6993,7 +7591,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `invalid_project_id`, `invalid_query`, `invalid_idempotency_key`, `invalid_body` */
+            /** @description `invalid_project_id`, `invalid_query`, `invalid_idempotency_key`, `invalid_body`, `language_not_supported` */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["x-request-id"];
@@ -7020,7 +7618,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "invalid_project_id" | "invalid_query" | "invalid_idempotency_key" | "invalid_body";
+                            code: "invalid_project_id" | "invalid_query" | "invalid_idempotency_key" | "invalid_body" | "language_not_supported";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -7281,6 +7879,43 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "internal_error";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `transcription_unavailable` */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "transcription_unavailable",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "transcription_unavailable";
                             /** @description Human readable; may change */
                             message: string;
                             /** @description The response's x-request-id */
@@ -8148,7 +8783,7 @@ export interface operations {
         /** @description The part's bytes, with a Content-Length; every part but the last at least 5 MiB (5,242,880 bytes) */
         requestBody: {
             content: {
-                "application/octet-stream": string;
+                "application/octet-stream": Blob;
             };
         };
         responses: {
@@ -9839,9 +10474,9 @@ export interface operations {
         /** @description The image's bytes, at most 5 MiB (5,242,880 bytes); Content-Type must name the actual format */
         requestBody: {
             content: {
-                "image/jpeg": string;
-                "image/png": string;
-                "image/webp": string;
+                "image/jpeg": Blob;
+                "image/png": Blob;
+                "image/webp": Blob;
             };
         };
         responses: {
@@ -10432,8 +11067,8 @@ export interface operations {
         /** @description The caption file, UTF-8, at most 2 MiB (2,097,152 bytes); Content-Type names its format */
         requestBody: {
             content: {
-                "text/vtt": string;
-                "application/x-subrip": string;
+                "text/vtt": Blob;
+                "application/x-subrip": Blob;
             };
         };
         responses: {
@@ -10453,7 +11088,12 @@ export interface operations {
                      *       "language": "pt-BR",
                      *       "label": "Brazilian Portuguese",
                      *       "source": "upload",
-                     *       "url": "https://video-api.example.com/"
+                     *       "status": "processing",
+                     *       "url": "https://video-api.example.com/",
+                     *       "error": {
+                     *         "code": "transcription_failed",
+                     *         "message": "string"
+                     *       }
                      *     }
                      */
                     "application/json": components["schemas"]["CaptionTrack"];
@@ -11032,6 +11672,461 @@ export interface operations {
             };
         };
     };
+    generateCaptionTrack: {
+        parameters: {
+            query?: {
+                /** @description Under session-cookie auth: act in this mode only (create objects of it, see only its objects; lists narrow to it). Without it a session cookie sees both modes and creates live objects. Ignored under API-key auth: a key acts in its own mode (`svc_live_…` live, `svc_test_…` test). */
+                mode?: "live" | "test";
+                /** @description The project's ULID: required under session-cookie auth, ignored under API-key auth */
+                projectId?: string;
+            };
+            header?: {
+                /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
+                "x-d1-bookmark"?: string;
+                /** @description 1–255 printable ASCII characters, kept 24 h per caller, method, path and query. A repeat of a request that answered 2xx gets the same status and body again, with `Idempotent-Replayed: true`, and does nothing more; while the first still runs, 409 idempotency_key_in_use; with another body, 422 idempotency_key_reused. An answer other than 2xx leaves the key unused. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /** @description The video's ULID (case-insensitive) */
+                id: string;
+                /** @description A BCP 47 language tag (`en`, `pt-BR`, `zh-Hant`): 2–35 letters, digits and hyphens, compared case-insensitively */
+                language: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "label": "English (auto-generated)"
+                 *     }
+                 */
+                "application/json": components["schemas"]["GenerateCaptionsRequest"];
+            };
+        };
+        responses: {
+            /** @description The track, processing */
+            202: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "language": "pt-BR",
+                     *       "label": "Brazilian Portuguese",
+                     *       "source": "upload",
+                     *       "status": "processing",
+                     *       "url": "https://video-api.example.com/",
+                     *       "error": {
+                     *         "code": "transcription_failed",
+                     *         "message": "string"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CaptionTrack"];
+                };
+            };
+            /** @description `invalid_project_id`, `invalid_query`, `invalid_idempotency_key`, `invalid_body`, `language_not_supported` */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_project_id",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_project_id" | "invalid_query" | "invalid_idempotency_key" | "invalid_body" | "language_not_supported";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `unauthorized` */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `forbidden_origin`, `account_not_approved`, `insufficient_scope` */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden_origin",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "forbidden_origin" | "account_not_approved" | "insufficient_scope";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `not_found`, `video_not_found` */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "not_found" | "video_not_found";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `idempotency_key_in_use`, `video_not_ready`, `captions_exist`, `quota_exceeded` */
+            409: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_in_use",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "idempotency_key_in_use" | "video_not_ready" | "captions_exist" | "quota_exceeded";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `payload_too_large` */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "payload_too_large";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `idempotency_key_reused` */
+            422: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "idempotency_key_reused",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "idempotency_key_reused";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited` */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "rate_limited";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `transcription_unavailable` */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "transcription_unavailable",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "transcription_unavailable";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+        };
+    };
     listCaptionTracks: {
         parameters: {
             query?: {
@@ -11068,12 +12163,1688 @@ export interface operations {
                      *           "language": "pt-BR",
                      *           "label": "Brazilian Portuguese",
                      *           "source": "upload",
-                     *           "url": "https://video-api.example.com/"
+                     *           "status": "processing",
+                     *           "url": "https://video-api.example.com/",
+                     *           "error": {
+                     *             "code": "transcription_failed",
+                     *             "message": "string"
+                     *           }
                      *         }
                      *       ]
                      *     }
                      */
                     "application/json": components["schemas"]["CaptionTrackList"];
+                };
+            };
+            /** @description `invalid_project_id`, `invalid_query` */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_project_id",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_project_id" | "invalid_query";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `unauthorized` */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `account_not_approved`, `insufficient_scope` */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "account_not_approved",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "account_not_approved" | "insufficient_scope";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `not_found`, `video_not_found` */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "not_found" | "video_not_found";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getChapters: {
+        parameters: {
+            query?: {
+                /** @description Under session-cookie auth: act in this mode only (create objects of it, see only its objects; lists narrow to it). Without it a session cookie sees both modes and creates live objects. Ignored under API-key auth: a key acts in its own mode (`svc_live_…` live, `svc_test_…` test). */
+                mode?: "live" | "test";
+                /** @description The project's ULID: required under session-cookie auth, ignored under API-key auth */
+                projectId?: string;
+            };
+            header?: {
+                /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
+                "x-d1-bookmark"?: string;
+            };
+            path: {
+                /** @description The video's ULID (case-insensitive) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The chapters the video shows */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "chapters": [
+                     *         {
+                     *           "start": 0,
+                     *           "title": "Introduction"
+                     *         },
+                     *         {
+                     *           "start": 62.5,
+                     *           "title": "Setting up"
+                     *         },
+                     *         {
+                     *           "start": 180,
+                     *           "title": "Q&A"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Chapters"];
+                };
+            };
+            /** @description `invalid_project_id`, `invalid_query` */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_project_id",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_project_id" | "invalid_query";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `unauthorized` */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `account_not_approved`, `insufficient_scope` */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "account_not_approved",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "account_not_approved" | "insufficient_scope";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `not_found`, `video_not_found` */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "not_found" | "video_not_found";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+        };
+    };
+    putChapters: {
+        parameters: {
+            query?: {
+                /** @description Under session-cookie auth: act in this mode only (create objects of it, see only its objects; lists narrow to it). Without it a session cookie sees both modes and creates live objects. Ignored under API-key auth: a key acts in its own mode (`svc_live_…` live, `svc_test_…` test). */
+                mode?: "live" | "test";
+                /** @description The project's ULID: required under session-cookie auth, ignored under API-key auth */
+                projectId?: string;
+            };
+            header?: {
+                /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
+                "x-d1-bookmark"?: string;
+            };
+            path: {
+                /** @description The video's ULID (case-insensitive) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "chapters": [
+                 *         {
+                 *           "start": 0,
+                 *           "title": "Introduction"
+                 *         },
+                 *         {
+                 *           "start": 62.5,
+                 *           "title": "Setting up"
+                 *         },
+                 *         {
+                 *           "start": 180,
+                 *           "title": "Q&A"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["ChaptersRequest"];
+            };
+        };
+        responses: {
+            /** @description The chapters saved */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "chapters": [
+                     *         {
+                     *           "start": 0,
+                     *           "title": "Introduction"
+                     *         },
+                     *         {
+                     *           "start": 62.5,
+                     *           "title": "Setting up"
+                     *         },
+                     *         {
+                     *           "start": 180,
+                     *           "title": "Q&A"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Chapters"];
+                };
+            };
+            /** @description `invalid_project_id`, `invalid_query`, `invalid_body` */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_project_id",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_project_id" | "invalid_query" | "invalid_body";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `unauthorized` */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `forbidden_origin`, `account_not_approved`, `insufficient_scope` */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden_origin",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "forbidden_origin" | "account_not_approved" | "insufficient_scope";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `not_found`, `video_not_found` */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "not_found" | "video_not_found";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `payload_too_large` */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "payload_too_large";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited` */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "rate_limited";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+        };
+    };
+    deleteChapters: {
+        parameters: {
+            query?: {
+                /** @description Under session-cookie auth: act in this mode only (create objects of it, see only its objects; lists narrow to it). Without it a session cookie sees both modes and creates live objects. Ignored under API-key auth: a key acts in its own mode (`svc_live_…` live, `svc_test_…` test). */
+                mode?: "live" | "test";
+                /** @description The project's ULID: required under session-cookie auth, ignored under API-key auth */
+                projectId?: string;
+            };
+            header?: {
+                /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
+                "x-d1-bookmark"?: string;
+            };
+            path: {
+                /** @description The video's ULID (case-insensitive) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed */
+            204: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `invalid_project_id`, `invalid_query` */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_project_id",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_project_id" | "invalid_query";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `unauthorized` */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `forbidden_origin`, `account_not_approved`, `insufficient_scope` */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden_origin",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "forbidden_origin" | "account_not_approved" | "insufficient_scope";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `not_found`, `video_not_found` */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "not_found" | "video_not_found";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+        };
+    };
+    putAudioTrack: {
+        parameters: {
+            query?: {
+                /** @description Under session-cookie auth: act in this mode only (create objects of it, see only its objects; lists narrow to it). Without it a session cookie sees both modes and creates live objects. Ignored under API-key auth: a key acts in its own mode (`svc_live_…` live, `svc_test_…` test). */
+                mode?: "live" | "test";
+                /** @description The project's ULID: required under session-cookie auth, ignored under API-key auth */
+                projectId?: string;
+                /** @description The name players show (1–100 characters, no `"`, line or paragraph separator (U+2028, U+2029) or control character); default the language's English name */
+                label?: string;
+            };
+            header?: {
+                /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
+                "x-d1-bookmark"?: string;
+            };
+            path: {
+                /** @description The video's ULID (case-insensitive) */
+                id: string;
+                /** @description A BCP 47 language tag (`en`, `pt-BR`, `zh-Hant`): 2–35 letters, digits and hyphens, compared case-insensitively */
+                language: string;
+            };
+            cookie?: never;
+        };
+        /** @description The track's file (any type but JSON), or a JSON body naming its URL */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "sourceUrl": "https://media.example.com/intro.fr.m4a"
+                 *     }
+                 */
+                "application/json": components["schemas"]["AudioTrackSourceUrl"];
+                "application/octet-stream": Blob;
+            };
+        };
+        responses: {
+            /** @description The track, processing */
+            202: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "language": "fr",
+                     *       "label": "French",
+                     *       "status": "processing",
+                     *       "default": true,
+                     *       "error": {
+                     *         "code": "invalid_source",
+                     *         "message": "string"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AudioTrack"];
+                };
+            };
+            /** @description `invalid_project_id`, `invalid_query`, `invalid_body` */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_project_id",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_project_id" | "invalid_query" | "invalid_body";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `unauthorized` */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `forbidden_origin`, `account_not_approved`, `insufficient_scope` */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden_origin",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "forbidden_origin" | "account_not_approved" | "insufficient_scope";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `not_found`, `video_not_found` */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "not_found" | "video_not_found";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `video_not_ready`, `original_audio`, `quota_exceeded` */
+            409: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "video_not_ready",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "video_not_ready" | "original_audio" | "quota_exceeded";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `payload_too_large` */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "payload_too_large",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "payload_too_large";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `rate_limited` */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "rate_limited",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "rate_limited";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+        };
+    };
+    deleteAudioTrack: {
+        parameters: {
+            query?: {
+                /** @description Under session-cookie auth: act in this mode only (create objects of it, see only its objects; lists narrow to it). Without it a session cookie sees both modes and creates live objects. Ignored under API-key auth: a key acts in its own mode (`svc_live_…` live, `svc_test_…` test). */
+                mode?: "live" | "test";
+                /** @description The project's ULID: required under session-cookie auth, ignored under API-key auth */
+                projectId?: string;
+            };
+            header?: {
+                /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
+                "x-d1-bookmark"?: string;
+            };
+            path: {
+                /** @description The video's ULID (case-insensitive) */
+                id: string;
+                /** @description A BCP 47 language tag (`en`, `pt-BR`, `zh-Hant`): 2–35 letters, digits and hyphens, compared case-insensitively */
+                language: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `invalid_project_id`, `invalid_query` */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_project_id",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "invalid_project_id" | "invalid_query";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `unauthorized` */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "unauthorized",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "unauthorized";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `forbidden_origin`, `account_not_approved`, `insufficient_scope` */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden_origin",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "forbidden_origin" | "account_not_approved" | "insufficient_scope";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `not_found`, `video_not_found`, `audio_track_not_found` */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "not_found",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "not_found" | "video_not_found" | "audio_track_not_found";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `original_audio` */
+            409: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "original_audio",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "original_audio";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "details": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "internal_error";
+                            /** @description Human readable; may change */
+                            message: string;
+                            /** @description The response's x-request-id */
+                            requestId: string;
+                            details?: components["schemas"]["ErrorDetail"][];
+                        };
+                    };
+                };
+            };
+        };
+    };
+    listAudioTracks: {
+        parameters: {
+            query?: {
+                /** @description Under session-cookie auth: act in this mode only (create objects of it, see only its objects; lists narrow to it). Without it a session cookie sees both modes and creates live objects. Ignored under API-key auth: a key acts in its own mode (`svc_live_…` live, `svc_test_…` test). */
+                mode?: "live" | "test";
+                /** @description The project's ULID: required under session-cookie auth, ignored under API-key auth */
+                projectId?: string;
+            };
+            header?: {
+                /** @description A bookmark from an earlier response's `x-d1-bookmark`: this request then sees at least the writes it covers (read-your-writes across replicas). A malformed one is ignored. */
+                "x-d1-bookmark"?: string;
+            };
+            path: {
+                /** @description The video's ULID (case-insensitive) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every audio track of the video */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["x-request-id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "x-d1-bookmark": components["headers"]["x-d1-bookmark"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "language": "fr",
+                     *           "label": "French",
+                     *           "status": "processing",
+                     *           "default": true,
+                     *           "error": {
+                     *             "code": "invalid_source",
+                     *             "message": "string"
+                     *           }
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AudioTrackList"];
                 };
             };
             /** @description `invalid_project_id`, `invalid_query` */
@@ -14111,9 +16882,9 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "image/jpeg": string;
-                    "image/png": string;
-                    "image/webp": string;
+                    "image/jpeg": Blob;
+                    "image/png": Blob;
+                    "image/webp": Blob;
                 };
             };
             /** @description Not modified: the copy If-None-Match (or If-Modified-Since) names is current */
@@ -14546,6 +17317,120 @@ export interface operations {
                  *     }
                  */
                 "application/json": components["schemas"]["VideoErroredEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: delivered */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The endpoint is gone: it is disabled and gets nothing more */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    videoCaptionsReadyWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same for every attempt of it */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was signed */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, keyed by the base64 part of the endpoint secret (after `whsec_`); for 24 h after a rotation, the new secret's signature first, then the old one's */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "type": "video.captions.ready",
+                 *       "timestamp": "2026-11-22T06:00:00.000Z",
+                 *       "data": {
+                 *         "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                 *         "projectId": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                 *         "track": {
+                 *           "language": "pt-BR",
+                 *           "label": "Brazilian Portuguese",
+                 *           "source": "upload",
+                 *           "status": "processing",
+                 *           "url": "https://video-api.example.com/",
+                 *           "error": {
+                 *             "code": "transcription_failed",
+                 *             "message": "string"
+                 *           }
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["VideoCaptionsReadyEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx: delivered */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The endpoint is gone: it is disabled and gets nothing more */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    videoCaptionsErroredWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same for every attempt of it */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was signed */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, keyed by the base64 part of the endpoint secret (after `whsec_`); for 24 h after a rotation, the new secret's signature first, then the old one's */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "type": "video.captions.errored",
+                 *       "timestamp": "2026-11-22T06:00:00.000Z",
+                 *       "data": {
+                 *         "id": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                 *         "projectId": "01JD5Q3V7Y8N2M4K6P9R0S1T2V",
+                 *         "track": {
+                 *           "language": "pt-BR",
+                 *           "label": "Brazilian Portuguese",
+                 *           "source": "upload",
+                 *           "status": "processing",
+                 *           "url": "https://video-api.example.com/",
+                 *           "error": {
+                 *             "code": "transcription_failed",
+                 *             "message": "string"
+                 *           }
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["VideoCaptionsErroredEvent"];
             };
         };
         responses: {

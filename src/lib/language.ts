@@ -1,7 +1,10 @@
 /**
- * Caption languages (contract §17): a BCP 47 language tag (RFC 5646), 2 to 35 letters, digits and
- * hyphens, compared case-insensitively and kept in its canonical case.
+ * Languages of captions and audio tracks: a BCP 47 language tag (RFC 5646), 2 to 35 letters,
+ * digits and hyphens, compared case-insensitively and kept in its canonical case.
  */
+
+/** BCP 47's tag for a language that is not known. */
+export const UNDETERMINED = "und";
 
 /** The contract's bounds on a tag's length. */
 export const MIN_LANGUAGE_LENGTH = 2;
@@ -112,4 +115,22 @@ export function englishName(language: string): string {
     // RangeError: a well-formed BCP 47 tag that is no Unicode locale identifier (`i-klingon`).
     return language;
   }
+}
+
+/**
+ * The BCP 47 tag of a language a media file's metadata names with an ISO 639 code (`eng`, `fre`,
+ * `fra` → `en`, `fr`, `fr`): BCP 47 takes a language's two-letter code where it has one, and the
+ * runtime's Unicode data knows which (CLDR's language aliases, applied by `Intl`). Null for none,
+ * `und`, or a code that is no language tag.
+ */
+export function languageOfCode(code: string | null | undefined): string | null {
+  if (!code) return null;
+  let tag: string | undefined;
+  try {
+    [tag] = Intl.getCanonicalLocales(code);
+  } catch {
+    return null;
+  }
+  const language = tag ? canonicalLanguage(tag) : null;
+  return language === UNDETERMINED ? null : language;
 }
