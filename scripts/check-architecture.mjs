@@ -2,8 +2,9 @@
 // `npm run arch`: the import graph (dependency-cruiser, .dependency-cruiser.cjs) and three rules it
 // cannot see: no two folders of src/ import each other, even through other files
 // (scripts/folder-cycles.mjs); SQL for D1 is prepared only in query modules (`queries.ts`,
-// `*-queries.ts`); and every statement there on a table whose rows have a mode binds one
-// (scripts/mode-scoping.mjs).
+// `*-queries.ts`); every statement there on a table whose rows have a mode binds one
+// (scripts/mode-scoping.mjs); docs/architecture.md maps every folder and path (scripts/docs-homes.mjs);
+// and no tracked file cites a document the repository does not hold (scripts/outside-citations.mjs).
 import { spawnSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
@@ -11,6 +12,7 @@ import { loadApp } from "./app-in-node.mjs";
 import { missingHomes } from "./docs-homes.mjs";
 import { folderCycles } from "./folder-cycles.mjs";
 import { checkModeScoping, MODE_TABLES } from "./mode-scoping.mjs";
+import { headingAnchors, missingDocCitations, outsideCitations } from "./outside-citations.mjs";
 
 // One run of dependency-cruiser: its rules' violations and the graph the folder check reads.
 const cruised = spawnSync("depcruise", ["src", "--config", ".dependency-cruiser.cjs", "--output-type", "json"], {
@@ -87,3 +89,41 @@ if (missing.folders.length > 0 || missing.routes.length > 0) {
 console.log(
   `✔ docs/architecture.md names every folder of src/ (${entries.length}) and every path served (${new Set(served).size})`,
 );
+
+// Every rule is in the repository: no file of the checkout (tracked, or new and not ignored) cites a
+// document from outside, nor a page or heading of docs/ that is not there.
+const tracked = spawnSync("git", ["ls-files", "-z", "--cached", "--others", "--exclude-standard"], {
+  maxBuffer: 64 * 1024 * 1024,
+});
+if (tracked.status !== 0) {
+  console.error("git ls-files failed: the citations check reads the tracked files of a checkout");
+  process.exit(1);
+}
+const texts = tracked.stdout
+  .toString("utf8")
+  .split("\0")
+  .filter((file) => file !== "")
+  .map((file) => {
+    try {
+      return { file, bytes: readFileSync(file) };
+    } catch {
+      return null; // deleted from the work tree, not yet from the index
+    }
+  })
+  .filter((entry) => entry !== null && !entry.bytes.subarray(0, 8000).includes(0))
+  .map(({ file, bytes }) => ({ file, text: bytes.toString("utf8") }));
+const paths = new Set(texts.map(({ file }) => file));
+const pages = new Map(
+  texts.filter(({ file }) => /^docs\/[^/]+\.md$/.test(file)).map(({ file, text }) => [file, headingAnchors(text)]),
+);
+const citations = texts.flatMap(({ file, text }) =>
+  [...outsideCitations(text), ...missingDocCitations(file, text, pages, paths)].map((found) => ({ file, ...found })),
+);
+if (citations.length > 0) {
+  console.error("Citations of what the repository does not hold (say the rule, or cite the docs/ page that holds it):");
+  for (const { file, line, kind, text } of citations) {
+    console.error(`  ${file}:${line}: ${kind}: ${text.replace(/\s+/g, " ")}`);
+  }
+  process.exit(1);
+}
+console.log(`✔ no tracked file (${texts.length}) cites a document the repository does not hold`);
