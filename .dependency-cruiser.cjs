@@ -1,6 +1,7 @@
 /**
- * The import graph reads top-down (STYLE.md 11–12): routes at the top, capabilities below, `http/`
- * and `lib/` at the ground. `npm test` runs this check (`npm run arch`).
+ * The import graph reads top-down (docs/conventions.md#the-import-graph-reads-top-down): routes at
+ * the top, capabilities below, `http/` and `lib/` at the ground. `npm test` runs this check
+ * (`npm run arch`).
  */
 module.exports = {
   forbidden: [

@@ -81,8 +81,9 @@ export default defineConfig({
           name: "e2e",
           include: ["test/e2e/**/*.test.ts"],
           environment: "node",
-          // One dev server at a time: the encoding tests hold the contract's timings (playable in
-          // 10 s, a segment in 10 s) on this 2-core machine, which two files at once would share.
+          // One dev server at a time: the encoding tests hold the promised timings (playable in
+          // 10 s, a segment in 10 s: docs/encoding.md#long-videos-playable-in-seconds) on this
+          // 2-core machine, which two files at once would share.
           fileParallelism: false,
           testTimeout: 60_000,
           hookTimeout: 120_000,
@@ -90,7 +91,7 @@ export default defineConfig({
       },
       {
         test: {
-          // The dashboard's client-side logic (dashboard/, contract section 18): routes, forms'
+          // The dashboard's client-side logic (dashboard/, docs/dashboard.md): routes, forms'
           // errors, uploads' titles and resume keys, paging, bulk results, settings patches, charts.
           name: "dashboard",
           include: ["dashboard/**/*.test.ts"],

@@ -1062,7 +1062,7 @@ export interface components {
                 [key: string]: string;
             };
             /**
-             * @description The origins whose pages may play and frame the video (contract §19); [] allows any
+             * @description The origins whose pages may play and frame the video; [] allows any
              * @example [
              *       "https://example.com",
              *       "https://*.example.com"
@@ -1493,7 +1493,7 @@ export interface components {
             clipOf?: components["schemas"]["ClipOf"];
             /**
              * Format: uri
-             * @description Import the video from this URL instead of uploading it (contract §19): a public https:// address (http:// and loopback only where webhooks may use them, in local development), each redirect checked again. The answer has no `upload`; the video is `importing` until its source is stored, then goes on as an upload does.
+             * @description Import the video from this URL instead of uploading it: a public https:// address (http:// and loopback only where webhooks may use them, in local development), each redirect checked again. The answer has no `upload`; the video is `importing` until its source is stored, then goes on as an upload does.
              * @example https://media.example.com/intro.mp4
              */
             sourceUrl?: string;
@@ -1568,7 +1568,7 @@ export interface components {
             mp4: string | null;
             /**
              * Format: uri
-             * @description The audio only (M4A) under the token, when the video has one (contract section 19)
+             * @description The audio only (M4A) under the token, when the video has one
              */
             m4a: string | null;
             /**

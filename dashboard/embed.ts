@@ -6,7 +6,10 @@ export function publicOriginOf(video: Pick<Video, "thumbnail">): string {
   return new URL(video.thumbnail.url).origin;
 }
 
-/** The embed code of a video (contract section 12): an iframe of `/embed/<id>`, or of a token for a private one. */
+/**
+ * The embed code of a video (docs/encoding.md#playback-tokens-and-the-embed-page): an iframe of
+ * `/embed/<id>`, or of a token for a private one.
+ */
 export function embedCode(origin: string, subject: string, title: string): string {
   const escaped = title.replaceAll("&", "&amp;").replaceAll('"', "&quot;").replaceAll("<", "&lt;");
   return `<iframe src="${origin}/embed/${subject}" title="${escaped}" width="640" height="360" style="border:0;aspect-ratio:16/9;width:100%;height:auto" allow="autoplay; fullscreen; picture-in-picture" allowfullscreen></iframe>`;

@@ -4,10 +4,11 @@ import type { Mode } from "./enums";
 import { messageOf } from "./errors";
 
 /**
- * Uploads over tus (contract section 13): each file becomes a video titled with its name less the
- * extension, created by `POST /v1/uploads` and sent with tus-js-client, whose URL storage (the
- * browser's localStorage) remembers the upload by the file and project, so choosing the same file
- * again after a reload or a lost connection resumes where it stopped instead of starting over.
+ * Uploads over tus (docs/api-guide.md#direct-uploads-from-a-browser-tus): each file becomes a video
+ * titled with its name less the extension, created by `POST /v1/uploads` and sent with
+ * tus-js-client, whose URL storage (the browser's localStorage) remembers the upload by the file
+ * and project, so choosing the same file again after a reload or a lost connection resumes where it
+ * stopped instead of starting over.
  */
 export type UploadItem = {
   key: string;

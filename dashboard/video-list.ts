@@ -1,7 +1,7 @@
 import type { Schemas, Video } from "./api";
 import type { Visibility } from "./enums";
 
-/** How often an open videos list is read again (contract: a status shows within 5 s of its change). */
+/** How often an open videos list is read again (docs/dashboard.md: a status shows within 5 s of its change). */
 export const POLL_MS = 3000;
 
 /** Where the list is: the cursors of the pages before, and the current page's (null: the first). */

@@ -37,7 +37,8 @@ const OVERRIDES = /** @type {const} */ ({ ffmpeg: "FFMPEG_PATH", ffprobe: "FFPRO
  * run of three renditions has about ten threads against a viewer's job's four or five, so at 10
  * the background kept about a fifth of the CPU (10 × 110 against 5 × 1024), at 19 about 3%
  * (10 × 15). At 10, a viewer's segment at 90% of a 10-minute 720p source took 10.5 s in CI
- * (contract section 15: 10 s), 4.1 s on the same machine when the background had just started.
+ * (docs/encoding.md#long-videos-playable-in-seconds: 10 s), 4.1 s on the same machine when the
+ * background had just started.
  */
 const BACKGROUND_PRIORITY = 19;
 

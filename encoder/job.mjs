@@ -35,7 +35,7 @@ import { runSpeech } from "./speech.mjs";
  */
 /** @typedef {"done" | "failed" | "cancelled"} Outcome */
 
-/** Messages the video's owner may see (the contract's `error.message`); details go to the log. */
+/** Messages the video's owner may see (the video's `error.message`); details go to the log. */
 const MESSAGES = {
   encodingFailed: "The video could not be encoded.",
   /** @param {string} reason */

@@ -1,18 +1,18 @@
 // @ts-check
-// The index at the start of the MP4 and the M4A (contract section 15: the MP4 opens at once at any
-// length). Each file is fragmented (`ftyp`, a `moov` with no duration, then a `moof` + `mdat` per
-// fragment) and put together part by part (files.mjs), each part's fragments from a remux of its
-// own segments: `placeFragments` puts those fragments on the file's time line (each track's decode
-// times continue where the part before left them; the fragments are numbered on) and lists them,
-// and the first part begins with a header made from every part's list (`indexedHeader`): the
-// `moov` with the duration (`mvhd`, and `mehd` in `mvex`), then a `sidx` per track listing every
-// fragment (its size, its duration in the track's time scale, starting with a keyframe), as
-// ffmpeg's own `global_sidx` writes them, so a player seeks with one range request. One `sidx` per
-// track, not one for the video alone: ffmpeg's MP4 reader (Chromium's too, for `<video src>`)
-// looks a track without one up in the video's times as if they were its own, and a 10-minute MP4
-// then took 31 s to seek to 80% (94 MB read) instead of one request. A part is padded to its
-// size with a `free` box after its last fragment (counted in that fragment's size): players skip
-// it. The fragments' own bytes are otherwise ffmpeg's: their offsets count from their `moof`
+// The index at the start of the MP4 and the M4A (docs/encoding.md#long-videos-playable-in-seconds:
+// the MP4 opens at once at any length). Each file is fragmented (`ftyp`, a `moov` with no duration,
+// then a `moof` + `mdat` per fragment) and put together part by part (files.mjs), each part's
+// fragments from a remux of its own segments: `placeFragments` puts those fragments on the file's
+// time line (each track's decode times continue where the part before left them; the fragments are
+// numbered on) and lists them, and the first part begins with a header made from every part's list
+// (`indexedHeader`): the `moov` with the duration (`mvhd`, and `mehd` in `mvex`), then a `sidx` per
+// track listing every fragment (its size, its duration in the track's time scale, starting with a
+// keyframe), as ffmpeg's own `global_sidx` writes them, so a player seeks with one range request.
+// One `sidx` per track, not one for the video alone: ffmpeg's MP4 reader (Chromium's too, for
+// `<video src>`) looks a track without one up in the video's times as if they were its own, and a
+// 10-minute MP4 then took 31 s to seek to 80% (94 MB read) instead of one request. A part is padded
+// to its size with a `free` box after its last fragment (counted in that fragment's size): players
+// skip it. The fragments' own bytes are otherwise ffmpeg's: their offsets count from their `moof`
 // (`default_base_moof`), so a header of another length moves nothing.
 
 /** A fragment's size, and each track's first decode time in it (in `Scan.tracks`' order). */

@@ -173,14 +173,14 @@ export function picturesEnd(packets, startTime) {
 }
 
 /**
- * The frame rate to plan for, bounded by the pictures the file has (contract section 12: work is
- * bounded by the source's pictures, not by what it declares). The probe sees the pictures in two
- * windows: the first packets (their decoded frames' times, `headTimes`), and the packets of the
- * last END_WINDOW_SECONDS (`tailCount`). The pictures a second there, the denser of the two, is
- * what the file shows; a declared rate more than RATE_SLACK times that is not believed, and the
- * file is planned at the rate its pictures have (plan.mjs raises it to its 1 fps floor). A file of
- * three pictures over 10 hours that declares 60 fps is planned at 1 fps: 36,000 frames a
- * rendition, not 2.16 million.
+ * The frame rate to plan for, bounded by the pictures the file has
+ * (docs/encoding.md#hostile-sources-failures-and-deletes: work is bounded by the source's pictures,
+ * not by what it declares). The probe sees the pictures in two windows: the first packets (their
+ * decoded frames' times, `headTimes`), and the packets of the last END_WINDOW_SECONDS
+ * (`tailCount`). The pictures a second there, the denser of the two, is what the file shows; a
+ * declared rate more than RATE_SLACK times that is not believed, and the file is planned at the
+ * rate its pictures have (plan.mjs raises it to its 1 fps floor). A file of three pictures over 10
+ * hours that declares 60 fps is planned at 1 fps: 36,000 frames a rendition, not 2.16 million.
  * @param {number | null} declared the rate the file declares
  * @param {number[]} headTimes seconds of the first decoded frames of the video
  * @param {{ count: number, seconds: number }} tail packets of the video in the end window, and its length

@@ -1,5 +1,5 @@
 // @ts-check
-// Which renditions a source gets (contract section 12). Pure: sizes in, sizes out.
+// Which renditions a source gets (docs/encoding.md#renditions-and-the-watermark). Pure: sizes in, sizes out.
 
 export { RESOLUTIONS } from "./settings.mjs";
 

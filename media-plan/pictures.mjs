@@ -1,5 +1,5 @@
 // @ts-check
-// The pictures a video has beside its renditions (contract sections 12 and 17): a still of any
+// The pictures a video has beside its renditions (docs/encoding.md#frames-and-the-storyboard): a still of any
 // frame at any width, and the storyboard (one sprite of tiles, one tile per cue). Pure functions of
 // the plan, used by both sides: the Worker names the frames and writes storyboard.vtt from them,
 // the encoder makes the JPEGs.
@@ -8,7 +8,10 @@ import { topRendition } from "./plan.mjs";
 
 /** The narrowest still `width` a viewer may ask for. */
 export const MIN_STILL_WIDTH = 16;
-/** A storyboard tile's width at most (the contract allows 320): 200 tiles stay a light sprite. */
+/**
+ * A storyboard tile's width at most (docs/encoding.md#frames-and-the-storyboard allows 320): 200
+ * tiles stay a light sprite.
+ */
 export const STORYBOARD_TILE_WIDTH = 240;
 /**
  * A storyboard tile's height at most: a tall picture's tiles are narrower, so that the sprite's

@@ -20,9 +20,12 @@ export const B_FRAME_DELAY = 2;
 export const AUDIO_RATE = 48_000;
 export const AUDIO_FRAME = 1024;
 export const AUDIO_BITRATE = 128_000;
-/** The longest source encoded (contract section 15). */
+/** The longest source encoded (docs/encoding.md#long-videos-playable-in-seconds). */
 export const MAX_DURATION_SECONDS = 12 * 3600;
-/** Display aspect ratios beyond this (wider than 16:1 or taller than 1:16) are refused (section 12). */
+/**
+ * Display aspect ratios beyond this (wider than 16:1 or taller than 1:16) are refused
+ * (docs/encoding.md#hostile-sources-failures-and-deletes).
+ */
 export const MAX_ASPECT = 16;
 /** No rendition side beyond this: H.264's largest level holds 8192×4320. */
 export const MAX_SIDE = 8192;
@@ -230,11 +233,12 @@ export function posterTime(duration) {
 
 /**
  * The plan of a probed source with the settings kept for its encoding, the source cut to
- * `maxDuration` seconds when given (test mode). A clip (contract section 19) is the span of
- * `clip` seconds of the source: its plan starts `clip.start` into the source (`source.offset`, which
- * every run's seek and timestamps add) and lasts the span. Throws Unplannable for a source the
- * service does not encode: longer than 12 hours, an aspect ratio beyond 16:1, a picture too large
- * to encode, or a clip's span past the source's end.
+ * `maxDuration` seconds when given (test mode). A clip
+ * (docs/import-clips-search.md#clips-as-videos-clipof) is the span of `clip` seconds of the source:
+ * its plan starts `clip.start` into the source (`source.offset`, which every run's seek and
+ * timestamps add) and lasts the span. Throws Unplannable for a source the service does not encode:
+ * longer than 12 hours, an aspect ratio beyond 16:1, a picture too large to encode, or a clip's
+ * span past the source's end.
  * @param {Probe} probe
  * @param {PlanSettings} settings
  * @param {{ maxDuration?: number, clip?: { start: number, end: number } | null }} [options]

@@ -100,7 +100,10 @@ const JOB_ID = /^[A-Za-z0-9_-]{1,64}$/;
 const TOKEN = /^[\x21-\x7e]{16,512}$/;
 const RESOLUTION = /^[1-9][0-9]{0,4}p$/;
 export const MAX_MESSAGE_BYTES = 64 * 1024;
-/** No request between the encoder and the Worker carries more than this (contract section 15). */
+/**
+ * No request between the encoder and the Worker carries more than this
+ * (docs/encoding.md#long-videos-playable-in-seconds).
+ */
 export const MAX_REQUEST_BYTES = 50 * 1024 * 1024;
 /** R2's smallest part but the last. */
 export const MIN_PART_BYTES = 5 * 1024 * 1024;

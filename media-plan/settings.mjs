@@ -1,5 +1,5 @@
 // @ts-check
-// The values a project's encoding settings may take (contract section 8), kept here once: the
+// The values a project's encoding settings may take (docs/encoding.md#encoding-settings), kept here once: the
 // encoder validates jobs with them and the Worker validates settings patches with them.
 
 /** The resolutions a project may enable, lowest first; the number is the rendition's shorter side. */

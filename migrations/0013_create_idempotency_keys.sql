@@ -1,6 +1,7 @@
--- Idempotency-Key (contract §14): one row per key a caller used on a method and target, kept 24 h.
--- `state` is 'running' while the first request runs (its claim lapses at `locked_until`, so a
--- request that died does not hold the key forever), then 'done' with the stored answer, encrypted.
+-- Idempotency-Key (docs/api-guide.md#retrying-safely): one row per key a caller used on a method
+-- and target, kept 24 h. `state` is 'running' while the first request runs (its claim lapses at
+-- `locked_until`, so a request that died does not hold the key forever), then 'done' with the
+-- stored answer, encrypted.
 CREATE TABLE idempotency_keys (
   scope TEXT NOT NULL,
   method TEXT NOT NULL,

@@ -1,6 +1,6 @@
--- Encoding (contract section 12): a video goes on from `uploaded` to `processing`, then `ready` or
--- `errored`. SQLite cannot change a CHECK in place, so the table is rebuilt with the new statuses
--- and the encoding columns; no table references videos, so nothing cascades.
+-- Encoding (docs/encoding.md#what-it-promises): a video goes on from `uploaded` to `processing`,
+-- then `ready` or `errored`. SQLite cannot change a CHECK in place, so the table is rebuilt with
+-- the new statuses and the encoding columns; no table references videos, so nothing cascades.
 CREATE TABLE videos_new (
   id TEXT PRIMARY KEY,
   project_id TEXT NOT NULL REFERENCES projects (id) ON DELETE CASCADE,
@@ -59,7 +59,7 @@ CREATE INDEX videos_pending_cleanup ON videos (deleted_at) WHERE deleted_at IS N
 CREATE INDEX videos_encoding ON videos (status) WHERE status IN ('uploaded', 'processing') AND deleted_at IS NULL;
 
 -- An endpoint created without eventTypes receives every type, including the two added here
--- (contract section 10). Until now such an endpoint was stored with the one type there was; it is
+-- (docs/webhooks.md). Until now such an endpoint was stored with the one type there was; it is
 -- stored as "every type" now. (An endpoint that named ["video.deleted"] explicitly cannot be told
 -- apart from those: it receives the new types too, and can narrow its eventTypes with a PATCH.)
 UPDATE webhook_endpoints SET event_types = '"*"' WHERE event_types = '["video.deleted"]';

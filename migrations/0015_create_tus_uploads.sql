@@ -1,6 +1,7 @@
--- Direct uploads (tus, contract section 13). A row is what POST /v1/uploads minted: the one video it
--- uploads, the browser origin its URL answers CORS for, its size limit and expiry. Its progress
--- (offset, length, parts) lives in the upload's Durable Object (TusUpload), which serialises it.
+-- Direct uploads (tus, docs/api-guide.md#direct-uploads-from-a-browser-tus). A row is what POST
+-- /v1/uploads minted: the one video it uploads, the browser origin its URL answers CORS for, its
+-- size limit and expiry. Its progress (offset, length, parts) lives in the upload's Durable Object
+-- (TusUpload), which serialises it.
 CREATE TABLE tus_uploads (
   id TEXT PRIMARY KEY,
   project_id TEXT NOT NULL,

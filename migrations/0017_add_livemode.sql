@@ -1,7 +1,8 @@
--- Test mode (contract section 16): every video (with its tus upload and its events) and every
--- webhook endpoint belongs to one mode, the mode of the API key that created it: 1 live, 0 test.
--- Everything made before test mode existed is live. Queries that act for a caller bind the mode
--- next to the project id (src/lib/tenant.ts); the encoder caps a test video at its first 10 s.
+-- Test mode (docs/api-guide.md#test-mode-and-going-live): every video (with its tus upload and its
+-- events) and every webhook endpoint belongs to one mode, the mode of the API key that created it:
+-- 1 live, 0 test. Everything made before test mode existed is live. Queries that act for a caller
+-- bind the mode next to the project id (src/lib/tenant.ts); the encoder caps a test video at its
+-- first 10 s.
 ALTER TABLE videos ADD COLUMN livemode INTEGER NOT NULL DEFAULT 1 CHECK (livemode IN (0, 1));
 ALTER TABLE tus_uploads ADD COLUMN livemode INTEGER NOT NULL DEFAULT 1 CHECK (livemode IN (0, 1));
 ALTER TABLE webhook_endpoints ADD COLUMN livemode INTEGER NOT NULL DEFAULT 1 CHECK (livemode IN (0, 1));

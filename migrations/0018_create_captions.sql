@@ -1,4 +1,4 @@
--- Caption tracks (contract section 17): one per video and language (a BCP 47 tag in its canonical
+-- Caption tracks (docs/captions-and-embed.md): one per video and language (a BCP 47 tag in its canonical
 -- case), its label, where it came from ('upload'; 'generated' is kept for machine captions), and
 -- the R2 object holding its WebVTT (under the video's prefix, a new name per upload). A deleted
 -- video's rows go with its storage clean-up, a deleted project's with its purge.

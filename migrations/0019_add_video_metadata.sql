@@ -1,5 +1,5 @@
--- Contract §19: a video's tags, metadata and allowed origins, and the index of its title words
--- that `GET /v1/videos?search=` matches.
+-- Tags, metadata and title search (docs/import-clips-search.md): a video's tags, metadata and
+-- allowed origins, and the index of its title words that `GET /v1/videos?search=` matches.
 
 -- JSON: an array of strings; an object of string pairs; an array of origin patterns ([] = any).
 ALTER TABLE videos ADD COLUMN tags TEXT NOT NULL DEFAULT '[]';

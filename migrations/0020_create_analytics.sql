@@ -1,4 +1,4 @@
--- Viewing analytics (contract section 20, src/analytics/). Beacons reach D1 only through the
+-- Viewing analytics (docs/analytics.md, src/analytics/). Beacons reach D1 only through the
 -- video-beacons queue, whose consumer folds a whole batch into these tables in one batch().
 
 -- Per-view state: the totals a view has been credited with so far (bounded: watch time grows by

@@ -1,8 +1,9 @@
--- Contract section 19: a video imported from a URL (status `importing`, `error.code`
--- `import_failed`) and a clip made from a span of another video's source (`clipOf`).
--- SQLite cannot change a CHECK in place, so the table is rebuilt with the new status and error
--- code. Its rowids are kept (video_titles, the title index of 0019, is keyed by them) and the
--- title triggers are made again; no table references videos, so nothing cascades.
+-- Imports and clips as videos (docs/imports.md, docs/import-clips-search.md): a video imported from
+-- a URL (status `importing`, `error.code` `import_failed`) and a clip made from a span of another
+-- video's source (`clipOf`). SQLite cannot change a CHECK in place, so the table is rebuilt with
+-- the new status and error code. Its rowids are kept (video_titles, the title index of 0019, is
+-- keyed by them) and the title triggers are made again; no table references videos, so nothing
+-- cascades.
 CREATE TABLE videos_new (
   id TEXT PRIMARY KEY,
   project_id TEXT NOT NULL REFERENCES projects (id) ON DELETE CASCADE,

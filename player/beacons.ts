@@ -1,4 +1,4 @@
-// The embed page's viewing beacons (contract section 20), bundled by scripts/build-assets.ts into
+// The embed page's viewing beacons (docs/analytics.md), bundled by scripts/build-assets.ts into
 // /vendor/player/beacons.js. The page marks its <video> with `data-beacons="<…>/play/<x>/beacons"`;
 // this script reports the view there: `start` at the first play, `heartbeat` every 10 s while
 // playing and at each rendition change or error, `end` when the page goes away (sendBeacon).

@@ -1,4 +1,4 @@
-// `npm run bench:analytics`: viewing analytics (contract section 20) against the real dev server
+// `npm run bench:analytics`: viewing analytics (docs/analytics.md) against the real dev server
 // and encoder. Figures, not pass/fail (targets in docs/analytics.md):
 // 1. a beacon's median against the bare 404 on the same server, sample by sample (target ≤ 1.2×);
 // 2. beacons sent as fast as the server takes them (BENCH_FLOOD_CLIENTS at once, "1,4": views of

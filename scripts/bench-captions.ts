@@ -1,7 +1,7 @@
 // `npm run bench:captions`: how long the caption parsers take on the files of
 // test/support/hostile-captions.ts (each close to the 2 MiB limit, made to be slow to read), as
-// the Worker runs them (the parsers bundled by esbuild). Contract §17: a 2 MiB file of any kind is
-// answered within 2 s. Figures, not pass/fail.
+// the Worker runs them (the parsers bundled by esbuild). The promise (docs/captions-and-embed.md): a 2 MiB
+// file of any kind is answered within 2 s. Figures, not pass/fail.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -58,4 +58,4 @@ for (const file of hostileCaptions()) {
     `${`${kind}: ${file.name}`.padEnd(48)} ${(file.body.length / 1048576).toFixed(2)} MiB  ${worst.toFixed(1).padStart(7)} ms  ${ok ? "parsed" : "refused"}`,
   );
 }
-console.log(`slowest: ${slowest.toFixed(1)} ms (contract §17: a 2 MiB file answered within 2,000 ms)`);
+console.log(`slowest: ${slowest.toFixed(1)} ms (docs/captions-and-embed.md: a 2 MiB file answered within 2,000 ms)`);

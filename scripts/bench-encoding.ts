@@ -124,9 +124,9 @@ function encoderCpuSeconds(pid: number): number {
 }
 
 /**
- * How fast the ready video's MP4 opens (contract section 15: within 5 s, for any length): ffprobe
- * reading its duration over HTTP, and ffmpeg seeking to 80% of it and decoding a frame (the
- * encoder's own binaries, as the tests use them).
+ * How fast the ready video's MP4 opens (docs/encoding.md#long-videos-playable-in-seconds: within
+ * 5 s, for any length): ffprobe reading its duration over HTTP, and ffmpeg seeking to 80% of it and
+ * decoding a frame (the encoder's own binaries, as the tests use them).
  */
 async function mp4Opens(url: string, duration: number) {
   let start = performance.now();
@@ -297,9 +297,10 @@ async function storyboardCost(plan: Plan, source: SourceInput, dir: string) {
 }
 
 /**
- * Frames at a time (contract section 17) of a ready video: `count` times spread over it, each
- * asked once (the first ask makes the frame: the coordinator runs a still job) and then asked
- * again `samples` times in turn (served from R2); milliseconds, median and p95 of each.
+ * Frames at a time (docs/encoding.md#frames-and-the-storyboard) of a ready video: `count` times
+ * spread over it, each asked once (the first ask makes the frame: the coordinator runs a still job)
+ * and then asked again `samples` times in turn (served from R2); milliseconds, median and p95 of
+ * each.
  */
 export async function benchFrames(baseUrl: string, videoId: string, duration: number, count: number, samples: number) {
   const urls = Array.from(

@@ -1,4 +1,4 @@
-// An import from a URL (contract §19) against `npm run dev`'s wrangler: a local origin serves
+// An import from a URL (docs/imports.md) against `npm run dev`'s wrangler: a local origin serves
 // BENCH_IMPORT_MIB (1024) MiB, and the video is timed from its creation until it is past
 // `importing` (its source whole in R2). Prints the throughput, and the resident memory of the dev
 // server's workerd processes (the Worker, with Miniflare's local R2 and D1 in the same processes)

@@ -1,4 +1,4 @@
-// `npm run bench:playback`: playback at scale (contract section 21). GET of 1 MiB of a ready video's
+// `npm run bench:playback`: playback at scale (docs/playback-at-scale.md). GET of 1 MiB of a ready video's
 // MP4 by Range, timed against the floor Worker (scripts/bench-floor) reading the same range of the
 // same bytes from its own R2 (stored as the service stores an MP4: a multipart upload), both under
 // `wrangler dev`, interleaved sample by sample. Three figures for the service:

@@ -1,9 +1,10 @@
 #!/usr/bin/env node
-// `npm run bench:search`: contract §19's search figure. Against a fresh `npm run dev`, one project
-// with SEARCH_VIDEOS videos (default 100,000) and another with 100, each seeded straight into the
-// local D1 file between two starts of the server (the API would take an hour to make them; the
-// rows are what POST /v1/videos writes, and the title index's triggers fill video_titles as they
-// would). Then the same searches on both, SEARCH_RUNS times each (default 60, the first 5 not
+// `npm run bench:search`: the search figure of
+// docs/import-clips-search.md#figures-npm-run-benchsearch. Against a fresh `npm run dev`, one
+// project with SEARCH_VIDEOS videos (default 100,000) and another with 100, each seeded straight
+// into the local D1 file between two starts of the server (the API would take an hour to make them;
+// the rows are what POST /v1/videos writes, and the title index's triggers fill video_titles as
+// they would). Then the same searches on both, SEARCH_RUNS times each (default 60, the first 5 not
 // counted), at concurrency 1: the median and p95 of each, and the big project's median over the
 // small one's (the target: within 2x).
 import { readdirSync } from "node:fs";

@@ -1,6 +1,6 @@
 // The webhook part of `npm run bench`: how long a healthy endpoint waits for its first attempt,
 // from the delete's response to the delivery's arrival, alone and with 20 hanging endpoints beside
-// it (contract §10: within 5 s, whatever other endpoints do).
+// it (docs/webhooks.md: within 5 s, whatever other endpoints do).
 import { keyedTenant } from "../test/e2e/client.ts";
 import { startHangingServer, startReceiver } from "../test/e2e/receiver.ts";
 import { startDevServer } from "../test/e2e/server.ts";

@@ -50,7 +50,7 @@ export const BUNDLED: Bundle[] = [
   // The same player with hls.js's full build, for the pages of videos with added audio tracks,
   // which only that build plays (docs/audio-tracks.md): 67 kB more, gzipped, paid by those alone.
   { ...PLAYER, to: "player/player-audio.js" },
-  // The embed page's viewing beacons (player/beacons.ts; contract section 20).
+  // The embed page's viewing beacons (player/beacons.ts; docs/analytics.md).
   {
     imports: ["./player/beacons.ts"],
     packages: [],
@@ -60,7 +60,7 @@ export const BUNDLED: Bundle[] = [
 ];
 
 /**
- * The dashboard (contract section 18, `dashboard/`): its Preact views, typed API client and tus
+ * The dashboard (docs/dashboard.md, `dashboard/`): its Preact views, typed API client and tus
  * uploads bundled into one script and one stylesheet, served under /vendor/dashboard/ to the page
  * src/dashboard/page.ts answers at /dashboard.
  */

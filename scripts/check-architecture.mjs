@@ -37,7 +37,9 @@ console.log(
 
 const cycles = folderCycles(modules);
 if (cycles.length > 0) {
-  console.error("Folders of src/ that import each other (move the shared piece down, or pass it in: STYLE.md 12):");
+  console.error(
+    "Folders of src/ that import each other (move the shared piece down, or pass it in: docs/conventions.md#the-import-graph-reads-top-down):",
+  );
   for (const { folders, imports } of cycles) console.error(`  ${folders.join(", ")}:\n    ${imports.join("\n    ")}`);
   process.exit(1);
 }
@@ -57,7 +59,9 @@ console.log(`✔ D1 statements are prepared only in query modules (${files.filte
 const checks = files.filter(isQueryModule).map((file) => checkModeScoping(file, readFileSync(file, "utf8")));
 const problems = checks.flatMap((check) => check.problems);
 if (problems.length > 0) {
-  console.error(`A statement on ${MODE_TABLES.join(", ")} that binds no mode (contract §16, src/lib/tenant.ts):`);
+  console.error(
+    `A statement on ${MODE_TABLES.join(", ")} that binds no mode (docs/api-guide.md#test-mode-and-going-live, src/lib/tenant.ts):`,
+  );
   for (const problem of problems) console.error(`  ${problem}`);
   process.exit(1);
 }

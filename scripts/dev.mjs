@@ -57,8 +57,9 @@ function encoderPort() {
 // least one; twice as many interactive ones), and the Worker's pool hands out that many slots of
 // each. The core left over is the Worker's and a viewer's: with every core on background runs, a
 // viewer's segment at 90% of a 10-minute 720p source took 12.2 s on a 2-core machine (three runs,
-// 11.4-12.9 s; contract section 15 says 10 s), as the Worker that serves every run its source and
-// the viewer's own job shared what the niced background left. ENCODER_JOBS sets the number.
+// 11.4-12.9 s; docs/encoding.md#long-videos-playable-in-seconds says 10 s), as the Worker that
+// serves every run its source and the viewer's own job shared what the niced background left.
+// ENCODER_JOBS sets the number.
 const encoderAt = await encoderPort();
 const encoderToken = process.env.ENCODER_TOKEN || randomBytes(32).toString("base64url");
 const slots = String(Math.max(1, Number(process.env.ENCODER_JOBS) || availableParallelism() - 1));

@@ -1,7 +1,8 @@
-// Folder-level import cycles (STYLE.md rule 12): the file-level check (dependency-cruiser's
-// no-cycles) cannot see that videos/a.ts → playback/b.ts and playback/c.ts → videos/d.ts make the
-// two folders need each other. This collapses every module of src/ to its top folder (a file
-// directly in src/ stays itself) and finds the strongly connected groups of more than one.
+// Folder-level import cycles (docs/conventions.md#the-import-graph-reads-top-down): the file-level
+// check (dependency-cruiser's no-cycles) cannot see that videos/a.ts → playback/b.ts and
+// playback/c.ts → videos/d.ts make the two folders need each other. This collapses every module of
+// src/ to its top folder (a file directly in src/ stays itself) and finds the strongly connected
+// groups of more than one.
 
 /** The top folder of a module under src/, the file itself when it is directly in src/, else null. */
 export function folderOf(path) {

@@ -1,6 +1,7 @@
-// Test mode's rule that the type checker cannot see (contract §16, src/lib/tenant.ts): every D1
-// statement on a table whose rows have a mode binds one. `npm run arch` runs it over the query
-// modules; test/e2e/mode-scoping.test.ts shows what it refuses.
+// Test mode's rule that the type checker cannot see (docs/api-guide.md#test-mode-and-going-live,
+// src/lib/tenant.ts): every D1 statement on a table whose rows have a mode binds one.
+// `npm run arch` runs it over the query modules; test/e2e/mode-scoping.test.ts shows what it
+// refuses.
 //
 // It reads each query module's syntax tree (TypeScript's own parser), and takes as a statement
 // every string or template literal of a function, with the constants it interpolates resolved

@@ -118,7 +118,8 @@ export function bearer(key: string, init: RequestInit = {}): RequestInit {
 
 /**
  * A project with a logged-in owner and a read+write key, live unless told otherwise: a test key's
- * videos are encoded from their first 10 s only (contract §16), which most tests must not meet.
+ * videos are encoded from their first 10 s only (docs/api-guide.md#test-mode-and-going-live), which
+ * most tests must not meet.
  */
 export async function newWorkspace({ mode = "live" }: { mode?: "test" | "live" } = {}) {
   const session = await newSession();

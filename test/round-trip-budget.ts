@@ -102,15 +102,16 @@ export const ROUND_TRIP_BUDGET = {
   "GET /embed/{id} with captions": { d1: 1, do: 0, r2: 0, queue: 0 },
   // The chapters come in the same batch too, and their track is made from them: no R2 read.
   "GET /play/{id}/chapters.vtt": { d1: 1, do: 0, r2: 0, queue: 0 },
-  // Analytics (contract section 20): a beacon reads its video's state (as /play/ does), counts itself in its
+  // Analytics (docs/analytics.md): a beacon reads its video's state (as /play/ does), counts itself in its
   // client's rate-limit object and is queued; no D1 write (the queue's consumer folds by the batch).
   // An answer reads the rollups (and the project's top videos) in one batch, beside the video's check.
   "POST /play/{id}/beacons": { d1: 1, do: 1, r2: 0, queue: 1 },
   "GET /v1/videos/{id}/analytics": { d1: 3, do: 0, r2: 0, queue: 0 },
   "GET /v1/analytics": { d1: 2, do: 0, r2: 0, queue: 0 },
   // The encoder's calls back (internal): each asks the video's coordinator whether its job still
-  // runs, in one call (a finished job's token reads no source: contract §17); a source read is then
-  // one R2 read (its token names the video).
+  // runs, in one call (a finished job's token reads no source:
+  // docs/encoding-hardening.md#a-finished-jobs-token); a source read is then one R2 read (its token
+  // names the video).
   "GET /internal/encoding/{project}/{id}/{job}/source range": { d1: 0, do: 1, r2: 1, queue: 0 },
   "PUT /internal/encoding/{project}/{id}/{job}/segments/{rendition}/{segment}": { d1: 0, do: 2, r2: 1, queue: 0 },
   "POST /internal/encoding/{project}/{id}/{job}/heartbeat": { d1: 0, do: 1, r2: 0, queue: 0 },

@@ -3,7 +3,7 @@ import { type Account, api, must } from "../api";
 import { Field, Form, Problem } from "../components";
 import { type FormProblems, NO_PROBLEMS, problemsOf } from "../errors";
 
-/** Signed out: one form for both, `Sign up` and `Log in` (contract section 18). */
+/** Signed out: one form for both, `Sign up` and `Log in` (docs/dashboard.md). */
 export function AuthView(props: { onSignedIn: () => void }) {
   const [email, setEmail] = useState("");
   const [password, setPassword] = useState("");

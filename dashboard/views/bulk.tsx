@@ -3,7 +3,10 @@ import { ConfirmDialog, Problem } from "../components";
 import { VISIBILITIES, type Visibility } from "../enums";
 import type { BulkOutcome } from "../video-list";
 
-/** The bulk actions on the selected rows, and each item's result (contract sections 6 and 18). */
+/**
+ * The bulk actions on the selected rows, and each item's result (docs/api-rules.md#bulk-actions,
+ * docs/dashboard.md).
+ */
 export function BulkBar(props: {
   count: number;
   onAction: (action: "delete" | Visibility) => void;

@@ -9,7 +9,7 @@ import { useMode } from "../mode";
 import { paths } from "../route";
 import { PageCursor } from "../video-list";
 
-/** An endpoint's delivery attempts (contract section 10): filters by state and event type, `Next page`, `Retry`. */
+/** An endpoint's delivery attempts (docs/webhooks.md): filters by state and event type, `Next page`, `Retry`. */
 export function DeliveriesView(props: { projectId: string; endpointId: string }) {
   const mode = useMode();
   const [endpoint, setEndpoint] = useState<WebhookEndpoint | null>(null);

@@ -5,7 +5,7 @@ import { type FormProblems, NO_PROBLEMS, problemsOf } from "../errors";
 import type { Scope } from "../mode";
 
 /**
- * Import a video from a URL (contract section 19, `sourceUrl`): the service fetches the file itself;
+ * Import a video from a URL (docs/imports.md, `sourceUrl`): the service fetches the file itself;
  * the new video shows in the list as `importing`, then goes on as an upload does.
  */
 export function ImportFromUrl(props: { scope: Scope; onImported: () => void }) {

@@ -7,7 +7,10 @@ import { formatTime } from "../format";
 import { Table } from "../lists";
 import { useMode } from "../mode";
 
-/** `API keys` (contract section 4): the list, `Create API key` with the new key shown once, `Revoke`. */
+/**
+ * `API keys` (docs/api-rules.md#projects-and-api-keys): the list, `Create API key` with the new key
+ * shown once, `Revoke`.
+ */
 export function KeysView(props: { projectId: string }) {
   const mode = useMode();
   const [keys, setKeys] = useState<ApiKey[] | null>(null);

@@ -9,9 +9,9 @@ import { describePatch, draftOf, patchOf, type SettingsDraft } from "../settings
 type Read = { settings: EncodingSettings; etag: string | null };
 
 /**
- * `Encoding settings` (contract section 8): saved with `If-Match`, so a save over settings that
- * changed elsewhere since this view read them is refused (412): the view then says so and shows
- * the current values, with the person's own choices written out, instead of overwriting.
+ * `Encoding settings` (docs/encoding.md#encoding-settings): saved with `If-Match`, so a save over
+ * settings that changed elsewhere since this view read them is refused (412): the view then says so
+ * and shows the current values, with the person's own choices written out, instead of overwriting.
  */
 export function SettingsView(props: { projectId: string }) {
   const [read, setRead] = useState<Read | null>(null);

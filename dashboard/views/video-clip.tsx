@@ -7,8 +7,9 @@ import { navigate } from "../nav";
 import { paths } from "../route";
 
 /**
- * A frame-accurate clip of the video as a new video (contract section 19, `clipOf`): its span in
- * seconds, then the new video's page. Offered once the video is processing or ready.
+ * A frame-accurate clip of the video as a new video
+ * (docs/import-clips-search.md#clips-as-videos-clipof, `clipOf`): its span in seconds, then the new
+ * video's page. Offered once the video is processing or ready.
  */
 export function CutClip(props: { video: Video; scope: Scope }) {
   const { video } = props;

@@ -7,7 +7,7 @@ import { type FormProblems, messageOf, NO_PROBLEMS, problemsOf } from "../errors
 import { Table } from "../lists";
 import type { Scope } from "../mode";
 
-/** `Custom thumbnail` (a JPEG, PNG or WebP) and `Remove custom thumbnail` (contract section 7). */
+/** `Custom thumbnail` (a JPEG, PNG or WebP) and `Remove custom thumbnail` (docs/images.md). */
 export function CustomThumbnail(props: { video: Video; scope: Scope; onChanged: () => void }) {
   const [error, setError] = useState<string | null>(null);
   const [status, setStatus] = useState<string | null>(null);

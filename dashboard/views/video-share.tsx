@@ -5,7 +5,10 @@ import { embedCode, LINK_LIFETIMES, publicOriginOf } from "../embed";
 import { messageOf } from "../errors";
 import type { Scope } from "../mode";
 
-/** `Copy embed code` and `Create playback link` (contract sections 12 and 18). */
+/**
+ * `Copy embed code` and `Create playback link`
+ * (docs/encoding.md#playback-tokens-and-the-embed-page, docs/dashboard.md).
+ */
 export function Share(props: { video: Video; scope: Scope }) {
   const { video } = props;
   const [code, setCode] = useState<string | null>(null);

@@ -14,7 +14,7 @@ import { CutClip } from "./video-clip";
 import { Captions, CustomThumbnail } from "./video-media";
 import { Share } from "./video-share";
 
-/** One video (contract section 18): player, title, visibility, delete, media, chapters, sharing, analytics. */
+/** One video (docs/dashboard.md): player, title, visibility, delete, media, chapters, sharing, analytics. */
 export function VideoView(props: { projectId: string; videoId: string }) {
   const mode = useMode();
   const [video, setVideo] = useState<Video | null>(null);

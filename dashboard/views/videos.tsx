@@ -15,7 +15,7 @@ import { Uploads } from "./uploads";
 const PAGE_SIZE = 20;
 
 /**
- * The project's videos (contract section 18): newest first, paged, filtered by status; the list is
+ * The project's videos (docs/dashboard.md): newest first, paged, filtered by status; the list is
  * read again every POLL_MS while the tab is visible, so statuses change without a reload.
  */
 export function VideosView(props: { projectId: string }) {

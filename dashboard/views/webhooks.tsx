@@ -7,7 +7,10 @@ import { Listed } from "../lists";
 import { useMode } from "../mode";
 import { paths } from "../route";
 
-/** `Webhooks` (contract section 10): the endpoints, `Add endpoint` with its secret shown once, and per endpoint its actions. */
+/**
+ * `Webhooks` (docs/webhooks.md): the endpoints, `Add endpoint` with its secret shown once, and per
+ * endpoint its actions.
+ */
 export function WebhooksView(props: { projectId: string }) {
   const mode = useMode();
   const [endpoints, setEndpoints] = useState<WebhookEndpoint[] | null>(null);

@@ -5,7 +5,7 @@
 //   direct    one ffmpeg run making every segment of every rendition (encoder/bench/direct.mjs)
 //   jobs      the same work as the encoder does it through a local fake Worker: the probe, the
 //             background runs (as many at once as the encoder takes), then the MP4 from the
-//             segments, then the M4A (the audio only, contract section 19) from them; each
+//             segments, then the M4A (the audio only, docs/audio-only.md) from them; each
 //             segment sent as it is made, the source read by range
 //   ratio     jobs ÷ direct, with the M4A (made after the MP4, as on one background slot; the
 //             worst case: with two it runs beside the MP4) and without it

@@ -171,7 +171,7 @@ export async function makeSources(binaries, dir) {
 }
 
 /**
- * Sources made to trip an encoder (contract section 12, "Hostile sources"), and the odd but
+ * Sources made to trip an encoder (docs/encoding.md#hostile-sources-failures-and-deletes), and the odd but
  * decodable ones it must encode.
  * @param {Binaries} binaries
  * @param {string} dir

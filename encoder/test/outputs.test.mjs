@@ -95,7 +95,8 @@ describe(`the encoder's outputs (${describeBinaries(binaries)})`, () => {
       expect(alone.video).toBeCloseTo(whole.video, 3);
       expect(alone.frames).toBe(whole.frames);
       expect(alone.frames).toBe(segmentFrames(plan, i).count);
-      // Its first picture is where the durations listed before it end (contract section 15).
+      // Its first picture is where the durations listed before it end
+      // (docs/encoding.md#long-videos-playable-in-seconds).
       expect(alone.video - (TIMESTAMP_BASE_SECONDS + 1.4)).toBeCloseTo(listed, 1);
       expect(alone.video - frameTime(plan, segmentFrames(plan, i).first)).toBeCloseTo(TIMESTAMP_BASE_SECONDS + 1.4, 3);
       listed += segmentSeconds(plan, i);
@@ -132,9 +133,9 @@ describe(`the encoder's outputs (${describeBinaries(binaries)})`, () => {
     const assembled = join(h.scratch, "assembled.mp4");
     await writeFile(assembled, bytes);
     expect(bytes.indexOf("moov")).toBeLessThan(bytes.indexOf("mdat"));
-    // The index first (contract section 15): ftyp, a moov with the duration, a sidx of every
-    // fragment per track, then the fragments; a reader finds the duration and any time from the
-    // start alone, and seeks anywhere with one more request.
+    // The index first (docs/encoding.md#long-videos-playable-in-seconds): ftyp, a moov with the
+    // duration, a sidx of every fragment per track, then the fragments; a reader finds the duration
+    // and any time from the start alone, and seeks anywhere with one more request.
     const top = [];
     for (let at = 0; at < bytes.length; at += bytes.readUInt32BE(at))
       top.push(bytes.toString("latin1", at + 4, at + 8));
@@ -172,7 +173,7 @@ describe(`the encoder's outputs (${describeBinaries(binaries)})`, () => {
     expect(Number(format.format.duration)).toBeCloseTo(plan.duration, 0);
     expect(Math.max(...h.fake.calls.map((call) => call.bytes))).toBeLessThanOrEqual(MAX_REQUEST_BYTES);
 
-    // The M4A (contract section 19): the lowest rendition's AAC copied into an audio-only MP4 with
+    // The M4A (docs/audio-only.md): the lowest rendition's AAC copied into an audio-only MP4 with
     // its moov and index first, the whole duration, sent as parts.
     const m4a = await h.fileOf(h.sources.long, plan, "m4a", "mp4", partSize);
     const audio = m4a.bytes;

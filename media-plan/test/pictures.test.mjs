@@ -31,7 +31,7 @@ describe("stills", () => {
 });
 
 describe("the storyboard", () => {
-  /** Every rule of contract section 17 on one storyboard. @param {import("../plan.mjs").Plan} plan */
+  /** Every rule of docs/encoding.md#frames-and-the-storyboard on one storyboard. @param {import("../plan.mjs").Plan} plan */
   function expectValid(plan) {
     const board = storyboard(plan);
     const { cues } = board;

@@ -97,7 +97,7 @@ describe("segments", () => {
     expect(firstAudioPacket(plan, segmentCount(plan))).toBe(audioPackets(plan));
     for (let i = 1; i < segmentCount(plan); i++) {
       const start = (firstAudioPacket(plan, i) * AUDIO_FRAME) / AUDIO_RATE;
-      // Within a quarter second of the video (contract section 15).
+      // Within a quarter second of the video (docs/encoding.md#long-videos-playable-in-seconds).
       expect(Math.abs(start - frameTime(plan, segmentFrames(plan, i).first))).toBeLessThan(0.25);
       expect(firstAudioPacket(plan, i)).toBeGreaterThan(firstAudioPacket(plan, i - 1));
     }

@@ -46,7 +46,7 @@ function accountRoute(method: "post" | "put", action: string, summary: string) {
     operationId: `${action}Account`,
     tags: ["Operator"],
     summary,
-    // Every POST takes an Idempotency-Key (contract §14); PUT is idempotent by itself.
+    // Every POST takes an Idempotency-Key (docs/api-guide.md#retrying-safely); PUT is idempotent by itself.
     middleware: method === "post" ? [operatorOnly, idempotent] : [operatorOnly],
     request: { params: AccountParams },
   };

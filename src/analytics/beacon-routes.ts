@@ -21,7 +21,7 @@ const CORS = playCors({
 const BEACON_BODY = { accepts: (type: string) => type === "application/json", maxBytes: BEACON_MAX_BYTES };
 
 /**
- * `POST /play/<videoId or token>/beacons` (contract section 20): a player's report of a view, from
+ * `POST /play/<videoId or token>/beacons` (docs/analytics.md): a player's report of a view, from
  * any origin, with no credential but the URL (a private video's needs its token, as `/play/`).
  * The body is checked first (a JSON beacon of at most 4 KiB, strictly; else `400 invalid_body`),
  * then the video (the `/play/` answer of one that cannot be played) and the rate limits (60 a
@@ -53,7 +53,7 @@ export const beaconRoutes = new Hono<AppEnv>()
     const view = { videoId: subject.grant.videoId, viewId: beacon.viewId };
     // The video's answer comes before the rate limit's, whichever arrives first.
     const [found, limited] = await Promise.allSettled([
-      // The video's state as remembered for at most 5 s (contract §21): no D1 read of its own.
+      // The video's state as remembered for at most 5 s (docs/playback-at-scale.md): no D1 read of its own.
       withPlayableSubject(c, subject, async ({ row }) => row),
       limitBeacon(c, view),
     ]);

@@ -2,18 +2,18 @@ import { z } from "zod";
 import { textSchema } from "../http/schemas";
 import { CanonicalUlidSchema } from "../lib/ulid";
 
-/** A beacon's body is at most this many bytes (contract section 20); more is `400 invalid_body`. */
+/** A beacon's body is at most this many bytes (docs/analytics.md); more is `400 invalid_body`. */
 export const BEACON_MAX_BYTES = 4 * 1024;
 
 /** Longer than any view: a week of watching, in ms. */
 const MAX_TOTAL_MS = 7 * 24 * 3600 * 1000;
 const total = (what: string) => z.int().min(0).max(MAX_TOTAL_MS).describe(what);
 
-/** A rendition's label (contract section 12): its shorter side, as "720p". */
+/** A rendition's label (docs/encoding.md#renditions-and-the-watermark): its shorter side, as "720p". */
 const RENDITION = /^[1-9][0-9]{0,4}p$/;
 
 /**
- * What a player sends (contract section 20), strictly: `watchedMs`, `rebufferCount` and
+ * What a player sends (docs/analytics.md), strictly: `watchedMs`, `rebufferCount` and
  * `rebufferMs` are the view's totals so far, so the same beacon sent twice, or two arriving out of
  * order, count once.
  */

@@ -19,7 +19,7 @@ const seconds = (ms: number) => Math.round(ms) / 1000;
 const ratio = (part: number, whole: number) => (whole > 0 ? Math.round((part / whole) * 10_000) / 10_000 : 0);
 
 /**
- * The figures of contract section 20 from hourly rollups: totals over the hours read, startup p50
+ * The figures of docs/analytics.md from hourly rollups: totals over the hours read, startup p50
  * and p95 from the summed histogram (null without a startup), rebuffer time over watch time, each
  * rendition's share of the watch time that named one (largest first), and one series point per
  * `interval` from the one holding `from` up to `to`, empty ones included.

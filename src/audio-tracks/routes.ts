@@ -145,7 +145,7 @@ async function uploadOf(c: PutContext): Promise<Upload> {
 }
 
 /**
- * Why a track of `language` cannot be put on `video` (which holds `tracks`), in the contract's
+ * Why a track of `language` cannot be put on `video` (which holds `tracks`), in the documented
  * order: the video is not ready (or was encoded before plans, which audio tracks are cut by), the
  * language is its own audio's, or one language too many.
  */

@@ -14,8 +14,8 @@ import { authenticate } from "./middleware";
 export const ProjectPathParams = z.object({ projectId: pathId("project") });
 
 /**
- * The query every operation that acts in a mode takes (contract §16): read by authentication,
- * documented here.
+ * The query every operation that acts in a mode takes (docs/api-guide.md#test-mode-and-going-live):
+ * read by authentication, documented here.
  */
 export const ModeQuerySchema = z.object({
   mode: z

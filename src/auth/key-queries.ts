@@ -12,7 +12,7 @@ export const KEY_PATTERN = /^svc_(live|test)_[A-Za-z0-9_-]{20,100}$/;
 export type KeyCaller = {
   keyId: string;
   projectId: string;
-  /** The key's mode: the only mode of objects it sees and creates (contract §16). */
+  /** The key's mode: the only mode of objects it sees and creates (docs/api-guide.md#test-mode-and-going-live). */
   mode: Mode;
   accountId: string;
   scopes: Scope[];

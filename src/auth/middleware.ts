@@ -26,8 +26,9 @@ export type AuthOptions = {
   approval?: boolean;
   project?: ProjectSource;
   /**
-   * The operation acts in a mode (contract §16): with a project source, sets `tenant` (the project
-   * and the mode) beside `projectId`, and reads `?mode=` under a session cookie.
+   * The operation acts in a mode (docs/api-guide.md#test-mode-and-going-live): with a project
+   * source, sets `tenant` (the project and the mode) beside `projectId`, and reads `?mode=` under a
+   * session cookie.
    */
   modes?: boolean;
 };
@@ -99,9 +100,10 @@ function resolveProject(caller: Caller, source: ProjectSource, projectId: string
 }
 
 /**
- * The mode the request acts in (contract §16): an API key's own, whatever `?mode=` says (as
- * `projectId` is ignored under key auth); a session's `?mode=`, or both when it sends none. A
- * `mode` other than one `live` or `test` is `invalid_query` under either credential.
+ * The mode the request acts in (docs/api-guide.md#test-mode-and-going-live): an API key's own,
+ * whatever `?mode=` says (as `projectId` is ignored under key auth); a session's `?mode=`, or both
+ * when it sends none. A `mode` other than one `live` or `test` is `invalid_query` under either
+ * credential.
  */
 function requestMode<E extends AppEnv>(c: Context<E>, caller: Caller): Mode | "both" {
   const asked = c.req.queries("mode") ?? [];
@@ -114,10 +116,10 @@ function requestMode<E extends AppEnv>(c: Context<E>, caller: Caller): Mode | "b
 }
 
 /**
- * Steps 1–4 of the contract's checks, in its order: credential, approval, scope, project (with
- * the mode, for operations that act in one). Sets `caller` and, when a project source is given,
- * `projectId`, and `tenant` for an operation with `modes`: the middleware's type says which, so
- * only a handler behind it can read them.
+ * Steps 1–4 of the checks, in the order docs/api-rules.md#the-order-of-checks gives: credential,
+ * approval, scope, project (with the mode, for operations that act in one). Sets `caller` and, when
+ * a project source is given, `projectId`, and `tenant` for an operation with `modes`: the
+ * middleware's type says which, so only a handler behind it can read them.
  */
 export function authenticate(
   options: AuthOptions & { project: ProjectSource; modes: true },

@@ -2,9 +2,9 @@ import { isQuotedString, playlistText, quoted } from "../lib/playlist-text";
 import { LINE_TERMINATOR, withoutBom } from "./webvtt";
 
 /**
- * Caption tracks in HLS (contract §17, RFC 8216), as pure functions of text, for whatever serves
- * the master playlist: a SUBTITLES rendition group in the master, a VOD subtitle playlist per track,
- * and the WebVTT segment that playlist names.
+ * Caption tracks in HLS (docs/captions-and-embed.md, RFC 8216), as pure functions of text, for
+ * whatever serves the master playlist: a SUBTITLES rendition group in the master, a VOD subtitle
+ * playlist per track, and the WebVTT segment that playlist names.
  */
 
 /** What the master playlist says of a track. */

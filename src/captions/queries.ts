@@ -25,7 +25,7 @@ export async function listTracks(db: Db, tenant: Tenant, videoId: string): Promi
 
 export type NewTrack = { language: string; label: string; source: CaptionSource; key: string };
 
-/** At most this many tracks per video (contract §17): a new language past it is `409 quota_exceeded`. */
+/** At most this many tracks per video (docs/captions-and-embed.md): a new language past it is `409 quota_exceeded`. */
 export const MAX_TRACKS = 20;
 
 /**

@@ -5,7 +5,7 @@ import { addCue, type Cue, excerpt, hoursProblem, LINE_TERMINATOR, millis, type 
  * as SubRip tools write them), each a cue number, a timing line `hh:mm:ss,ttt --> hh:mm:ss,ttt`
  * (two hour digits, at most 99 as WebVTT writes them back; optionally followed by the X1/X2/Y1/Y2 box some tools add, which WebVTT
  * has no place for and is dropped) and the cue's text lines. At least one cue; the same order rules
- * as WebVTT (contract §17).
+ * as WebVTT (docs/captions-and-embed.md).
  */
 
 const TIMESTAMP = "(\\d{2,}):([0-5]\\d):([0-5]\\d),(\\d{3})";

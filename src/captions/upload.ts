@@ -21,12 +21,12 @@ const isCaptionType = (type: string): type is CaptionType => type in FORMATS;
 export const CAPTIONS_BODY: BodyKind = { accepts: isCaptionType, maxBytes: MAX_CAPTIONS_BYTES };
 
 /**
- * Reads a caption upload, in the contract's order (§17): a Content-Type other than WebVTT's or
- * SubRip's → 415, unread; more than 2 MiB, declared or streamed → 413, without reading past the
- * limit; bytes that are not UTF-8, or a file that does not parse as its type, or cues out of order
- * or ending before they start → 400 invalid_captions, naming the line at fault. Returns the
- * WebVTT to store: an uploaded WebVTT file as it came, a SubRip file as WebVTT with the same cues
- * and the same text.
+ * Reads a caption upload, in the order docs/captions-and-embed.md gives: a Content-Type other than
+ * WebVTT's or SubRip's → 415, unread; more than 2 MiB, declared or streamed → 413, without reading
+ * past the limit; bytes that are not UTF-8, or a file that does not parse as its type, or cues out
+ * of order or ending before they start → 400 invalid_captions, naming the line at fault. Returns
+ * the WebVTT to store: an uploaded WebVTT file as it came, a SubRip file as WebVTT with the same
+ * cues and the same text.
  */
 export async function readCaptionsUpload<E extends AppEnv>(c: Context<E>): Promise<Uint8Array> {
   const type = mediaType(c.req.header("content-type"));

@@ -40,7 +40,7 @@ const SETTINGS: Record<string, RegExp> = {
 };
 
 /**
- * Hours are at most 99, in two digits (contract §17): a time is kept exactly, and a stored or
+ * Hours are at most 99, in two digits (docs/captions-and-embed.md): a time is kept exactly, and a stored or
  * converted time is written back with two hour digits (`formatTimestamp`), so a time with more
  * digits could not be written back as it was given. A problem, or null; `match` as for `millis`.
  */
@@ -156,7 +156,7 @@ function readBlock(block: string[], number: number, cues: Cue[]): string | null 
   return addCue(cues, { ...timing, text: block.slice(timingAt + 1).join("\n") }, number + timingAt);
 }
 
-/** Adds `cue` after the others, or says why it cannot follow them (contract §17's order rules). */
+/** Adds `cue` after the others, or says why it cannot follow them (the order rules of docs/captions-and-embed.md). */
 export function addCue(cues: Cue[], cue: Cue, line: number): string | null {
   if (cue.end < cue.start) return `line ${line}: the cue ends before it starts`;
   const previous = cues.at(-1);

@@ -1,5 +1,5 @@
 /**
- * The dashboard's one HTML page (contract section 18): a shell that loads the dashboard's script
+ * The dashboard's one HTML page (docs/dashboard.md): a shell that loads the dashboard's script
  * and style from this Worker's static assets (scripts/build-assets.ts bundles `dashboard/` there),
  * and the Content-Security-Policy that holds it to this origin: no inline script, no eval, nothing
  * from elsewhere, never framed.
@@ -49,7 +49,7 @@ export function dashboardPage(): string {
 
 /**
  * Whether a `GET /` comes from a browser: an `Accept` that lists `text/html` before
- * `application/json`, or lists `text/html` without it (contract section 18).
+ * `application/json`, or lists `text/html` without it (docs/dashboard.md).
  */
 export function prefersHtml(accept: string | undefined): boolean {
   if (!accept) return false;

@@ -19,7 +19,10 @@ import { EncodingPatchSchema, EncodingSettingsSchema, toMergePatch, unavailableC
 
 export const MAX_WATERMARK_BYTES = 1024 * 1024;
 const WATERMARK_TYPES = ["image/png", "image/webp"] as const;
-/** A watermark is one still picture of at most 4096×4096 (contract section 8): it is drawn on every frame. */
+/**
+ * A watermark is one still picture of at most 4096×4096 (docs/encoding.md#encoding-settings): it is
+ * drawn on every frame.
+ */
 export const MAX_WATERMARK_DIMENSION = 4096;
 const WATERMARK_BODY = imageBody(WATERMARK_TYPES, MAX_WATERMARK_BYTES, {
   still: true,

@@ -72,8 +72,8 @@ export async function bodyBytes<E extends AppEnv>(c: Context<E>, kind: BodyKind)
  * arrive while the middleware after this one (the rate limiter) makes its round trip, instead of
  * after it. Put it after authentication, so a stranger never makes the service buffer a body;
  * only a body of a type the route takes is read. A read that fails (413) fails where the route
- * uses the body, after the checks the contract puts first; when one of those answers, the bytes
- * are dropped unread.
+ * uses the body, after the checks that come first (docs/api-rules.md#the-order-of-checks); when one
+ * of those answers, the bytes are dropped unread.
  */
 export function receiveBody(kind: BodyKind) {
   return createMiddleware<AppEnv>(async (c, next) => {
@@ -87,9 +87,9 @@ export function receiveBody(kind: BodyKind) {
 }
 
 /**
- * Only the media type decides (contract §1): `application/json`, whatever parameters follow, even
- * malformed ones (`application/json;`, `application/json ; charset=utf-8`). Anything else, `+json`
- * suffixes included, is not a JSON body here.
+ * Only the media type decides (docs/api-rules.md#json-bodies): `application/json`, whatever
+ * parameters follow, even malformed ones (`application/json;`, `application/json ; charset=utf-8`).
+ * Anything else, `+json` suffixes included, is not a JSON body here.
  */
 function isJsonMediaType(type: string): boolean {
   return type === "application/json";
@@ -121,8 +121,9 @@ export async function readJsonText<E extends AppEnv>(c: Context<E>, kind: BodyKi
 /**
  * Requires a JSON body (`readJsonText`). The request the route's schema validator then reads is the
  * same request with the text read here as its body and `application/json` as its Content-Type:
- * the validators of the OpenAPI layer hold the header to a narrower pattern than the contract
- * (they refuse `application/json;`), and must see the body this middleware already read.
+ * the validators of the OpenAPI layer hold the header to a narrower pattern than the API's rule
+ * (docs/api-rules.md#json-bodies: they refuse `application/json;`), and must see the body this
+ * middleware already read.
  */
 export function jsonBodyOf(kind: BodyKind, options: { optional?: boolean } = {}) {
   return documented(

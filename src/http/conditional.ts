@@ -3,8 +3,9 @@ import { utcTime } from "../lib/time";
 /**
  * HTTP conditional requests (RFC 9110 §13) for the public media answers: which of 200, 304 or 412
  * a GET gets from its If-Match, If-Unmodified-Since, If-None-Match and If-Modified-Since headers.
- * A header that does not parse (`garbage`, `"a`, `yesterday`) is ignored, as if absent (contract
- * §7): a client's mistake never costs more than a full answer.
+ * A header that does not parse (`garbage`, `"a`, `yesterday`) is ignored, as if absent
+ * (docs/encoding.md#playback-tokens-and-the-embed-page): a client's mistake never costs more than a
+ * full answer.
  */
 
 export type EntityTag = { weak: boolean; opaque: string };

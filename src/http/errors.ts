@@ -164,7 +164,7 @@ const FRAMEWORK_CODES: Partial<Record<number, ErrorCode>> = {
 export function handleError(error: unknown, c: Context<AppEnv>): Response {
   if (error instanceof ApiError) return errorResponse(c, error);
   if (error instanceof HTTPException && error.status < 500) {
-    // The framework's own refusals are the client's, never a 500: each gets the contract's code.
+    // The framework's own refusals are the client's, never a 500: each gets its code from the table.
     return errorResponse(c, new ApiError(FRAMEWORK_CODES[error.status] ?? "invalid_body"));
   }
   logError("request", error, { requestId: c.get("requestId"), method: c.req.method, path: c.req.path });

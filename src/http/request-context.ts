@@ -21,7 +21,7 @@ export const requestContext = createMiddleware<AppEnv>(async (c, next) => {
   c.res.headers.set("X-Content-Type-Options", "nosniff");
   // API answers are per caller and per moment: no cache may keep them (public images set their own).
   if (c.req.path.startsWith("/v1/") || c.req.path === "/v1") c.res.headers.set("Cache-Control", "no-store");
-  // The contract's JSON media type names its charset.
+  // The API's JSON media type names its charset (docs/api-rules.md#json-bodies).
   if (c.res.headers.get("content-type") === "application/json") {
     c.res.headers.set("content-type", "application/json; charset=utf-8");
   }

@@ -28,7 +28,7 @@ export function withoutControlCharacters(text: string): string {
   return text.replace(new RegExp(CONTROL_CHARACTERS.source, "g"), " ");
 }
 
-/** Well-formed Unicode without control characters (contract §1): what every text field must be. */
+/** Well-formed Unicode without control characters (docs/api-rules.md#text-fields): what every text field must be. */
 export function isCleanText(text: string): boolean {
   return !CONTROL_CHARACTERS.test(text) && !LONE_SURROGATE.test(text);
 }
@@ -46,8 +46,9 @@ export const TimestampSchema = z
   .openapi({ example: "2026-11-22T06:00:00.000Z", description: "ISO 8601 UTC with milliseconds", format: "date-time" });
 
 /**
- * Whether an object is live or test (contract §16), as every object that has a mode shows it:
- * videos, direct uploads and webhook endpoints; `more` says what the mode means for this one.
+ * Whether an object is live or test (docs/api-guide.md#test-mode-and-going-live), as every object
+ * that has a mode shows it: videos, direct uploads and webhook endpoints; `more` says what the mode
+ * means for this one.
  */
 export function livemodeSchema(more = "") {
   return z.boolean().openapi({
@@ -173,8 +174,8 @@ export function jsonResponse<T extends z.ZodType>(schema: T, description: string
 
 /**
  * A whole number from a path or query string, written in decimal digits only and within
- * `min`–`max`: `0x10`, `1e1`, `5.0`, ` 5` and `+5` are refused, as the contract's "integer" means.
- * The document shows it as the integer it is.
+ * `min`–`max`: `0x10`, `1e1`, `5.0`, ` 5` and `+5` are refused, as an "integer" of the API means
+ * (docs/api-rules.md#json-bodies). The document shows it as the integer it is.
  */
 export function decimalInt(min: number, max: number, description: string) {
   return z

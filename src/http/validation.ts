@@ -18,7 +18,7 @@ export function issueDetails(issues: readonly z.core.$ZodIssue[]): ErrorDetail[]
 
 /**
  * Codes every route gives a field, unless it names its own: the project under cookie auth, and the
- * mode an operation acts in (contract §16).
+ * mode an operation acts in (docs/api-guide.md#test-mode-and-going-live).
  */
 const COMMON_FIELD_CODES: Partial<Record<Target, Record<string, ErrorCode>>> = {
   query: { projectId: "invalid_project_id", mode: "invalid_query" },

@@ -12,7 +12,7 @@ import { acceptedSecrets, type RotatingSecret } from "../lib/secrets";
 import { DAY, isoTime } from "../lib/time";
 import { claimKey, deleteKeysBefore, type KeyRef, releaseKey, storeAnswer } from "./queries";
 
-/** Keys are kept this long (contract §14); the scheduled sweep deletes older ones. */
+/** Keys are kept this long (docs/api-guide.md#retrying-safely); the scheduled sweep deletes older ones. */
 export const KEY_LIFETIME_MS = DAY;
 /** A running request holds its key this long; one that died lets a retry take it over after. */
 const CLAIM_MS = 60_000;
@@ -48,11 +48,11 @@ const IdempotencyHeaders = z.object({
 });
 
 /**
- * Safe retries for a POST (contract §14). Put it after authentication and the rate limiter and
- * before the body is parsed: it reads the body (to tell a repeat from another request), claims the
- * key in one statement, and then either replays the stored answer, refuses, or lets the request
- * run and stores a 2xx answer, encrypted, since answers may carry secrets (an API key, a webhook
- * secret). Without the header it does nothing.
+ * Safe retries for a POST (docs/api-guide.md#retrying-safely). Put it after authentication and the
+ * rate limiter and before the body is parsed: it reads the body (to tell a repeat from another
+ * request), claims the key in one statement, and then either replays the stored answer, refuses, or
+ * lets the request run and stores a 2xx answer, encrypted, since answers may carry secrets (an API
+ * key, a webhook secret). Without the header it does nothing.
  */
 export const idempotent = documented(
   createMiddleware<IdempotentEnv>(async (c, next) => {

@@ -8,7 +8,7 @@ import type { ImageInfo } from "./inspect";
 
 /**
  * Decodes an image's pixels, to refuse one whose pixel data is corrupt or truncated, or whose frame
- * header promises more than its data holds (contract section 7), which its structure alone
+ * header promises more than its data holds (docs/images.md), which its structure alone
  * (`inspectImage`) cannot tell. Each format by a well-kept decoder that runs in a Worker:
  * - PNG: fast-png (pure JavaScript; fflate inflates), plus a check that the image data inflates to
  *   exactly the size IHDR implies: fast-png fills a missing part of the last row with zeros and

@@ -38,11 +38,12 @@ async function ruleBroken(bytes: Uint8Array, image: ImageInfo, rules: ImageRules
 }
 
 /**
- * Reads a raw image body, in the contract's order: a Content-Type outside `types` (parameters
- * ignored) → 415, unread; more than `maxBytes`, declared or streamed → 413, without reading past
- * the limit; bytes that are not a well-formed image of the declared type, or none, or an image
- * that breaks the route's rules (`ImageRules`) → 400 invalid_image. What is kept is the image less its metadata (`stripMetadata`): a creator's GPS
- * position is never stored, let alone served.
+ * Reads a raw image body, in the order docs/images.md gives: a Content-Type outside `types`
+ * (parameters ignored) → 415, unread; more than `maxBytes`, declared or streamed → 413, without
+ * reading past the limit; bytes that are not a well-formed image of the declared type, or none, or
+ * an image that breaks the route's rules (`ImageRules`) → 400 invalid_image. What is kept is the
+ * image less its metadata (`stripMetadata`): a creator's GPS position is never stored, let alone
+ * served.
  */
 export async function readImageUpload<E extends AppEnv>(c: Context<E>, body: ImageBody): Promise<ImageUpload> {
   const type = imageTypeOf(body.types, mediaType(c.req.header("content-type")));

@@ -6,7 +6,7 @@
 /** BCP 47's tag for a language that is not known. */
 export const UNDETERMINED = "und";
 
-/** The contract's bounds on a tag's length. */
+/** The bounds on a tag's length (docs/captions-and-embed.md). */
 export const MIN_LANGUAGE_LENGTH = 2;
 export const MAX_LANGUAGE_LENGTH = 35;
 

@@ -1,7 +1,8 @@
 /**
- * Allowed origins (contract §19): a video's, or a playback token's, list of `scheme://host[:port]`
- * patterns, `*.` allowed only as the host's first label; `[]` allows any. One module decides both
- * what a valid pattern is and whether a request's origin is allowed, for /play/ and /embed/ alike.
+ * Allowed origins (docs/import-clips-search.md#allowed-origins-allowedorigins): a video's, or a
+ * playback token's, list of `scheme://host[:port]` patterns, `*.` allowed only as the host's first
+ * label; `[]` allows any. One module decides both what a valid pattern is and whether a request's
+ * origin is allowed, for /play/ and /embed/ alike.
  */
 
 export const MAX_ALLOWED_ORIGINS = 10;

@@ -1,9 +1,9 @@
 /**
- * Safe targets (contract §10 and §19): which URLs the service may POST a webhook to, or fetch an
- * imported video from. The check works on the URL as parsed, so every spelling of an address
- * (`2852039166`, `0xa9fea9fe`, `[::ffff:a9fe:a9fe]`) is judged as the address it is. It runs on a
- * webhook endpoint's create, update and before every delivery, and on an import's URL and each of
- * its redirects.
+ * Safe targets (docs/webhooks.md#safe-targets, docs/imports.md): which URLs the service may POST a
+ * webhook to, or fetch an imported video from. The check works on the URL as parsed, so every
+ * spelling of an address (`2852039166`, `0xa9fea9fe`, `[::ffff:a9fe:a9fe]`) is judged as the
+ * address it is. It runs on a webhook endpoint's create, update and before every delivery, and on
+ * an import's URL and each of its redirects.
  *
  * Addresses are classified with ipaddr.js's `range()`, which names the IANA special-purpose blocks
  * (RFC 6890 and its updates). Its names were checked against both registries; what it lacks is added
@@ -24,7 +24,8 @@ type Verdict = "public" | "loopback" | "blocked";
  * `private`, `carrierGradeNat`, `linkLocal`, `multicast`, `broadcast`, and `reserved` (192.0.0/24,
  * 192.0.2/24, 192.88.99/24, 198.18/15, 198.51.100/24, 203.0.113/24, 240/4). `reserved` holds
  * 192.0.0/24 whole: the registry marks 192.0.0.9/32 (PCP anycast) and 192.0.0.10/32 (TURN anycast)
- * globally reachable, but the contract lists 192.0.0/24 as refused, so they are refused with it.
+ * globally reachable, but the rules (docs/webhooks.md#safe-targets) refuse 192.0.0/24 whole, so
+ * they are refused with it.
  */
 const PUBLIC_V4 = new Set<string>(["unicast", "as112", "amt"]);
 
@@ -44,8 +45,9 @@ const NAT64_LOCAL = cidr("64:ff9b:1::/48");
 /**
  * Globally reachable entries inside 2001::/23 (IETF Protocol Assignments, RFC 2928, not globally
  * reachable "unless allowed by a more specific allocation") that ipaddr.js folds into `reserved`:
- * PCP anycast (RFC 7723), TURN anycast (RFC 8155), DNS-SD SRP anycast (RFC 9665). The contract does
- * not list 2001::/23 itself, so the registry's more specific entries decide, as it says.
+ * PCP anycast (RFC 7723), TURN anycast (RFC 8155), DNS-SD SRP anycast (RFC 9665). The rules
+ * (docs/webhooks.md#safe-targets) do not name 2001::/23 itself, so the registry's more specific
+ * entries decide, as it says.
  */
 const PUBLIC_IN_2001_23 = ["2001:1::1/128", "2001:1::2/128", "2001:1::3/128"].map(cidr);
 /**

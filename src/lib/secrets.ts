@@ -1,7 +1,8 @@
 /**
- * The Worker's secrets, one per purpose, each rotatable on its own (STYLE rule 16): by their
- * configuration field, the environment variable that holds each. Their values are read and checked
- * in `src/config.ts`; what each signs or seals is in docs/configuration.md.
+ * The Worker's secrets, one per purpose, each rotatable on its own
+ * (docs/conventions.md#one-secret-per-purpose): by their configuration field, the environment
+ * variable that holds each. Their values are read and checked in `src/config.ts`; what each signs
+ * or seals is in docs/configuration.md.
  */
 export const SECRETS = {
   cursorSecret: "CURSOR_SECRET",

@@ -37,7 +37,10 @@ export function segmentKey(projectId: string, videoId: string, resolution: strin
   return `${videoPrefix(projectId, videoId)}hls/${resolution}/${name}`;
 }
 
-/** A frame of the video at a width (contract section 17): made when first asked for, then kept. */
+/**
+ * A frame of the video at a width (docs/encoding.md#frames-and-the-storyboard): made when first
+ * asked for, then kept.
+ */
 export function frameKey(projectId: string, videoId: string, frame: number, width: number): string {
   return `${videoPrefix(projectId, videoId)}frames/${frame}-${width}.jpg`;
 }
@@ -52,7 +55,7 @@ export function mp4Key(projectId: string, videoId: string): string {
   return `${videoPrefix(projectId, videoId)}video.mp4`;
 }
 
-/** The M4A: the AAC of the lowest rendition's segments, audio only (an R2 multipart upload, contract section 19). */
+/** The M4A: the AAC of the lowest rendition's segments, audio only (an R2 multipart upload, docs/audio-only.md). */
 export function m4aKey(projectId: string, videoId: string): string {
   return `${videoPrefix(projectId, videoId)}audio.m4a`;
 }

@@ -1,10 +1,11 @@
 import type { Condition } from "./db";
 
 /**
- * Test mode (contract §16). Every video (with its uploads, thumbnails, tokens and events) and every
- * webhook endpoint (with its delivery attempts) belongs to one mode: the mode of the API key that
- * created it (`svc_live_…` live, `svc_test_…` test). Stored as the `livemode` column (1 live, 0 test)
- * of `videos`, `tus_uploads`, `webhook_endpoints` and `outbox_events`.
+ * Test mode (docs/api-guide.md#test-mode-and-going-live). Every video (with its uploads,
+ * thumbnails, tokens and events) and every webhook endpoint (with its delivery attempts) belongs to
+ * one mode: the mode of the API key that created it (`svc_live_…` live, `svc_test_…` test). Stored
+ * as the `livemode` column (1 live, 0 test) of `videos`, `tus_uploads`, `webhook_endpoints` and
+ * `outbox_events`.
  */
 export const MODES = ["live", "test"] as const;
 export type Mode = (typeof MODES)[number];

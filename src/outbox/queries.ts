@@ -6,7 +6,7 @@ import { isoTime } from "../lib/time";
 
 /**
  * An event as the outbox holds it until its subscribers have it; `livemode` (1 live, 0 test) is its
- * subject video's mode (contract §16): it goes to that mode's endpoints only.
+ * subject video's mode (docs/api-guide.md#test-mode-and-going-live): it goes to that mode's endpoints only.
  */
 export type OutboxEvent = { id: string; project_id: string; livemode: number; type: string; subject_id: string };
 

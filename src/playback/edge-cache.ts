@@ -5,15 +5,15 @@ import { parseRange } from "../http/range";
 
 /**
  * The location's cache (the Workers Cache API) in front of R2 for the `/play/` files that never
- * change once stored: segments, frames, the storyboard sprite, the MP4 and the M4A (contract
- * section 21). A file is kept in slices of SLICE_BYTES, each its own entry keyed on the file's R2
- * key (which names the video, never the token, so id and token viewers share it) and the slice's
- * number: a Range asks only for the slices it covers, and a viewer's first 1 MiB of a 100 MB MP4
- * stores 1 MiB, not the file. A slice not cached yet is read from R2 (one bounded read) and stored
- * as the answer streams. Each slice carries what the answer needs of the whole file (size, ETag,
- * date, type), so conditional requests, If-Range and 416 are answered from the first slice read,
- * with no R2 read. Whether the video may be played at all is decided before (its playback state):
- * a deleted or private video's cached bytes are never reached.
+ * change once stored: segments, frames, the storyboard sprite, the MP4 and the M4A
+ * (docs/playback-at-scale.md). A file is kept in slices of SLICE_BYTES, each its own entry keyed on
+ * the file's R2 key (which names the video, never the token, so id and token viewers share it) and
+ * the slice's number: a Range asks only for the slices it covers, and a viewer's first 1 MiB of a
+ * 100 MB MP4 stores 1 MiB, not the file. A slice not cached yet is read from R2 (one bounded read)
+ * and stored as the answer streams. Each slice carries what the answer needs of the whole file
+ * (size, ETag, date, type), so conditional requests, If-Range and 416 are answered from the first
+ * slice read, with no R2 read. Whether the video may be played at all is decided before (its
+ * playback state): a deleted or private video's cached bytes are never reached.
  *
  * Measured under `wrangler dev` (docs/playback-at-scale.md): Miniflare keeps a 200 with its
  * headers, answers `match` with a Range as a 206 (but ignores If-Range), refuses to store a 206,

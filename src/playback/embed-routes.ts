@@ -62,11 +62,12 @@ const STYLE = `
 `;
 
 /**
- * The page's framing rule (contract §19): a `frame-ancestors` policy per list that restricts (the
- * video's, the token's), each enforced, so only an origin both allow may frame it; none when any may.
- * Each also allows `ownOrigin`, the origin the service's pages are served from (the same one the
- * origin check of `/play/` and `/embed/` lets through, `checkPlayable`): the dashboard frames every
- * video's player, whatever its allowed origins.
+ * The page's framing rule (docs/import-clips-search.md#allowed-origins-allowedorigins): a
+ * `frame-ancestors` policy per list that restricts (the video's, the token's), each enforced, so
+ * only an origin both allow may frame it; none when any may. Each also allows `ownOrigin`, the
+ * origin the service's pages are served from (the same one the origin check of `/play/` and
+ * `/embed/` lets through, `checkPlayable`): the dashboard frames every video's player, whatever its
+ * allowed origins.
  */
 function frameAncestorsHeader(ownOrigin: string, ...lists: string[][]): Record<string, string[]> {
   const policies = lists
@@ -76,7 +77,7 @@ function frameAncestorsHeader(ownOrigin: string, ...lists: string[][]): Record<s
 }
 
 /**
- * `GET /embed/<videoId or token>` (contract sections 12 and 17): a player page to put in an iframe,
+ * `GET /embed/<videoId or token>` (docs/encoding.md): a player page to put in an iframe,
  * with nothing loaded from elsewhere. Media Chrome gives it its controls: play, seek with
  * storyboard previews on the timeline (`storyboard.vtt`, when the video has one) and, when the video
  * has chapters, the timeline cut into them with the title of the one under the pointer (a
@@ -93,7 +94,7 @@ function frameAncestorsHeader(ownOrigin: string, ...lists: string[][]): Record<s
 export const embedRoutes = new Hono<AppEnv>().get(`${EMBED_PATH}/:subject`, async (c) => {
   const subject = c.req.param("subject");
   try {
-    // The video's state as remembered for at most 5 s (contract §21), its tracks with it.
+    // The video's state as remembered for at most 5 s (docs/playback-at-scale.md), its tracks with it.
     return await withPlayableVideo(c, subject, async ({ row, grant, tracks, audioTracks, chapters }) => {
       const origin = publicOrigin(c);
       // Its own audio and the ready added tracks: a menu to choose between, when there is a choice.

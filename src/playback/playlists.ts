@@ -4,9 +4,10 @@ import { AUDIO_GROUP } from "../audio-tracks/hls";
 import { playlistText, quoted } from "../lib/playlist-text";
 
 /**
- * The HLS playlists of a video, from its encoding plan alone (contract section 15): complete from
- * the moment the video is playable, before any segment exists, and the same bytes before and after
- * it is ready. Pure. Every value from the plan passes lib/playlist-text.ts's check.
+ * The HLS playlists of a video, from its encoding plan alone
+ * (docs/encoding.md#long-videos-playable-in-seconds): complete from the moment the video is
+ * playable, before any segment exists, and the same bytes before and after it is ready. Pure. Every
+ * value from the plan passes lib/playlist-text.ts's check.
  */
 
 /** A rendition's variant playlist, by relative URI from the master. */
@@ -39,8 +40,9 @@ export function masterPlaylist(plan: Plan, variantQuery = "", audio: readonly st
 
 /**
  * A rendition's variant playlist: VOD, every segment listed with its exact duration (a whole
- * number of frames), so a player may start or seek anywhere at once; for a clip (contract §19), the
- * segments from `first` to `last` only, its media sequence starting at `first`.
+ * number of frames), so a player may start or seek anywhere at once; for a clip
+ * (docs/import-clips-search.md#clips-without-encoding), the segments from `first` to `last` only,
+ * its media sequence starting at `first`.
  */
 export function variantPlaylist(plan: Plan, segments = { first: 0, last: segmentCount(plan) - 1 }): string {
   const indexes = Array.from({ length: segments.last - segments.first + 1 }, (_, i) => segments.first + i);

@@ -76,11 +76,12 @@ export const playbackRoutes = new Hono<AppEnv>()
   .use(`${PLAY_PATH}/*`, CORS.headers)
   .options(`${PLAY_PATH}/*`, CORS.preflight)
   // The video's current thumbnail (its custom image, else the poster frame), with its own type: how
-  // a token holder sees a private video's picture, and the embed page's poster (contract section
-  // 12); with `time` (and `width`), the frame at that time (section 17).
-  // Under a ranged token, the poster (a frame 1 s in) would show a moment outside the range: the
-  // range's own poster frame stands for it. A custom thumbnail is the owner's picture of the video,
-  // no moment of it, and is served as it is.
+  // a token holder sees a private video's picture, and the embed page's poster
+  // (docs/encoding.md#playback-tokens-and-the-embed-page); with `time` (and `width`), the frame at
+  // that time (docs/encoding.md#frames-and-the-storyboard). Under a ranged token, the poster (a
+  // frame 1 s in) would show a moment outside the range: the range's own poster frame stands for
+  // it. A custom thumbnail is the owner's picture of the video, no moment of it, and is served as
+  // it is.
   .on(["GET", "HEAD"], `${PLAY_PATH}/:subject/thumbnail`, (c) =>
     withPlayableVideo(c, c.req.param("subject"), ({ row, grant }) => {
       const poster = bindsRange(grant) && row.custom_thumbnail_key === null;
@@ -122,7 +123,7 @@ export const playbackRoutes = new Hono<AppEnv>()
     const subject = c.req.param("subject");
     const path = new URL(c.req.url).pathname.slice(`${PLAY_PATH}/${subject}/`.length);
     // The video first (a private one's id URLs answer 403 before the other checks), then the file.
-    // The video's state as this isolate remembers it (at most 5 s old, contract section 21).
+    // The video's state as this isolate remembers it (at most 5 s old, docs/playback-at-scale.md).
     return withPlayableVideo(c, subject, ({ row, grant, tracks, audioTracks }) =>
       path === "master.m3u8"
         ? serveMaster(c, row, grant, tracks, audioTracks)
@@ -183,11 +184,12 @@ async function serveFile(
   if (path === "video.mp4" && row.status === "ready" && row.has_mp4 === 1) {
     return serveCached(c.env.MEDIA, mp4Key(row.project_id, row.id), c.req.raw, playback(TYPES.mp4));
   }
-  // The audio only (contract §19), once ready, when the source has audio: byte ranges as the MP4.
+  // The audio only (docs/audio-only.md), once ready, when the source has audio: byte ranges as the MP4.
   if (path === "audio.m4a" && row.status === "ready" && row.has_m4a === 1) {
     return serveCached(c.env.MEDIA, m4aKey(row.project_id, row.id), c.req.raw, playback(TYPES.m4a));
   }
-  // The storyboard (contract §17), once ready: its WebVTT made from the plan, its sprite from R2.
+  // The storyboard (docs/encoding.md#frames-and-the-storyboard), once ready: its WebVTT made from
+  // the plan, its sprite from R2.
   if (path === "storyboard.vtt" && row.status === "ready") {
     return serveText(c.req.raw, storyboardVtt(plan), CAPTIONS);
   }
@@ -204,11 +206,12 @@ function playback(type: string | undefined) {
 
 /**
  * The frame at `?time=` seconds (0 to the video's duration), `?width=` pixels wide (16 to the
- * highest rendition's width; default that width), its height keeping the aspect (contract section
- * 17): from R2 once made, else made now by the video's coordinator, and the answer waits for it.
- * The same frame and width is made once, so every answer to it has the same bytes and ETag. Under a
- * ranged token, a time outside the range is `403 invalid_playback_token`, and without `time` the
- * frame is the range's poster (as far into it as the poster is into a video).
+ * highest rendition's width; default that width), its height keeping the aspect
+ * (docs/encoding.md#frames-and-the-storyboard): from R2 once made, else made now by the video's
+ * coordinator, and the answer waits for it. The same frame and width is made once, so every answer
+ * to it has the same bytes and ETag. Under a ranged token, a time outside the range is
+ * `403 invalid_playback_token`, and without `time` the frame is the range's poster (as far into it
+ * as the poster is into a video).
  */
 async function serveFrame(c: Context<AppEnv>, row: VideoRow, grant: PlaybackGrant): Promise<Response> {
   const plan = planOf(row);
@@ -243,8 +246,9 @@ async function serveFrame(c: Context<AppEnv>, row: VideoRow, grant: PlaybackGran
   } catch (error) {
     if (!(error instanceof ApiError && error.code === "not_found")) throw error;
   }
-  // A frame not yet made is bounded (contract §17): 60 a minute per client address here, and 60 a
-  // minute per video in its coordinator; a frame already made was served above, whatever the count.
+  // A frame not yet made is bounded (docs/encoding.md#frames-and-the-storyboard): 60 a minute per
+  // client address here, and 60 a minute per video in its coordinator; a frame already made was
+  // served above, whatever the count.
   await limitClient(c, "frames");
   const outcome = await coordinatorOf(c.env, row.id).frame(frame, width);
   if (typeof outcome === "object") {
@@ -276,8 +280,8 @@ function hasRendition(plan: Plan, resolution: string): boolean {
 
 /**
  * A segment: from R2 when it is stored; while the video is processing, one not made yet is made
- * now, and the answer waits for it (contract section 15). Once served, its bytes never change: the
- * first stored is the one kept.
+ * now, and the answer waits for it (docs/encoding.md#long-videos-playable-in-seconds). Once served,
+ * its bytes never change: the first stored is the one kept.
  */
 async function serveSegment(c: Context<AppEnv>, row: VideoRow, plan: Plan, resolution: string, name: string) {
   const index = segmentIndex(name) as number;
@@ -330,7 +334,7 @@ async function serveMaster(
   return serveText(c.req.raw, withSubtitles(master, tracks), PLAYLIST, date);
 }
 
-/** The clip range a playlist request asks for (contract §19). */
+/** The clip range a playlist request asks for (docs/import-clips-search.md#clips-without-encoding). */
 function spanParams(c: Context<AppEnv>) {
   return { start: c.req.queries("start"), end: c.req.queries("end") };
 }

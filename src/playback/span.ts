@@ -4,7 +4,8 @@ import type { TokenClaims } from "./tokens";
 
 /**
  * A span of a video in seconds, played as the segments that cover it: a playlist's `start`/`end` or
- * a token's range (a clip played without encoding, contract §19; a clip made a video of its own is
+ * a token's range (a clip played without encoding,
+ * docs/import-clips-search.md#clips-without-encoding; a clip made a video of its own is
  * `videos/clips.ts`). Pure: the routes read the query and the token, and list what this says.
  */
 export type Span = { start: number; end: number };

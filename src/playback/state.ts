@@ -33,9 +33,9 @@ const playbackStates = new Memo<PlaybackState | null>(PLAYBACK_STATE_TTL_MS, 10_
 
 /**
  * A video's playback state, read from D1 at most once per PLAYBACK_STATE_TTL_MS in this isolate
- * (contract section 21): the row, the tracks and the chapters in one batch, one round trip. The read goes to the
- * D1 primary: a replica that has not seen a write yet must not be remembered for 5 s right after
- * that write forgot the state.
+ * (docs/playback-at-scale.md): the row, the tracks and the chapters in one batch, one round trip.
+ * The read goes to the D1 primary: a replica that has not seen a write yet must not be remembered
+ * for 5 s right after that write forgot the state.
  */
 export async function playbackState(
   c: Context<AppEnv>,
@@ -100,12 +100,13 @@ export type Playable = {
 
 /**
  * Answers a `/play/` or `/embed/` request about a playable video with `serve`, the video's state as
- * remembered (`playbackState`), checked in the contract's order (`checkPlayable`). What only grows
- * (a video becoming playable, then ready, its MP4 stored) is never held back by a remembered state:
+ * remembered (`playbackState`), checked in the order
+ * docs/encoding.md#playback-tokens-and-the-embed-page gives (`checkPlayable`). What only grows (a
+ * video becoming playable, then ready, its MP4 stored) is never held back by a remembered state:
  * when that state gives `404` for a video that is not ready, or names an R2 object that is gone
  * (`namedObject`), the state is read again and `serve` runs once more. What narrows who may play
- * (private, origins, deleted) and what changes a served file (tracks, chapters, thumbnail) is forgotten by
- * its write, so holds at once here.
+ * (private, origins, deleted) and what changes a served file (tracks, chapters, thumbnail) is
+ * forgotten by its write, so holds at once here.
  */
 export async function withPlayableVideo<T>(
   c: Context<AppEnv>,

@@ -6,9 +6,9 @@ import { toWebVtt } from "../captions/webvtt";
 export const STORYBOARD_SPRITE = "storyboard.jpg";
 
 /**
- * The storyboard's WebVTT (contract section 17), from the plan alone: a cue per tile of the sprite
- * the encoder made from the same plan (media-plan/pictures.mjs), its text the tile as a media
- * fragment, `storyboard.jpg#xywh=x,y,w,h`. Pure.
+ * The storyboard's WebVTT (docs/encoding.md#frames-and-the-storyboard), from the plan alone: a cue
+ * per tile of the sprite the encoder made from the same plan (media-plan/pictures.mjs), its text
+ * the tile as a media fragment, `storyboard.jpg#xywh=x,y,w,h`. Pure.
  */
 export function storyboardVtt(plan: Plan): string {
   const board = storyboard(plan);

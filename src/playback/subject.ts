@@ -22,13 +22,14 @@ export async function subjectOf(c: Context<AppEnv>, subject: string): Promise<Su
 }
 
 /**
- * What `/play/<x>/` and `/embed/<x>` name (contract section 12) is checked in the contract's order:
- * a ULID is a video id, anything else a token (`403 invalid_playback_token` unless it verifies,
- * `subjectOf`); then, once the video's state is read (`state.ts`): an unknown or deleted video is
- * `404 not_found`; a private video's id URL is `403 playback_token_required`; a request from an
- * origin the video (or the token) does not allow is `403 origin_not_allowed` (contract §19); a
+ * What `/play/<x>/` and `/embed/<x>` name is checked in the order
+ * docs/encoding.md#playback-tokens-and-the-embed-page gives: a ULID is a video id, anything else a
+ * token (`403 invalid_playback_token` unless it verifies, `subjectOf`); then, once the video's
+ * state is read (`state.ts`): an unknown or deleted video is `404 not_found`; a private video's id
+ * URL is `403 playback_token_required`; a request from an origin the video (or the token) does not
+ * allow is `403 origin_not_allowed` (docs/import-clips-search.md#allowed-origins-allowedorigins); a
  * video not playable yet is `404 not_found`. Returns the video: ready, or processing and playable
- * (contract section 15).
+ * (docs/encoding.md#long-videos-playable-in-seconds).
  */
 export function checkPlayable(c: Context<AppEnv>, row: VideoRow | null, grant: PlaybackGrant, byId: boolean): VideoRow {
   if (!row) throw new ApiError("not_found");

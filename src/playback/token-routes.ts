@@ -59,7 +59,7 @@ const TokenSchema = z
       .openapi({ format: "uri", description: "The MP4 under the token, when the video has one" }),
     m4a: z.string().nullable().openapi({
       format: "uri",
-      description: "The audio only (M4A) under the token, when the video has one (contract section 19)",
+      description: "The audio only (M4A) under the token, when the video has one",
     }),
     thumbnail: z.string().openapi({
       format: "uri",

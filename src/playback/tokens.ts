@@ -7,9 +7,9 @@ const LABEL = "playback-token";
 const TOKEN = /^([0-9A-Z]{26})\.([0-9]{1,12})(?:\.([A-Za-z0-9_-]{1,2048}))?\.([A-Za-z0-9_-]{43})$/;
 
 /**
- * What a token may bind beside its video and expiry (contract §19): its own allowed origins (both
- * the video's and these apply), and a range of the video in seconds (a clip the query cannot
- * widen).
+ * What a token may bind beside its video and expiry (docs/import-clips-search.md): its own allowed
+ * origins (both the video's and these apply), and a range of the video in seconds (a clip the query
+ * cannot widen).
  */
 export type TokenClaims = { allowedOrigins?: string[]; start?: number; end?: number };
 
@@ -17,11 +17,12 @@ export type TokenClaims = { allowedOrigins?: string[]; start?: number; end?: num
 export type PlaybackGrant = { videoId: string } & TokenClaims;
 
 /**
- * A playback token (contract sections 12 and 19): `<videoId>.<expiry, unix seconds>.<HMAC-SHA256>`,
- * or with claims `<videoId>.<expiry>.<claims: base64url JSON>.<HMAC-SHA256>`, signed with a key
- * derived from PLAYBACK_SECRET over everything before the signature. It stands in the path in
- * place of the video id, so it is URL-safe and never a ULID. It names no visibility: it plays the
- * video whatever that becomes, until it expires.
+ * A playback token (docs/encoding.md#playback-tokens-and-the-embed-page,
+ * docs/import-clips-search.md): `<videoId>.<expiry, unix seconds>.<HMAC-SHA256>`, or with claims
+ * `<videoId>.<expiry>.<claims: base64url JSON>.<HMAC-SHA256>`, signed with a key derived from
+ * PLAYBACK_SECRET over everything before the signature. It stands in the path in place of the video
+ * id, so it is URL-safe and never a ULID. It names no visibility: it plays the video whatever that
+ * becomes, until it expires.
  */
 export async function mintPlaybackToken(
   secret: string,

@@ -18,8 +18,9 @@ export const POLICIES = {
   /** Missing or wrong operator tokens per client; a right token is never counted. */
   operator_failures: { limit: 10, windowSeconds: 60, per: "ip" },
   /**
-   * Frames not yet made asked for at `/play/<x>/thumbnail?time=` (contract §17), per client address;
-   * the video's own limit is kept by its coordinator (encoding/pipeline/frame-budget.ts).
+   * Frames not yet made asked for at `/play/<x>/thumbnail?time=`
+   * (docs/encoding.md#frames-and-the-storyboard), per client address; the video's own limit is kept
+   * by its coordinator (encoding/pipeline/frame-budget.ts).
    */
   frames: { limit: 60, windowSeconds: 60, per: "ip" },
   bulk: { limit: 30, windowSeconds: 60, per: "caller" },
@@ -35,7 +36,7 @@ export const POLICIES = {
   project_create: { limit: 60, windowSeconds: 60, per: "caller" },
   delivery_retry: { limit: 30, windowSeconds: 60, per: "caller" },
   /**
-   * Viewing beacons (contract section 20) per client address; beside it, in the same call, each
+   * Viewing beacons (docs/analytics.md) per client address; beside it, in the same call, each
    * view's own bucket of `BEACONS_PER_VIEW` (`limitBeacon`).
    */
   beacons: { limit: 600, windowSeconds: 60, per: "ip" },

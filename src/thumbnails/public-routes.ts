@@ -22,8 +22,8 @@ const FILE_NAME = /^[0-9A-Za-z]{1,40}\.(jpg|png|webp)$/;
  * deleted video's (or deleted project's) URLs answer 404 and a private video's 403
  * playback_token_required, at once, whatever R2 still holds (its objects go a moment later, in
  * the deletions queue's consumer). That read goes to the D1 primary, not the nearest replica: a
- * replica may lag behind the DELETE or PATCH that just answered, and "at once" (contract section
- * 7) must hold wherever the URL is asked for. Public thumbnails are read rarely at the origin
+ * replica may lag behind the DELETE or PATCH that just answered, and "at once"
+ * (docs/images.md) must hold wherever the URL is asked for. Public thumbnails are read rarely at the origin
  * (their long cache lifetime lets a CDN keep them), so the hot path pays little for it. Error
  * answers carry `Cache-Control: no-store`, so no cache keeps a 403 once the video is public again.
  */

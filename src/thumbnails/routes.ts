@@ -20,7 +20,7 @@ import { thumbnailOf } from "../videos/urls";
 import { swapCustomThumbnail } from "./queries";
 
 export const MAX_THUMBNAIL_BYTES = 5 * 1024 * 1024;
-/** Its pixels decoded: a corrupt or truncated pixel stream is refused (contract section 7). */
+/** Its pixels decoded: a corrupt or truncated pixel stream is refused (docs/images.md). */
 const THUMBNAIL_BODY = imageBody(IMAGE_TYPES, MAX_THUMBNAIL_BYTES, { decodePixels: true });
 /** A year: every upload gets a new URL, so a URL's bytes never change. */
 export const THUMBNAIL_CACHE_CONTROL = "public, max-age=31536000, immutable";

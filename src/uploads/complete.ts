@@ -16,8 +16,8 @@ export type CompletedUpload = { tenant: Tenant; videoId: string; lease: string; 
 /**
  * The one place a video becomes `uploaded`: its source is whole in R2 and the completion that holds
  * its lease records it. Both ways of uploading end here, through `completeUpload`, so whatever must
- * follow every upload (the encoding pipeline, contract section 12) is started here, once. Null when
- * the lease was lost meanwhile (the video is as another request left it).
+ * follow every upload (the encoding pipeline, docs/encoding.md#what-it-promises) is started here,
+ * once. Null when the lease was lost meanwhile (the video is as another request left it).
  */
 export async function markUploaded(deps: UploadedDeps, upload: CompletedUpload, now: number): Promise<VideoRow | null> {
   const uploaded = await finishCompletion(

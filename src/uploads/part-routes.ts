@@ -15,7 +15,7 @@ import { recordPart, storedParts } from "./source-queries";
 
 /**
  * A completion naming all 10,000 parts (about 60 bytes each) is larger than the 64 KiB other JSON
- * bodies may be (contract §5).
+ * bodies may be (docs/api-rules.md#videos-and-their-uploads).
  */
 const COMPLETION_BODY = jsonBodyOf({ ...JSON_BODY, maxBytes: 2 * 1024 * 1024 });
 
@@ -101,7 +101,7 @@ export const uploadRoutes = createRouter()
     const upload = c.env.MEDIA.resumeMultipartUpload(row.source_key, row.upload_r2_id as string);
     try {
       const part = await upload.uploadPart(partNumber, c.req.raw.body);
-      // Its size, for the completion's check of R2's part rule (contract §5).
+      // Its size, for the completion's check of R2's part rule (docs/api-rules.md#videos-and-their-uploads).
       await recordPart(
         c.var.db,
         c.var.tenant.projectId,
@@ -122,7 +122,7 @@ export const uploadRoutes = createRouter()
     const now = Date.now();
     // A repeat of the completion that made the video uploaded (its answer was lost, say) answers
     // the video again, however far its encoding went; other parts are no completion of this upload
-    // (contract §14).
+    // (docs/api-rules.md#videos-and-their-uploads).
     if (isUploaded(row.status)) {
       if (row.completed_parts === canonicalParts(parts)) return c.json(present(c, row, now), 200);
       throw new ApiError("upload_not_active");

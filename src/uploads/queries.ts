@@ -7,7 +7,7 @@ import { liveVideoCondition } from "../videos/queries";
 export type TusUploadRow = {
   id: string;
   project_id: string;
-  /** 1 live, 0 test: its video's mode (contract §16). */
+  /** 1 live, 0 test: its video's mode (docs/api-guide.md#test-mode-and-going-live). */
   livemode: number;
   video_id: string;
   cors_origin: string;

@@ -7,7 +7,8 @@ import type { VideoRow } from "./model";
 
 /**
  * A deleted video waiting for its clean-up, and whether a clip not cleaned up yet reads its source
- * (contract §19: a clip outlives the video it was cut from), which its clean-up then keeps.
+ * (docs/import-clips-search.md#clips-as-videos-clipof: a clip outlives the video it was cut from),
+ * which its clean-up then keeps.
  */
 export type PendingCleanup = VideoRow & { clips_pending: number };
 

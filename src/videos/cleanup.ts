@@ -22,9 +22,10 @@ export type CleanUpStore = { db: Db; media: R2Bucket; uploads: TusUploads };
  * the legacy layout, then forgets the videos that are clean. One that fails stays recorded, for a
  * retry of the message or the scheduled sweeper. Returns how many failed.
  *
- * A source that clips read (contract §19: a clip outlives the video it was cut from) is kept while
- * any of them is not cleaned up; whichever of them is cleaned up last removes it. Each looks only
- * after it is recorded clean, so of two cleaned up at once at least one sees the other clean.
+ * A source that clips read (docs/import-clips-search.md#clips-as-videos-clipof: a clip outlives the
+ * video it was cut from) is kept while any of them is not cleaned up; whichever of them is cleaned
+ * up last removes it. Each looks only after it is recorded clean, so of two cleaned up at once at
+ * least one sees the other clean.
  */
 export async function cleanUpDeleted(store: CleanUpStore, rows: PendingCleanup[]): Promise<number> {
   const pending = rows.filter((row) => row.deleted_at !== null && row.storage_cleared_at === null);

@@ -7,9 +7,10 @@ import { TEST_VIDEO_SECONDS, type VideoRow, type Visibility, WITH_SOURCE } from 
 import { type ClipSpan, newClipRow, type VideoChoices } from "./new-rows";
 import { findVideo, insertVideoStatement } from "./queries";
 
-// Frame-accurate clips as videos (contract §19): a new video encoded from a span of another
-// video's source. It reads that source where it is (nothing is copied): the clean-up keeps a source
-// while a clip of it is not cleaned up (cleanup.ts), so the clip outlives the video it was cut from.
+// Frame-accurate clips as videos (docs/import-clips-search.md#clips-as-videos-clipof): a new video
+// encoded from a span of another video's source. It reads that source where it is (nothing is
+// copied): the clean-up keeps a source while a clip of it is not cleaned up (cleanup.ts), so the
+// clip outlives the video it was cut from.
 
 /** What the caller asks: the video to cut from, and the span there in seconds. */
 export type ClipRequest = { videoId: string; start: number; end: number };

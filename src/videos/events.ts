@@ -34,7 +34,7 @@ export function videoDeletedEvent(videoId: string, projectId: string, deletedAt:
 }
 
 /**
- * The events of encoding (contract sections 10, 12 and 15): `data` is the video object as
+ * The events of encoding (docs/webhooks.md, docs/encoding.md): `data` is the video object as
  * `GET /v1/videos/{id}` shows it at that moment.
  */
 function encodingSchema<T extends "video.playable" | "video.ready" | "video.errored">(

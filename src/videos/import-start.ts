@@ -11,13 +11,16 @@ import { newImportRow, type VideoChoices } from "./new-rows";
 import { insertVideoStatement } from "./queries";
 
 /**
- * The start of an import from a URL (contract §19): the video's row, `importing`, and the message
+ * The start of an import from a URL (docs/imports.md): the video's row, `importing`, and the message
  * that hands it to the imports queue's consumer (src/imports/, which fetches it). Here, beside the
  * other ways a video is created, so that `POST /v1/videos` needs nothing of src/imports/, which
  * itself builds on videos/ (a folder may not import one that imports it back).
  */
 
-/** The URL to import, normalized, if it is a safe target (as a webhook's, §10); else invalid_body on `sourceUrl`. */
+/**
+ * The URL to import, normalized, if it is a safe target (as a webhook's,
+ * docs/webhooks.md#safe-targets); else invalid_body on `sourceUrl`.
+ */
 export function importUrl(text: string, rules: TargetRules): string {
   const problem = targetProblem(text, rules);
   if (problem) throw new ApiError("invalid_body", { details: [{ path: "sourceUrl", message: problem }] });

@@ -40,7 +40,7 @@ export type VideoRow = VideoColumns & UploadColumns & EncodingColumns & ImportCo
 export type VideoColumns = {
   id: string;
   project_id: string;
-  /** 1 live, 0 test (contract §16): the mode of the key that created it. */
+  /** 1 live, 0 test (docs/api-guide.md#test-mode-and-going-live): the mode of the key that created it. */
   livemode: number;
   title: string | null;
   status: VideoStatus;
@@ -51,7 +51,10 @@ export type VideoColumns = {
   deleted_at: string | null;
   /** On a deleted video: when everything it stored in R2 was removed. */
   storage_cleared_at: string | null;
-  /** JSON: the video's tags (string[]), metadata (string pairs) and allowed origins (patterns, [] = any): contract §19. */
+  /**
+   * JSON: the video's tags (string[]), metadata (string pairs) and allowed origins (patterns, [] =
+   * any): docs/import-clips-search.md.
+   */
   tags: string;
   metadata: string;
   allowed_origins: string;
@@ -95,7 +98,7 @@ export type EncodingColumns = {
   /** When the video became playable (its plan was made): before it is ready. */
   playable_at: string | null;
   has_mp4: number | null;
-  /** 1 when the ready video has its M4A (its source has audio), 0 when silent (contract §19). */
+  /** 1 when the ready video has its M4A (its source has audio), 0 when silent (docs/audio-only.md). */
   has_m4a: number | null;
   /**
    * The language (BCP 47) its source's audio stream is tagged with, kept when it became playable;
@@ -104,7 +107,10 @@ export type EncodingColumns = {
   audio_language: string | null;
 };
 
-/** An import (contract §19): the URL, the first answer's validator, the running fetch's lease, transient failures. */
+/**
+ * An import (docs/imports.md): the URL, the first answer's validator, the running fetch's lease,
+ * transient failures.
+ */
 export type ImportColumns = {
   import_url: string | null;
   import_validator: string | null;
@@ -112,7 +118,10 @@ export type ImportColumns = {
   import_failures: number;
 };
 
-/** A clip (contract §19): the video it was cut from, and the span there in seconds; its source_key is that video's. */
+/**
+ * A clip (docs/import-clips-search.md#clips-as-videos-clipof): the video it was cut from, and the
+ * span there in seconds; its source_key is that video's.
+ */
 export type ClipColumns = {
   clip_of: string | null;
   clip_start: number | null;
@@ -120,7 +129,10 @@ export type ClipColumns = {
 };
 
 export type Rendition = { resolution: string; width: number; height: number };
-/** Why a video is errored (contract sections 12 and 19); the videos table's CHECK lists the same. */
+/**
+ * Why a video is errored (docs/encoding.md#hostile-sources-failures-and-deletes, docs/imports.md);
+ * the videos table's CHECK lists the same.
+ */
 export const VIDEO_ERROR_CODES = ["invalid_source", "encoding_failed", "import_failed"] as const;
 export type VideoError = { code: (typeof VIDEO_ERROR_CODES)[number]; message: string };
 
@@ -130,7 +142,10 @@ export const COMPLETION_LEASE_MS = 5 * 60 * 1000;
 export const UPLOAD_SESSION_MS = 24 * 60 * 60 * 1000;
 /** A test video is encoded from its first seconds only: it lasts at most this long (docs/api-guide.md). */
 export const TEST_VIDEO_SECONDS = 10;
-/** How long a test video lives (contract §16): the scheduled sweep deletes it this long after its creation. */
+/**
+ * How long a test video lives (docs/api-guide.md#test-mode-and-going-live): the scheduled sweep
+ * deletes it this long after its creation.
+ */
 export const TEST_VIDEO_LIFETIME_MS = 24 * 60 * 60 * 1000;
 
 /**
@@ -168,17 +183,23 @@ export function renditionLabelsOf(row: Pick<VideoRow, "renditions" | "encode_pla
   return planOf(row)?.renditions.map((r) => r.resolution) ?? [];
 }
 
-/** Whether the video plays: ready, or processing with its plan made (contract section 15). */
+/**
+ * Whether the video plays: ready, or processing with its plan made
+ * (docs/encoding.md#long-videos-playable-in-seconds).
+ */
 export function isPlayable(row: Pick<VideoRow, "status" | "encode_plan" | "output_attempt">): boolean {
   return row.status === "ready" || (row.status === "processing" && row.encode_plan !== null);
 }
 
-/** The video's allowed origins (contract §19): the patterns, [] when any origin may play it. */
+/**
+ * The video's allowed origins (docs/import-clips-search.md#allowed-origins-allowedorigins): the
+ * patterns, [] when any origin may play it.
+ */
 export function allowedOriginsOf(row: Pick<VideoRow, "allowed_origins">): string[] {
   return JSON.parse(row.allowed_origins) as string[];
 }
 
-/** The codes a bulk entry can fail with (contract §6). */
+/** The codes a bulk entry can fail with (docs/api-rules.md#bulk-actions). */
 export const ITEM_CODES = [
   "video_not_found",
   "upload_completion_in_progress",

@@ -39,7 +39,7 @@ const NOT_CLIPPED: ClipColumns = { clip_of: null, clip_start: null, clip_end: nu
 export type VideoChoices = {
   title: string | null;
   visibility: Visibility;
-  /** Contract §19; none when left out. */
+  /** docs/import-clips-search.md#tags-and-metadata; none when left out. */
   tags?: string[] | undefined;
   metadata?: Record<string, string> | undefined;
   allowedOrigins?: string[] | undefined;
@@ -104,7 +104,7 @@ export function newVideoRow(video: NewVideo): VideoRow {
   };
 }
 
-/** The row of a new import (contract §19): `importing`, with no upload session until its fetch opens one. */
+/** The row of a new import (docs/imports.md): `importing`, with no upload session until its fetch opens one. */
 export function newImportRow(video: NewVideoBase & { url: string }): VideoRow {
   return {
     ...newRow(video),
@@ -121,8 +121,9 @@ export function newImportRow(video: NewVideoBase & { url: string }): VideoRow {
 export type ClipSpan = { of: string; start: number; end: number };
 
 /**
- * The row of a new clip (contract §19): `uploaded` at once, with no upload session, reading the
- * source of the video it was cut from (`sourceKey` is that video's).
+ * The row of a new clip (docs/import-clips-search.md#clips-as-videos-clipof): `uploaded` at once,
+ * with no upload session, reading the source of the video it was cut from (`sourceKey` is that
+ * video's).
  */
 export function newClipRow(video: NewVideoBase & { clip: ClipSpan }): VideoRow {
   return {

@@ -7,7 +7,10 @@ import { findVideo } from "./queries";
 import { filesOf, playbackUrls, thumbnailOf } from "./urls";
 import { toVideo, type Video } from "./video-object";
 
-/** The video object with its public URLs under `origin` (section 7 and 12), wherever it is built. */
+/**
+ * The video object with its public URLs under `origin` (docs/images.md,
+ * docs/encoding.md#playback-tokens-and-the-embed-page), wherever it is built.
+ */
 export function videoAt(origin: string, row: VideoRow, now: number = Date.now()): Video {
   return toVideo(
     row,

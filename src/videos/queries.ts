@@ -10,8 +10,9 @@ import type { VideoFilter } from "./search";
 
 /**
  * The insert of a new video, to run alone or in a batch with what belongs to it. With `whileLive`,
- * only while that video is live (a clip is made only of a video not deleted: contract §19), in the
- * same statement, so no deletion comes between the check and the insert.
+ * only while that video is live (a clip is made only of a video not deleted:
+ * docs/import-clips-search.md#clips-as-videos-clipof), in the same statement, so no deletion comes
+ * between the check and the insert.
  */
 export function insertVideoStatement(db: Db, row: VideoRow, whileLive?: string): D1PreparedStatement {
   return db
@@ -79,7 +80,10 @@ export function findVideo(db: Db, tenant: Tenant, id: string): Promise<VideoRow 
   return tenantVideoStatement(db, tenant, id).first<VideoRow>();
 }
 
-/** An edit of a video: only what is given changes (contract §14 and §19). */
+/**
+ * An edit of a video: only what is given changes (docs/api-rules.md#videos-and-their-uploads,
+ * docs/import-clips-search.md#tags-and-metadata).
+ */
 export type VideoPatch = {
   title?: string | null | undefined;
   visibility?: Visibility | undefined;
@@ -264,9 +268,9 @@ export function deleteVideosStatements(
 }
 
 /**
- * Up to `limit` test videos (contract §16) created at or before `createdBefore`, not deleted, of
- * projects not deleted (a deleted project's videos go with its purge, with no video.deleted each),
- * oldest first, after `after`: what the expiry sweep deletes.
+ * Up to `limit` test videos (docs/api-guide.md#test-mode-and-going-live) created at or before
+ * `createdBefore`, not deleted, of projects not deleted (a deleted project's videos go with its
+ * purge, with no video.deleted each), oldest first, after `after`: what the expiry sweep deletes.
  *
  * @allModes the expiry sweep reads test videos only (livemode = 0), for no caller
  */

@@ -72,7 +72,7 @@ export const VideoSchema = z
         description: "At most 20 string pairs; default {}",
       }),
     allowedOrigins: z.array(z.string()).openapi({
-      description: "The origins whose pages may play and frame the video (contract §19); [] allows any",
+      description: "The origins whose pages may play and frame the video; [] allows any",
       example: ["https://example.com", "https://*.example.com"],
     }),
     createdAt: TimestampSchema,
@@ -82,7 +82,10 @@ export const VideoSchema = z
 
 export const MAX_TAGS = 20;
 export const MAX_METADATA_PAIRS = 20;
-/** A metadata key (contract §19), in a body and in a `metadata[<key>]` filter alike. */
+/**
+ * A metadata key (docs/import-clips-search.md#search-get-v1videos), in a body and in a
+ * `metadata[<key>]` filter alike.
+ */
 export const METADATA_KEY = /^[A-Za-z0-9_.-]{1,40}$/;
 
 const TagSchema = textSchema().min(1).max(50);
@@ -181,7 +184,8 @@ function queryTimestamp(description: string) {
 }
 
 /**
- * The filters of the video list (contract §5 and §19); a malformed value is `invalid_query`.
+ * The filters of the video list (docs/api-rules.md#videos-and-their-uploads,
+ * docs/import-clips-search.md#search-get-v1videos); a malformed value is `invalid_query`.
  * `metadata[<key>]=<value>` filters are read beside these (a query schema cannot name their keys).
  */
 export const VideoFilterSchema = z.object({
@@ -208,7 +212,10 @@ export const VideoFilterSchema = z.object({
   createdBefore: queryTimestamp("Only videos created before this instant (exclusive)"),
 });
 
-/** An edit of a video (contract §14): only the fields sent change; a null title clears it. */
+/**
+ * An edit of a video (docs/api-rules.md#videos-and-their-uploads): only the fields sent change; a
+ * null title clears it.
+ */
 export const VideoPatchSchema = z
   .strictObject({
     title: textSchema().trim().min(1).max(200).nullable().optional().openapi({ example: "Intro" }),
@@ -219,10 +226,13 @@ export const VideoPatchSchema = z
   })
   .openapi("VideoPatch");
 
-/** A clip is at least this long (contract §19). */
+/** A clip is at least this long (docs/import-clips-search.md#clips-as-videos-clipof). */
 export const MIN_CLIP_SECONDS = 1;
 
-/** A frame-accurate clip of another video, as a new video (contract §19): its span in seconds. */
+/**
+ * A frame-accurate clip of another video, as a new video
+ * (docs/import-clips-search.md#clips-as-videos-clipof): its span in seconds.
+ */
 export const ClipOfSchema = z
   .strictObject({
     videoId: z.string().openapi({ description: "The video to cut the clip from (processing or ready)" }),
@@ -248,7 +258,10 @@ const videoFields = {
   allowedOrigins: AllowedOriginsSchema.optional(),
 };
 
-/** The video a tus direct upload creates (section 13): its fields, and no other source. */
+/**
+ * The video a tus direct upload creates (docs/api-guide.md#direct-uploads-from-a-browser-tus): its
+ * fields, and no other source.
+ */
 export const UploadedVideoSchema = z.strictObject(videoFields).openapi("UploadedVideoRequest");
 
 /** The most caption languages a creation may ask to be generated. */
@@ -293,7 +306,7 @@ export const VideoCreateSchema = z
       .openapi({
         format: "uri",
         description:
-          "Import the video from this URL instead of uploading it (contract §19): a public https:// address (http:// " +
+          "Import the video from this URL instead of uploading it: a public https:// address (http:// " +
           "and loopback only where webhooks may use them, in local development), each redirect checked again. The " +
           "answer has no `upload`; the video is `importing` until its source is stored, then goes on as an upload does.",
         example: "https://media.example.com/intro.mp4",

@@ -2,7 +2,10 @@ import { ApiError } from "../http/errors";
 import type { VideoStatus, Visibility } from "./model";
 import { MAX_METADATA_PAIRS, METADATA_KEY } from "./schemas";
 
-/** What the video list keeps (contract §5 and §19), each part optional, all combined. */
+/**
+ * What the video list keeps (docs/api-rules.md#videos-and-their-uploads,
+ * docs/import-clips-search.md#search-get-v1videos), each part optional, all combined.
+ */
 export type VideoFilter = {
   status?: VideoStatus | undefined;
   visibility?: Visibility | undefined;

@@ -18,7 +18,7 @@ export type ExpiryLimits = { batch: number; batches: number };
 const EXPIRY_LIMITS: ExpiryLimits = { batch: BATCH, batches: 10 };
 
 /**
- * Deletes test videos 24 hours after their creation (contract §16), exactly as
+ * Deletes test videos 24 hours after their creation (docs/api-guide.md#test-mode-and-going-live), exactly as
  * `DELETE /v1/videos/{id}` deletes them: through `deleteVideos`, so each gets its video.deleted
  * event (to test endpoints only) and the same clean-up. Bounded: at most `limits.batches` batches
  * of `limits.batch` a run, oldest first; the next run goes on. A video whose upload completion is

@@ -8,14 +8,14 @@ export type Thumbnail = { source: "auto" | "custom"; url: string };
 /** A video's playback URLs as the API shows them. */
 export type Playback = { hls: string; mp4: string | null; m4a: string | null };
 
-/** Playback is served by this Worker under this path (contract section 12). */
+/** Playback is served by this Worker under this path (docs/encoding.md#playback-tokens-and-the-embed-page). */
 export const PLAY_PATH = "/play";
 export const EMBED_PATH = "/embed";
 
 /**
  * A video's playback URLs; `subject` is its id, or a playback token that stands in for it, so every
  * relative URI inside the playlists resolves under the same prefix either way. `files` says which
- * of the MP4 and the M4A (contract sections 12 and 19) it has.
+ * of the MP4 and the M4A (docs/encoding.md#playback-tokens-and-the-embed-page, docs/audio-only.md) it has.
  */
 export function playbackUrls(origin: string, subject: string, files: { mp4: boolean; m4a: boolean }): Playback {
   const root = `${origin}${PLAY_PATH}/${subject}`;
@@ -32,8 +32,9 @@ export function filesOf(row: { has_mp4: number | null; has_m4a: number | null })
 }
 
 /**
- * The video's current thumbnail under `subject` (contract section 12): the URL a playback token
- * gives for a private video's picture, and the embed page's poster.
+ * The video's current thumbnail under `subject`
+ * (docs/encoding.md#playback-tokens-and-the-embed-page): the URL a playback token gives for a
+ * private video's picture, and the embed page's poster.
  */
 export function playbackThumbnailUrl(origin: string, subject: string): string {
   return `${origin}${PLAY_PATH}/${subject}/thumbnail`;

@@ -27,7 +27,10 @@ export type Video = {
   height: number | null;
   /** Lowest first; empty until the video is ready. */
   renditions: Rendition[];
-  /** Set once the video is playable (contract section 15): while processing, `mp4` and `m4a` are null. */
+  /**
+   * Set once the video is playable (docs/encoding.md#long-videos-playable-in-seconds): while
+   * processing, `mp4` and `m4a` are null.
+   */
   playback: Playback | null;
   /** Why the video is errored; null unless it is. */
   error: VideoError | null;

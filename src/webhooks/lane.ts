@@ -63,7 +63,7 @@ export class LaneSchedule {
  * One endpoint's delivery lane (a Durable Object per endpoint). The queue consumer hands it an
  * attempt and returns at once; the lane sends it in the background. An endpoint that hangs or
  * fails therefore holds only its own lane: other endpoints' lanes, and the queue's batches, never
- * wait for it (contract §10, endpoints are isolated), and its retries are scheduled through the
+ * wait for it (docs/webhooks.md, endpoints are isolated), and its retries are scheduled through the
  * queue with their delays, never waited for.
  *
  * Nothing is kept in the object's storage: the attempt's state lives in D1, where the consumer's

@@ -29,7 +29,7 @@ export const SECRET_OVERLAP_MS = 24 * 60 * 60 * 1000;
 export type EndpointRow = {
   id: string;
   project_id: string;
-  /** 1 live, 0 test (contract §16): it receives only the events of its mode's videos. */
+  /** 1 live, 0 test (docs/api-guide.md#test-mode-and-going-live): it receives only the events of its mode's videos. */
   livemode: number;
   url: string;
   event_types: string;

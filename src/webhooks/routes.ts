@@ -165,7 +165,7 @@ const retry = route(
   ["endpoint_not_found", "not_found", "endpoint_disabled"],
 );
 
-/** A webhook URL the service may deliver to (contract §10), normalized; else invalid_body on `url`. */
+/** A webhook URL the service may deliver to (docs/webhooks.md), normalized; else invalid_body on `url`. */
 function webhookUrl<E extends TenantEnv>(c: Context<E>, text: string): string {
   const problem = targetProblem(text, { allowHttp: c.var.config.allowHttpWebhooks });
   if (problem) throw new ApiError("invalid_body", { details: [{ path: "url", message: problem }] });

@@ -13,9 +13,9 @@ export type Bindings = { db: Db; queue: Queue };
 /**
  * Webhook delivery as an event subscriber: the first attempt of each event to every enabled
  * endpoint of its project and its mode (a test video's events go to test endpoints only, a live
- * one's to live endpoints only: contract §16) subscribed to its type, written, then sent to the
- * delivery queue. Safe to repeat: attempts are unique per event, endpoint and number, and the
- * consumer delivers an attempt only while it is pending.
+ * one's to live endpoints only: docs/api-guide.md#test-mode-and-going-live) subscribed to its type,
+ * written, then sent to the delivery queue. Safe to repeat: attempts are unique per event, endpoint
+ * and number, and the consumer delivers an attempt only while it is pending.
  */
 export function webhookSubscriber(bindings: Bindings): Subscriber {
   return {

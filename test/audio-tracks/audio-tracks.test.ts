@@ -188,7 +188,7 @@ describe("PUT /v1/videos/{id}/audio-tracks/{language}", () => {
     expect(page).toContain("player-audio.js");
   });
 
-  it("refuses with the contract's codes, before reading the file", async () => {
+  it("refuses with the documented codes, before reading the file", async () => {
     const { key } = await newWorkspace();
     const { id } = await readyVideo(key);
     const processing = await playable(encoder(), key, probeFacts(10));

@@ -217,7 +217,7 @@ describe("POST /v1/videos/{id}/captions/{language}/generate", () => {
     expect(await errorCode(await generate(key, id))).toBe("captions_exist");
   });
 
-  it("refuses with the contract's codes", async () => {
+  it("refuses with the documented codes", async () => {
     const { key } = await newWorkspace();
     const { video } = await newVideo(key);
     const { id } = await playable(encoder(), key, probeFacts(10));

@@ -137,7 +137,8 @@ describe("caption tracks in playback", () => {
       expect(await errorCode(response)).toBe("not_found");
       expect(response.headers.get("access-control-allow-origin")).toBe("*");
     }
-    // A playable video's tracks play already (contract section 15: playable is playable).
+    // A playable video's tracks play already (docs/encoding.md#long-videos-playable-in-seconds:
+    // playable is playable).
     const processing = await video({ ready: false });
     expect((await putTrack(processing.key, processing.id, "en")).status).toBe(200);
     expect((await api(`/play/${processing.id}/captions/en.vtt`)).status).toBe(200);

@@ -16,7 +16,7 @@ function policy(response: Response): Map<string, string> {
   );
 }
 
-describe("the dashboard's page (contract section 18)", () => {
+describe("the dashboard's page", () => {
   it("answers /dashboard and every path under it with the same HTML page", async () => {
     for (const path of [
       "/dashboard",
@@ -96,7 +96,7 @@ describe("GET / by who asks", () => {
   });
 });
 
-describe("the Origin check of section 3, for the dashboard with no configuration", () => {
+describe("the Origin check, for the dashboard with no configuration", () => {
   const create = (origin: string) => json("POST", { name: "from a page" }, { origin });
 
   it("accepts a cookie write from the request's own origin, which ALLOWED_ORIGINS does not list", async () => {

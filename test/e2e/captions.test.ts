@@ -8,9 +8,10 @@ import { clip, uploadVideo, type Video, waitForStatus } from "./media.ts";
 import { type DevServer, startDevServer } from "./server.ts";
 
 /**
- * Caption tracks end to end (contract §17) on the real dev server and encoder: uploaded while the
- * video encodes, read back, in the HLS a player reads, and on the embed page in Debian's Chromium;
- * there too, the video's chapters (docs/chapters.md) on the embed page's timeline.
+ * Caption tracks end to end (docs/captions-and-embed.md) on the real dev server and encoder:
+ * uploaded while the video encodes, read back, in the HLS a player reads, and on the embed page in
+ * Debian's Chromium; there too, the video's chapters (docs/chapters.md) on the embed page's
+ * timeline.
  */
 const chromium = requireChromium("the captions browser tests");
 const OUT = path.resolve(import.meta.dirname, "../../.vitest");
@@ -256,7 +257,8 @@ describe("caption tracks, end to end", () => {
     );
 
     it("shows storyboard previews on the timeline once the video has a storyboard.vtt", async () => {
-      // The storyboard is not made yet (contract §17's storyboard.vtt): here the browser is handed one.
+      // The storyboard is not made yet (its storyboard.vtt:
+      // docs/encoding.md#frames-and-the-storyboard): here the browser is handed one.
       const play = `${server.baseUrl}/play/${video.id}`;
       const sprite = new Uint8Array(await (await fetch(video.thumbnail.url)).arrayBuffer());
       const storyboard =

@@ -62,7 +62,8 @@ export async function keyedTenant(baseUrl: string, options: { name?: string; key
   const keys: string[] = [];
   for (let i = 0; i < (options.keys ?? 1); i++) {
     const key = await owner.request("POST", `/v1/projects/${projectId}/api-keys`, {
-      // Live: a test key's videos are encoded from their first 10 s only (contract §16).
+      // Live: a test key's videos are encoded from their first 10 s only
+      // (docs/api-guide.md#test-mode-and-going-live).
       body: { name: "tenant", scopes: ["read", "write"], mode: "live" },
     });
     keys.push(key.json.key as string);

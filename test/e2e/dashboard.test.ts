@@ -13,7 +13,7 @@ import { startReceiver } from "./receiver.ts";
 import { type DevServer, E2E_ADMIN_TOKEN, startDevServer } from "./server.ts";
 
 /**
- * The dashboard (contract section 18) as a person uses it, in Debian's Chromium against a real
+ * The dashboard (docs/dashboard.md) as a person uses it, in Debian's Chromium against a real
  * `wrangler dev` with the real encoder: every step found by its accessible name, axe-core on every
  * view, a 360 px phone, the keyboard alone for an upload and a bulk delete. It writes the
  * screenshots docs/dashboard.md shows.
@@ -57,7 +57,7 @@ async function clipboard(): Promise<string> {
   return page.evaluate(() => navigator.clipboard.readText());
 }
 
-describe.skipIf(!available)("the dashboard in Chromium (contract section 18)", () => {
+describe.skipIf(!available)("the dashboard in Chromium", () => {
   beforeAll(async () => {
     mkdirSync(DOCS, { recursive: true });
     clip = await makeClip({ width: 320, height: 180, seconds: 3, audio: true });
@@ -467,7 +467,7 @@ describe.skipIf(!available)("the dashboard in Chromium (contract section 18)", (
   it("shows the analytics view, and fits a 360 px phone on every view with no sideways scroll", async () => {
     await page.getByRole("link", { name: "Analytics", exact: true }).click();
     await page.getByRole("heading", { name: "Analytics" }).waitFor();
-    // The project's figures from GET /v1/analytics (contract §20), written out, with both charts.
+    // The project's figures from GET /v1/analytics (docs/analytics.md), written out, with both charts.
     await page.getByText("Startup time p50 / p95").waitFor();
     expect(await page.getByText("No analytics yet.").count()).toBe(0);
     await page.getByRole("img", { name: /^Views/ }).waitFor();
@@ -589,7 +589,7 @@ describe.skipIf(!available)("the dashboard in Chromium (contract section 18)", (
     await expect.poll(async () => (await takes())[0]?.status, { timeout: 30_000 }).not.toBe("waiting_for_upload");
   }, 120_000);
 
-  it("finds videos by title words and tags, tags a video, cuts a clip of it and imports one from a URL (contract section 19)", async () => {
+  it("finds videos by title words and tags, tags a video, cuts a clip of it and imports one from a URL", async () => {
     await page.goto(projectUrl);
     // An origin on this machine (loopback is allowed in local development, as for webhooks).
     const origin = createServer((_request, response) => {

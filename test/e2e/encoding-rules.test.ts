@@ -19,9 +19,9 @@ import {
 import { type DevServer, startDevServer } from "./server.ts";
 
 /**
- * Contract sections 12 and 15 through `npm run dev`: status only moves forward while every encoder
- * is busy, one project's encodings never hold another's 3 s clip past 60 s, and hostile or odd
- * sources end as the contract says.
+ * The encoding's promises (docs/encoding.md#what-it-promises) through `npm run dev`: status only
+ * moves forward while every encoder is busy, one project's encodings never hold another's 3 s clip
+ * past 60 s, and hostile or odd sources end as promised.
  */
 
 let server: DevServer;

@@ -81,7 +81,7 @@ describe("encoding, end to end through npm run dev", () => {
     expect(variant).toContain("#EXT-X-ENDLIST");
     expect(variant.match(/seg_\d+\.ts/g)?.length).toBe(1);
 
-    // The audio only (contract section 19): AAC, no other stream, the whole duration (±0.1 s).
+    // The audio only (docs/audio-only.md): AAC, no other stream, the whole duration (±0.1 s).
     const m4a = video.playback?.m4a ?? "";
     const audio = await fetch(m4a, { headers: { range: "bytes=0-7" } });
     expect(audio.status).toBe(206);
@@ -180,7 +180,7 @@ describe("encoding, end to end through npm run dev", () => {
     const video = await waitForStatus(tenant.call, id, ["ready", "errored"], 120);
     expect(video).toMatchObject({ status: "ready", width: 7680, height: 4320 });
     expect(video.renditions.map((rendition) => rendition.resolution)).toEqual(["360p", "720p", "1080p"]);
-    // A silent source has no audio only file (contract section 19).
+    // A silent source has no audio only file (docs/audio-only.md).
     expect(video.playback?.m4a).toBeNull();
     expect((await fetch(`${server.baseUrl}/play/${id}/audio.m4a`)).status).toBe(404);
   }, 150_000);

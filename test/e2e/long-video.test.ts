@@ -11,10 +11,10 @@ import { startReceiver } from "./receiver.ts";
 import { type DevServer, freePort, startDevServer } from "./server.ts";
 
 /**
- * Contract section 15 on a real 10-minute source through `npm run dev`: playable within seconds,
- * segments made as they are asked for, a continuous timeline, bytes that never change, an MP4 over
- * 100 MB, and no request between the encoder and the Worker over 50 MiB (a proxy between them
- * counts every request body).
+ * Long videos, playable in seconds (docs/encoding.md#long-videos-playable-in-seconds), on a real
+ * 10-minute source through `npm run dev`: playable within seconds, segments made as they are asked
+ * for, a continuous timeline, bytes that never change, an MP4 over 100 MB, and no request between
+ * the encoder and the Worker over 50 MiB (a proxy between them counts every request body).
  */
 
 const MiB = 1024 * 1024;

@@ -5,9 +5,9 @@ import { startReceiver } from "./receiver.ts";
 import { type DevServer, startDevServer } from "./server.ts";
 
 /**
- * Test mode over HTTP against `npm run dev` (contract §16): a key of each mode in one project,
- * each blind to the other's videos, uploads and endpoints, and each mode's events delivered to its
- * own endpoints only.
+ * Test mode over HTTP against `npm run dev` (docs/api-guide.md#test-mode-and-going-live): a key of
+ * each mode in one project, each blind to the other's videos, uploads and endpoints, and each
+ * mode's events delivered to its own endpoints only.
  */
 
 let server: DevServer;

@@ -2,13 +2,17 @@ import { expect } from "vitest";
 import { launchChromium } from "./chromium.ts";
 import { ffmpeg, probe } from "./media.ts";
 
-/** Contract section 15: metadata, and a seek, each within this long, for any length. */
+/**
+ * The MP4 opens at once (docs/encoding.md#long-videos-playable-in-seconds): metadata, and a seek,
+ * each within this long, for any length.
+ */
 export const OPENS_WITHIN_MS = 5_000;
 
 /**
- * Contract section 15, "the MP4 opens at once", measured from outside: ffprobe over HTTP reads
- * its duration, ffmpeg seeks to 80% of it and decodes a frame, and Chromium's `<video src>` has
- * its metadata and completes a seek there, each within OPENS_WITHIN_MS. Returns the times (ms).
+ * The MP4 opens at once (docs/encoding.md#long-videos-playable-in-seconds), measured from outside:
+ * ffprobe over HTTP reads its duration, ffmpeg seeks to 80% of it and decodes a frame, and
+ * Chromium's `<video src>` has its metadata and completes a seek there, each within
+ * OPENS_WITHIN_MS. Returns the times (ms).
  */
 export async function expectMp4OpensAtOnce(url: string, duration: number) {
   let start = performance.now();

@@ -4,8 +4,9 @@ import { keyedTenant } from "./client.ts";
 import { binaries, clip, probe, storedKeys, uploadVideo, waitForStatus } from "./media.ts";
 import { type DevServer, startDevServer } from "./server.ts";
 
-// Contract §19 end to end through `npm run dev` and the real encoder: a clip playlist cut from a
-// ready video, clips as videos, allowed origins on /play/ and /embed/, and tags, metadata and search.
+// What docs/import-clips-search.md promises, end to end through `npm run dev` and the real encoder:
+// a clip playlist cut from a ready video, clips as videos, allowed origins on /play/ and /embed/,
+// and tags, metadata and search.
 
 let server: DevServer;
 let tenant: Awaited<ReturnType<typeof keyedTenant>>;
@@ -41,7 +42,7 @@ async function firstFrameLuma(url: string): Promise<number> {
   return Number(value);
 }
 
-describe("contract §19 over HTTP", () => {
+describe("clips, allowed origins, tags, metadata and search over HTTP", () => {
   it("cuts a ready video's playlists to a range, and a ranged token's stay within it", async () => {
     const source = await clip({ width: 640, height: 360, seconds: 14 });
     const { id } = await uploadVideo(tenant.call, source, { title: "Clip source" });

@@ -25,7 +25,7 @@ async function get(url: string, headers: Record<string, string> = {}) {
   };
 }
 
-describe("playback at scale under wrangler dev (contract section 21)", () => {
+describe("playback at scale under wrangler dev", () => {
   it("serves a repeated segment from the location's cache, and a private or deleted video at once no more", async () => {
     const { id } = await uploadVideo(tenant.call, await clip({ width: 320, height: 180, seconds: 3 }));
     const video = await waitForStatus(tenant.call, id, ["ready", "errored"], 90);

@@ -43,7 +43,7 @@ describe("thumbnails over HTTP", () => {
     expect(served.status).toBe(200);
     expect(served.headers.get("content-type")).toBe("image/png");
     expect(served.headers.get("cache-control")).toBe("public, max-age=31536000, immutable");
-    // The stored image is the upload less its metadata (contract §7).
+    // The stored image is the upload less its metadata (docs/images.md).
     expect(new Uint8Array(await served.arrayBuffer())).toEqual(stripMetadata(png, "image/png"));
     const revalidated = await fetch(url, { headers: { "if-none-match": served.headers.get("etag") ?? "" } });
     expect(revalidated.status).toBe(304);

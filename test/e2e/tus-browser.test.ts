@@ -9,8 +9,9 @@ import { sha256, storedSource } from "./tus-support.ts";
 
 /**
  * A browser page on another origin uploads a clip straight to the API with tus-js-client's browser
- * bundle, through the upload URL's CORS (contract section 13), and the clip then plays: it goes on
- * to encoding like any upload. Debian's Chromium, driven by playwright-core.
+ * bundle, through the upload URL's CORS (docs/api-guide.md#direct-uploads-from-a-browser-tus), and
+ * the clip then plays: it goes on to encoding like any upload. Debian's Chromium, driven by
+ * playwright-core.
  */
 const available = requireChromium("the tus browser test");
 const ROOT = path.resolve(import.meta.dirname, "../..");
@@ -86,7 +87,7 @@ describe.skipIf(!available)("tus-js-client in Chromium, from a page on another o
       await browser.close();
     }
     const videoId = allowed.json.video.id as string;
-    // Like any upload, it goes on to encoding (contract section 12).
+    // Like any upload, it goes on to encoding (docs/encoding.md#what-it-promises).
     const video = await waitForStatus(tenant.call, videoId, ["ready", "errored"], 60);
     expect(video.status).toBe("ready");
     const stored = await storedSource(server.persistTo, tenant.projectId, videoId);

@@ -6,8 +6,9 @@ import { type DevServer, startDevServer } from "./server.ts";
 import { bodyOf, bytesOf, sha256, startCuttingProxy, storedSource } from "./tus-support.ts";
 
 /**
- * Direct uploads (contract section 13) over real HTTP: tus-js-client in Node against `wrangler dev`,
- * its PATCHes cut off mid-body and resumed, and the source R2 holds compared byte for byte.
+ * Direct uploads (docs/api-guide.md#direct-uploads-from-a-browser-tus) over real HTTP:
+ * tus-js-client in Node against `wrangler dev`, its PATCHes cut off mid-body and resumed, and the
+ * source R2 holds compared byte for byte.
  */
 let server: DevServer;
 let tenant: Awaited<ReturnType<typeof keyedTenant>>;
@@ -186,7 +187,7 @@ describe("tus-js-client in Node", () => {
     expect(sha256(await storedSource(server.persistTo, tenant.projectId, video.id))).toBe(sha256(source));
   });
 
-  it("answers the contract's tus errors over HTTP, plain, with Tus-Resumable", async () => {
+  it("answers the documented tus errors over HTTP, plain, with Tus-Resumable", async () => {
     const { url } = await newUpload({ maxSizeBytes: 50 });
     const send = (target: string, method: string, headers: Record<string, string>, body?: string) =>
       fetch(target, { method, headers, body });

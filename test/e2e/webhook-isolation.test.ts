@@ -19,7 +19,7 @@ afterAll(async () => {
   await hanging?.close();
 });
 
-describe("webhook endpoints are isolated (contract §10)", () => {
+describe("webhook endpoints are isolated", () => {
   it("delivers each event to a healthy endpoint within 5 s while 20 endpoints hang beside it", async () => {
     const noisy = await keyedTenant(server.baseUrl, { name: "noisy" });
     const quiet = await keyedTenant(server.baseUrl, { name: "quiet" });

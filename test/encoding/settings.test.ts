@@ -268,7 +268,7 @@ describe("watermark image", () => {
   });
 });
 
-describe("a watermark is one still picture of at most 4096×4096 (contract section 8)", () => {
+describe("a watermark is one still picture of at most 4096×4096", () => {
   it.each([
     ["an APNG (acTL)", IMAGES.animatedPng, "image/png"],
     ["an animated WebP", IMAGES.animatedWebp, "image/webp"],

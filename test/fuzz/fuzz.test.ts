@@ -23,8 +23,9 @@ import { type Document, HEADER_VARIANTS, JSON_CONTENT_TYPES, type JsonSchema, mu
  * paths, queries, bodies, headers and credentials. Each request must answer without a 5xx, with
  * an x-request-id, and, when it fails, with a JSON error whose code the operation documents for
  * that status. A tenant whose ids the others send, but who sends nothing, must come out unchanged,
- * and so must a project's live objects whose ids its test key sends (contract §16). `FUZZ_RUNS` and `FUZZ_SEED` (a
- * number, or "random") come from `npm run fuzz`; `npm test` runs a fixed seed.
+ * and so must a project's live objects whose ids its test key sends
+ * (docs/api-guide.md#test-mode-and-going-live). `FUZZ_RUNS` and `FUZZ_SEED` (a number, or "random")
+ * come from `npm run fuzz`; `npm test` runs a fixed seed.
  */
 
 type Parameter = { name: string; in: string; required?: boolean; schema?: JsonSchema };
@@ -94,7 +95,10 @@ async function tenant() {
   };
 }
 
-/** Every row of a project's live objects (contract §16): what its test key must leave as it is. */
+/**
+ * Every row of a project's live objects (docs/api-guide.md#test-mode-and-going-live): what its test
+ * key must leave as it is.
+ */
 async function liveSnapshot(projectId: string) {
   const reads = [
     "SELECT * FROM videos WHERE project_id = ? AND livemode = 1 ORDER BY id",

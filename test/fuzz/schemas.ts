@@ -79,7 +79,10 @@ export const BROKEN_TEXT = fc.constantFrom(
   "del\u007f",
 );
 
-/** Content-Type spellings of a JSON body: those the contract accepts, and those it refuses. */
+/**
+ * Content-Type spellings of a JSON body: those the API accepts, and those it refuses
+ * (docs/api-rules.md#json-bodies).
+ */
 export const JSON_CONTENT_TYPES = [
   "application/json",
   "application/json;",

@@ -30,7 +30,7 @@ type ProtectedRoute = {
   scope?: "read" | "write";
   /** Routes that an unapproved account may still use. */
   skipsApproval?: boolean;
-  /** Routes that act in a mode (contract §16): they read `?mode=`. */
+  /** Routes that act in a mode (docs/api-guide.md#test-mode-and-going-live): they read `?mode=`. */
   modes?: boolean;
   body?: unknown;
 };
@@ -87,7 +87,8 @@ describe("the matrix", () => {
     expect(PROTECTED_ROUTES).toContainEqual(
       expect.objectContaining({ method: "GET", path: "/v1/account", skipsApproval: true }),
     );
-    // Every operation an API key may call acts in a mode (contract §16), and none other does.
+    // Every operation an API key may call acts in a mode
+    // (docs/api-guide.md#test-mode-and-going-live), and none other does.
     expect(PROTECTED_ROUTES.filter((route) => route.modes)).toEqual(
       PROTECTED_ROUTES.filter((route) => route.accepts === "any"),
     );

@@ -45,8 +45,8 @@ describe("D1 sessions and x-d1-bookmark", () => {
     });
     await apiWith({ DB: db.binding }, "/play/01JD6Q2V4Y9T3KX8M1N5P7R2S4/360p/seg_00000.ts");
     // A playback's files read the video's state at the primary, since that state is remembered for
-    // 5 s (contract §21) and a lagging replica must not be remembered right after a write forgot it;
-    // the master playlist then reads the state remembered: no D1 read of its own.
+    // 5 s (docs/playback-at-scale.md) and a lagging replica must not be remembered right after a
+    // write forgot it; the master playlist then reads the state remembered: no D1 read of its own.
     await apiWith({ DB: db.binding }, "/play/01JD6Q2V4Y9T3KX8M1N5P7R2S4/master.m3u8");
     expect(db.sessions).toEqual(["first-primary", "first-unconstrained", "first-primary", "first-unconstrained"]);
   });

@@ -3,7 +3,10 @@ import { ROUTES } from "../../src/http/route";
 import { HEADER_VARIANTS, JSON_CONTENT_TYPES } from "../fuzz/schemas";
 import { api, bearer, clientIp, json, newVideo, newWorkspace, withCookie } from "../helpers";
 
-/** The contract's test of a JSON Content-Type: the media type before the first `;`, trimmed. */
+/**
+ * The API's test of a JSON Content-Type (docs/api-rules.md#json-bodies): the media type before the
+ * first `;`, trimmed.
+ */
 const acceptsJson = (type: string) => type.split(";")[0]?.trim().toLowerCase() === "application/json";
 
 async function workspace() {
@@ -74,7 +77,7 @@ describe("no header is a 500", () => {
     }
   });
 
-  it("accepts the contract's odd but JSON spellings for real writes", async () => {
+  it("accepts the odd but JSON spellings for real writes", async () => {
     const { session } = await workspace();
     const created = await api(
       "/v1/projects",

@@ -23,7 +23,7 @@ type Document = {
 /**
  * Served, but not operations of the API: its own description, playback and the embed page
  * (described by the Playback tag), the encoder's internal calls back, the static files, and the
- * dashboard's page (contract §18: HTML for people, which speaks the documented /v1 operations).
+ * dashboard's page (docs/dashboard.md: HTML for people, which speaks the documented /v1 operations).
  */
 const NOT_OPERATIONS = ["GET /", "GET /docs", "GET /v1/openapi.json", "GET /dashboard", "GET /dashboard/*"];
 const NOT_OPERATION_PREFIXES = ["/play/", "/embed/", "/internal/", "/vendor/"];
@@ -115,7 +115,7 @@ describe("the OpenAPI document", () => {
     }
   });
 
-  it("shows test mode (contract §16): livemode on every object that has a mode, ?mode=, going live", async () => {
+  it("shows test mode: livemode on every object that has a mode, ?mode=, going live", async () => {
     const doc = (await document()) as Document & {
       info: { description: string };
       paths: Record<

@@ -12,7 +12,7 @@ const BROKEN = [
   "del \u007f",
 ];
 
-describe("text fields are well-formed Unicode without control characters (contract §1)", () => {
+describe("text fields are well-formed Unicode without control characters", () => {
   it.each(BROKEN)("refuses %j with each endpoint's own code, storing nothing", async (text) => {
     const { session, key, project } = await newWorkspace();
     const cases: [string, RequestInit, string][] = [

@@ -18,7 +18,7 @@ async function videoCount(projectId: string): Promise<number> {
   );
 }
 
-describe("Idempotency-Key (contract §14)", () => {
+describe("Idempotency-Key", () => {
   it("replays a 2xx answer byte for byte with Idempotent-Replayed, and does nothing more", async () => {
     const { key, project } = await newWorkspace();
     const create = () => api("/v1/videos", withKey(bearer(key, json("POST", { title: "Once" })), "create-1"));

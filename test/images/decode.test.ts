@@ -31,7 +31,7 @@ function scanOf(jpeg: Uint8Array): { start: number; scanEnd: number; end: number
   return { start, scanEnd, end: jpeg.length - 2 };
 }
 
-describe("pixel decoding (contract section 7)", () => {
+describe("pixel decoding", () => {
   it.each([
     ["rgbPng", "image/png"],
     ["rgbaPng", "image/png"],

@@ -80,8 +80,8 @@ describe("safe webhook targets", () => {
 });
 
 /**
- * What the contract's rule says of a URL's host: `accept` (a target everywhere), `refuse` (nowhere)
- * or `loopback` (only where ALLOW_HTTP_WEBHOOKS is true).
+ * What the safe-target rules (docs/webhooks.md#safe-targets) say of a URL's host: `accept` (a
+ * target everywhere), `refuse` (nowhere) or `loopback` (only where ALLOW_HTTP_WEBHOOKS is true).
  */
 type Expected = "accept" | "refuse" | "loopback";
 type Row = { block: string; rfc: string; host: string; expected: Expected };
@@ -118,7 +118,7 @@ const IPV4_REGISTRY: Row[] = [
   row("192.0.0.0/24 IETF protocol assignments", "RFC 6890 §2.1", "192.0.0.200", "refuse"),
   row("192.0.0.0/29 IPv4 service continuity prefix", "RFC 7335", "192.0.0.2", "refuse"),
   row("192.0.0.8/32 IPv4 dummy address", "RFC 7600", "192.0.0.8", "refuse"),
-  // Globally reachable in the registry, but inside 192.0.0/24, which the contract refuses whole.
+  // Globally reachable in the registry, but inside 192.0.0/24, which the rules refuse whole.
   row("192.0.0.9/32 PCP anycast", "RFC 7723", "192.0.0.9", "refuse"),
   row("192.0.0.10/32 TURN anycast", "RFC 8155", "192.0.0.10", "refuse"),
   row("192.0.0.170/32 NAT64/DNS64 discovery", "RFC 8880", "192.0.0.170", "refuse"),
@@ -163,7 +163,7 @@ const IPV6_REGISTRY: Row[] = [
   row("2001::/23 IETF protocol assignments", "RFC 2928", "[2001:100::1]", "refuse"),
   row("2001::/23 IETF protocol assignments, unassigned anycast", "RFC 2928", "[2001:1::4]", "refuse"),
   row("2001::/32 Teredo, public server and client", "RFC 4380", "[2001:0:808:808:8000:f227:fefe:fefe]", "accept"),
-  // Globally reachable in the registry; 2001::/23 is not listed by the contract, so they are targets.
+  // Globally reachable in the registry; 2001::/23 is not named by the rules, so they are targets.
   row("2001:1::1/128 PCP anycast", "RFC 7723", "[2001:1::1]", "accept"),
   row("2001:1::2/128 TURN anycast", "RFC 8155", "[2001:1::2]", "accept"),
   row("2001:1::3/128 DNS-SD SRP anycast", "RFC 9665", "[2001:1::3]", "accept"),

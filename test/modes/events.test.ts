@@ -6,8 +6,8 @@ import { api, bearer, json, newVideo, withCookie } from "../helpers";
 import { twoModes } from "./support";
 
 /**
- * Contract §16: events of a test object go only to test endpoints, and a live object's only to
- * live endpoints, whichever credential made the change.
+ * Test mode (docs/api-guide.md#test-mode-and-going-live): events of a test object go only to test
+ * endpoints, and a live object's only to live endpoints, whichever credential made the change.
  */
 
 /** The videos whose events reached the endpoint, by event type, read from its attempts. */

@@ -11,9 +11,10 @@ import { InstrumentedD1 } from "../support/d1";
 import { twoModes } from "./support";
 
 /**
- * Contract §16: a test video is deleted 24 hours after its creation as DELETE /v1/videos/{id}
- * deletes it, its video.deleted included, by the scheduled sweep. The clock is injected, never
- * waited for. The sweep reads every project's expired test videos, so each test reads only its own.
+ * Test mode (docs/api-guide.md#test-mode-and-going-live): a test video is deleted 24 hours after
+ * its creation as DELETE /v1/videos/{id} deletes it, its video.deleted included, by the scheduled
+ * sweep. The clock is injected, never waited for. The sweep reads every project's expired test
+ * videos, so each test reads only its own.
  */
 
 const store = () => ({ db: env.DB, deletions: env.DELETION_QUEUE });

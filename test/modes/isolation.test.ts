@@ -9,9 +9,10 @@ import { type Ran, recordingBindings, unboundStatements } from "../support/modes
 import { type ModeObjects, snapshot, type TwoModes, twoModes } from "./support";
 
 /**
- * Contract §16: an API key sees only its own mode's objects. Every operation a key may call, made
- * with one mode's key on the other mode's object, answers that resource's own not-found code,
- * changes nothing of it, and runs only statements that bind the key's mode.
+ * Test mode (docs/api-guide.md#test-mode-and-going-live): an API key sees only its own mode's
+ * objects. Every operation a key may call, made with one mode's key on the other mode's object,
+ * answers that resource's own not-found code, changes nothing of it, and runs only statements that
+ * bind the key's mode.
  */
 
 const other = (mode: Mode): Mode => (mode === "live" ? "test" : "live");

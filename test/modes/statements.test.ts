@@ -7,11 +7,11 @@ import { CALLS, workspace } from "../support/calls";
 import { modeBindingProblem, onModeTables, recordingBindings, unboundStatements } from "../support/modes";
 
 /**
- * Test mode's rule as the database sees it (contract §16): every statement that a request made
- * with an API key runs on videos, tus_uploads or webhook_endpoints binds the key's mode. Each
- * operation an API key may call runs on its success path (the round-trip budget's calls) with a
- * key of each mode, and every statement it ran is read back with the values bound to it.
- * test/modes/isolation.test.ts runs the other mode's objects through the same check;
+ * Test mode's rule as the database sees it (docs/api-guide.md#test-mode-and-going-live): every
+ * statement that a request made with an API key runs on videos, tus_uploads or webhook_endpoints
+ * binds the key's mode. Each operation an API key may call runs on its success path (the round-trip
+ * budget's calls) with a key of each mode, and every statement it ran is read back with the values
+ * bound to it. test/modes/isolation.test.ts runs the other mode's objects through the same check;
  * scripts/mode-scoping.mjs checks the query modules' source.
  */
 

@@ -8,10 +8,10 @@ import { apiWith } from "../support/app";
 import { countingBindings } from "../support/round-trips";
 
 /**
- * Contract section 21: an unchanging `/play/` file served again with no D1 or R2 read, the
- * playback state read from D1 at most once per video per 5 s, and changes that narrow who may play
- * (private, deleted) in force at once where they are made. Every request here goes through
- * bindings that count their round trips.
+ * Playback at scale (docs/playback-at-scale.md): an unchanging `/play/` file served again with no
+ * D1 or R2 read, the playback state read from D1 at most once per video per 5 s, and changes that
+ * narrow who may play (private, deleted) in force at once where they are made. Every request here
+ * goes through bindings that count their round trips.
  */
 describe("playback at scale: the location's cache", () => {
   const encoder = withFakeEncoder();

@@ -146,7 +146,7 @@ describe("playback over HTTP", () => {
     expect(whole.status).toBe(200);
   });
 
-  it("serves the M4A (contract §19): audio/mp4, HEAD, 206 ranges, 416 past the end, under a token too", async () => {
+  it("serves the M4A: audio/mp4, HEAD, 206 ranges, 416 past the end, under a token too", async () => {
     const { id, key } = await readyVideo();
     const whole = await api(`/play/${id}/audio.m4a`);
     expect(whole.status).toBe(200);
@@ -254,7 +254,7 @@ describe("playback over HTTP", () => {
     expect((await api(`/play/${token.token}/master.m3u8`)).status).toBe(200);
   });
 
-  it("orders its checks as the contract does: private before not ready, deleted 404 whatever it was", async () => {
+  it("orders its checks: private before not ready, deleted 404 whatever it was", async () => {
     const { key } = await newWorkspace();
     const waiting = await uploadedVideo(key);
     await api(`/v1/videos/${waiting.id}`, bearer(key, json("PATCH", { visibility: "private" })));

@@ -14,10 +14,11 @@ const VTT = "WEBVTT\n\n00:00:00.500 --> 00:00:02.000\nHello\n";
 const JPEG = "image/jpeg";
 
 /**
- * Contract section 21 for the `/play/` and `/embed/` answers made from the video's state and its
- * caption tracks (the master playlist, the caption files, the current thumbnail, the embed page):
- * no D1 read of their own while the state is remembered (at most 5 s), and a caption track or
- * custom thumbnail changed through the API shows at once where it was changed.
+ * Playback at scale (docs/playback-at-scale.md) for the `/play/` and `/embed/` answers made from
+ * the video's state and its caption tracks (the master playlist, the caption files, the current
+ * thumbnail, the embed page): no D1 read of their own while the state is remembered (at most 5 s),
+ * and a caption track or custom thumbnail changed through the API shows at once where it was
+ * changed.
  */
 describe("playback at scale: the remembered state serves the master, captions, thumbnail and embed page", () => {
   const encoder = withFakeEncoder();

@@ -7,8 +7,9 @@ import { apiWith } from "../support/app";
 import { newUpload, TUS } from "../uploads/support";
 
 /**
- * STYLE rule 16 and issue 25, item 9: one secret per purpose, each rotatable without downtime. The
- * Worker is called with some secrets replaced (`apiWith`), as after a `wrangler secret put`.
+ * One secret per purpose (docs/conventions.md#one-secret-per-purpose; issue 25, item 9): each
+ * rotatable without downtime. The Worker is called with some secrets replaced (`apiWith`), as after
+ * a `wrangler secret put`.
  */
 type SecretName = (typeof SECRETS)[keyof typeof SECRETS];
 const NEW = "a-new-value-of-at-least-32-characters-0123";

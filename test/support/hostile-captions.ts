@@ -1,5 +1,5 @@
 /**
- * Caption files made to be slow to read (contract §17: parsing takes time in proportion to the
+ * Caption files made to be slow to read (docs/captions-and-embed.md: parsing takes time in proportion to the
  * file's size, whatever its content). Each is close to the 2 MiB limit. Used by the captions tests
  * (what each answer is) and by scripts/bench-captions.ts (how long each takes). Self-contained, so
  * that Node runs it as it is.

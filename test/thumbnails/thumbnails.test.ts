@@ -249,7 +249,7 @@ describe("PUT /v1/videos/{id}/thumbnail", () => {
   });
 });
 
-describe("a thumbnail's pixels are decoded (contract section 7)", () => {
+describe("a thumbnail's pixels are decoded", () => {
   it("refuses a PNG whose image data does not decode, or holds less than its IHDR declares", async () => {
     const { key, video } = await setUp();
     const rows = greyRows(32, 24);
@@ -375,7 +375,7 @@ describe("the public thumbnail route", () => {
   );
 });
 
-describe("a private or deleted video's thumbnail URLs (contract section 7)", () => {
+describe("a private or deleted video's thumbnail URLs", () => {
   afterEach(() => {
     vi.restoreAllMocks();
   });

@@ -122,7 +122,7 @@ describe("R2's refusals of a completion, by R2's error codes (issue 25, item 7)"
   });
 });
 
-describe("a repeated completion (contract section 14)", () => {
+describe("a repeated completion", () => {
   afterEach(() => {
     vi.restoreAllMocks();
   });

@@ -144,7 +144,7 @@ describe("the tus protocol", () => {
     expect(head.headers.get("cache-control")).toBe("no-store");
   });
 
-  it("answers every error status of the contract, each with Tus-Resumable", async () => {
+  it("answers every documented tus error status, each with Tus-Resumable", async () => {
     const { key } = await newWorkspace();
     const upload = await newUpload(key, { maxSizeBytes: 1000 });
     const expectStatus = (response: Response, status: number) => {

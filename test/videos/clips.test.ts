@@ -20,7 +20,8 @@ import { api, bearer, errorCode, json, newVideo, newWorkspace } from "../helpers
 import { apiWith } from "../support/app";
 import { runQueue } from "../support/handlers";
 
-// Frame-accurate clips as videos (contract §19): `POST /v1/videos` with `clipOf`.
+// Frame-accurate clips as videos (docs/import-clips-search.md#clips-as-videos-clipof):
+// `POST /v1/videos` with `clipOf`.
 
 const encoder = withFakeEncoder();
 afterEach(stopEncodings);
@@ -113,7 +114,7 @@ describe("POST /v1/videos with clipOf", () => {
     expect((await row(video.id)).error_message).toContain("the clip ends at 30 s");
   });
 
-  it("answers the contract's errors", async () => {
+  it("answers the documented errors", async () => {
     const { key } = await newWorkspace();
     const source = await playable(encoder(), key, probeFacts(20));
     const waiting = await newVideo(key);

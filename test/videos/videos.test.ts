@@ -484,7 +484,7 @@ describe("GET /v1/videos filters", () => {
 });
 
 describe("the video object", () => {
-  it("carries the encoding fields of contract §5, null or empty before the source is probed, and livemode (§16)", async () => {
+  it("carries the encoding fields, null or empty before the source is probed, and livemode", async () => {
     const { key } = await newWorkspace();
     const { video } = await newVideo(key);
     const read = (await (await api(`/v1/videos/${video.id}`, bearer(key))).json()) as Record<string, unknown>;

@@ -88,7 +88,7 @@ describe("creating endpoints: safe targets", () => {
     expect((await api(path, bearer(key, json("POST", { url: "https://hooks.example.com/y" })))).status).toBe(201);
   });
 
-  it(`holds the ${QUOTAS.webhook_endpoints.limit} per mode: test endpoints take no room from live ones (§16)`, async () => {
+  it(`holds the ${QUOTAS.webhook_endpoints.limit} per mode: test endpoints take no room from live ones`, async () => {
     const { key, project, session } = await newWorkspace({ mode: "test" });
     const path = `/v1/projects/${project.id}/webhook-endpoints`;
     for (let i = 0; i < QUOTAS.webhook_endpoints.limit; i++) {

@@ -17,7 +17,7 @@ describe("webhook endpoints", () => {
     const { base, key, endpoint } = await setUp();
     expect(endpoint).toMatchObject({
       url: "https://hooks.example.com/in",
-      // Created without eventTypes: every type, including types added later (contract §10).
+      // Created without eventTypes: every type, including types added later (docs/webhooks.md).
       eventTypes: [
         "video.deleted",
         "video.playable",

@@ -4,9 +4,9 @@ import type { EncodingStore } from "./coordinator-store";
 /**
  * The files a video's coordinator has put together from its stored segments, each an R2 multipart
  * upload the encoder's jobs fill a part each (callback-routes.ts; media-plan/PROTOCOL.md, "Files in
- * parts"): the MP4 (contract section 12, when `plan.mp4`) and the M4A (section 19, when
- * `plan.audio`). The upload, its parts made, and whether the file is complete are kept in the
- * coordinator's store (`<kind>`, `fileParts`, `<kind>Done`).
+ * parts"): the MP4 (docs/encoding.md#renditions-and-the-watermark, when `plan.mp4`) and the M4A
+ * (docs/audio-only.md, when `plan.audio`). The upload, its parts made, and whether the file is
+ * complete are kept in the coordinator's store (`<kind>`, `fileParts`, `<kind>Done`).
  */
 export type FileKind = "mp4" | "m4a";
 export type Upload = { key: string; uploadId: string };

@@ -299,8 +299,9 @@ export function filesOf(plan: Plan): FileKind[] {
 }
 
 /**
- * Where the video's source is: the R2 key its jobs read, and for a clip (contract section 19) the
- * span of that source it is made of (seconds), null for any other video.
+ * Where the video's source is: the R2 key its jobs read, and for a clip
+ * (docs/import-clips-search.md#clips-as-videos-clipof) the span of that source it is made of
+ * (seconds), null for any other video.
  */
 export type SourceOf = { key: string; clip: { start: number; end: number } | null };
 
@@ -309,7 +310,10 @@ export function sourceOf(row: VideoRow): SourceOf {
   return { key: row.source_key, clip: clip ? { start: row.clip_start as number, end: row.clip_end as number } : null };
 }
 
-/** Whether the video is a test video (contract section 16), encoded from its first seconds only. */
+/**
+ * Whether the video is a test video (docs/api-guide.md#test-mode-and-going-live), encoded from its
+ * first seconds only.
+ */
 export function isTestVideo(row: VideoRow): boolean {
   return row.livemode === 0;
 }

@@ -17,8 +17,9 @@ import { liveVideo } from "./queries";
 /** How long a viewer's request for a segment waits for it before it is told to come back. */
 export const WANT_TIMEOUT_MS = 25_000;
 /**
- * How long a viewer's request for a frame waits for it (the contract's 5 s, and room for a busy
- * machine). A frame whose every viewer has stopped waiting and that has not started is dropped.
+ * How long a viewer's request for a frame waits for it (the 5 s
+ * docs/encoding.md#frames-and-the-storyboard promises, and room for a busy machine). A frame whose
+ * every viewer has stopped waiting and that has not started is dropped.
  */
 export const FRAME_WAIT_MS = 10_000;
 
@@ -26,7 +27,7 @@ export const FRAME_WAIT_MS = 10_000;
 type Limited = { retryAfter: number };
 
 /**
- * One video's encoding (contract sections 12 and 15), from its upload to `ready`: a Durable Object
+ * One video's encoding (docs/encoding.md), from its upload to `ready`: a Durable Object
  * per video (`idFromName(videoId)`), which owns what its encoding has made and still needs.
  *
  * The work comes in units, each one encoder job when it runs: the probe (interactive), then (once

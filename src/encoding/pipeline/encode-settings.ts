@@ -7,7 +7,7 @@ import { DEFAULT_SETTINGS, type EncodingDocument, POSITIONS, RESOLUTIONS } from 
 
 /**
  * The settings an encoding keeps (`videos.encode_settings`): the project's when it started, so
- * later changes do not alter a video being encoded (contract section 12).
+ * later changes do not alter a video being encoded (docs/encoding.md#encoding-settings).
  */
 const EncodeSettingsSchema = z.strictObject({
   enabledResolutions: z.array(z.enum(RESOLUTIONS)).min(1),

@@ -1,7 +1,8 @@
 /**
- * How many frames a video may be asked to make (contract section 17): at most FRAMES_PER_MINUTE
- * frames not yet made, per rolling minute, per video (the client's own limit is the rate limiter's
- * `frames` policy). Pure: the coordinator keeps the times of the frames it admitted.
+ * How many frames a video may be asked to make (docs/encoding.md#frames-and-the-storyboard): at
+ * most FRAMES_PER_MINUTE frames not yet made, per rolling minute, per video (the client's own limit
+ * is the rate limiter's `frames` policy). Pure: the coordinator keeps the times of the frames it
+ * admitted.
  */
 
 export const FRAMES_PER_MINUTE = 60;

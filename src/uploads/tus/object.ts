@@ -14,12 +14,13 @@ export type UploadProgress = { offset: number; length: number | null; phase: Pha
 const COMPLETION_RETRY_MS = 10_000;
 
 /**
- * One tus upload (contract section 13): the only writer of its R2 multipart upload. It serialises
- * the upload's requests and hands each to its method's handler (handlers.ts); the store (store.ts)
- * holds the parts in R2 and the tail in this object's storage, and the body is cut into parts of
- * one size as it arrives (receive.ts). `offset` only ever counts bytes that are durably held, so a
- * client that resumes from HEAD neither loses nor repeats a byte, whenever its connection dropped.
- * An alarm at the expiry aborts the multipart upload and drops the bytes.
+ * One tus upload (docs/api-guide.md#direct-uploads-from-a-browser-tus): the only writer of its R2
+ * multipart upload. It serialises the upload's requests and hands each to its method's handler
+ * (handlers.ts); the store (store.ts) holds the parts in R2 and the tail in this object's storage,
+ * and the body is cut into parts of one size as it arrives (receive.ts). `offset` only ever counts
+ * bytes that are durably held, so a client that resumes from HEAD neither loses nor repeats a byte,
+ * whenever its connection dropped. An alarm at the expiry aborts the multipart upload and drops the
+ * bytes.
  */
 export class TusUpload extends DurableObject<Env> {
   /** Not `#private`: test/uploads/tus.test.ts clears `store.tailCache` to act as an evicted object. */

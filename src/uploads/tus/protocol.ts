@@ -1,14 +1,18 @@
 /**
- * tus 1.0.0 as this service speaks it (contract section 13): the headers, the limits, and the
- * answers' shape. Pure: the Durable Object (`object.ts`) and the Worker's entry
- * (`routes.ts`) both build their answers here, so every answer carries the same headers.
+ * tus 1.0.0 as this service speaks it (docs/api-guide.md#direct-uploads-from-a-browser-tus): the
+ * headers, the limits, and the answers' shape. Pure: the Durable Object (`object.ts`) and the
+ * Worker's entry (`routes.ts`) both build their answers here, so every answer carries the same
+ * headers.
  */
 
 export const TUS_VERSION = "1.0.0";
 export const TUS_EXTENSIONS = "creation,termination,expiration";
 export const OFFSET_CONTENT_TYPE = "application/offset+octet-stream";
 
-/** The largest PATCH body (contract section 13); Cloudflare's own request limit is 100 MB and up. */
+/**
+ * The largest PATCH body (docs/api-guide.md#direct-uploads-from-a-browser-tus); Cloudflare's own
+ * request limit is 100 MB and up.
+ */
 export const MAX_PATCH_BYTES = 64 * 1024 * 1024;
 
 /** The default and largest `maxSizeBytes` of an upload URL. */

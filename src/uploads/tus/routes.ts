@@ -6,10 +6,11 @@ import { tusAnswer } from "./protocol";
 import { verifyUploadToken } from "./url";
 
 /**
- * The tus endpoints (contract section 13): the creation URL `/tus/{token}` and its upload
- * `/tus/{token}/source`. Public: the token is the credential. The Worker only checks it and hands the
- * request, body streaming, to the upload's Durable Object, which speaks the protocol. Outside the
- * OpenAPI document: these answer tus, not JSON (POST /v1/uploads describes them).
+ * The tus endpoints (docs/api-guide.md#direct-uploads-from-a-browser-tus): the creation URL
+ * `/tus/{token}` and its upload `/tus/{token}/source`. Public: the token is the credential. The
+ * Worker only checks it and hands the request, body streaming, to the upload's Durable Object,
+ * which speaks the protocol. Outside the OpenAPI document: these answer tus, not JSON (POST
+ * /v1/uploads describes them).
  */
 async function toUpload(c: Context<AppEnv>): Promise<Response> {
   const uploadId = await verifyUploadToken(c.var.config.uploadUrlSecret, c.req.param("token") ?? "");

@@ -35,7 +35,8 @@ export type State = UploadInit & {
 
 /**
  * Whose video the upload acts on: its own, by id, whatever its mode. The URL is the credential
- * for this one video (contract §13), so no mode narrows what it reaches.
+ * for this one video (docs/api-guide.md#direct-uploads-from-a-browser-tus), so no mode narrows what
+ * it reaches.
  */
 export function uploadTenant(state: State): Tenant {
   return { projectId: state.projectId, mode: "both" };

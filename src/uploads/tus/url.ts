@@ -4,10 +4,10 @@ import { acceptedSecrets, type RotatingSecret } from "../../lib/secrets";
 import { parseUlid } from "../../lib/ulid";
 
 /**
- * An upload URL is its own credential (contract section 13): `/tus/{token}`, whose token is the
- * upload's id and an HMAC of it under a key derived from UPLOAD_URL_SECRET. Anyone holding it may
- * upload; an altered one names nothing, and is refused before any storage is touched. The upload
- * it creates lives at `/tus/{token}/source`.
+ * An upload URL is its own credential (docs/api-guide.md#direct-uploads-from-a-browser-tus):
+ * `/tus/{token}`, whose token is the upload's id and an HMAC of it under a key derived from
+ * UPLOAD_URL_SECRET. Anyone holding it may upload; an altered one names nothing, and is refused
+ * before any storage is touched. The upload it creates lives at `/tus/{token}/source`.
  */
 
 /** 128 bits of HMAC-SHA256, as for cursors: plenty against forgery. */

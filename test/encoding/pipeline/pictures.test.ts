@@ -19,9 +19,9 @@ import {
 } from "./support";
 
 /**
- * The coordinator's pictures beside the renditions (contract section 17): frames made when asked
- * for, while processing and once ready, each made once; the storyboard, without which a video is
- * not ready.
+ * The coordinator's pictures beside the renditions (docs/encoding.md#frames-and-the-storyboard):
+ * frames made when asked for, while processing and once ready, each made once; the storyboard,
+ * without which a video is not ready.
  */
 const encoder = withFakeEncoder();
 
@@ -113,7 +113,7 @@ async function deleteVideo(key: string, id: string) {
   expect((await api(`/v1/videos/${id}`, bearer(key, { method: "DELETE" }))).status).toBe(204);
 }
 
-describe("frames are bounded (contract section 17)", () => {
+describe("frames are bounded", () => {
   it("a frame nobody waits for any more is not made: its queued unit goes when its last viewer's wait ends", async () => {
     const { key } = await newWorkspace();
     const { id } = await playable(encoder(), key, probeFacts(8));
