@@ -81,8 +81,14 @@ describe("caption tracks, end to end", () => {
     const tracks = listed.json.data as Track[];
     const play = `${server.baseUrl}/play/${video.id}`;
     expect(tracks).toEqual([
-      { language: "en", label: "English (CC)", source: "upload", url: `${play}/captions/en.vtt` },
-      { language: "pt-BR", label: "Brazilian Portuguese", source: "upload", url: `${play}/captions/pt-BR.vtt` },
+      { language: "en", label: "English (CC)", source: "upload", status: "ready", url: `${play}/captions/en.vtt` },
+      {
+        language: "pt-BR",
+        label: "Brazilian Portuguese",
+        source: "upload",
+        status: "ready",
+        url: `${play}/captions/pt-BR.vtt`,
+      },
     ]);
     expect(await text(tracks[0]?.url as string)).toBe(ENGLISH);
     expect(await text(tracks[1]?.url as string)).toBe("WEBVTT\n\n00:00:01.000 --> 00:00:04.000\nOlá das legendas\n");

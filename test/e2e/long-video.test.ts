@@ -41,6 +41,11 @@ async function countingProxy(port: number, target: () => string) {
       },
     );
     forward.on("error", () => outgoing.destroy());
+    // A client that goes away (ffmpeg leaves a range once it has what it needs) closes the
+    // upstream request too, as its own connection closing would have: left open, each held a
+    // response of the whole source in the Worker, and after a few dozen jobs the Worker's answers
+    // to ffmpeg were cut short ("error reading header").
+    outgoing.on("close", () => forward.destroy());
     incoming.on("data", (chunk: Buffer) => {
       bytes += chunk.length;
     });
