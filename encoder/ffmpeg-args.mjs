@@ -12,7 +12,7 @@
 // an overlap.
 
 import { join } from "node:path";
-import { frameAt, stillSize, storyboard } from "../media-plan/pictures.mjs";
+import { frameAt, stillSize, storyboard, storyboardTimes } from "../media-plan/pictures.mjs";
 import {
   AUDIO_BITRATE,
   AUDIO_FRAME,
@@ -452,59 +452,72 @@ export function spriteArgs(sprite) {
 }
 
 /**
- * The ffmpeg arguments of storyboard tile `cue` (pictures.mjs `storyboard`): the still of the cue's
- * frame at the tile size, written to `file`. The same arguments as the frame at that time and
- * width (`stillArgs`), so a tile is the frame a viewer asking for it gets.
- * @param {Common} common @param {number} cue @param {string} file
+ * The storyboard job's ffmpeg runs, in order: a still per cue at the tile size
+ * (`dir/tile_NNN.jpg`), then the sprite that tiles them into `file` (`dir/storyboard.jpg`).
+ * @param {Common} common @param {string} dir
+ * @returns {{ stills: string[][], sprite: string[], file: string }}
  */
-export function tileArgs(common, cue, file) {
+export function storyboardArgs(common, dir) {
   const board = storyboard(common.plan);
-  const frame = /** @type {{ frame: number }} */ (board.cues[cue]).frame;
-  return stillArgs({ ...common, time: frameTime(common.plan, frame), width: board.tileWidth, file });
-}
-
-/**
- * The storyboard's sprite from its tiles, `dir/tile_NNN.jpg` in cue order: the sprite's arguments
- * and where it is written (`dir/storyboard.jpg`).
- * @param {Plan} plan @param {string} dir
- */
-export function storyboardSprite(plan, dir) {
-  const board = storyboard(plan);
+  const stills = storyboardTimes(common.plan).map((time, i) =>
+    stillArgs({ ...common, time, width: board.tileWidth, file: join(dir, `tile_${String(i).padStart(3, "0")}.jpg`) }),
+  );
   const file = join(dir, "storyboard.jpg");
-  const tile = (/** @type {number} */ cue) => join(dir, `tile_${String(cue).padStart(3, "0")}.jpg`);
-  const args = spriteArgs({ pattern: join(dir, "tile_%03d.jpg"), columns: board.columns, rows: board.rows, file });
-  return { args, file, tile, tiles: board.cues.length };
+  const sprite = spriteArgs({ pattern: join(dir, "tile_%03d.jpg"), columns: board.columns, rows: board.rows, file });
+  return { stills, sprite, file };
 }
 
 /**
- * The ffmpeg arguments that remux segments fed on standard input one after the other (MPEG-TS),
- * without encoding anything again (ADTS AAC to MP4's), into a fragmented file on standard output
- * (`empty_moov`: the moov first, then fragments; nothing seeks back, nothing goes to disk): the
- * MP4, the segments' video and audio with a fragment per keyframe, or the M4A, their audio alone
- * with a fragment about every segment's length.
- * @param {"mp4" | "m4a"} kind @param {Plan} plan
+ * The ffmpeg arguments of a remux of segments fed on standard input one after the other (MPEG-TS),
+ * without encoding anything again (ADTS AAC to MP4's), without metadata: `protocols` ffmpeg may
+ * open, the streams it keeps (`select`), then the container and where it goes (`output`).
+ * @param {string} protocols @param {string[]} select @param {string[]} output
+ */
+function remuxArgs(protocols, select, output) {
+  return [
+    "-hide_banner",
+    "-nostdin",
+    "-v",
+    "error",
+    "-protocol_whitelist",
+    protocols,
+    "-f",
+    "mpegts",
+    "-i",
+    "pipe:0",
+    ...select,
+    "-bsf:a",
+    "aac_adtstoasc",
+    "-map_metadata",
+    "-1",
+    ...output,
+  ];
+}
+
+/**
+ * The ffmpeg arguments that put the highest rendition's segments into one MP4 on standard output:
+ * a fragmented MP4 (the moov first, then a fragment per keyframe), which needs no seeking back and
+ * so streams out in parts of any size.
  * @returns {string[]}
  */
-export function fileArgs(kind, plan) {
-  const fragments = "+empty_moov+default_base_moof";
-  const segmentMicroseconds = Math.round(frameTime(plan, plan.framesPerSegment) * 1e6);
-  const output =
-    kind === "mp4"
-      ? ["-map", "0:v", "-map", "0:a?", "-c", "copy", "-movflags", `+frag_keyframe${fragments}`, "-f", "mp4"]
-      : [
-          "-map",
-          "0:a:0",
-          "-vn",
-          "-c:a",
-          "copy",
-          "-movflags",
-          fragments,
-          "-frag_duration",
-          String(segmentMicroseconds),
-        ].concat(["-f", "ipod"]);
-  return [
-    ...["-hide_banner", "-nostdin", "-v", "error", "-protocol_whitelist", "pipe", "-f", "mpegts", "-i", "pipe:0"],
-    ...output,
-    ...["-bsf:a", "aac_adtstoasc", "-map_metadata", "-1", "pipe:1"],
-  ];
+export function mp4Args() {
+  return remuxArgs(
+    "pipe",
+    ["-map", "0:v", "-map", "0:a?", "-c", "copy"],
+    ["-movflags", "+frag_keyframe+empty_moov+default_base_moof", "-f", "mp4", "pipe:1"],
+  );
+}
+
+/**
+ * The ffmpeg arguments that copy the segments' audio into an M4A `file`: no video, its `moov`
+ * moved to the front once written (`faststart`, which reads the file back: hence `file`).
+ * @param {string} file
+ * @returns {string[]}
+ */
+export function m4aArgs(file) {
+  return remuxArgs(
+    "pipe,file",
+    ["-map", "0:a:0", "-vn", "-c:a", "copy"],
+    ["-movflags", "+faststart", "-f", "ipod", "-y", file],
+  );
 }

@@ -8,32 +8,22 @@
 // - playback: the service's master playlist and a segment of about 1 MiB beside the bench floor
 //   Worker (scripts/bench-floor) reading the very same bytes from its R2.
 // Figures, not pass/fail: the targets are printed beside them for people to read.
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { defaultThreads, wholeRun } from "../encoder/bench/direct.mjs";
-import { storyboardSprite, tileArgs } from "../encoder/ffmpeg-args.mjs";
+import { storyboardArgs } from "../encoder/ffmpeg-args.mjs";
 import type { SourceInput } from "../encoder/source.mjs";
 import { serveFile } from "../encoder/test/file-server.mjs";
 import { makeClip } from "../encoder/test/media.mjs";
 import { type Plan, segmentCount } from "../media-plan/plan.mjs";
 import { keyedTenant } from "../test/e2e/client.ts";
-import {
-  binaries,
-  ffmpeg,
-  longClip,
-  probe,
-  uploadFile,
-  uploadVideo,
-  type Video,
-  waitForStatus,
-} from "../test/e2e/media.ts";
+import { binaries, longClip, uploadFile, uploadVideo, type Video, waitForStatus } from "../test/e2e/media.ts";
 import { startReceiver } from "../test/e2e/receiver.ts";
 import type { DevServer } from "../test/e2e/server.ts";
 import { startFloorWorker } from "./floor-worker.ts";
 import { percentile } from "./percentile.ts";
-import { cpuSeconds } from "./proc.ts";
 
 const MiB = 1024 * 1024;
 /** The sources of the pipeline section; BENCH_SOURCES=1,10 runs only those lengths (minutes). */
@@ -56,7 +46,7 @@ type Receiver = Awaited<ReturnType<typeof startReceiver>>;
 type EncodingEvent = { type: string; timestamp: string; data: Video };
 
 /** A project whose endpoint delivers every event to a local receiver. */
-export async function encodingTenant(baseUrl: string) {
+async function encodingTenant(baseUrl: string) {
   const receiver = await startReceiver(204);
   const tenant = await keyedTenant(baseUrl, { name: "bench-encoding" });
   await tenant.endpoint(receiver.url("/bench"));
@@ -64,7 +54,7 @@ export async function encodingTenant(baseUrl: string) {
 }
 
 /** The event of `type` about video `id` once it arrives (ready or errored end the wait). */
-export async function eventOf(receiver: Receiver, id: string, type: string, seconds = 3600) {
+async function eventOf(receiver: Receiver, id: string, type: string, seconds = 3600) {
   const deadline = Date.now() + seconds * 1000;
   while (Date.now() < deadline) {
     for (const delivery of receiver.received) {
@@ -117,27 +107,55 @@ function encoderDisk(): number {
 
 /**
  * CPU seconds the encoder process and its finished children (every ffmpeg and ffprobe it ran and
- * waited for) have used so far.
+ * waited for) have used so far: utime + stime + cutime + cstime of /proc/<pid>/stat.
  */
 function encoderCpuSeconds(pid: number): number {
-  return cpuSeconds(pid, true);
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat
+      .slice(stat.lastIndexOf(")") + 2)
+      .split(" ")
+      .map(Number);
+    const ticks = (fields[11] ?? 0) + (fields[12] ?? 0) + (fields[13] ?? 0) + (fields[14] ?? 0);
+    return ticks / CLOCK_TICKS;
+  } catch {
+    return 0;
+  }
 }
-
-/**
- * How fast the ready video's MP4 opens (docs/encoding.md#long-videos-playable-in-seconds: within
- * 5 s, for any length): ffprobe reading its duration over HTTP, and ffmpeg seeking to 80% of it and
- * decoding a frame (the encoder's own binaries, as the tests use them).
- */
-async function mp4Opens(url: string, duration: number) {
-  let start = performance.now();
-  const probed = (await probe(url, ["-show_entries", "format=duration"])) as { format?: { duration?: string } };
-  const probeMs = performance.now() - start;
-  start = performance.now();
-  await ffmpeg(["-v", "error", "-ss", (duration * 0.8).toFixed(3), "-i", url, "-frames:v", "1", "-f", "null", "-"]);
-  return { probeMs, seekMs: performance.now() - start, probedDuration: Number(probed.format?.duration) };
-}
+const CLOCK_TICKS = Number(execFileSync("getconf", ["CLK_TCK"]).toString().trim()) || 100;
 
 /** One GET: its status and milliseconds to the end of its body. */
+/**
+ * How fast the ready video's MP4 opens (contract section 15: within 5 s, for any length): ffprobe
+ * reading its duration over HTTP, and ffmpeg seeking to 80% of it and decoding a frame.
+ */
+function mp4Opens(url: string, duration: number) {
+  let start = performance.now();
+  const out = execFileSync(
+    binaries.ffprobe.path,
+    ["-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", url],
+    {
+      encoding: "utf8",
+    },
+  );
+  const probeMs = performance.now() - start;
+  start = performance.now();
+  execFileSync(binaries.ffmpeg.path, [
+    "-v",
+    "error",
+    "-ss",
+    (duration * 0.8).toFixed(3),
+    "-i",
+    url,
+    "-frames:v",
+    "1",
+    "-f",
+    "null",
+    "-",
+  ]);
+  return { probeMs, seekMs: performance.now() - start, probedDuration: Number(out.trim()) };
+}
+
 async function timed(url: string) {
   const started = performance.now();
   const response = await fetch(url);
@@ -149,7 +167,7 @@ async function timed(url: string) {
  * `ffmpeg args` run to the end, as from a shell: its wall time in ms and its CPU seconds (user +
  * system, from /usr/bin/time). Asynchronous: the source comes from a server in this process.
  */
-export function timedFfmpeg(args: string[]): Promise<{ ms: number; cpu: number }> {
+function timedFfmpeg(args: string[]): Promise<{ ms: number; cpu: number }> {
   const started = performance.now();
   return new Promise((resolve, reject) => {
     const child = spawn("/usr/bin/time", ["-f", "cpu %U %S", binaries.ffmpeg.path, ...args], {
@@ -240,7 +258,7 @@ export async function benchPipeline(server: DevServer) {
       const pipelineCpu = encoderCpuSeconds(encoderPid) - cpuBefore;
       const readyMs = Date.parse(ready.timestamp) - completedAt;
       const mp4Url = ready.data.playback?.mp4;
-      const opens = mp4Url ? await mp4Opens(mp4Url, spec.minutes * 60) : null;
+      const opens = mp4Url ? mp4Opens(mp4Url, spec.minutes * 60) : null;
       const row = {
         minutes: spec.minutes,
         size: `${spec.width}x${spec.height}`,
@@ -283,17 +301,16 @@ export async function benchPipeline(server: DevServer) {
 }
 
 /**
- * What a video's storyboard costs, made by the encoder's own runs (`tileArgs`: a still per cue at
- * the tile size, then `storyboardSprite`), one after the other; CPU seconds in all.
+ * What a video's storyboard costs, made by the encoder's own storyboard runs (`storyboardArgs`: a
+ * still per cue at the tile size, then the sprite), one after the other; CPU seconds in all.
  */
 async function storyboardCost(plan: Plan, source: SourceInput, dir: string) {
   mkdirSync(dir, { recursive: true });
   const common = { plan, source, watermark: null, threads: defaultThreads(), features: binaries.features };
-  const sprite = storyboardSprite(plan, dir);
+  const { stills, sprite } = storyboardArgs(common, dir);
   let cpu = 0;
-  for (let cue = 0; cue < sprite.tiles; cue++) cpu += (await timedFfmpeg(tileArgs(common, cue, sprite.tile(cue)))).cpu;
-  cpu += (await timedFfmpeg(sprite.args)).cpu;
-  return { tiles: sprite.tiles, cpu };
+  for (const args of [...stills, sprite]) cpu += (await timedFfmpeg(args)).cpu;
+  return { tiles: stills.length, cpu };
 }
 
 /**

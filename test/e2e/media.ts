@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import type { components } from "../../api-client/api.d.ts";
-import { resolveBinaries, runBinary } from "../../encoder/binaries.mjs";
+import { resolveBinaries } from "../../encoder/binaries.mjs";
 import { ffprobeJson, makeClip, writeClip } from "../../encoder/test/media.mjs";
 import type { keyedTenant } from "./client.ts";
 
@@ -22,17 +22,6 @@ export function clip(options: { width: number; height: number; seconds: number; 
 /** ffprobe's JSON of a file or URL. */
 export function probe(target: string, extra?: string[]) {
   return ffprobeJson(binaries.ffprobe, target, extra);
-}
-
-/**
- * Runs the encoder's ffmpeg (never a bare `ffmpeg` from the PATH: a machine without the system's
- * has only the npm-packaged one, started with the environment it needs); throws with its last
- * lines when it fails.
- */
-export async function ffmpeg(args: string[]) {
-  const run = await runBinary(binaries.ffmpeg, ["-hide_banner", "-nostdin", ...args], { timeoutMs: 120_000 });
-  if (run.code !== 0)
-    throw new Error(`ffmpeg ${args.join(" ")}: ${run.stderr.trim().split("\n").slice(-3).join(" | ")}`);
 }
 
 export type Video = components["schemas"]["Video"];
@@ -86,47 +75,6 @@ export async function uploadFile(call: Call, file: string, body: Record<string, 
 export async function longClip(options: { width: number; height: number; seconds: number; rate?: number }) {
   const file = path.join(scratch, `long-${made++}.mp4`);
   await writeClip(binaries.ffmpeg, file, { ...options, extra: ["-g", String(2 * (options.rate ?? 25))] });
-  return file;
-}
-
-/**
- * A long source made in seconds: two seconds of a tiny test pattern (30 fps, a keyframe each
- * second, no audio) repeated without encoding again, `seconds` long. Its index is as large as any
- * video's of that many frames (10 hours: 1.08 million, a 13 MB moov), which is what a picture of
- * it costs to seek: its path in the scratch folder.
- */
-export async function loopedClip(seconds: number) {
-  const piece = path.join(scratch, `piece-${made++}.mp4`);
-  await ffmpeg(
-    ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=s=64x36:r=30:d=2"].concat([
-      "-c:v",
-      "libx264",
-      "-preset",
-      "ultrafast",
-      "-g",
-      "30",
-      "-pix_fmt",
-      "yuv420p",
-      "-f",
-      "mp4",
-      piece,
-    ]),
-  );
-  const file = path.join(scratch, `looped-${made++}.mp4`);
-  await ffmpeg([
-    "-v",
-    "error",
-    "-y",
-    "-stream_loop",
-    String(seconds / 2 - 1),
-    "-i",
-    piece,
-    "-c",
-    "copy",
-    "-f",
-    "mp4",
-    file,
-  ]);
   return file;
 }
 
