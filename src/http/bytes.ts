@@ -1,4 +1,4 @@
-import { READ_CHUNK_BYTES, rangeBody } from "../lib/r2";
+import { FIRST_READ_BYTES, READ_CHUNK_BYTES, rangeBody } from "../lib/r2";
 import { httpDate, ifRangeHolds, preconditionStatus, type Validators } from "./conditional";
 import { ApiError } from "./errors";
 import { type ByteRange, parseRange } from "./range";
@@ -128,15 +128,20 @@ export async function serveR2Object(media: R2Bucket, key: string, request: Reque
     object = await media.get(key);
     if (!object) throw new ApiError("not_found");
   }
-  const body = range ? rangeBody(media, key, object.body, range.offset, range.offset + range.length) : object.body;
+  const firstLength =
+    wanted && "length" in wanted && wanted.length !== undefined ? wanted.length : (range?.length ?? 0);
+  const body = range
+    ? rangeBody(media, key, object.body, firstLength, range.offset, range.offset + range.length)
+    : object.body;
   return bytesAnswer(request, facts, headers, range, body);
 }
 
 /**
- * The first read of a range before the size is known (R2 clamps the end itself), at most
- * READ_CHUNK_BYTES of a range that starts at a known offset (`serveR2Object` reads the rest as it
- * is wanted); `undefined` for the whole file, as `parseRange` reads the header, and for a start
- * past any file's end (the size is needed to answer 416).
+ * The first read of a range before the size is known (R2 clamps the end itself), of a range that
+ * starts at a known offset: at most READ_CHUNK_BYTES of a bounded range, FIRST_READ_BYTES of an
+ * open-ended one (`serveR2Object` reads the rest as it is wanted, in growing reads); `undefined`
+ * for the whole file, as `parseRange` reads the header, and for a start past any file's end (the
+ * size is needed to answer 416).
  */
 function firstRead(header: string): R2Range | undefined {
   const parsed = parseRange(header, Number.MAX_SAFE_INTEGER);
@@ -144,7 +149,7 @@ function firstRead(header: string): R2Range | undefined {
   const suffix = /^bytes=-(\d+)$/i.exec(header.trim());
   if (suffix) return { suffix: Math.min(Number(suffix[1]), Number.MAX_SAFE_INTEGER) };
   const bounded = /^bytes=\d+-\d+$/i.test(header.trim());
-  const length = bounded ? Math.min(parsed.length, READ_CHUNK_BYTES) : READ_CHUNK_BYTES;
+  const length = bounded ? Math.min(parsed.length, READ_CHUNK_BYTES) : FIRST_READ_BYTES;
   return { offset: parsed.offset, length };
 }
 

@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { serveBuffer, serveR2Object } from "../../src/http/bytes";
 import { ApiError } from "../../src/http/errors";
-import { READ_CHUNK_BYTES } from "../../src/lib/r2";
+import { FIRST_READ_BYTES, READ_CHUNK_BYTES } from "../../src/lib/r2";
 
 /**
  * Byte serving, once (`src/http/bytes.ts`): what playback, the edge cache, thumbnails and the
@@ -92,6 +92,36 @@ describe("serveR2Object", () => {
     expect(head.headers.get("content-length")).toBe("4");
     expect(head.body).toBeNull();
     expect((await failure(serveR2Object(env.MEDIA, "test/bytes/none", get(), {}))).code).toBe("not_found");
+  });
+
+  it("reads an open-ended range in growing reads, so a reader that leaves early cost one short read", async () => {
+    await stored();
+    const reads: (R2Range | undefined)[] = [];
+    const media = new Proxy(env.MEDIA, {
+      get(target, name) {
+        if (name !== "get") return Reflect.get(target, name).bind(target);
+        return (key: string, options?: R2GetOptions) => {
+          reads.push(options?.range as R2Range | undefined);
+          return target.get(key, options);
+        };
+      },
+    });
+    const left = await serveR2Object(media, KEY, get({ range: "bytes=10-" }), {});
+    const reader = (left.body as ReadableStream<Uint8Array>).getReader();
+    await reader.read();
+    await reader.cancel();
+    expect(reads).toEqual([{ offset: 10, length: FIRST_READ_BYTES }]);
+    reads.length = 0;
+    const whole = await serveR2Object(media, KEY, get({ range: "bytes=10-" }), {});
+    expect(same(new Uint8Array(await whole.arrayBuffer()), FILE.slice(10))).toBe(true);
+    const lengths = reads.map((range) => (range && "length" in range ? range.length : undefined));
+    expect(lengths).toEqual([
+      FIRST_READ_BYTES,
+      2 * FIRST_READ_BYTES,
+      4 * FIRST_READ_BYTES,
+      SIZE - 10 - 7 * FIRST_READ_BYTES,
+    ]);
+    expect(Math.max(...(lengths as number[]))).toBeLessThanOrEqual(READ_CHUNK_BYTES);
   });
 
   it("answers the whole file, with no Accept-Ranges, when ranges are off (thumbnails)", async () => {
