@@ -1,5 +1,5 @@
 // @ts-check
-// An M4A job (contract section 19, "Audio only"): the AAC of the lowest rendition's segments (every
+// An M4A job (docs/audio-only.md): the AAC of the lowest rendition's segments (every
 // rendition carries the same audio, and the lowest is the fewest bytes to read), read back from
 // the Worker one after the other and copied into one audio-only MP4 (`audio/mp4`) without
 // encoding anything again. Unlike the MP4 it is written to the job's folder first, so that ffmpeg

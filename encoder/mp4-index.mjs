@@ -1,14 +1,14 @@
 // @ts-check
-// The index at the start of the MP4 (contract section 15: it opens at once at any length). The
-// remux (ffmpeg-args.mjs `mp4Args`) writes a fragmented MP4 to a pipe: `ftyp`, a `moov` with no
-// duration, then a `moof` + `mdat` per fragment. A player reading that must read every fragment
-// before it knows the duration or where a time is. So the MP4 job remuxes twice: the first pass
-// only measures (`FragmentScanner`: each fragment's size and each track's first time in it,
-// nothing kept), and the second pass is streamed out with a header made from those measures
-// (`indexedHeader`): the `moov` with the duration (`mvhd`, and `mehd` in `mvex`), then a `sidx`
-// per track listing every fragment (its size, its duration in the track's time scale, starting
-// with a keyframe), as ffmpeg's own `global_sidx` writes them, so a player seeks with one range
-// request. One `sidx` per track, not one for the video alone: ffmpeg's MP4 reader (Chromium's
+// The index at the start of the MP4 (docs/encoding.md#long-videos-playable-in-seconds: it opens at
+// once at any length). The remux (ffmpeg-args.mjs `mp4Args`) writes a fragmented MP4 to a pipe:
+// `ftyp`, a `moov` with no duration, then a `moof` + `mdat` per fragment. A player reading that
+// must read every fragment before it knows the duration or where a time is. So the MP4 job remuxes
+// twice: the first pass only measures (`FragmentScanner`: each fragment's size and each track's
+// first time in it, nothing kept), and the second pass is streamed out with a header made from
+// those measures (`indexedHeader`): the `moov` with the duration (`mvhd`, and `mehd` in `mvex`),
+// then a `sidx` per track listing every fragment (its size, its duration in the track's time scale,
+// starting with a keyframe), as ffmpeg's own `global_sidx` writes them, so a player seeks with one
+// range request. One `sidx` per track, not one for the video alone: ffmpeg's MP4 reader (Chromium's
 // too, for `<video src>`) looks a track without one up in the video's times as if they were its
 // own, and a 10-minute MP4 then took 31 s to seek to 80% (94 MB read) instead of one request.
 // The fragments' own bytes are unchanged: their offsets count from their `moof`

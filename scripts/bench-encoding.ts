@@ -126,8 +126,9 @@ const CLOCK_TICKS = Number(execFileSync("getconf", ["CLK_TCK"]).toString().trim(
 
 /** One GET: its status and milliseconds to the end of its body. */
 /**
- * How fast the ready video's MP4 opens (contract section 15: within 5 s, for any length): ffprobe
- * reading its duration over HTTP, and ffmpeg seeking to 80% of it and decoding a frame.
+ * How fast the ready video's MP4 opens (docs/encoding.md#long-videos-playable-in-seconds: within
+ * 5 s, for any length): ffprobe reading its duration over HTTP, and ffmpeg seeking to 80% of it and
+ * decoding a frame.
  */
 function mp4Opens(url: string, duration: number) {
   let start = performance.now();

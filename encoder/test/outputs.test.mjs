@@ -178,7 +178,7 @@ describe(`the encoder's outputs (${describeBinaries(binaries)})`, () => {
     expect(Number(format.format.duration)).toBeCloseTo(plan.duration, 0);
     expect(Math.max(...h.fake.calls.map((call) => call.bytes))).toBeLessThanOrEqual(MAX_REQUEST_BYTES);
 
-    // The M4A (contract section 19): the lowest rendition's AAC copied into an audio-only MP4 with
+    // The M4A (docs/audio-only.md): the lowest rendition's AAC copied into an audio-only MP4 with
     // its moov first, the whole duration, sent as parts.
     const m4a = await run(h.sources.long, { kind: "m4a", priority: "background", plan, partSize }, { video: "mp4" });
     expect(m4a.result).toMatchObject({ status: "done", m4a: { parts: [{ partNumber: 1, etag: expect.any(String) }] } });

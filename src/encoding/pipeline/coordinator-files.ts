@@ -4,10 +4,10 @@ import type { EncodingStore } from "./coordinator-store";
 
 /**
  * The files a video's coordinator has put together from its stored segments, each an R2 multipart
- * upload the encoder's job fills part by part (callback-routes.ts): the MP4 (contract section 12,
- * when `plan.mp4`) and the M4A (section 19, when `plan.audio`). The upload of the unit's current
- * try and whether the file is complete are kept in the coordinator's store (`<kind>` and
- * `<kind>Done`).
+ * upload the encoder's job fills part by part (callback-routes.ts): the MP4
+ * (docs/encoding.md#renditions-and-the-watermark, when `plan.mp4`) and the M4A (docs/audio-only.md,
+ * when `plan.audio`). The upload of the unit's current try and whether the file is complete are
+ * kept in the coordinator's store (`<kind>` and `<kind>Done`).
  */
 export type FileKind = "mp4" | "m4a";
 export type Upload = { key: string; uploadId: string };
