@@ -19,7 +19,16 @@ import { serveFile } from "../encoder/test/file-server.mjs";
 import { makeClip } from "../encoder/test/media.mjs";
 import { type Plan, segmentCount } from "../media-plan/plan.mjs";
 import { keyedTenant } from "../test/e2e/client.ts";
-import { binaries, longClip, uploadFile, uploadVideo, type Video, waitForStatus } from "../test/e2e/media.ts";
+import {
+  binaries,
+  ffmpeg,
+  longClip,
+  probe,
+  uploadFile,
+  uploadVideo,
+  type Video,
+  waitForStatus,
+} from "../test/e2e/media.ts";
 import { startReceiver } from "../test/e2e/receiver.ts";
 import type { DevServer } from "../test/e2e/server.ts";
 import { startFloorWorker } from "./floor-worker.ts";
@@ -124,39 +133,21 @@ function encoderCpuSeconds(pid: number): number {
 }
 const CLOCK_TICKS = Number(execFileSync("getconf", ["CLK_TCK"]).toString().trim()) || 100;
 
-/** One GET: its status and milliseconds to the end of its body. */
 /**
  * How fast the ready video's MP4 opens (docs/encoding.md#long-videos-playable-in-seconds: within
  * 5 s, for any length): ffprobe reading its duration over HTTP, and ffmpeg seeking to 80% of it and
- * decoding a frame.
+ * decoding a frame (the encoder's own binaries, as the tests use them).
  */
-function mp4Opens(url: string, duration: number) {
+async function mp4Opens(url: string, duration: number) {
   let start = performance.now();
-  const out = execFileSync(
-    binaries.ffprobe.path,
-    ["-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", url],
-    {
-      encoding: "utf8",
-    },
-  );
+  const probed = (await probe(url, ["-show_entries", "format=duration"])) as { format?: { duration?: string } };
   const probeMs = performance.now() - start;
   start = performance.now();
-  execFileSync(binaries.ffmpeg.path, [
-    "-v",
-    "error",
-    "-ss",
-    (duration * 0.8).toFixed(3),
-    "-i",
-    url,
-    "-frames:v",
-    "1",
-    "-f",
-    "null",
-    "-",
-  ]);
-  return { probeMs, seekMs: performance.now() - start, probedDuration: Number(out.trim()) };
+  await ffmpeg(["-v", "error", "-ss", (duration * 0.8).toFixed(3), "-i", url, "-frames:v", "1", "-f", "null", "-"]);
+  return { probeMs, seekMs: performance.now() - start, probedDuration: Number(probed.format?.duration) };
 }
 
+/** One GET: its status and milliseconds to the end of its body. */
 async function timed(url: string) {
   const started = performance.now();
   const response = await fetch(url);
@@ -259,7 +250,7 @@ export async function benchPipeline(server: DevServer) {
       const pipelineCpu = encoderCpuSeconds(encoderPid) - cpuBefore;
       const readyMs = Date.parse(ready.timestamp) - completedAt;
       const mp4Url = ready.data.playback?.mp4;
-      const opens = mp4Url ? mp4Opens(mp4Url, spec.minutes * 60) : null;
+      const opens = mp4Url ? await mp4Opens(mp4Url, spec.minutes * 60) : null;
       const row = {
         minutes: spec.minutes,
         size: `${spec.width}x${spec.height}`,

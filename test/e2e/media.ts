@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import type { components } from "../../api-client/api.d.ts";
-import { resolveBinaries } from "../../encoder/binaries.mjs";
+import { resolveBinaries, runBinary } from "../../encoder/binaries.mjs";
 import { ffprobeJson, makeClip, writeClip } from "../../encoder/test/media.mjs";
 import type { keyedTenant } from "./client.ts";
 
@@ -22,6 +22,17 @@ export function clip(options: { width: number; height: number; seconds: number; 
 /** ffprobe's JSON of a file or URL. */
 export function probe(target: string, extra?: string[]) {
   return ffprobeJson(binaries.ffprobe, target, extra);
+}
+
+/**
+ * Runs the encoder's ffmpeg (never a bare `ffmpeg` from the PATH: a machine without the system's
+ * has only the npm-packaged one, started with the environment it needs); throws with its last
+ * lines when it fails.
+ */
+export async function ffmpeg(args: string[]) {
+  const run = await runBinary(binaries.ffmpeg, ["-hide_banner", "-nostdin", ...args], { timeoutMs: 120_000 });
+  if (run.code !== 0)
+    throw new Error(`ffmpeg ${args.join(" ")}: ${run.stderr.trim().split("\n").slice(-3).join(" | ")}`);
 }
 
 export type Video = components["schemas"]["Video"];

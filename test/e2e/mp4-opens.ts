@@ -1,10 +1,6 @@
-import { execFile } from "node:child_process";
-import { promisify } from "node:util";
 import { expect } from "vitest";
 import { launchChromium } from "./chromium.ts";
-import { probe } from "./media.ts";
-
-const run = promisify(execFile);
+import { ffmpeg, probe } from "./media.ts";
 
 /**
  * The MP4 opens at once (docs/encoding.md#long-videos-playable-in-seconds): metadata, and a seek,
@@ -26,7 +22,7 @@ export async function expectMp4OpensAtOnce(url: string, duration: number) {
 
   start = performance.now();
   const at = (duration * 0.8).toFixed(3);
-  await run("ffmpeg", ["-v", "error", "-ss", at, "-i", url, "-frames:v", "1", "-f", "null", "-"]);
+  await ffmpeg(["-v", "error", "-ss", at, "-i", url, "-frames:v", "1", "-f", "null", "-"]);
   const seekMs = performance.now() - start;
 
   const browser = await launchChromium();
