@@ -239,12 +239,19 @@ function uploader(options) {
 
 /**
  * Checks that a segment is H.264 at the rendition's size, with audio exactly when the plan has it.
- * @param {Binaries} binaries @param {string} file @param {PlannedRendition} r @param {boolean} audio @param {AbortSignal} signal
+ * The segment is read as the MPEG-TS it is (`-f mpegts`), not by ffprobe's guess: a segment of a
+ * few tiny frames (two frames of one colour at 1 fps: nine 188-byte packets, from an ffmpeg that
+ * repeats its PAT and PMT by packet count, as the npm-packaged 2018 build does) scores too low as
+ * MPEG-TS, is taken for MPEG-PS, and reads as "End of file".
+ * @param {Binaries} binaries @param {string} file @param {PlannedRendition} r @param {boolean} audio @param {AbortSignal} [signal]
  */
-async function checkSegment(binaries, file, r, audio, signal) {
+export async function checkSegment(binaries, file, r, audio, signal) {
   const run = await runBinary(
     binaries.ffprobe,
-    ["-v", "error", "-print_format", "json", "-show_entries", "stream=codec_type,codec_name,width,height", file],
+    [
+      ...["-v", "error", "-print_format", "json", "-show_entries", "stream=codec_type,codec_name,width,height"],
+      ...["-f", "mpegts", file],
+    ],
     { signal, timeoutMs: 30_000 },
   );
   if (run.code !== 0)

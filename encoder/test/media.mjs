@@ -222,6 +222,12 @@ export async function makeHostileSources(binaries, dir) {
     rate: 1,
     audio: false,
   });
+  // Two frames of one colour at 1 fps, 640×360: each segment of it holds a few hundred bytes.
+  const flatFile = join(dir, "flat-two-frames.mp4");
+  await ffmpegOk(ffmpeg, [
+    ...["-f", "lavfi", "-i", "color=c=blue:s=640x360:r=1:d=2"],
+    ...["-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-f", "mp4", flatFile],
+  ]);
   // A pixel aspect ratio of 100:1: 320×240 coded, 32000×240 displayed.
   const wide = await makeClip(ffmpeg, join(dir, "wide.mp4"), {
     width: 320,
@@ -253,7 +259,14 @@ export async function makeHostileSources(binaries, dir) {
     "matroska",
     sparseFile,
   ]);
-  return { polyglot, declaresTenHours, twoFrames, wide, sparse: await readFile(sparseFile) };
+  return {
+    polyglot,
+    declaresTenHours,
+    twoFrames,
+    flatTwoFrames: await readFile(flatFile),
+    wide,
+    sparse: await readFile(sparseFile),
+  };
 }
 
 /** Bytes that look random but are the same every run (a xorshift generator). @param {number} length */

@@ -19,6 +19,7 @@ import {
 import { MAX_REQUEST_BYTES, segmentName } from "../../media-plan/protocol.mjs";
 import { describeBinaries, runBinary } from "../binaries.mjs";
 import { tracksOf } from "../mp4-index.mjs";
+import { checkSegment } from "../segments.mjs";
 import { binaries, encoderHarness } from "./harness.mjs";
 import { averageColour, ffprobeJson, makeClip } from "./media.mjs";
 
@@ -32,12 +33,11 @@ describe(`the encoder's outputs (${describeBinaries(binaries)})`, () => {
     const { packets = [] } =
       /** @type {{ packets?: { codec_type?: string, pts_time?: string, duration_time?: string, stream_index?: number }[] }} */ (
         await ffprobeJson(bin.ffprobe, file, [
-          "-show_entries",
-          "packet=stream_index,pts_time,duration_time",
-          "-show_streams",
+          ...["-f", "mpegts", "-show_entries", "packet=stream_index,pts_time,duration_time", "-show_streams"],
         ])
       );
-    const { streams } = await ffprobeJson(bin.ffprobe, file);
+    // Read as the MPEG-TS they are (a segment of two tiny frames is too short for ffprobe to tell).
+    const { streams } = await ffprobeJson(bin.ffprobe, file, ["-f", "mpegts", "-show_streams"]);
     const typeOf = (/** @type {number | undefined} */ index) => streams.find((s) => s.index === index)?.codec_type;
     const video = packets.filter((p) => typeOf(p.stream_index) === "video").map((p) => Number(p.pts_time));
     const audio = packets.filter((p) => typeOf(p.stream_index) === "audio").map((p) => Number(p.pts_time));
@@ -283,29 +283,52 @@ describe(`the encoder's outputs (${describeBinaries(binaries)})`, () => {
     expect(frames).toBe(2);
   });
 
-  it("makes every output of two frames at 1 fps: segments, the poster, the storyboard and the MP4 (either ffmpeg)", async () => {
-    const plan = await planOf(h.sources.twoFrames, { enabledResolutions: ["240p"], mp4: true, watermark: null });
-    const made = await segments(h.sources.twoFrames, plan, 0, segmentCount(plan), "two-all");
-    expect(made.result).toMatchObject({ status: "done" });
-    const { frames } = await timestamps(h.fake.file("two-all", "segments/240p/seg_00000.ts"));
-    expect(frames).toBe(2);
-    const poster = await run(
-      h.sources.twoFrames,
-      { kind: "still", plan, time: plan.posterTime, width: null },
-      { video: "two-all" },
-    );
-    expect(poster.result).toMatchObject({ status: "done" });
-    const board = await run(
-      h.sources.twoFrames,
-      { kind: "storyboard", priority: "background", plan },
-      { video: "two-all" },
-    );
-    expect(board.result).toMatchObject({ status: "done" });
-    const mp4 = await run(
-      h.sources.twoFrames,
-      { kind: "mp4", priority: "background", plan, partSize: 5 * 1024 * 1024 },
-      { video: "two-all" },
-    );
-    expect(mp4.result).toMatchObject({ status: "done" });
+  it.each([
+    ["a test pattern, 320×240", "twoFrames", "240p"],
+    // Its segment is nine MPEG-TS packets from the npm-packaged ffmpeg: read as MPEG-TS, not guessed.
+    ["one colour, 640×360", "flatTwoFrames", "360p"],
+  ])(
+    "makes every output of two frames at 1 fps of %s: segments, the poster, the storyboard and the MP4 (either ffmpeg)",
+    async (_name, name, rendition) => {
+      const source = /** @type {Buffer} */ (h.sources[/** @type {"twoFrames" | "flatTwoFrames"} */ (name)]);
+      const video = `two-all-${name}`;
+      const plan = await planOf(source, { enabledResolutions: [rendition], mp4: true, watermark: null });
+      const made = await segments(source, plan, 0, segmentCount(plan), video);
+      expect(made.result).toMatchObject({ status: "done" });
+      const { frames } = await timestamps(h.fake.file(video, `segments/${rendition}/seg_00000.ts`));
+      expect(frames).toBe(2);
+      const poster = await run(source, { kind: "still", plan, time: plan.posterTime, width: null }, { video });
+      expect(poster.result).toMatchObject({ status: "done" });
+      const board = await run(source, { kind: "storyboard", priority: "background", plan }, { video });
+      expect(board.result).toMatchObject({ status: "done" });
+      const mp4 = await run(
+        source,
+        { kind: "mp4", priority: "background", plan, partSize: 5 * 1024 * 1024 },
+        { video },
+      );
+      expect(mp4.result).toMatchObject({ status: "done" });
+    },
+  );
+
+  it("reads a segment as the MPEG-TS it is: nine packets, which a reader guessing the format takes for MPEG-PS", async () => {
+    // Two frames of one colour, with the tables written once (as the npm-packaged ffmpeg does in
+    // a segment of two frames at 1 fps): nine 188-byte packets.
+    const file = join(h.scratch, "nine-packets.ts");
+    const made = await runBinary(bin.ffmpeg, [
+      ...["-hide_banner", "-v", "error", "-y", "-f", "lavfi", "-i", "color=c=blue:s=640x360:r=1:d=2"],
+      ...["-c:v", "libx264", "-preset", "veryfast", "-pat_period", "60", "-sdt_period", "60", "-f", "mpegts", file],
+    ]);
+    expect(made.code).toBe(0);
+    expect((await readFile(file)).length).toBe(9 * 188);
+    const rendition = {
+      resolution: "360p",
+      width: 640,
+      height: 360,
+      maxrateKbps: 800,
+      level: 30,
+      bandwidth: 1,
+      codecs: "",
+    };
+    await expect(checkSegment(bin, file, rendition, false)).resolves.toBeUndefined();
   });
 });

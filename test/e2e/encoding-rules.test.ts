@@ -107,10 +107,14 @@ describe("encoding rules, end to end through npm run dev", () => {
     ]);
   });
 
-  it("makes two frames at 1 fps a ready video of 2 s", async () => {
+  it.each([
+    ["a test pattern, 320×240", () => hostile.twoFrames, 320, 240],
+    // A segment of it is nine MPEG-TS packets from the npm-packaged ffmpeg (encoder/segments.mjs).
+    ["one colour, 640×360", () => hostile.flatTwoFrames, 640, 360],
+  ])("makes two frames at 1 fps of %s a ready video of 2 s", async (_name, bytes, width, height) => {
     const tenant = await keyedTenant(server.baseUrl, { name: "sparse" });
-    const { id } = await uploadVideo(tenant.call, new Uint8Array(hostile.twoFrames));
+    const { id } = await uploadVideo(tenant.call, new Uint8Array(bytes()));
     const video = await waitForStatus(tenant.call, id, ["ready", "errored"], 60);
-    expect(video).toMatchObject({ status: "ready", duration: 2, width: 320, height: 240 });
+    expect(video).toMatchObject({ status: "ready", duration: 2, width, height });
   });
 });
