@@ -11,8 +11,7 @@
 // the priming packets are dropped with, so segments from different runs join without a gap or
 // an overlap.
 
-import { join } from "node:path";
-import { frameAt, stillSize, storyboard, storyboardTimes } from "../media-plan/pictures.mjs";
+import { frameAt, stillSize } from "../media-plan/pictures.mjs";
 import {
   AUDIO_BITRATE,
   AUDIO_FRAME,
@@ -153,7 +152,7 @@ function seekTo(plan, seconds) {
  * How every encoding run starts: quiet but for errors, no questions, outputs overwritten, progress
  * on standard output (what the no-progress watchdog reads).
  */
-const RUN_FLAGS = ["-hide_banner", "-nostdin", "-nostats", "-v", "error", "-y", "-progress", "pipe:1"];
+export const RUN_FLAGS = ["-hide_banner", "-nostdin", "-nostats", "-v", "error", "-y", "-progress", "pipe:1"];
 
 /** @param {Common} common */
 function inputs(common) {
@@ -256,6 +255,30 @@ function aacCodec(features, preRoll) {
 }
 
 /**
+ * The segment muxer's output: MPEG-TS segments cut at the frames of `splits`, numbered from the
+ * run's first, written to `<outDir>/<name>/seg_NNNNN.ts` and listed as ffmpeg finishes each in
+ * `<outDir>/<name>.csv` (segments.mjs reads the list to send each one as soon as it is made).
+ * @param {{ from: number, outDir: string }} run @param {string} name @param {number[]} splits
+ */
+function segmentMuxer(run, name, splits) {
+  return [
+    "-f",
+    "segment",
+    "-segment_format",
+    "mpegts",
+    "-segment_frames",
+    splits.join(","),
+    "-segment_start_number",
+    String(run.from),
+    "-segment_list",
+    `${run.outDir}/${name}.csv`,
+    "-segment_list_type",
+    "csv",
+    `${run.outDir}/${name}/seg_%05d.ts`,
+  ];
+}
+
+/**
  * The ffmpeg arguments of a segments job: segments `from` (inclusive) to `to` (exclusive) of each
  * of `renditions`, written as `<outDir>/<resolution>/seg_NNNNN.ts`, each rendition listing its
  * finished segments in `<outDir>/<resolution>.csv` as ffmpeg closes them.
@@ -295,23 +318,7 @@ export function segmentArgs(run) {
     args.push("-map", `[v${i}]`, ...(audio ? ["-map", `[a${i}]`] : []), "-frames:v", String(frames));
     args.push(...videoCodec(plan, r, run.threads));
     if (audio) args.push(...aacCodec(run.features, preRoll));
-    args.push(
-      ...NO_METADATA,
-      ...timestampOffset(plan),
-      "-f",
-      "segment",
-      "-segment_format",
-      "mpegts",
-      "-segment_frames",
-      splits.join(","),
-      "-segment_start_number",
-      String(run.from),
-      "-segment_list",
-      `${run.outDir}/${r.resolution}.csv`,
-      "-segment_list_type",
-      "csv",
-      `${run.outDir}/${r.resolution}/seg_%05d.ts`,
-    );
+    args.push(...NO_METADATA, ...timestampOffset(plan), ...segmentMuxer(run, r.resolution, splits));
   });
   return args;
 }
@@ -370,24 +377,12 @@ export function audioTrackArgs(run) {
     ...NO_METADATA,
     "-output_ts_offset",
     decimal(TIMESTAMP_BASE_SECONDS - track.startTime),
-    "-f",
-    "segment",
-    "-segment_format",
-    "mpegts",
-    "-segment_frames",
-    splits.join(","),
-    "-segment_start_number",
-    String(run.from),
-    "-segment_list",
-    `${run.outDir}/audio.csv`,
-    "-segment_list_type",
-    "csv",
-    `${run.outDir}/audio/seg_%05d.ts`,
+    ...segmentMuxer(run, "audio", splits),
   ];
 }
 
 /** A JPEG written as one image, with no metadata of the source. */
-const STILL_OUTPUT = ["-map_metadata", "-1", "-f", "image2", "-update", "1"];
+export const STILL_OUTPUT = ["-map_metadata", "-1", "-f", "image2", "-update", "1"];
 
 /**
  * The ffmpeg arguments of a picture of the video at `time` seconds (snapped to the frame grid):
@@ -419,105 +414,4 @@ export function stillArgs(still) {
     ...STILL_OUTPUT,
     still.file,
   ];
-}
-
-/**
- * The ffmpeg arguments that tile the storyboard's stills (`pattern`, numbered from 0 in cue order,
- * all of the tile size) into its sprite: `columns` across, as many rows as they fill.
- * @param {{ pattern: string, columns: number, rows: number, file: string }} sprite
- * @returns {string[]}
- */
-export function spriteArgs(sprite) {
-  return [
-    ...RUN_FLAGS,
-    "-protocol_whitelist",
-    "file",
-    "-f",
-    "image2",
-    "-framerate",
-    "1",
-    "-start_number",
-    "0",
-    "-i",
-    sprite.pattern,
-    "-vf",
-    `tile=${sprite.columns}x${sprite.rows},format=yuvj420p`,
-    "-frames:v",
-    "1",
-    "-q:v",
-    "4",
-    ...STILL_OUTPUT,
-    sprite.file,
-  ];
-}
-
-/**
- * The storyboard job's ffmpeg runs, in order: a still per cue at the tile size
- * (`dir/tile_NNN.jpg`), then the sprite that tiles them into `file` (`dir/storyboard.jpg`).
- * @param {Common} common @param {string} dir
- * @returns {{ stills: string[][], sprite: string[], file: string }}
- */
-export function storyboardArgs(common, dir) {
-  const board = storyboard(common.plan);
-  const stills = storyboardTimes(common.plan).map((time, i) =>
-    stillArgs({ ...common, time, width: board.tileWidth, file: join(dir, `tile_${String(i).padStart(3, "0")}.jpg`) }),
-  );
-  const file = join(dir, "storyboard.jpg");
-  const sprite = spriteArgs({ pattern: join(dir, "tile_%03d.jpg"), columns: board.columns, rows: board.rows, file });
-  return { stills, sprite, file };
-}
-
-/**
- * The ffmpeg arguments of a remux of segments fed on standard input one after the other (MPEG-TS),
- * without encoding anything again (ADTS AAC to MP4's), without metadata: `protocols` ffmpeg may
- * open, the streams it keeps (`select`), then the container and where it goes (`output`).
- * @param {string} protocols @param {string[]} select @param {string[]} output
- */
-function remuxArgs(protocols, select, output) {
-  return [
-    "-hide_banner",
-    "-nostdin",
-    "-v",
-    "error",
-    "-protocol_whitelist",
-    protocols,
-    "-f",
-    "mpegts",
-    "-i",
-    "pipe:0",
-    ...select,
-    "-bsf:a",
-    "aac_adtstoasc",
-    "-map_metadata",
-    "-1",
-    ...output,
-  ];
-}
-
-/**
- * The ffmpeg arguments that put the highest rendition's segments into one MP4 on standard output:
- * a fragmented MP4 (the moov first, then a fragment per keyframe), which needs no seeking back and
- * so streams out in parts of any size.
- * @returns {string[]}
- */
-export function mp4Args() {
-  return remuxArgs(
-    "pipe",
-    ["-map", "0:v", "-map", "0:a?", "-c", "copy"],
-    ["-movflags", "+frag_keyframe+empty_moov+default_base_moof", "-f", "mp4", "pipe:1"],
-  );
-}
-
-/**
- * The ffmpeg arguments that copy the segments' audio into an M4A `file`: no video, its `moov`
- * moved to the front once written (`faststart`, which reads the file back: hence `file`).
- * @param {string} file
- * @returns {string[]}
- */
-export function m4aArgs(file) {
-  return remuxArgs(
-    "pipe,file",
-    ["-map", "0:a:0", "-vn", "-c:a", "copy"],
-    ["-movflags", "+faststart", "-f", "ipod", "-y", file],
-  );
 }

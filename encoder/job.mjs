@@ -13,12 +13,13 @@ import { PROTOCOL_VERSION } from "../media-plan/protocol.mjs";
 import { runAudio, TrackInvalid } from "./audio.mjs";
 import { callbackClient, JobGone } from "./callback.mjs";
 import { runFfmpeg } from "./encode.mjs";
-import { stillArgs, storyboardArgs } from "./ffmpeg-args.mjs";
+import { stillArgs } from "./ffmpeg-args.mjs";
 import { runM4a } from "./m4a.mjs";
 import { runMp4 } from "./mp4.mjs";
 import { probe } from "./probe.mjs";
 import { OutputInvalid, runSegments } from "./segments.mjs";
 import { runSpeech } from "./speech.mjs";
+import { storyboardArgs } from "./storyboard-args.mjs";
 
 /** @typedef {import("../media-plan/protocol.mjs").Job} Job */
 /** @typedef {import("../media-plan/protocol.mjs").Result} Result */

@@ -10,8 +10,8 @@
 import { createReadStream } from "node:fs";
 import { stat } from "node:fs/promises";
 import { join } from "node:path";
-import { m4aArgs } from "./ffmpeg-args.mjs";
 import { remuxSegments } from "./remux.mjs";
+import { m4aArgs } from "./remux-args.mjs";
 
 /** @typedef {import("../media-plan/protocol.mjs").M4aJob} M4aJob */
 /** @typedef {import("../media-plan/protocol.mjs").Part} Part */

@@ -6,9 +6,9 @@
 // Its index comes first (mp4-index.mjs): the segments are read twice, once to measure, once to send.
 
 import { topRendition } from "../media-plan/plan.mjs";
-import { mp4Args } from "./ffmpeg-args.mjs";
 import { FragmentScanner, indexedHeader } from "./mp4-index.mjs";
 import { remuxSegments } from "./remux.mjs";
+import { mp4Args } from "./remux-args.mjs";
 
 /** @typedef {import("../media-plan/protocol.mjs").Mp4Job} Mp4Job */
 /** @typedef {import("../media-plan/protocol.mjs").Part} Part */

@@ -13,8 +13,8 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } f
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { defaultThreads, wholeRun } from "../encoder/bench/direct.mjs";
-import { storyboardArgs } from "../encoder/ffmpeg-args.mjs";
 import type { SourceInput } from "../encoder/source.mjs";
+import { storyboardArgs } from "../encoder/storyboard-args.mjs";
 import { serveFile } from "../encoder/test/file-server.mjs";
 import { makeClip } from "../encoder/test/media.mjs";
 import { type Plan, segmentCount } from "../media-plan/plan.mjs";

@@ -1,8 +1,10 @@
 // @ts-check
 import { describe, expect, it } from "vitest";
 import { planEncoding } from "../../media-plan/plan.mjs";
-import { mp4Args, overlayPosition, segmentArgs, spriteArgs, stillArgs, watermarkWidth } from "../ffmpeg-args.mjs";
+import { overlayPosition, segmentArgs, stillArgs, watermarkWidth } from "../ffmpeg-args.mjs";
+import { mp4Args } from "../remux-args.mjs";
 import { ALLOWED_FORMATS, allowedDemuxer, imageInput, sourceInput } from "../source.mjs";
+import { spriteArgs } from "../storyboard-args.mjs";
 
 const source = { url: "http://api.test/internal/encoding/V/J/source", token: "t".repeat(32) };
 const plan = planEncoding(
