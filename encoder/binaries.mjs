@@ -12,6 +12,7 @@ import { accessSync, constants } from "node:fs";
 import { createRequire } from "node:module";
 import { setPriority } from "node:os";
 import { dirname, join } from "node:path";
+import { background } from "./yielding.mjs";
 
 /**
  * @typedef {{
@@ -40,6 +41,15 @@ const OVERRIDES = /** @type {const} */ ({ ffmpeg: "FFMPEG_PATH", ffprobe: "FFPRO
  * background had just started.
  */
 const BACKGROUND_PRIORITY = 19;
+
+/**
+ * A process of background work: niced, and stopped while a viewer's work runs (yielding.mjs).
+ * @param {import("node:child_process").ChildProcess} child a spawned process
+ */
+export function runsInBackground(child) {
+  if (child.pid !== undefined) setPriority(child.pid, BACKGROUND_PRIORITY);
+  background.add(child);
+}
 
 /** @param {string} file */
 function executable(file) {
@@ -202,8 +212,7 @@ export function runBinary(binary, args, options = {}) {
     };
     child.on("spawn", () => {
       if (child.pid === undefined) return;
-      // Background work yields the CPU to a viewer's on-demand segment.
-      if (options.nice) setPriority(child.pid, BACKGROUND_PRIORITY);
+      if (options.nice) runsInBackground(child);
       options.onSpawn?.(child.pid);
     });
     child.on("error", (error) => {

@@ -9,7 +9,14 @@ import { stat } from "node:fs/promises";
 import http from "node:http";
 import https from "node:https";
 import { pipeline } from "node:stream/promises";
-import { MAX_REQUEST_BYTES, parseHeartbeat, parseResult, parseWords, segmentName } from "../media-plan/protocol.mjs";
+import {
+  MAX_REQUEST_BYTES,
+  parseFragments,
+  parseHeartbeat,
+  parseResult,
+  parseWords,
+  segmentName,
+} from "../media-plan/protocol.mjs";
 import { sleep } from "./abort.mjs";
 
 /** @typedef {import("../media-plan/protocol.mjs").Heartbeat} Heartbeat */
@@ -201,6 +208,31 @@ export function callbackClient(options) {
     /** Stores the still (JPEG) the job made. @param {string} file */
     async putStill(file) {
       await put("still", "image/jpeg", { file });
+    },
+
+    /** Stores storyboard tile `cue` (a JPEG). @param {number} cue @param {string} file */
+    async putTile(cue, file) {
+      await put(`tiles/${cue}`, "image/jpeg", { file });
+    },
+
+    /** Writes storyboard tile `cue`, as stored, to `file`. @param {number} cue @param {string} file */
+    async downloadTile(cue, file) {
+      await withRetries(`GET /tiles/${cue}`, async () => {
+        const response = await expect(`GET /tiles/${cue}`, await request("GET", `tiles/${cue}`), [200]);
+        await pipeline(response, createWriteStream(file), { signal });
+      });
+    },
+
+    /**
+     * The fragments of every part of the file but the first, in order (the first part's index
+     * lists them).
+     * @param {"mp4" | "m4a"} file
+     */
+    async getIndex(file) {
+      return withRetries(`GET /${file}/index`, async () => {
+        const response = await expect(`GET /${file}/index`, await request("GET", `${file}/index`), [200]);
+        return parseFragments(JSON.parse(await readAll(response, Number.POSITIVE_INFINITY)).fragments);
+      });
     },
 
     /**

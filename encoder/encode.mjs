@@ -6,6 +6,7 @@
 import { readFileSync } from "node:fs";
 import { anySignal } from "./abort.mjs";
 import { describeExit, runBinary } from "./binaries.mjs";
+import { background } from "./yielding.mjs";
 
 /** @typedef {import("./binaries.mjs").Binary} Binary */
 /**
@@ -78,6 +79,8 @@ export async function runFfmpeg(ffmpeg, args, options = {}) {
   };
   const timer = setInterval(() => {
     sample();
+    // A background run stopped while a viewer's work runs (yielding.mjs) is not stalled.
+    if (options.nice && background.stopped) lastAdvance = Date.now();
     if (Date.now() - lastAdvance > stallMs) {
       stalled = true;
       watchdog.abort();

@@ -1,9 +1,8 @@
 // @ts-check
-// One job (media-plan/PROTOCOL.md): probe the source, encode a run of segments, make a still or the
-// storyboard, put the MP4 or the M4A together, hear the words of a chunk of speech, or cut a run of
-// an added audio track's segments; heartbeats go out every few seconds meanwhile, and the result is
-// the last message. A
-// cancel (DELETE /v2/jobs/<id>, or a callback answered 410) kills ffmpeg, aborts the requests in
+// One job (media-plan/PROTOCOL.md): probe the source, encode a run of segments, make a still, some
+// storyboard tiles or the storyboard's sprite, make one part of the MP4 or the M4A, hear the words
+// of a chunk of speech, or cut a run of an added audio track's segments; heartbeats go out every few
+// seconds meanwhile, and the result is the last message. A cancel (DELETE /v2/jobs/<id>, or a callback answered 410) kills ffmpeg, aborts the requests in
 // flight and reports nothing; every other failure is reported. The job's temporary folder is
 // always removed.
 
@@ -14,12 +13,11 @@ import { runAudio, TrackInvalid } from "./audio.mjs";
 import { callbackClient, JobGone } from "./callback.mjs";
 import { runFfmpeg } from "./encode.mjs";
 import { stillArgs } from "./ffmpeg-args.mjs";
-import { runM4a } from "./m4a.mjs";
-import { runMp4 } from "./mp4.mjs";
+import { runFilePart } from "./files.mjs";
 import { probe } from "./probe.mjs";
 import { OutputInvalid, runSegments } from "./segments.mjs";
 import { runSpeech } from "./speech.mjs";
-import { storyboardArgs } from "./storyboard-args.mjs";
+import { storyboardSprite, tileArgs } from "./storyboard-args.mjs";
 
 /** @typedef {import("../media-plan/protocol.mjs").Job} Job */
 /** @typedef {import("../media-plan/protocol.mjs").Result} Result */
@@ -213,38 +211,39 @@ export class RunningJob {
         await client.putStill(file);
         return done;
       }
-      case "storyboard": {
-        // A still per cue at the tile size, one after the other, then tiled into one sprite.
+      case "tiles": {
+        // A still per cue at the tile size, each stored as it is made.
         const watermark = await this.watermark(client, dir);
-        const { stills, sprite, file } = storyboardArgs(this.common(job.plan, client, watermark), dir);
-        for (const [i, args] of stills.entries()) {
-          await this.ffmpeg(args);
-          this.advance((i + 1) / (stills.length + 1));
+        const common = this.common(job.plan, client, watermark);
+        for (let cue = job.from; cue < job.to; cue++) {
+          const file = join(dir, `tile_${cue}.jpg`);
+          await this.ffmpeg(tileArgs(common, cue, file));
+          await client.putTile(cue, file);
+          this.advance((cue + 1 - job.from) / (job.to - job.from));
         }
-        await this.ffmpeg(sprite);
-        await client.putStill(file);
         return done;
       }
-      case "mp4": {
-        const mp4 = await runMp4({
-          job,
-          client,
-          binaries: deps.binaries,
-          signal,
-          onProgress: (fraction) => this.advance(fraction),
-        });
-        return { ...done, mp4 };
+      case "storyboard": {
+        // The stored tiles, tiled into one sprite.
+        const sprite = storyboardSprite(job.plan, dir);
+        for (let cue = 0; cue < sprite.tiles; cue++) {
+          await client.downloadTile(cue, sprite.tile(cue));
+          this.advance((cue + 1) / (sprite.tiles + 1));
+        }
+        await this.ffmpeg(sprite.args);
+        await client.putStill(sprite.file);
+        return done;
       }
+      case "mp4":
       case "m4a": {
-        const m4a = await runM4a({
+        const part = await runFilePart({
           job,
           client,
           binaries: deps.binaries,
           signal,
-          dir,
           onProgress: (fraction) => this.advance(fraction),
         });
-        return { ...done, m4a };
+        return job.kind === "mp4" ? { ...done, mp4: part } : { ...done, m4a: part };
       }
       case "speech": {
         const words = await runSpeech({

@@ -1,23 +1,24 @@
 // @ts-check
-// The index at the start of the MP4 (docs/encoding.md#long-videos-playable-in-seconds: it opens at
-// once at any length). The remux (ffmpeg-args.mjs `mp4Args`) writes a fragmented MP4 to a pipe:
-// `ftyp`, a `moov` with no duration, then a `moof` + `mdat` per fragment. A player reading that
-// must read every fragment before it knows the duration or where a time is. So the MP4 job remuxes
-// twice: the first pass only measures (`FragmentScanner`: each fragment's size and each track's
-// first time in it, nothing kept), and the second pass is streamed out with a header made from
-// those measures (`indexedHeader`): the `moov` with the duration (`mvhd`, and `mehd` in `mvex`),
-// then a `sidx` per track listing every fragment (its size, its duration in the track's time scale,
-// starting with a keyframe), as ffmpeg's own `global_sidx` writes them, so a player seeks with one
-// range request. One `sidx` per track, not one for the video alone: ffmpeg's MP4 reader (Chromium's
-// too, for `<video src>`) looks a track without one up in the video's times as if they were its
-// own, and a 10-minute MP4 then took 31 s to seek to 80% (94 MB read) instead of one request.
-// The fragments' own bytes are unchanged: their offsets count from their `moof`
+// The index at the start of the MP4 and the M4A (docs/encoding.md#long-videos-playable-in-seconds:
+// the MP4 opens at once at any length). Each file is fragmented (`ftyp`, a `moov` with no duration,
+// then a `moof` + `mdat` per fragment) and put together part by part (files.mjs), each part's
+// fragments from a remux of its own segments: `placeFragments` puts those fragments on the file's
+// time line (each track's decode times continue where the part before left them; the fragments are
+// numbered on) and lists them, and the first part begins with a header made from every part's list
+// (`indexedHeader`): the `moov` with the duration (`mvhd`, and `mehd` in `mvex`), then a `sidx` per
+// track listing every fragment (its size, its duration in the track's time scale, starting with a
+// keyframe), as ffmpeg's own `global_sidx` writes them, so a player seeks with one range request.
+// One `sidx` per track, not one for the video alone: ffmpeg's MP4 reader (Chromium's too, for
+// `<video src>`) looks a track without one up in the video's times as if they were its own, and a
+// 10-minute MP4 then took 31 s to seek to 80% (94 MB read) instead of one request. A part is padded
+// to its size with a `free` box after its last fragment (counted in that fragment's size): players
+// skip it. The fragments' own bytes are otherwise ffmpeg's: their offsets count from their `moof`
 // (`default_base_moof`), so a header of another length moves nothing.
 
 /** A fragment's size, and each track's first decode time in it (in `Scan.tracks`' order). */
 /** @typedef {{ size: number, times: number[] }} Fragment */
 /** @typedef {{ id: number, timescale: number, video: boolean }} Track */
-/** @typedef {{ ftyp: Buffer, moov: Buffer, tracks: Track[], headerBytes: number, fragments: Fragment[] }} Scan */
+/** @typedef {{ ftyp: Buffer, moov: Buffer, tracks: Track[], fragments: Fragment[] }} Scan */
 
 /** @param {Buffer} data @param {number} at */
 function boxAt(data, at) {
@@ -67,7 +68,7 @@ function find(data, from, to, path) {
 
 /**
  * The tracks of a `moov`, in its order: each one's id, time scale, and whether it is the video
- * (its handler is `vide`). Throws when there is no video track.
+ * (its handler is `vide`).
  * @param {Buffer} moov
  * @returns {Track[]}
  */
@@ -88,128 +89,114 @@ export function tracksOf(moov) {
       video: moov.toString("latin1", hdlr.at + 16, hdlr.at + 20) === "vide",
     });
   }
-  if (!tracks.some((track) => track.video)) throw new Error("the MP4 has no video track");
   return tracks;
 }
 
-/**
- * The first decode time of track `trackId` in a `moof` (its `traf`'s `tfdt`), or null.
- * @param {Buffer} moof @param {number} trackId
- */
-function fragmentTime(moof, trackId) {
-  for (const traf of children(moof, 8, moof.length).filter((box) => box.type === "traf")) {
-    const tfhd = find(moof, traf.at + 8, traf.at + traf.size, ["tfhd"]);
-    if (!tfhd || moof.readUInt32BE(tfhd.at + 12) !== trackId) continue;
-    const tfdt = find(moof, traf.at + 8, traf.at + traf.size, ["tfdt"]);
-    if (!tfdt) return null;
-    return moof[tfdt.at + 8] === 1 ? Number(moof.readBigUInt64BE(tfdt.at + 12)) : moof.readUInt32BE(tfdt.at + 12);
-  }
-  return null;
+/** The tracks of a file a remux wrote, held whole (its `moov`'s, `tracksOf`). @param {Buffer} file */
+export function fileTracks(file) {
+  const moov = children(file, 0, file.length).find((box) => box.type === "moov");
+  if (!moov) throw new Error("the remux wrote no moov");
+  return tracksOf(file.subarray(moov.at, moov.at + moov.size));
 }
 
 /**
- * Reads a fragmented MP4 as it streams by, keeping only its `ftyp` and `moov` and, for each
- * fragment (a `moof` and what follows it up to the next), its size and the first decode time of
- * its video. Memory: the header and one `moof` at a time.
+ * A fragmented file a remux wrote, held whole (`file`: `ftyp`, `moov`, then a `moof` and what
+ * follows it per fragment), put on the file's time line in place: the fragments numbered from
+ * `sequence` (`mfhd`), and every track's decode times (`tfdt`) moved by `shift[i]` (track i of the
+ * `moov`, in that track's time scale). ffmpeg writes a track's first sample at the remux's start
+ * even when it comes later (the audio, which starts after the video's first decode time), and
+ * lengthens that sample to reach the next: where `firsts[i]` (where track i's first sample falls
+ * in the remux) is later than what was written, the sample is put back there, at its own length
+ * (its fragment's `tfdt` moved on, its duration in the `trun` shortened alike). Returns the header
+ * boxes, the tracks, the fragments' bytes (`body`, from the first `moof`) and each fragment's size
+ * and tracks' first times (a track with nothing in a fragment keeps the time it had).
+ * @param {Buffer} file @param {{ sequence: number, shift: number[], firsts: number[] }} place
  */
-export class FragmentScanner {
-  /** @type {Buffer[]} */ #pending = [];
-  #pendingBytes = 0;
-  /** Bytes of the current box still to skip (an `mdat`'s payload). */
-  #skip = 0;
-  /** @type {Buffer | null} */ #ftyp = null;
-  /** @type {Buffer | null} */ #moov = null;
-  /** @type {Track[] | null} */ #tracks = null;
-  #headerBytes = 0;
-  /** @type {Fragment[]} */ #fragments = [];
-  #offset = 0;
-
-  /** @param {Buffer} chunk */
-  push(chunk) {
-    let data = chunk;
-    while (data.length > 0) {
-      if (this.#skip > 0) {
-        const skipped = Math.min(this.#skip, data.length);
-        this.#skip -= skipped;
-        this.#grow(skipped);
-        data = data.subarray(skipped);
-        continue;
+export function placeFragments(file, place) {
+  const top = children(file, 0, file.length);
+  const ftyp = top.find((box) => box.type === "ftyp");
+  const moov = top.find((box) => box.type === "moov");
+  const moofs = top.filter((box) => box.type === "moof");
+  if (!ftyp || !moov || moofs.length === 0) throw new Error("the remux wrote no ftyp, moov or fragment");
+  const moovBytes = Buffer.from(file.subarray(moov.at, moov.at + moov.size));
+  const tracks = tracksOf(moovBytes);
+  const seen = tracks.map(() => false);
+  /** @type {Fragment[]} */
+  const fragments = [];
+  let sequence = place.sequence;
+  for (const [i, moof] of moofs.entries()) {
+    const mfhd = find(file, moof.at + 8, moof.at + moof.size, ["mfhd"]);
+    if (!mfhd) throw new Error("a moof without its mfhd in the remux");
+    file.writeUInt32BE(sequence++, mfhd.at + 12);
+    const times = tracks.map((_, t) => fragments.at(-1)?.times[t] ?? 0);
+    for (const traf of children(file, moof.at + 8, moof.at + moof.size).filter((box) => box.type === "traf")) {
+      const end = traf.at + traf.size;
+      const tfhd = find(file, traf.at + 8, end, ["tfhd"]);
+      const tfdt = find(file, traf.at + 8, end, ["tfdt"]);
+      const index = tfhd ? tracks.findIndex((track) => track.id === file.readUInt32BE(tfhd.at + 12)) : -1;
+      if (index < 0 || !tfdt) throw new Error("a traf without its track or tfdt in the remux");
+      const version = /** @type {number} */ (file[tfdt.at + 8]);
+      let time = readTime(file, tfdt.at + 12, version);
+      if (!seen[index]) {
+        seen[index] = true;
+        const late = /** @type {number} */ (place.firsts[index]) - time;
+        if (late > 0) {
+          shortenFirstSample(file, traf, late);
+          time += late;
+        }
       }
-      this.#pending.push(data);
-      this.#pendingBytes += data.length;
-      data = Buffer.alloc(0);
-      this.#boxes();
+      time += /** @type {number} */ (place.shift[index]);
+      writeTime(file, tfdt.at + 12, version, time);
+      times[index] = time;
     }
+    const next = moofs[i + 1]?.at ?? file.length;
+    fragments.push({ size: next - moof.at, times });
   }
+  return {
+    ftyp: Buffer.from(file.subarray(ftyp.at, ftyp.at + ftyp.size)),
+    moov: moovBytes,
+    tracks,
+    body: file.subarray(/** @type {Box} */ (moofs[0]).at),
+    fragments,
+  };
+}
 
-  /** @param {number} bytes the current fragment grows by */
-  #grow(bytes) {
-    const last = this.#fragments.at(-1);
-    if (last) last.size += bytes;
-    this.#offset += bytes;
-  }
+/**
+ * Shortens the first sample of a `traf` by `by` (its `trun` must give each sample's duration).
+ * @param {Buffer} file @param {Box} traf @param {number} by
+ */
+function shortenFirstSample(file, traf, by) {
+  const trun = find(file, traf.at + 8, traf.at + traf.size, ["trun"]);
+  if (!trun) throw new Error("a traf without its trun in the remux");
+  const flags = file.readUInt32BE(trun.at + 8) & 0xffffff;
+  if (!(flags & 0x100)) throw new Error("a trun without the samples' durations: its first sample cannot be moved");
+  // After the version and flags and the sample count: the data offset and the first sample's
+  // flags when present, then the first sample's duration.
+  const at = trun.at + 16 + (flags & 0x1 ? 4 : 0) + (flags & 0x4 ? 4 : 0);
+  const duration = file.readUInt32BE(at);
+  if (duration <= by) throw new Error("a first sample shorter than its delay");
+  file.writeUInt32BE(duration - by, at);
+}
 
-  #boxes() {
-    for (;;) {
-      if (this.#pendingBytes < 8) return;
-      const head = this.#pending.length === 1 ? /** @type {Buffer} */ (this.#pending[0]) : Buffer.concat(this.#pending);
-      this.#pending = [head];
-      if (head.readUInt32BE(0) === 1 && head.length < 16) return;
-      const box = boxAt(head, 0);
-      if (box.size < 8) throw new Error("the remux wrote a box of no size");
-      // An mdat (or any box not read) is skipped as it streams; the rest is read whole.
-      const read = box.type === "ftyp" || box.type === "moov" || box.type === "moof";
-      if (!read) {
-        const have = Math.min(box.size, head.length);
-        this.#grow(have);
-        this.#skip = box.size - have;
-        this.#take(head, have);
-        if (this.#skip > 0) return;
-        continue;
-      }
-      if (head.length < box.size) return;
-      const whole = Buffer.from(head.subarray(0, box.size));
-      this.#take(head, box.size);
-      if (box.type === "ftyp") this.#ftyp = whole;
-      else if (box.type === "moov") {
-        this.#moov = whole;
-        this.#tracks = tracksOf(whole);
-      } else {
-        if (!this.#tracks) throw new Error("a moof before the moov");
-        if (this.#headerBytes === 0) this.#headerBytes = this.#offset;
-        const previous = this.#fragments.at(-1);
-        const times = this.#tracks.map((track, i) => {
-          const time = fragmentTime(whole, track.id);
-          if (time === null && track.video) throw new Error("a fragment without video");
-          // A track with nothing in this fragment: it starts where it was (a reference of no time).
-          return time ?? previous?.times[i] ?? 0;
-        });
-        this.#fragments.push({ size: 0, times });
-      }
-      if (box.type !== "moof") this.#offset += box.size;
-      else this.#grow(box.size);
-    }
-  }
+/** A tfdt's time at `at`: 64-bit in version 1, else 32-bit. @param {Buffer} data @param {number} at @param {number} version */
+function readTime(data, at, version) {
+  return version === 1 ? Number(data.readBigUInt64BE(at)) : data.readUInt32BE(at);
+}
 
-  /** @param {Buffer} head @param {number} bytes */
-  #take(head, bytes) {
-    const rest = head.subarray(bytes);
-    this.#pending = rest.length > 0 ? [rest] : [];
-    this.#pendingBytes = rest.length;
-  }
+/** @param {Buffer} data @param {number} at @param {number} version @param {number} time */
+function writeTime(data, at, version, time) {
+  if (version === 1) data.writeBigUInt64BE(BigInt(time), at);
+  else if (time <= 0xffffffff) data.writeUInt32BE(time, at);
+  else throw new Error("a tfdt of version 0 cannot hold this time");
+}
 
-  /** What the stream held, once it has ended. @returns {Scan} */
-  result() {
-    if (this.#pendingBytes > 0 || this.#skip > 0) throw new Error("the MP4 ended inside a box");
-    if (!this.#ftyp || !this.#moov || !this.#tracks) throw new Error("the MP4 has no ftyp or moov");
-    return {
-      ftyp: this.#ftyp,
-      moov: this.#moov,
-      tracks: this.#tracks,
-      headerBytes: this.#headerBytes,
-      fragments: this.#fragments,
-    };
-  }
+/** A `free` box of exactly `size` bytes (at least 8): what pads a part to its size. @param {number} size */
+export function freeBox(size) {
+  if (size < 8) throw new Error("a free box has at least 8 bytes");
+  const padding = Buffer.alloc(size);
+  padding.writeUInt32BE(size, 0);
+  padding.write("free", 4, "latin1");
+  return padding;
 }
 
 /** @param {string} type @param {Buffer[]} parts */

@@ -3,6 +3,10 @@
 // M4A): a remux, copying what the segments hold without encoding anything again. The encodes'
 // arguments are in ffmpeg-args.mjs.
 
+import { frameTime } from "../media-plan/plan.mjs";
+
+/** @typedef {import("../media-plan/plan.mjs").Plan} Plan */
+
 /**
  * The ffmpeg arguments of a remux of segments fed on standard input one after the other (MPEG-TS),
  * without encoding anything again (ADTS AAC to MP4's), without metadata: `protocols` ffmpeg may
@@ -31,29 +35,26 @@ function remuxArgs(protocols, select, output) {
 }
 
 /**
- * The ffmpeg arguments that put the highest rendition's segments into one MP4 on standard output:
- * a fragmented MP4 (the moov first, then a fragment per keyframe), which needs no seeking back and
- * so streams out in parts of any size.
+ * The ffmpeg arguments that remux segments into a fragmented file on standard output
+ * (`empty_moov`: the moov first, then fragments; nothing seeks back, nothing goes to disk, so a
+ * part streams out at any size): the MP4, the segments' video and audio with a fragment per
+ * keyframe, or the M4A, their audio alone with a fragment about every segment's length.
+ * @param {"mp4" | "m4a"} kind @param {Plan} plan
  * @returns {string[]}
  */
-export function mp4Args() {
+export function fileArgs(kind, plan) {
+  const fragments = "+empty_moov+default_base_moof";
+  if (kind === "mp4") {
+    return remuxArgs(
+      "pipe",
+      ["-map", "0:v", "-map", "0:a?", "-c", "copy"],
+      ["-movflags", `+frag_keyframe${fragments}`, "-f", "mp4", "pipe:1"],
+    );
+  }
+  const segmentMicroseconds = Math.round(frameTime(plan, plan.framesPerSegment) * 1e6);
   return remuxArgs(
     "pipe",
-    ["-map", "0:v", "-map", "0:a?", "-c", "copy"],
-    ["-movflags", "+frag_keyframe+empty_moov+default_base_moof", "-f", "mp4", "pipe:1"],
-  );
-}
-
-/**
- * The ffmpeg arguments that copy the segments' audio into an M4A `file`: no video, its `moov`
- * moved to the front once written (`faststart`, which reads the file back: hence `file`).
- * @param {string} file
- * @returns {string[]}
- */
-export function m4aArgs(file) {
-  return remuxArgs(
-    "pipe,file",
     ["-map", "0:a:0", "-vn", "-c:a", "copy"],
-    ["-movflags", "+faststart", "-f", "ipod", "-y", file],
+    ["-movflags", fragments, "-frag_duration", String(segmentMicroseconds), "-f", "ipod", "pipe:1"],
   );
 }

@@ -1,15 +1,12 @@
 // @ts-check
-// Remuxing a video's stored segments without encoding anything again (the MP4 and the M4A jobs): a
-// rendition's segments read back from the Worker one after the other, fed to ffmpeg on standard
-// input as one MPEG-TS stream, and what ffmpeg writes to standard output given on as it comes.
+// Remuxing a video's stored segments without encoding anything again (the MP4's and the M4A's
+// parts, files.mjs): what an MPEG-TS segment holds (its streams, their first timestamps, their
+// bytes), the segments joined as one continuous stream, and one ffmpeg run over them in memory.
 
 import { spawn } from "node:child_process";
 import { once } from "node:events";
-import { segmentCount } from "../media-plan/plan.mjs";
-
-/** @typedef {import("../media-plan/protocol.mjs").Mp4Job | import("../media-plan/protocol.mjs").M4aJob} RemuxJob */
-/** @typedef {import("./callback.mjs").CallbackClient} CallbackClient */
-/** @typedef {import("./binaries.mjs").Binaries} Binaries */
+import { runsInBackground } from "./binaries.mjs";
+import { background } from "./yielding.mjs";
 
 const TS_PACKET = 188;
 
@@ -43,84 +40,133 @@ export function continuityFixer() {
   };
 }
 
-/** How long a remux may neither take a segment in nor give a byte out before it is taken for stuck. */
-const STALL_MS = 60_000;
+/**
+ * The elementary streams of an MPEG-TS (the PMT named by its PAT): the PID of its H.264 video and
+ * of its AAC audio, each null when there is none.
+ * @param {Buffer} ts whole packets, from the start of a segment
+ * @returns {{ video: number | null, audio: number | null }}
+ */
+export function tsStreams(ts) {
+  /** @type {number | null} */
+  let pmt = null;
+  for (let at = 0; at + TS_PACKET <= ts.length; at += TS_PACKET) {
+    const pid = pidAt(ts, at);
+    const payload = payloadStart(ts, at);
+    if (payload === null || !(ts.readUInt8(at + 1) & 0x40)) continue;
+    // A section starts after its pointer field; its 12-bit fields are read from two bytes.
+    const section = payload + 1 + ts.readUInt8(payload);
+    const twelve = (/** @type {number} */ offset) => ts.readUInt16BE(offset) & 0x0fff;
+    if (pid === 0 && pmt === null) {
+      // PAT: the first program's PMT PID (13 bits).
+      pmt = ts.readUInt16BE(section + 10) & 0x1fff;
+    } else if (pid === pmt) {
+      const end = section + 3 + twelve(section + 1) - 4;
+      /** @type {{ video: number | null, audio: number | null }} */
+      const streams = { video: null, audio: null };
+      // Stream entries after the program info, up to the CRC (4 bytes) at the section's end.
+      for (let entry = section + 12 + twelve(section + 10); entry < end; entry += 5 + twelve(entry + 3)) {
+        const type = ts.readUInt8(entry);
+        const elementary = ts.readUInt16BE(entry + 1) & 0x1fff;
+        if (type === 0x1b && streams.video === null) streams.video = elementary;
+        if (type === 0x0f && streams.audio === null) streams.audio = elementary;
+      }
+      return streams;
+    }
+  }
+  throw new Error("no PAT and PMT in the segment");
+}
+
+/** @param {Buffer} ts @param {number} at a packet's offset */
+function pidAt(ts, at) {
+  if (ts.readUInt8(at) !== 0x47) throw new Error("not an MPEG-TS packet boundary");
+  return ts.readUInt16BE(at + 1) & 0x1fff;
+}
+
+/** Where a packet's payload starts, or null when it has none. @param {Buffer} ts @param {number} at */
+function payloadStart(ts, at) {
+  const control = (ts.readUInt8(at + 3) >> 4) & 3;
+  if (control === 0 || control === 2) return null;
+  const start = control === 3 ? at + 5 + ts.readUInt8(at + 4) : at + 4;
+  return start < at + TS_PACKET ? start : null;
+}
 
 /**
- * Remuxes every segment of `rendition`, read one after the other, with ffmpeg `args` (which read
- * MPEG-TS on standard input), giving each chunk ffmpeg writes to standard output to `onChunk`
- * (awaited: it may hold the remux back). `what` names the file
- * in errors ("the MP4").
- * @param {{ job: RemuxJob, client: CallbackClient, binaries: Binaries, signal: AbortSignal }} run
- * @param {{
- *   rendition: string,
- *   args: string[],
- *   what: string,
- *   onProgress: (fraction: number) => void,
- *   onChunk?: (chunk: Buffer) => Promise<void> | void,
- * }} remux
+ * The first timestamp (90 kHz) of the stream on `pid`: its first PES's decode time when it has
+ * one, else its presentation time; null when the stream has no PES here.
+ * @param {Buffer} ts @param {number} pid
  */
-export async function remuxSegments(run, remux) {
-  const { job, client, binaries, signal } = run;
-  const count = segmentCount(job.plan);
-  const child = spawn(binaries.ffmpeg.path, remux.args, {
+export function firstTimestamp(ts, pid) {
+  for (let at = 0; at + TS_PACKET <= ts.length; at += TS_PACKET) {
+    if (pidAt(ts, at) !== pid || !(ts.readUInt8(at + 1) & 0x40)) continue;
+    const pes = payloadStart(ts, at);
+    if (pes === null || ts.readUIntBE(pes, 3) !== 1) continue;
+    const flags = ts.readUInt8(pes + 7) >> 6;
+    if (flags === 0) continue;
+    // 33 bits in five bytes, with marker bits between.
+    const timestamp = (/** @type {number} */ offset) =>
+      ((ts.readUInt8(offset) >> 1) & 7) * 2 ** 30 +
+      (ts.readUInt16BE(offset + 1) >> 1) * 2 ** 15 +
+      (ts.readUInt16BE(offset + 3) >> 1);
+    return flags === 3 ? timestamp(pes + 14) : timestamp(pes + 9);
+  }
+  return null;
+}
+
+/** The bytes of the packets of `pids` in a segment. @param {Buffer} ts @param {number[]} pids */
+export function streamBytes(ts, pids) {
+  let bytes = 0;
+  for (let at = 0; at + TS_PACKET <= ts.length; at += TS_PACKET) if (pids.includes(pidAt(ts, at))) bytes += TS_PACKET;
+  return bytes;
+}
+
+/** How long a remux may write nothing before it is taken for stuck (it copies a part's worth, a few MiB). */
+const REMUX_STALL_MS = 60_000;
+
+/**
+ * Remuxes `input` (MPEG-TS, held in memory) with ffmpeg `args` (reading standard input, writing
+ * standard output); resolves with everything ffmpeg wrote. A background job's remux is background
+ * work: niced, and stopped while a viewer's work runs (an interactive one would stop itself).
+ * @param {import("./binaries.mjs").Binaries} binaries @param {string[]} args @param {Buffer} input
+ * @param {AbortSignal} signal @param {boolean} inBackground
+ * @returns {Promise<Buffer>}
+ */
+export async function remux(binaries, args, input, signal, inBackground) {
+  const child = spawn(binaries.ffmpeg.path, args, {
     env: { ...process.env, ...binaries.ffmpeg.env },
     stdio: ["pipe", "pipe", "pipe"],
   });
+  if (inBackground) child.once("spawn", () => runsInBackground(child));
   const kill = () => child.kill("SIGKILL");
   signal.addEventListener("abort", kill, { once: true });
-  // A remux that neither takes a segment in nor gives bytes out for STALL_MS is stuck: killed.
-  let lastActivity = Date.now();
-  let stalled = false;
-  const watchdog = setInterval(() => {
-    if (Date.now() - lastActivity > STALL_MS) {
-      stalled = true;
-      kill();
-    }
+  let active = Date.now();
+  const timer = setInterval(() => {
+    if (inBackground && background.stopped) active = Date.now();
+    else if (Date.now() - active > REMUX_STALL_MS) kill();
   }, 1000);
   let stderr = "";
   child.stderr.setEncoding("utf8");
   child.stderr.on("data", (chunk) => {
     stderr = (stderr + chunk).slice(-4000);
   });
-  const exited = /** @type {Promise<[number | null, NodeJS.Signals | null]>} */ (once(child, "close"));
+  /** @type {Buffer[]} */
+  const out = [];
+  child.stdout.on("data", (chunk) => {
+    active = Date.now();
+    out.push(chunk);
+  });
   // ffmpeg closing its input early (it failed) must not crash the process with EPIPE.
   child.stdin.on("error", () => {});
-  /** @param {Promise<void>} work */
-  const orKill = (work) =>
-    work.catch((error) => {
-      kill();
-      throw error;
-    });
-
-  const feed = async () => {
-    const fix = continuityFixer();
-    for (let index = 0; index < count; index++) {
-      const segment = await client.getSegment(remux.rendition, index);
-      for await (const chunk of segment) {
-        if (!child.stdin.write(fix(/** @type {Buffer} */ (chunk)))) await once(child.stdin, "drain");
-        lastActivity = Date.now();
-      }
-      remux.onProgress((index + 1) / count);
-    }
-    child.stdin.end();
-  };
-  const collect = async () => {
-    for await (const chunk of child.stdout) {
-      lastActivity = Date.now();
-      await remux.onChunk?.(/** @type {Buffer} */ (chunk));
-    }
-  };
-
+  child.stdin.end(input);
   try {
-    const [, , [code, killed]] = await Promise.all([orKill(feed()), orKill(collect()), exited]);
-    if (code !== 0)
-      throw new Error(`ffmpeg ${killed ? `killed by ${killed}` : `exit code ${code}`}: ${stderr.trim().slice(-500)}`);
-  } catch (error) {
-    if (stalled) throw new Error(`${remux.what}'s ffmpeg made no progress for ${STALL_MS / 1000} s`);
-    throw error;
+    const [code, killed] = /** @type {[number | null, NodeJS.Signals | null]} */ (await once(child, "close"));
+    if (code !== 0) {
+      throw new Error(
+        `the remux's ffmpeg ${killed ? `was killed by ${killed}` : `exited ${code}`}: ${stderr.trim().slice(-500)}`,
+      );
+    }
+    return Buffer.concat(out);
   } finally {
-    clearInterval(watchdog);
+    clearInterval(timer);
     signal.removeEventListener("abort", kill);
   }
 }

@@ -14,6 +14,7 @@ import { MAX_MESSAGE_BYTES, PRIORITIES, PROTOCOL_VERSION, ProtocolError, parseJo
 import { describeBinaries, resolveBinaries } from "./binaries.mjs";
 import { RunningJob } from "./job.mjs";
 import { describeSpeech, INSTALL_SPEECH, locateSpeech } from "./speech.mjs";
+import { background } from "./yielding.mjs";
 
 /** @typedef {import("./job.mjs").JobDeps} JobDeps */
 /** @typedef {import("../media-plan/protocol.mjs").Priority} Priority */
@@ -121,9 +122,21 @@ export function createEncoderServer(deps) {
       jobs.delete(job.jobId);
       reporting.set(job.jobId, started);
     };
-    const started = new RunningJob(job, deps, report);
+    // A viewer's work (and a probe) stops the background work until its own is over, however it
+    // ends (yielding.mjs).
+    let holding = job.priority === "interactive";
+    if (holding) background.hold();
+    const release = () => {
+      if (holding) background.release();
+      holding = false;
+    };
+    const started = new RunningJob(job, deps, () => {
+      release();
+      report();
+    });
     jobs.set(job.jobId, started);
     started.done.finally(() => {
+      release();
       if (jobs.get(job.jobId) === started) jobs.delete(job.jobId);
       if (reporting.get(job.jobId) === started) reporting.delete(job.jobId);
     });

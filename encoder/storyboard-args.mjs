@@ -1,12 +1,15 @@
 // @ts-check
-// The storyboard's ffmpeg runs: a still per cue at the tile size (the stills' own arguments, in
-// ffmpeg-args.mjs), then the sprite that tiles them (media-plan/pictures.mjs gives the layout).
+// The storyboard's ffmpeg runs: a tile per cue, the still of its frame at the tile size (the stills'
+// own arguments, in ffmpeg-args.mjs), each a job of its own, then the sprite that tiles them
+// (media-plan/pictures.mjs gives the layout).
 
 import { join } from "node:path";
-import { storyboard, storyboardTimes } from "../media-plan/pictures.mjs";
+import { storyboard } from "../media-plan/pictures.mjs";
+import { frameTime } from "../media-plan/plan.mjs";
 import { RUN_FLAGS, STILL_OUTPUT, stillArgs } from "./ffmpeg-args.mjs";
 
 /** @typedef {import("./ffmpeg-args.mjs").Common} Common */
+/** @typedef {import("../media-plan/plan.mjs").Plan} Plan */
 
 /**
  * The ffmpeg arguments that tile the storyboard's stills (`pattern`, numbered from 0 in cue order,
@@ -39,17 +42,26 @@ export function spriteArgs(sprite) {
 }
 
 /**
- * The storyboard job's ffmpeg runs, in order: a still per cue at the tile size
- * (`dir/tile_NNN.jpg`), then the sprite that tiles them into `file` (`dir/storyboard.jpg`).
- * @param {Common} common @param {string} dir
- * @returns {{ stills: string[][], sprite: string[], file: string }}
+ * The ffmpeg arguments of storyboard tile `cue` (pictures.mjs `storyboard`): the still of the cue's
+ * frame at the tile size, written to `file`. The same arguments as the frame at that time and
+ * width (`stillArgs`), so a tile is the frame a viewer asking for it gets.
+ * @param {Common} common @param {number} cue @param {string} file
  */
-export function storyboardArgs(common, dir) {
+export function tileArgs(common, cue, file) {
   const board = storyboard(common.plan);
-  const stills = storyboardTimes(common.plan).map((time, i) =>
-    stillArgs({ ...common, time, width: board.tileWidth, file: join(dir, `tile_${String(i).padStart(3, "0")}.jpg`) }),
-  );
+  const frame = /** @type {{ frame: number }} */ (board.cues[cue]).frame;
+  return stillArgs({ ...common, time: frameTime(common.plan, frame), width: board.tileWidth, file });
+}
+
+/**
+ * The storyboard's sprite from its tiles, `dir/tile_NNN.jpg` in cue order: the sprite's arguments
+ * and where it is written (`dir/storyboard.jpg`).
+ * @param {Plan} plan @param {string} dir
+ */
+export function storyboardSprite(plan, dir) {
+  const board = storyboard(plan);
   const file = join(dir, "storyboard.jpg");
-  const sprite = spriteArgs({ pattern: join(dir, "tile_%03d.jpg"), columns: board.columns, rows: board.rows, file });
-  return { stills, sprite, file };
+  const tile = (/** @type {number} */ cue) => join(dir, `tile_${String(cue).padStart(3, "0")}.jpg`);
+  const args = spriteArgs({ pattern: join(dir, "tile_%03d.jpg"), columns: board.columns, rows: board.rows, file });
+  return { args, file, tile, tiles: board.cues.length };
 }

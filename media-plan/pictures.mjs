@@ -4,7 +4,7 @@
 // the plan, used by both sides: the Worker names the frames and writes storyboard.vtt from them,
 // the encoder makes the JPEGs.
 
-import { frameTime, topRendition } from "./plan.mjs";
+import { topRendition } from "./plan.mjs";
 
 /** The narrowest still `width` a viewer may ask for. */
 export const MIN_STILL_WIDTH = 16;
@@ -85,9 +85,4 @@ export function storyboard(plan) {
     cues.push({ startMs, endMs, frame, x: (i % columns) * tileWidth, y: Math.floor(i / columns) * tileHeight });
   }
   return { tileWidth, tileHeight, columns, rows: Math.ceil(count / columns), cues };
-}
-
-/** The seconds of each storyboard tile's frame, in tile order: what a storyboard job makes. @param {Plan} plan */
-export function storyboardTimes(plan) {
-  return storyboard(plan).cues.map((cue) => frameTime(plan, cue.frame));
 }

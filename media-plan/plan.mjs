@@ -29,8 +29,12 @@ export const MAX_DURATION_SECONDS = 12 * 3600;
 export const MAX_ASPECT = 16;
 /** No rendition side beyond this: H.264's largest level holds 8192×4320. */
 export const MAX_SIDE = 8192;
-/** Seconds of output a background run aims at, at a 1080p ladder's cost (see `runLength`). */
-const RUN_WORK = 4 * 30 * 4 * (640 * 360 + 1280 * 720 + 1920 * 1080);
+/**
+ * The work a background run's first job aims at: one 4 s segment of a 1080p ladder at 30 fps, a
+ * few seconds on one core (see `runLength`; the Worker then sizes the video's runs by how long
+ * they take, src/encoding/pipeline/coordinator-rules.ts `itemsPerJob`).
+ */
+const RUN_WORK = 1 * 30 * 4 * (640 * 360 + 1280 * 720 + 1920 * 1080);
 export const MAX_RUN_SEGMENTS = 8;
 /** Seconds of lead-in decoded before a run's first frame (audio pre-roll, the previous keyframe). */
 export const LEAD_IN_SECONDS = 1;
@@ -365,8 +369,9 @@ export function audioPackets(plan) {
 }
 
 /**
- * How many segments a background run encodes: about 16 s of output at a 1080p ladder's cost, fewer
- * for costlier ladders (so a run stays short and the scheduler can be fair), at least one.
+ * How many segments a background run encodes: one segment's worth of a 1080p ladder, more for
+ * cheaper ladders (three of 360p and 720p), fewer for costlier ones but at least one, so a run
+ * stays short and the scheduler can be fair.
  * @param {Plan} plan
  */
 export function runLength(plan) {

@@ -5,7 +5,7 @@
 // job it receives and every message it sends. (Plain JavaScript with no dependencies, so the
 // container image needs only Debian's Node.js.)
 
-import { MIN_STILL_WIDTH } from "./pictures.mjs";
+import { MIN_STILL_WIDTH, storyboard } from "./pictures.mjs";
 import { MAX_DURATION_SECONDS, MAX_SIDE } from "./plan.mjs";
 import { POSITIONS, RESOLUTIONS } from "./settings.mjs";
 
@@ -14,6 +14,7 @@ export const JOB_KINDS = /** @type {const} */ ([
   "probe",
   "segments",
   "still",
+  "tiles",
   "storyboard",
   "mp4",
   "m4a",
@@ -36,9 +37,24 @@ export { POSITIONS, RESOLUTIONS };
 /** @typedef {JobBase & { kind: "probe" }} ProbeJob */
 /** @typedef {JobBase & { kind: "segments", plan: Plan, from: number, to: number, renditions: string[] }} SegmentsJob */
 /** @typedef {JobBase & { kind: "still", plan: Plan, time: number, width: number | null }} StillJob */
+/** @typedef {JobBase & { kind: "tiles", plan: Plan, from: number, to: number }} TilesJob */
 /** @typedef {JobBase & { kind: "storyboard", plan: Plan }} StoryboardJob */
-/** @typedef {JobBase & { kind: "mp4", plan: Plan, partSize: number }} Mp4Job */
-/** @typedef {JobBase & { kind: "m4a", plan: Plan, partSize: number }} M4aJob */
+/**
+ * One part of a file put together from the stored segments (PROTOCOL.md, "Files in parts"): part
+ * `part` (of `partSize` bytes but the last) from segment `from`, up to `to` when given.
+ * @typedef {JobBase & {
+ *   kind: "mp4" | "m4a",
+ *   plan: Plan,
+ *   partSize: number,
+ *   part: number,
+ *   from: number,
+ *   to: number | null,
+ *   sequence: number,
+ *   origin: number | null,
+ * }} FileJob
+ */
+/** @typedef {FileJob & { kind: "mp4" }} Mp4Job */
+/** @typedef {FileJob & { kind: "m4a" }} M4aJob */
 /** @typedef {(typeof RECOGNIZERS)[number]} Recognizer */
 /**
  * Hear the words said in seconds `from` to `to` of the video (a chunk of at most MAX_SPEECH_SECONDS),
@@ -51,13 +67,21 @@ export { POSITIONS, RESOLUTIONS };
  * MPEG-TS (docs/audio-tracks.md).
  * @typedef {JobBase & { kind: "audio", plan: Plan, from: number, to: number }} AudioJob
  */
-/** @typedef {ProbeJob | SegmentsJob | StillJob | StoryboardJob | Mp4Job | M4aJob | SpeechJob | AudioJob} Job */
+/** @typedef {ProbeJob | SegmentsJob | StillJob | TilesJob | StoryboardJob | Mp4Job | M4aJob | SpeechJob | AudioJob} Job */
 /** A word heard, its times in seconds of the video. @typedef {{ text: string, start: number, end: number }} Word */
 /** @typedef {{ version: 2, jobId: string, progress: number }} Heartbeat */
 /** @typedef {{ partNumber: number, etag: string }} Part */
 /**
- * @typedef {{ parts: Part[], bytes: number }} Upload
- * @typedef {{ version: 2, jobId: string, status: "done", probe?: Probe, mp4?: Upload, m4a?: Upload, speech?: { words: Word[] } }} DoneResult
+ * A fragment of a file as the file's index lists it: its bytes, and each track's first time in it
+ * (in the track's own time scale, on the file's time line).
+ * @typedef {{ size: number, times: number[] }} Fragment
+ */
+/**
+ * What one part's job made: the segment it stopped before (`to`), its fragments, where the file's
+ * time line starts (`origin`: the earliest timestamp of the first part's segments, 90 kHz), and
+ * the part's ETag (null when the first part only measured its segments).
+ * @typedef {{ to: number, fragments: Fragment[], origin: number, etag: string | null }} FilePart
+ * @typedef {{ version: 2, jobId: string, status: "done", probe?: Probe, mp4?: FilePart, m4a?: FilePart, speech?: { words: Word[] } }} DoneResult
  */
 /** @typedef {{ version: 2, jobId: string, status: "failed", code: FailureCode, message: string }} FailedResult */
 /** @typedef {DoneResult | FailedResult} Result */
@@ -84,6 +108,9 @@ export const MAX_REQUEST_BYTES = 50 * 1024 * 1024;
 /** R2's smallest part but the last. */
 export const MIN_PART_BYTES = 5 * 1024 * 1024;
 const MAX_SEGMENTS = 100_000;
+/** R2's most parts in one upload. */
+export const MAX_PARTS = 10_000;
+const MAX_TILES = 1000;
 /** The longest span one speech job hears: a few seconds of work, and Whisper's own window. */
 export const MAX_SPEECH_SECONDS = 30;
 /** The most words one speech job reports (a fast talker says about 200 a minute). */
@@ -357,18 +384,43 @@ export function parseJob(value) {
       if (job.time > job.plan.duration) throw new ProtocolError("time", "must be within the video");
       return job;
     }
+    case "tiles": {
+      const job = /** @type {TilesJob} */ (
+        object(value, "", { ...base, plan: parsePlan, from: integer(0, MAX_TILES), to: integer(1, MAX_TILES) })
+      );
+      if (job.to <= job.from || job.to > storyboard(job.plan).cues.length) {
+        throw new ProtocolError("to", "must be after from and within the storyboard's cues");
+      }
+      return job;
+    }
     case "storyboard":
       return /** @type {StoryboardJob} */ (object(value, "", { ...base, plan: parsePlan }));
     case "mp4":
-      return /** @type {Mp4Job} */ (
-        object(value, "", { ...base, plan: parsePlan, partSize: integer(MIN_PART_BYTES, MAX_REQUEST_BYTES) })
-      );
     case "m4a": {
-      const job = /** @type {M4aJob} */ (
-        object(value, "", { ...base, plan: parsePlan, partSize: integer(MIN_PART_BYTES, MAX_REQUEST_BYTES) })
+      const job = /** @type {FileJob} */ (
+        object(value, "", {
+          ...base,
+          plan: parsePlan,
+          partSize: integer(MIN_PART_BYTES, MAX_REQUEST_BYTES),
+          part: integer(1, MAX_PARTS),
+          from: integer(0, MAX_SEGMENTS),
+          to: nullable(integer(1, MAX_SEGMENTS)),
+          sequence: integer(1, 2 ** 32 - 1),
+          origin: nullable(integer(0, 2 ** 33)),
+        })
       );
-      if (!job.plan.audio) throw new ProtocolError("plan.audio", "must be true: a silent video has no M4A");
-      return job;
+      const count = Math.ceil(job.plan.frames / job.plan.framesPerSegment);
+      if (job.from >= count) throw new ProtocolError("from", "must be within the plan's segments");
+      if (job.to !== null && (job.to <= job.from || job.to > count)) {
+        throw new ProtocolError("to", "must be after from and within the plan's segments");
+      }
+      if ((job.part === 1) !== (job.origin === null) || (job.part === 1) !== (job.from === 0)) {
+        throw new ProtocolError("part", "the first part starts at segment 0 and has no origin; every other has one");
+      }
+      if (job.kind === "m4a" && !job.plan.audio) {
+        throw new ProtocolError("plan.audio", "must be true: a silent video has no M4A");
+      }
+      return /** @type {Mp4Job | M4aJob} */ (job);
     }
     case "speech": {
       const job = /** @type {SpeechJob} */ (
@@ -454,8 +506,8 @@ export function parseResult(value) {
   if (record.status !== "done") throw new ProtocolError("status", "must be done or failed");
   const shape = { version, jobId, status: oneOf(/** @type {const} */ (["done"])) };
   if ("probe" in record) return object(value, "", { ...shape, probe: probeFacts });
-  if ("mp4" in record) return object(value, "", { ...shape, mp4: upload });
-  if ("m4a" in record) return object(value, "", { ...shape, m4a: upload });
+  if ("mp4" in record) return object(value, "", { ...shape, mp4: filePart });
+  if ("m4a" in record) return object(value, "", { ...shape, m4a: filePart });
   if ("speech" in record) return object(value, "", { ...shape, speech: (v, p) => object(v, p, { words: parseWords }) });
   return object(value, "", shape);
 }
@@ -480,16 +532,32 @@ export function parseWords(value, path = "words") {
 }
 
 /**
- * What an MP4 or M4A job uploaded: the multipart upload's parts, in order, and the file's size.
- * @param {unknown} value @param {string} path @returns {Upload}
+ * The fragments of a file's index: each one's size and its tracks' first times.
+ * @param {unknown} value @param {string} path @returns {Fragment[]}
  */
-function upload(value, path) {
+export function parseFragments(value, path = "fragments") {
+  const fragment = (/** @type {unknown} */ item, /** @type {string} */ at) =>
+    object(item, at, {
+      size: integer(8, MAX_REQUEST_BYTES),
+      times: array(integer(0, Number.MAX_SAFE_INTEGER), { min: 1, max: 2 }),
+    });
+  return array(fragment, { min: 0, max: 4 * MAX_SEGMENTS })(value, path);
+}
+
+/**
+ * What an MP4 or M4A job made of its part (`FilePart`).
+ * @param {unknown} value @param {string} path @returns {FilePart}
+ */
+function filePart(value, path) {
   return object(value, path, {
-    parts: array((part, at) => object(part, at, { partNumber: integer(1, 10_000), etag: text(1, 200) }), {
-      min: 1,
-      max: 10_000,
-    }),
-    bytes: integer(1, Number.MAX_SAFE_INTEGER),
+    to: integer(1, MAX_SEGMENTS),
+    fragments: (v, p) => {
+      const fragments = parseFragments(v, p);
+      if (fragments.length === 0) throw new ProtocolError(p, "must have 1 or more items");
+      return fragments;
+    },
+    origin: integer(0, 2 ** 33),
+    etag: nullable(text(1, 200)),
   });
 }
 

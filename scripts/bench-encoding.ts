@@ -8,13 +8,13 @@
 // - playback: the service's master playlist and a segment of about 1 MiB beside the bench floor
 //   Worker (scripts/bench-floor) reading the very same bytes from its R2.
 // Figures, not pass/fail: the targets are printed beside them for people to read.
-import { execFileSync, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { defaultThreads, wholeRun } from "../encoder/bench/direct.mjs";
 import type { SourceInput } from "../encoder/source.mjs";
-import { storyboardArgs } from "../encoder/storyboard-args.mjs";
+import { storyboardSprite, tileArgs } from "../encoder/storyboard-args.mjs";
 import { serveFile } from "../encoder/test/file-server.mjs";
 import { makeClip } from "../encoder/test/media.mjs";
 import { type Plan, segmentCount } from "../media-plan/plan.mjs";
@@ -33,6 +33,7 @@ import { startReceiver } from "../test/e2e/receiver.ts";
 import type { DevServer } from "../test/e2e/server.ts";
 import { startFloorWorker } from "./floor-worker.ts";
 import { percentile } from "./percentile.ts";
+import { cpuSeconds } from "./proc.ts";
 
 const MiB = 1024 * 1024;
 /** The sources of the pipeline section; BENCH_SOURCES=1,10 runs only those lengths (minutes). */
@@ -55,7 +56,7 @@ type Receiver = Awaited<ReturnType<typeof startReceiver>>;
 type EncodingEvent = { type: string; timestamp: string; data: Video };
 
 /** A project whose endpoint delivers every event to a local receiver. */
-async function encodingTenant(baseUrl: string) {
+export async function encodingTenant(baseUrl: string) {
   const receiver = await startReceiver(204);
   const tenant = await keyedTenant(baseUrl, { name: "bench-encoding" });
   await tenant.endpoint(receiver.url("/bench"));
@@ -63,7 +64,7 @@ async function encodingTenant(baseUrl: string) {
 }
 
 /** The event of `type` about video `id` once it arrives (ready or errored end the wait). */
-async function eventOf(receiver: Receiver, id: string, type: string, seconds = 3600) {
+export async function eventOf(receiver: Receiver, id: string, type: string, seconds = 3600) {
   const deadline = Date.now() + seconds * 1000;
   while (Date.now() < deadline) {
     for (const delivery of receiver.received) {
@@ -116,22 +117,11 @@ function encoderDisk(): number {
 
 /**
  * CPU seconds the encoder process and its finished children (every ffmpeg and ffprobe it ran and
- * waited for) have used so far: utime + stime + cutime + cstime of /proc/<pid>/stat.
+ * waited for) have used so far.
  */
 function encoderCpuSeconds(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const fields = stat
-      .slice(stat.lastIndexOf(")") + 2)
-      .split(" ")
-      .map(Number);
-    const ticks = (fields[11] ?? 0) + (fields[12] ?? 0) + (fields[13] ?? 0) + (fields[14] ?? 0);
-    return ticks / CLOCK_TICKS;
-  } catch {
-    return 0;
-  }
+  return cpuSeconds(pid, true);
 }
-const CLOCK_TICKS = Number(execFileSync("getconf", ["CLK_TCK"]).toString().trim()) || 100;
 
 /**
  * How fast the ready video's MP4 opens (docs/encoding.md#long-videos-playable-in-seconds: within
@@ -159,7 +149,7 @@ async function timed(url: string) {
  * `ffmpeg args` run to the end, as from a shell: its wall time in ms and its CPU seconds (user +
  * system, from /usr/bin/time). Asynchronous: the source comes from a server in this process.
  */
-function timedFfmpeg(args: string[]): Promise<{ ms: number; cpu: number }> {
+export function timedFfmpeg(args: string[]): Promise<{ ms: number; cpu: number }> {
   const started = performance.now();
   return new Promise((resolve, reject) => {
     const child = spawn("/usr/bin/time", ["-f", "cpu %U %S", binaries.ffmpeg.path, ...args], {
@@ -293,16 +283,17 @@ export async function benchPipeline(server: DevServer) {
 }
 
 /**
- * What a video's storyboard costs, made by the encoder's own storyboard runs (`storyboardArgs`: a
- * still per cue at the tile size, then the sprite), one after the other; CPU seconds in all.
+ * What a video's storyboard costs, made by the encoder's own runs (`tileArgs`: a still per cue at
+ * the tile size, then `storyboardSprite`), one after the other; CPU seconds in all.
  */
 async function storyboardCost(plan: Plan, source: SourceInput, dir: string) {
   mkdirSync(dir, { recursive: true });
   const common = { plan, source, watermark: null, threads: defaultThreads(), features: binaries.features };
-  const { stills, sprite } = storyboardArgs(common, dir);
+  const sprite = storyboardSprite(plan, dir);
   let cpu = 0;
-  for (const args of [...stills, sprite]) cpu += (await timedFfmpeg(args)).cpu;
-  return { tiles: stills.length, cpu };
+  for (let cue = 0; cue < sprite.tiles; cue++) cpu += (await timedFfmpeg(tileArgs(common, cue, sprite.tile(cue)))).cpu;
+  cpu += (await timedFfmpeg(sprite.args)).cpu;
+  return { tiles: sprite.tiles, cpu };
 }
 
 /**

@@ -1,12 +1,13 @@
 // `npm run bench`: starts the real dev server and times every route at concurrency 1, printing one
 // table (median, p95, ratio to the bare route, round trips by kind) and writing it as JSON to
 // .bench/results.json. Figures, not pass/fail: targets are read by people, never asserted in tests.
-// Before the routes, the encoding pipeline against ffmpeg run directly; after them, the playback
-// routes against the bench floor Worker (scripts/bench-encoding.ts). BENCH_ONLY=regex runs only the
-// cases and sections whose name matches it: "encoding pipeline", "playback floor" (also run by any
-// playback case), "webhook isolation" (the bare route always runs).
+// Before the routes, the encoding pipeline against ffmpeg run directly (scripts/bench-encoding.ts)
+// and what a viewer sees of a 5-minute video (scripts/bench-viewer.ts); after them, the playback
+// routes against the bench floor Worker. BENCH_ONLY=regex runs only the cases and sections whose
+// name matches it: "encoding pipeline", "viewer", "playback floor" (also run by any playback
+// case), "webhook isolation" (the bare route always runs).
 import { spawnSync } from "node:child_process";
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { build } from "esbuild";
 import { Client } from "../test/e2e/client.ts";
@@ -15,8 +16,10 @@ import { type BudgetedRoute, ROUND_TRIP_BUDGET } from "../test/round-trip-budget
 import { paddedPng } from "../test/support/images.ts";
 import { startBackgroundLoad } from "./bench-background.ts";
 import { benchFrames, benchPipeline, comparePlaybackWithFloor, preparePlayback } from "./bench-encoding.ts";
+import { benchViewer } from "./bench-viewer.ts";
 import { benchWebhookIsolation } from "./bench-webhooks.ts";
 import { percentile } from "./percentile.ts";
+import { workerdPids } from "./proc.ts";
 
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 100);
 const BULK_DELETE_SAMPLES = Number(process.env.BENCH_BULK_DELETE_SAMPLES ?? 30);
@@ -140,22 +143,6 @@ async function owners(baseUrl: string, calls = SAMPLES + WARMUP) {
 /** A client address of its own per call, for the per-address limits of signup and login. */
 const address = (i: number) => ({ "cf-connecting-ip": `10.77.${Math.floor(i / 250)}.${i % 250}` });
 
-/** The workerd processes of the dev server: where the Worker runs locally. */
-function workerdPids(processGroup: number): number[] {
-  return readdirSync("/proc")
-    .filter((name) => /^\d+$/.test(name))
-    .filter((pid) => {
-      try {
-        const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-        const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-        return Number(fields[2]) === processGroup && stat.includes("(workerd)");
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
-}
-
 /** Peak resident memory (VmHWM) of the processes, in MiB; resettable through clear_refs. */
 function peakMemory(pids: number[], reset = false): number {
   let total = 0;
@@ -240,6 +227,7 @@ try {
   const base = server.baseUrl;
   // First, while nothing else runs on the dev server: the encoder has the machine to itself.
   const pipeline = selected("encoding pipeline") ? await benchPipeline(server) : null;
+  const viewer = selected("viewer") ? await benchViewer(server) : null;
   const png = new Uint8Array(readFileSync(path.join(import.meta.dirname, "../test/fixtures/images/rgb.png")));
   const thumbnails = { small: paddedPng(png, 200 * 1024), large: paddedPng(png, 5 * 1024 * 1024) };
   const ws = await workspace(base, 3 * (SAMPLES + WARMUP));
@@ -852,6 +840,7 @@ try {
         warmup: WARMUP,
         bare,
         pipeline: pipeline?.summary ?? null,
+        viewer,
         results,
         playbackFloor,
         frames,

@@ -18,10 +18,12 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { partSize } from "../../media-plan/files.mjs";
 import { runLength, segmentCount } from "../../media-plan/plan.mjs";
 import { describeBinaries, resolveBinaries } from "../binaries.mjs";
 import { childrenOf, startEncoder } from "../test/encoder-process.mjs";
 import { startFakeWorker } from "../test/fake-worker.mjs";
+import { makeFileParts } from "../test/file-parts.mjs";
 import { makeClip } from "../test/media.mjs";
 import { runDirect, wholeRun } from "./direct.mjs";
 
@@ -97,10 +99,13 @@ async function main() {
       if (response.status !== 202) throw new Error(`job refused: ${response.status} ${await response.text()}`);
     };
     let jobs = 0;
-    /** @param {string} kind @param {"interactive" | "background"} priority @param {Record<string, unknown>} extra */
-    const run = async (kind, priority, extra) => {
+    /**
+     * @param {string} kind @param {"interactive" | "background"} priority @param {Record<string, unknown>} extra
+     * @param {import("../../media-plan/protocol.mjs").Fragment[]} [index] a file's index, for its first part
+     */
+    const run = async (kind, priority, extra, index) => {
       const jobId = `bench-${++jobs}`;
-      const { job, callback } = fake.addJob(jobId, { source, video: "video" });
+      const { job, callback } = fake.addJob(jobId, { source, video: "video", index });
       await post({ jobId, kind, priority, callback, ...extra });
       const result = await job.resultReceived;
       if (result.status !== "done") throw new Error(`${kind} job failed: ${JSON.stringify(result)}`);
@@ -144,13 +149,19 @@ async function main() {
       }),
     );
     const segmentsMs = performance.now() - started;
-    const mp4 = await run("mp4", "background", { plan, partSize: 16 * 1024 * 1024 });
+    // Each file a part per job, as the Worker asks for them.
+    const makeFile = async (/** @type {"mp4" | "m4a"} */ kind) => {
+      const { parts } = await makeFileParts(count, async (step, index) => {
+        const result = await run(kind, "background", { plan, partSize: partSize(plan, kind), ...step }, index);
+        return /** @type {import("../../media-plan/protocol.mjs").FilePart} */ (result[kind]);
+      });
+      return parts.reduce((sum, part) => sum + part.fragments.reduce((bytes, f) => bytes + f.size, 0), 0);
+    };
+    const mp4Bytes = await makeFile("mp4");
     const mp4Ms = performance.now() - started;
-    const m4a = await run("m4a", "background", { plan, partSize: 16 * 1024 * 1024 });
+    const m4aBytes = await makeFile("m4a");
     const jobsMs = performance.now() - started;
     clearInterval(sampler);
-    const mp4Bytes = mp4.status === "done" ? (mp4.mp4?.bytes ?? 0) : 0;
-    const m4aBytes = m4a.status === "done" ? (m4a.m4a?.bytes ?? 0) : 0;
     const largest = Math.max(...fake.calls.map((call) => call.bytes));
     console.log(
       `jobs: probe ${seconds(probeMs)}, ${runs.length} runs of ${length} segments ${seconds(segmentsMs - probeMs)} (${atOnce} at once), MP4 ${seconds(mp4Ms - segmentsMs)} (${mib(mp4Bytes)}), M4A ${seconds(jobsMs - mp4Ms)} (${mib(m4aBytes)}); all ${seconds(jobsMs)}`,

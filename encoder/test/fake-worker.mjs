@@ -1,9 +1,11 @@
 // @ts-check
 // A stand-in for the Worker's side of the protocol (media-plan/PROTOCOL.md, version 2): serves a source (with
 // byte ranges, as the Worker serves it from R2) and a watermark under /jobs/<jobId>/, keeps the
-// segments (a rendition's or an audio track's), stills and MP4 parts it is sent on disk under <root>/<video>/ (the first segment stored
-// under a name stays, as in the Worker), records every call with the size of its body, and
-// validates heartbeats and results with the protocol's own parsers.
+// segments (a rendition's or an audio track's), stills, storyboard tiles and file parts it is sent on
+// disk under <root>/<video>/ (the first segment stored under a name stays, as in the Worker) and
+// serves the segments and tiles back, serves a file's index as the test gives it (`index`), answers
+// a speech job's audio with the words the test gives it (`heard`), records every call with the size
+// of its body, and validates heartbeats and results with the protocol's own parsers.
 
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
@@ -28,6 +30,7 @@ import { parseHeartbeat, parseResult } from "../../media-plan/protocol.mjs";
  *   onHeartbeat?: (heartbeat: Heartbeat) => number | undefined,
  *   onStore?: (path: string) => number | undefined,
  *   sourceStatus?: number,
+ *   index?: import("../../media-plan/protocol.mjs").Fragment[],
  *   heard?: import("../../media-plan/protocol.mjs").Word[],
  *   speechAudio?: Buffer,
  * }} FakeJob
@@ -116,6 +119,9 @@ export async function startFakeWorker(root) {
         resolveResult.get(jobId)?.(result);
         return;
       }
+      if (req.method === "GET" && /^(mp4|m4a)\/index$/.test(what)) {
+        return answer(200, JSON.stringify({ fragments: job.index ?? [] }), { "content-type": "application/json" });
+      }
       if (what === "speech") {
         // The Worker's side of a speech job heard elsewhere (Workers AI): it keeps the audio it was
         // sent and answers the words the test gave it.
@@ -126,13 +132,16 @@ export async function startFakeWorker(root) {
         return answer(200, JSON.stringify({ words: job.heard ?? [] }), { "content-type": "application/json" });
       }
       const stored =
-        /^(segments\/[0-9]+p\/seg_[0-9]+\.ts|audio\/seg_[0-9]+\.ts|still|(?:mp4|m4a)\/parts\/[0-9]+)$/.exec(what)?.[1];
+        /^(segments\/[0-9]+p\/seg_[0-9]+\.ts|audio\/seg_[0-9]+\.ts|still|tiles\/[0-9]+|(?:mp4|m4a)\/parts\/[0-9]+)$/.exec(
+          what,
+        )?.[1];
       if (!stored) return answer(404, "no such callback");
       const file = join(videoDir, stored === "still" ? `still-${jobId}.jpg` : stored);
-      if (req.method === "GET" && stored.startsWith("segments/")) {
-        if (!existsSync(file)) return answer(404, "no such segment");
+      if (req.method === "GET" && (stored.startsWith("segments/") || stored.startsWith("tiles/"))) {
+        if (!existsSync(file)) return answer(404, `no such ${stored}`);
         const data = await readFile(file);
-        return answer(200, data, { "content-type": "video/mp2t", "content-length": data.length });
+        const type = stored.startsWith("tiles/") ? "image/jpeg" : "video/mp2t";
+        return answer(200, data, { "content-type": type, "content-length": data.length });
       }
       if (req.method !== "PUT") return answer(405);
       const length = Number(req.headers["content-length"]);

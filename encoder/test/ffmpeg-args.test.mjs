@@ -1,10 +1,11 @@
 // @ts-check
 import { describe, expect, it } from "vitest";
-import { planEncoding } from "../../media-plan/plan.mjs";
+import { storyboard } from "../../media-plan/pictures.mjs";
+import { frameTime, planEncoding } from "../../media-plan/plan.mjs";
 import { overlayPosition, segmentArgs, stillArgs, watermarkWidth } from "../ffmpeg-args.mjs";
-import { mp4Args } from "../remux-args.mjs";
+import { fileArgs } from "../remux-args.mjs";
 import { ALLOWED_FORMATS, allowedDemuxer, imageInput, sourceInput } from "../source.mjs";
-import { spriteArgs } from "../storyboard-args.mjs";
+import { spriteArgs, tileArgs } from "../storyboard-args.mjs";
 
 const source = { url: "http://api.test/internal/encoding/V/J/source", token: "t".repeat(32) };
 const plan = planEncoding(
@@ -176,12 +177,27 @@ describe("stills and the MP4", () => {
     expect(args.at(-1)).toBe("/job/storyboard.jpg");
   });
 
-  it("the MP4 copies the segments into a fragmented MP4 that streams out", () => {
-    const args = mp4Args();
-    expect(option(args, "-c")).toBe("copy");
-    expect(option(args, "-movflags")).toBe("+frag_keyframe+empty_moov+default_base_moof");
-    expect(option(args, "-protocol_whitelist")).toBe("pipe");
-    expect(args.at(-1)).toBe("pipe:1");
+  it("the MP4 and the M4A copy the segments into a fragmented file that streams out", () => {
+    const mp4 = fileArgs("mp4", plan);
+    expect(option(mp4, "-c")).toBe("copy");
+    expect(option(mp4, "-movflags")).toBe("+frag_keyframe+empty_moov+default_base_moof");
+    expect(option(mp4, "-protocol_whitelist")).toBe("pipe");
+    expect(mp4[mp4.lastIndexOf("-f") + 1]).toBe("mp4");
+    expect(mp4.at(-1)).toBe("pipe:1");
+    // The audio alone, a fragment about a segment long (4.004 s at 29.97 fps), as an M4A.
+    const m4a = fileArgs("m4a", plan);
+    expect(option(m4a, "-map")).toBe("0:a:0");
+    expect(option(m4a, "-movflags")).toBe("+empty_moov+default_base_moof");
+    expect(option(m4a, "-frag_duration")).toBe("4004000");
+    expect(m4a[m4a.lastIndexOf("-f") + 1]).toBe("ipod");
+  });
+
+  it("a storyboard tile is the still of its cue's frame at the tile width", () => {
+    const common = { plan, source, watermark: null, threads: 2, features };
+    const cue = /** @type {{ frame: number }} */ (storyboard(plan).cues[1]);
+    expect(tileArgs(common, 1, "/tmp/t.jpg")).toEqual(
+      stillArgs({ ...common, time: frameTime(plan, cue.frame), width: 240, file: "/tmp/t.jpg" }),
+    );
   });
 
   it("places a watermark 2% from the edges at 15% of the width", () => {

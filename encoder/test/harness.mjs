@@ -3,14 +3,16 @@
 // one encoder process (node encoder/server.mjs) beside a fake Worker, with the tiny sources it is
 // given and the helpers that post jobs to it.
 
-import { mkdir, mkdtemp, readdir, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect } from "vitest";
-import { planEncoding } from "../../media-plan/plan.mjs";
+import { storyboard } from "../../media-plan/pictures.mjs";
+import { planEncoding, segmentCount } from "../../media-plan/plan.mjs";
 import { resolveBinaries } from "../binaries.mjs";
 import { startEncoder } from "./encoder-process.mjs";
 import { startFakeWorker } from "./fake-worker.mjs";
+import { makeFileParts } from "./file-parts.mjs";
 import { makeSources } from "./media.mjs";
 
 /** @typedef {import("./fake-worker.mjs").FakeWorker} FakeWorker */
@@ -46,6 +48,8 @@ export function encoderHarness() {
     waitUntilIdle,
     planOf,
     segments,
+    storyboardOf,
+    fileOf,
   };
   let jobCount = 0;
 
@@ -131,6 +135,38 @@ export function encoderHarness() {
   async function segments(source, plan, from, to, video, init = {}) {
     const renditions = plan.renditions.map((r) => r.resolution);
     return run(source, { kind: "segments", priority: "background", plan, from, to, renditions }, { video, ...init });
+  }
+
+  /**
+   * Makes `video`'s storyboard: its tiles in one job, then its sprite; returns the sprite's job.
+   * @param {Buffer} source @param {Plan} plan @param {string} video
+   */
+  async function storyboardOf(source, plan, video) {
+    const tiles = await run(source, { kind: "tiles", plan, from: 0, to: storyboard(plan).cues.length }, { video });
+    expect(tiles.result).toMatchObject({ status: "done" });
+    return run(source, { kind: "storyboard", plan }, { video });
+  }
+
+  /**
+   * Makes `video`'s MP4 (or M4A) as the Worker would, a part per job (`makeFileParts`). Returns
+   * every job's result and id, and the file's bytes, its parts in order.
+   * @param {Buffer} source @param {Plan} plan @param {"mp4" | "m4a"} kind @param {string} video
+   * @param {number} partSize
+   */
+  async function fileOf(source, plan, kind, video, partSize) {
+    /** @type {string[]} */
+    const jobIds = [];
+    const { made, parts } = await makeFileParts(segmentCount(plan), async (step, index) => {
+      const job = { kind, priority: "background", plan, partSize, ...step };
+      const { result, jobId } = await run(source, job, { video, index });
+      const part = result.status === "done" ? result[kind] : undefined;
+      if (!part) throw new Error(`${kind} part: ${JSON.stringify(result)}`);
+      jobIds.push(jobId);
+      return part;
+    });
+    const bytes = [];
+    for (const { part } of parts) bytes.push(await readFile(harness.fake.file(video, `${kind}/parts/${part}`)));
+    return { made, jobIds, parts: bytes, bytes: Buffer.concat(bytes) };
   }
 
   return harness;

@@ -62,7 +62,7 @@ describe("encoder with the npm-packaged ffmpeg and ffprobe", () => {
     return { jobId, result: await fakeJob.resultReceived };
   }
 
-  it("is one build, says what it lacks, and encodes segments, a still, the storyboard and the MP4 with it", async () => {
+  it("is one build, says what it lacks, and encodes segments, a still, the storyboard, the MP4 and the M4A with it", async () => {
     expect(bin.ffmpeg.version).toBe(bin.ffprobe.version);
     expect(encoder.lines.find((line) => line.startsWith("[encoder] using"))).toMatch(
       /^\[encoder\] using ffmpeg \S+ at \S+@ffmpeg-installer\S+ \(from npm\); ffprobe \S+ at \S+@ffprobe-installer\S+ \(from npm\)/,
@@ -90,12 +90,17 @@ describe("encoder with the npm-packaged ffmpeg and ffprobe", () => {
     const still = await run(source, { kind: "still", plan, time: 1, width: null }, watermark);
     const { streams: poster } = await ffprobeJson(bin.ffprobe, fake.file("npm", `still-${still.jobId}.jpg`));
     expect(poster[0]).toMatchObject({ codec_name: "mjpeg", width: 640, height: 360 });
+    const tiles = await run(source, { kind: "tiles", plan, from: 0, to: 1 }, watermark);
+    expect(tiles.result).toMatchObject({ status: "done" });
     const board = await run(source, { kind: "storyboard", plan }, watermark);
     expect(board.result).toMatchObject({ status: "done" });
     const { streams: sprite } = await ffprobeJson(bin.ffprobe, fake.file("npm", `still-${board.jobId}.jpg`));
     expect(sprite[0]).toMatchObject({ codec_name: "mjpeg", width: 240, height: 136 });
-    const mp4 = await run(source, { kind: "mp4", plan, partSize: 5 * 1024 * 1024 });
-    expect(mp4.result).toMatchObject({ status: "done", mp4: { parts: [{ partNumber: 1 }] } });
+    const first = { partSize: 5 * 1024 * 1024, part: 1, from: 0, to: null, sequence: 1, origin: null };
+    const mp4 = await run(source, { kind: "mp4", plan, ...first });
+    expect(mp4.result).toMatchObject({ status: "done", mp4: { to: 2, etag: expect.any(String) } });
+    const m4a = await run(source, { kind: "m4a", plan, ...first });
+    expect(m4a.result).toMatchObject({ status: "done", m4a: { to: 2, etag: expect.any(String) } });
   });
 
   it("refuses the polyglot that made the mismatched pair read a local file", async () => {

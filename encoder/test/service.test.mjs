@@ -3,6 +3,7 @@
 // token, what its probe finds and refuses, its room for jobs, failures told to the Worker, cancels
 // and SIGTERM. Its outputs are checked in outputs.test.mjs.
 
+import { readFileSync } from "node:fs";
 import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -189,6 +190,41 @@ describe(`the encoder's service with a fake Worker (${describeBinaries(binaries)
     await new Promise((resolve) => setTimeout(resolve, 600));
     expect(job.heartbeats.length).toBe(heartbeats);
     expect(job.results).toEqual([]);
+  });
+
+  it("stops its background work while a viewer's job runs, and continues it once that is over", async () => {
+    const plan = await planOf(h.sources.long, { enabledResolutions: ["240p", "360p"], mp4: false, watermark: null });
+    const renditions = ["240p", "360p"];
+    const run = await post(h.sources.long, {
+      kind: "segments",
+      priority: "background",
+      plan,
+      from: 0,
+      to: 3,
+      renditions,
+    });
+    expect(run.response.status).toBe(202);
+    for (let i = 0; i < 200 && h.encoder.children().length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    const [ffmpeg] = h.encoder.children();
+    if (ffmpeg === undefined) throw new Error("no ffmpeg for the background run");
+    const state = () => readFileSync(`/proc/${ffmpeg}/stat`, "utf8").split(") ")[1]?.[0];
+    expect(state()).not.toBe("T");
+    const viewer = await post(h.sources.long, {
+      kind: "segments",
+      priority: "interactive",
+      plan,
+      from: 2,
+      to: 3,
+      renditions: ["240p"],
+    });
+    expect(viewer.response.status).toBe(202);
+    // Stopped (T) as the viewer's job starts, and until it is over.
+    expect(state()).toBe("T");
+    expect(await viewer.job.resultReceived).toMatchObject({ status: "done" });
+    for (let i = 0; i < 100 && state() === "T"; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(state()).not.toBe("T");
+    expect(await run.job.resultReceived).toMatchObject({ status: "done" });
+    await waitUntilIdle();
   });
 
   it("on SIGTERM interrupts its jobs, reports them interrupted so the Worker runs them again (no try counted), and exits", async () => {

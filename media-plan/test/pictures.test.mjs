@@ -1,6 +1,6 @@
 // @ts-check
 import { describe, expect, it } from "vitest";
-import { frameAt, JPEG_MAX_SIDE, stillSize, storyboard, storyboardTimes } from "../pictures.mjs";
+import { frameAt, JPEG_MAX_SIDE, stillSize, storyboard } from "../pictures.mjs";
 import { frameTime, planEncoding } from "../plan.mjs";
 import { probed } from "./probes.mjs";
 
@@ -96,10 +96,5 @@ describe("the storyboard", () => {
     ]) {
       for (const duration of [1, 600, 1900, 2000, 2001, 12 * 3600]) expectValid(planOf({ width, height, duration }));
     }
-  });
-
-  it("names the seconds of each tile's frame for the job", () => {
-    const plan = planOf({ duration: 25 });
-    expect(storyboardTimes(plan)).toEqual(storyboard(plan).cues.map((cue) => frameTime(plan, cue.frame)));
   });
 });

@@ -122,9 +122,10 @@ describe("segments", () => {
     expect(firstAudioPacket(plan, 1)).toBe(Math.ceil((4 * AUDIO_RATE) / AUDIO_FRAME));
   });
 
-  it("run about 16 s of a 1080p ladder at once, fewer of costlier ladders, at least one", () => {
-    expect(runLength(planEncoding(probed(), settings))).toBe(4);
-    expect(runLength(planEncoding(probed({ width: 1280, height: 720 }), settings))).toBe(8);
+  it("run a segment of a 1080p ladder at once, more of cheaper ladders, at least one", () => {
+    expect(runLength(planEncoding(probed(), settings))).toBe(1);
+    expect(runLength(planEncoding(probed({ width: 1280, height: 720 }), settings))).toBe(3);
+    expect(runLength(planEncoding(probed({ width: 640, height: 360 }), settings))).toBe(8);
     const uhd = planEncoding(probed({ width: 3840, height: 2160 }), {
       ...settings,
       enabledResolutions: ["360p", "720p", "1080p", "2160p"],

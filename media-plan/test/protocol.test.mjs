@@ -27,6 +27,19 @@ const base = () => ({
   },
 });
 const segments = () => ({ ...base(), kind: "segments", plan, from: 0, to: 4, renditions: ["360p", "720p"] });
+/** A job of a file's part: the first part's, measuring, unless `fields` say otherwise. */
+const filePart = (/** @type {"mp4" | "m4a"} */ kind, /** @type {Record<string, unknown>} */ fields = {}) => ({
+  ...base(),
+  kind,
+  plan,
+  partSize: 16 * 1024 * 1024,
+  part: 1,
+  from: 0,
+  to: null,
+  sequence: 1,
+  origin: null,
+  ...fields,
+});
 
 /** @param {unknown} value @param {string} path */
 function refused(value, path) {
@@ -45,9 +58,10 @@ describe("parseJob", () => {
     expect(parseJob(segments())).toEqual(segments());
     expect(parseJob({ ...base(), kind: "probe", priority: "interactive" })).toMatchObject({ kind: "probe" });
     expect(parseJob({ ...base(), kind: "still", plan, time: 1, width: null })).toMatchObject({ kind: "still" });
+    expect(parseJob({ ...base(), kind: "tiles", plan, from: 0, to: 3 })).toMatchObject({ kind: "tiles" });
     expect(parseJob({ ...base(), kind: "storyboard", plan })).toMatchObject({ kind: "storyboard" });
-    expect(parseJob({ ...base(), kind: "mp4", plan, partSize: 32 * 1024 * 1024 })).toMatchObject({ kind: "mp4" });
-    expect(parseJob({ ...base(), kind: "m4a", plan, partSize: 32 * 1024 * 1024 })).toMatchObject({ kind: "m4a" });
+    expect(parseJob(filePart("mp4"))).toEqual(filePart("mp4"));
+    expect(parseJob(filePart("m4a", { part: 2, from: 3, sequence: 7, origin: 1020000 }))).toMatchObject({ part: 2 });
     const audio = { ...base(), kind: "audio", plan, from: 2, to: 8 };
     expect(parseJob(audio)).toEqual(audio);
     // An added audio track may go with a silent video.
@@ -98,10 +112,19 @@ describe("parseJob", () => {
     refused({ ...base(), kind: "still", plan, time: 31, width: null }, "time");
     refused({ ...base(), kind: "still", plan, time: 1, width: 15 }, "width");
     refused({ ...base(), kind: "storyboard", plan, width: 240 }, "width");
-    refused({ ...base(), kind: "mp4", plan, partSize: 60 * 1024 * 1024 }, "partSize");
-    refused({ ...base(), kind: "m4a", plan, partSize: 1024 }, "partSize");
+    // Tiles within the storyboard's cues (a 30 s video has three).
+    refused({ ...base(), kind: "tiles", plan, from: 2, to: 4 }, "to");
+    refused({ ...base(), kind: "tiles", plan, from: 2, to: 2 }, "to");
+    refused(filePart("mp4", { partSize: 60 * 1024 * 1024 }), "partSize");
+    refused(filePart("m4a", { partSize: 1024 }), "partSize");
+    refused(filePart("mp4", { part: 0 }), "part");
+    refused(filePart("mp4", { to: 9 }), "to");
+    // The first part starts at segment 0 and has no origin; every other part has one.
+    refused(filePart("mp4", { origin: 0 }), "part");
+    refused(filePart("mp4", { part: 2, from: 3 }), "part");
+    refused(filePart("mp4", { part: 2, from: 0, origin: 5 }), "part");
     // A silent video has no M4A to make.
-    refused({ ...base(), kind: "m4a", plan: { ...plan, audio: false }, partSize: 32 * 1024 * 1024 }, "plan.audio");
+    refused(filePart("m4a", { plan: { ...plan, audio: false } }), "plan.audio");
   });
 });
 
@@ -139,12 +162,17 @@ describe("parseHeartbeat and parseResult", () => {
       jobId: "s-1",
       status: "done",
     });
-    const mp4 = { parts: [{ partNumber: 1, etag: "abc" }], bytes: 10 };
+    const mp4 = { to: 4, fragments: [{ size: 1000, times: [0, 0] }], origin: 1020000, etag: "abc" };
     expect(parseResult({ version: 2, jobId: "m-1", status: "done", mp4 })).toMatchObject({ mp4 });
-    expect(parseResult({ version: 2, jobId: "a-1", status: "done", m4a: mp4 })).toMatchObject({ m4a: mp4 });
-    expect(() => parseResult({ version: 2, jobId: "a-1", status: "done", m4a: { ...mp4, parts: [] } })).toThrow(
+    expect(parseResult({ version: 2, jobId: "a-1", status: "done", m4a: { ...mp4, etag: null } })).toMatchObject({
+      m4a: { etag: null },
+    });
+    expect(() => parseResult({ version: 2, jobId: "a-1", status: "done", m4a: { ...mp4, fragments: [] } })).toThrow(
       ProtocolError,
     );
+    expect(() =>
+      parseResult({ version: 2, jobId: "a-1", status: "done", m4a: { ...mp4, fragments: [{ size: 9, times: [] }] } }),
+    ).toThrow(ProtocolError);
     const failed = { version: 2, jobId: "p-1", status: "failed", code: "invalid_source", message: "Not a video." };
     expect(parseResult(failed)).toEqual(failed);
     expect(() => parseResult({ ...failed, message: "line\nbreak" })).toThrow(ProtocolError);

@@ -404,6 +404,8 @@ describe("the original's language", () => {
     ]) {
       const { id } = await playable(encoder(), key, probeFacts(10, { audioLanguage: code }));
       expect((await videoRow(id)).audio_language).toBe(language);
+      // Its jobs end, so the next video's probe finds an encoder slot.
+      await finishAll(encoder(), id);
     }
     // An older encoder says nothing: `und`.
     const { id } = await playable(encoder(), key, probeFacts(10));

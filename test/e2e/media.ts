@@ -89,6 +89,47 @@ export async function longClip(options: { width: number; height: number; seconds
   return file;
 }
 
+/**
+ * A long source made in seconds: two seconds of a tiny test pattern (30 fps, a keyframe each
+ * second, no audio) repeated without encoding again, `seconds` long. Its index is as large as any
+ * video's of that many frames (10 hours: 1.08 million, a 13 MB moov), which is what a picture of
+ * it costs to seek: its path in the scratch folder.
+ */
+export async function loopedClip(seconds: number) {
+  const piece = path.join(scratch, `piece-${made++}.mp4`);
+  await ffmpeg(
+    ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=s=64x36:r=30:d=2"].concat([
+      "-c:v",
+      "libx264",
+      "-preset",
+      "ultrafast",
+      "-g",
+      "30",
+      "-pix_fmt",
+      "yuv420p",
+      "-f",
+      "mp4",
+      piece,
+    ]),
+  );
+  const file = path.join(scratch, `looped-${made++}.mp4`);
+  await ffmpeg([
+    "-v",
+    "error",
+    "-y",
+    "-stream_loop",
+    String(seconds / 2 - 1),
+    "-i",
+    piece,
+    "-c",
+    "copy",
+    "-f",
+    "mp4",
+    file,
+  ]);
+  return file;
+}
+
 /** Polls the video until its status is one of `statuses`; returns it. */
 export async function waitForStatus(call: Call, id: string, statuses: string[], seconds = 60): Promise<Video> {
   const deadline = Date.now() + seconds * 1000;

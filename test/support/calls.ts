@@ -396,7 +396,9 @@ export const CALLS: Record<BudgetedRoute, (ws: Workspace) => Promise<Call>> = {
     // The viewer's segment is stored while the request waits for it.
     void (async () => {
       for (let i = 0; i < 200; i++) {
-        const live = jobsOf(encoder, id, "segments").find((job) => job.priority === "interactive");
+        const live = jobsOf(encoder, id, "segments").find(
+          (job) => job.priority === "interactive" && job.kind === "segments" && job.from === 100,
+        );
         if (live) {
           await putSegment(live, "360p", 100);
           return;

@@ -203,10 +203,13 @@ describe("a clip's span and visibility come from the video it is cut from", () =
   it("takes a span to a probed clip's duration, never past the clip's end in the source", async () => {
     const { key } = await newWorkspace();
     const source = await playable(encoder(), key, probeFacts(30));
+    // Its jobs end (a viewer's first segments hold an interactive slot), so the clips' probes find slots.
+    await finishAll(encoder(), source.id);
     const first = await clipped(key, { videoId: source.id, start: 2.2, end: 7.3 });
     await result(lastJob(encoder(), first.video.id, "probe"), { probe: probeFacts(30) });
     // 5.1 s at 25 fps is 127.5 frames: the clip lasts 128, 5.12 s.
     expect(await row(first.video.id)).toMatchObject({ status: "processing", duration: 5.12 });
+    await finishAll(encoder(), first.video.id);
     const whole = await clipped(key, { videoId: first.video.id, start: 0.12, end: 5.12 });
     expect(await row(whole.video.id)).toMatchObject({ clip_start: 2.32, clip_end: 7.3 });
     await past(await clip(key, { videoId: first.video.id, start: 1, end: 5.2 }));
@@ -226,6 +229,7 @@ describe("a clip's span and visibility come from the video it is cut from", () =
   it("takes its video's visibility unless the request gives one", async () => {
     const { key } = await newWorkspace();
     const source = await playable(encoder(), key, probeFacts(20));
+    await finishAll(encoder(), source.id);
     const patched = await api(`/v1/videos/${source.id}`, bearer(key, json("PATCH", { visibility: "private" })));
     expect(patched.status).toBe(200);
     const span = { videoId: source.id, start: 1, end: 3 };

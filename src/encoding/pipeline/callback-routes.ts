@@ -34,8 +34,10 @@ const PATH = `${CALLBACK_PATH}/:projectId/:videoId/:jobId`;
 
 /**
  * The encoder's side of a job (media-plan/PROTOCOL.md, "Encoder → Worker"): it reads the source (by
- * range) and the watermark, stores segments, stills and the parts of the MP4 and the M4A, reports progress and the result,
- * all through these routes, so it needs no storage credentials. Each call carries the job's own
+ * range) and the watermark, stores segments, stills, storyboard tiles (and reads them back for the
+ * sprite) and the parts of the MP4 and the M4A (and reads the index of the parts made for the
+ * first one), reports progress and the result, all through these routes, so it needs no storage
+ * credentials. Each call carries the job's own
  * token, and the video's coordinator says whether the job still runs; a call about a job that is
  * over (video deleted, job taken over or ended) answers `410`, which stops the encoder. Not part
  * of the public API (absent from the OpenAPI document).
@@ -112,6 +114,40 @@ export const callbackRoutes = new Hono<JobEnv>()
       throw new ApiError("encoding_job_void");
     }
     return c.body(null, 204);
+  })
+  .put(`${PATH}/tiles/:cue`, async (c) => {
+    const { videoId, jobId } = c.var.job;
+    const cue = cueParam(c);
+    const body = boundedBody(c);
+    const coordinator = coordinatorOf(c.env, videoId);
+    const { verdict, key } = await coordinator.reserveTile(jobId, cue);
+    if (verdict === "void") throw new ApiError("encoding_job_void");
+    if (verdict === "skip") {
+      // That frame is stored already (a viewer asked for it): it keeps the bytes it was served with.
+      await body.cancel();
+      return c.body(null, 204);
+    }
+    await c.env.MEDIA.put(key, body, { httpMetadata: { contentType: "image/jpeg" } });
+    if ((await coordinator.tileStored(jobId, cue)) === "void") {
+      await c.env.MEDIA.delete(key);
+      throw new ApiError("encoding_job_void");
+    }
+    return c.body(null, 204);
+  })
+  .get(`${PATH}/tiles/:cue`, async (c) => {
+    const { videoId, jobId } = c.var.job;
+    const key = await coordinatorOf(c.env, videoId).tileKey(jobId, cueParam(c));
+    if (!key) throw new ApiError("encoding_job_void");
+    return objectResponse(c.env.MEDIA, key, c.req.raw);
+  })
+  .get(`${PATH}/:file{mp4|m4a}/index`, async (c) => {
+    const { videoId, jobId } = c.var.job;
+    const fragments = await coordinatorOf(c.env, videoId).fileIndex(
+      jobId,
+      c.req.param("file") === "m4a" ? "m4a" : "mp4",
+    );
+    if (!fragments) throw new ApiError("encoding_job_void");
+    return c.json({ fragments });
   })
   .put(`${PATH}/:file{mp4|m4a}/parts/:part`, async (c) => {
     const { videoId, jobId } = c.var.job;
@@ -206,6 +242,13 @@ function segmentParams(c: Context<JobEnv>) {
   const index = segmentIndex(name);
   if (!RESOLUTION.test(resolution) || index === null) throw new ApiError("not_found");
   return { resolution, name, index };
+}
+
+/** A storyboard tile's cue from the path (`tiles/<cue>`). */
+function cueParam(c: Context<JobEnv>): number {
+  const cue = Number(c.req.param("cue"));
+  if (!Number.isInteger(cue) || cue < 0 || cue > 10_000) throw new ApiError("not_found");
+  return cue;
 }
 
 /**

@@ -6,7 +6,7 @@ import { logError } from "../../lib/log";
 import { audioTrackSegmentKey } from "../../lib/storage-keys";
 import { encodingContext } from "./context";
 import { type AudioMaking, AudioStore } from "./coordinator-audio-store";
-import { MAX_TRIES, reservationVerdict, runsOf } from "./coordinator-rules";
+import { MAX_TRIES, missingSpans, reservationVerdict } from "./coordinator-rules";
 import type { AudioUnit, EncodingStore, NewUnit, Unit } from "./coordinator-store";
 
 /**
@@ -39,10 +39,8 @@ export function audioRuns(
   covered: ReadonlySet<number>,
   stored: ReadonlySet<number>,
 ): NewUnit[] {
-  const count = segmentCount(plan);
-  const missing = new Set<number>();
-  for (let i = 0; i < count; i++) if (!covered.has(i) && !stored.has(i)) missing.add(i);
-  return runsOf(missing, count, AUDIO_RUN_SEGMENTS).map(({ from, to }) => ({
+  const missing = (i: number) => !covered.has(i) && !stored.has(i);
+  return missingSpans(segmentCount(plan), missing, AUDIO_RUN_SEGMENTS).map(({ from, to }) => ({
     id: `audio-${language}-${from}`,
     kind: "audio" as const,
     priority: "background" as const,

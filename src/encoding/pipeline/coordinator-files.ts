@@ -1,13 +1,12 @@
-import type { Part } from "../../../media-plan/protocol.mjs";
 import { m4aKey, mp4Key } from "../../lib/storage-keys";
 import type { EncodingStore } from "./coordinator-store";
 
 /**
  * The files a video's coordinator has put together from its stored segments, each an R2 multipart
- * upload the encoder's job fills part by part (callback-routes.ts): the MP4
- * (docs/encoding.md#renditions-and-the-watermark, when `plan.mp4`) and the M4A (docs/audio-only.md,
- * when `plan.audio`). The upload of the unit's current try and whether the file is complete are
- * kept in the coordinator's store (`<kind>` and `<kind>Done`).
+ * upload the encoder's jobs fill a part each (callback-routes.ts; media-plan/PROTOCOL.md, "Files in
+ * parts"): the MP4 (docs/encoding.md#renditions-and-the-watermark, when `plan.mp4`) and the M4A
+ * (docs/audio-only.md, when `plan.audio`). The upload, its parts made, and whether the file is
+ * complete are kept in the coordinator's store (`<kind>`, `fileParts`, `<kind>Done`).
  */
 export type FileKind = "mp4" | "m4a";
 export type Upload = { key: string; uploadId: string };
@@ -22,7 +21,7 @@ export function isFileKind(kind: string): kind is FileKind {
   return kind === "mp4" || kind === "m4a";
 }
 
-/** The upload of the file's current try: one per try (a failed try aborts it), kept across a busy answer. */
+/** The file's upload: one, its parts written a job at a time (a failed job writes its part again), until it completes or the encoding ends without it. */
 export async function openUpload(store: EncodingStore, media: R2Bucket, kind: FileKind, video: Video): Promise<Upload> {
   const open = store.get<Upload>(kind);
   if (open) return open;
@@ -34,10 +33,14 @@ export async function openUpload(store: EncodingStore, media: R2Bucket, kind: Fi
   return opened;
 }
 
-/** The job's parts complete the file's upload: the file is stored. */
-export async function completeUpload(store: EncodingStore, media: R2Bucket, kind: FileKind, parts: Part[]) {
+/** The file's parts, every one made (coordinator-store.ts `fileParts`), complete its upload: the file is stored. */
+export async function completeUpload(store: EncodingStore, media: R2Bucket, kind: FileKind) {
   const upload = store.get<Upload>(kind);
   if (!upload) throw new Error(`no ${kind} upload for a finished ${kind} job`);
+  const parts = store.fileParts(kind).map(({ part, etag }) => {
+    if (etag === null) throw new Error(`${kind} part ${part} was never written`);
+    return { partNumber: part, etag };
+  });
   await media.resumeMultipartUpload(upload.key, upload.uploadId).complete(parts);
   store.set(`${kind}Done`, true);
 }
@@ -56,6 +59,7 @@ export async function abortUpload(
   const upload = store.get<Upload>(kind);
   if (!upload) return;
   store.forget(kind);
+  store.forgetFileParts(kind);
   await media
     .resumeMultipartUpload(upload.key, upload.uploadId)
     .abort()

@@ -1,3 +1,5 @@
+import { type PartStep, partSize } from "../../../media-plan/files.mjs";
+import { storyboard } from "../../../media-plan/pictures.mjs";
 import {
   frameTime,
   type Plan,
@@ -11,7 +13,7 @@ import { type Job, MAX_SPEECH_SECONDS, type Result } from "../../../media-plan/p
 import { TEST_VIDEO_SECONDS, type VideoRow } from "../../videos/model";
 import type { FileKind } from "./coordinator-files";
 import type { SpeechRequest } from "./coordinator-speech-store";
-import type { NewUnit, SegmentRow, SegmentsUnit, Unit } from "./coordinator-store";
+import type { NewUnit, SegmentRow, SegmentsUnit, TilesUnit, Unit } from "./coordinator-store";
 import { type EncodeSettings, planSettings } from "./encode-settings";
 
 /**
@@ -30,36 +32,31 @@ export const QUIET_MS = 15_000;
 /** A segment being stored by a job is reserved to it this long, then another job may store it. */
 export const RESERVATION_MS = 5 * 60_000;
 
-/** Bytes per MP4 (and M4A) part: R2 wants every part but the last the same size; no request over 50 MiB. */
-export const MP4_PART_BYTES = 32 * 1024 * 1024;
+/**
+ * The work a background job holds its slot for, at most about: with one background slot (a
+ * 2-core machine's `npm run dev`), another project's short video waits for a slot about this long
+ * for each of its background units (its poster, its segments, its storyboard, its files), so its
+ * every job is short too. Every background kind keeps its jobs about this short: a run of segments
+ * and a storyboard's tiles are cut to what the video's jobs of that kind did in this time
+ * (`itemsPerJob`); a file (the MP4, the M4A) is made a part per job (media-plan/files.mjs); the
+ * poster and the storyboard's sprite are one picture each. docs/encoding.md, "Short jobs".
+ */
+export const BACKGROUND_JOB_MS = 4_000;
+/** Tiles a storyboard job makes before the video's pace at them is known. */
+const TILES_GUESS = 8;
 
-/** A segments run: segments `from` to `to` (exclusive). */
+/** A span of items (segments, storyboard cues): `from` to `to` (exclusive). */
 export type Run = { from: number; to: number };
 
 /**
- * The background runs the plan still needs: every segment that some rendition lacks (`storedOf`)
- * and no background unit covers (`covered`), in runs of at most `runLength`, in order.
+ * The spans of `count` items that are `missing` and not `covered`, in order, each at most `length`
+ * long.
  */
-export function missingRuns(
-  plan: Plan,
-  covered: ReadonlySet<number>,
-  storedOf: (rendition: string) => ReadonlySet<number>,
-): Run[] {
-  const count = segmentCount(plan);
-  const missing = new Set<number>();
-  for (const r of plan.renditions) {
-    const have = storedOf(r.resolution);
-    for (let i = 0; i < count; i++) if (!have.has(i) && !covered.has(i)) missing.add(i);
-  }
-  return runsOf(missing, count, runLength(plan));
-}
-
-/** The segments of `missing` (of `count`), in runs of consecutive ones of at most `length`, in order. */
-export function runsOf(missing: ReadonlySet<number>, count: number, length: number): Run[] {
+export function missingSpans(count: number, missing: (i: number) => boolean, length = count): Run[] {
   const runs: Run[] = [];
   let runStart: number | null = null;
   for (let i = 0; i <= count; i++) {
-    const gap = i < count && missing.has(i);
+    const gap = i < count && missing(i);
     if (gap && runStart === null) runStart = i;
     if (runStart !== null && (!gap || i - runStart === length)) {
       runs.push({ from: runStart, to: i });
@@ -70,25 +67,130 @@ export function runsOf(missing: ReadonlySet<number>, count: number, length: numb
 }
 
 /**
+ * The background runs the plan still needs: every segment that some rendition lacks (`storedOf`)
+ * and no background unit covers (`covered`), in runs of at most `runLength`, in order.
+ */
+export function missingRuns(
+  plan: Plan,
+  covered: ReadonlySet<number>,
+  storedOf: (rendition: string) => ReadonlySet<number>,
+): Run[] {
+  const stored = plan.renditions.map((r) => storedOf(r.resolution));
+  const missing = (i: number) => !covered.has(i) && stored.some((have) => !have.has(i));
+  return missingSpans(segmentCount(plan), missing, runLength(plan));
+}
+
+/**
  * The units the plan still needs beside those the store has (each added unless one of its id is
  * there): the poster, first of the background work (interactive slots are for probes and
- * viewers); the storyboard, after the first run of segments; and a background run for every
- * segment neither stored nor covered by a run the store `has` (`missingRuns`).
+ * viewers); a background run for every segment neither stored nor covered by a run the store
+ * `has` (`missingRuns`); the storyboard's tiles not stored nor covered by a tiles unit, after the
+ * first run of segments, and once every tile is stored, the storyboard's sprite.
  */
 export function missingUnits(
   plan: Plan,
-  has: { poster: boolean; storyboard: boolean; runs: readonly SegmentsUnit[] },
+  has: {
+    poster: boolean;
+    storyboard: boolean;
+    runs: readonly SegmentsUnit[];
+    tiles: readonly TilesUnit[];
+    tileStored: (cue: number) => boolean;
+  },
   storedOf: (rendition: string) => ReadonlySet<number>,
 ): NewUnit[] {
   const units: NewUnit[] = [];
   if (!has.poster) units.push({ id: "poster", kind: "still", priority: "background", rank: -1e15 });
-  if (!has.storyboard) units.push({ id: "storyboard", kind: "storyboard", priority: "background", rank: 0.5 });
   const covered = new Set<number>();
   for (const run of has.runs) for (let i = run.from; i < run.to; i++) covered.add(i);
   for (const { from, to } of missingRuns(plan, covered, storedOf)) {
     units.push({ id: `run-${from}`, kind: "segments", priority: "background", rendition: null, from, to, rank: from });
   }
+  if (!has.storyboard) {
+    const cues = storyboard(plan).cues.length;
+    const tiling = new Set<number>();
+    for (const unit of has.tiles) for (let i = unit.from; i < unit.to; i++) tiling.add(i);
+    const missing = missingSpans(cues, (cue) => !tiling.has(cue) && !has.tileStored(cue));
+    for (const { from, to } of missing) {
+      units.push({ id: `tiles-${from}`, kind: "tiles", priority: "background", from, to, rank: 0.5 });
+    }
+    if (missing.length === 0 && tiling.size === 0) {
+      units.push({ id: "storyboard", kind: "storyboard", priority: "background", rank: 0.5 });
+    }
+  }
   return units;
+}
+
+/**
+ * How many items of a span a background job makes: what fits in BACKGROUND_JOB_MS at the video's
+ * `pace` at them (milliseconds per item, from its last jobs of that kind), or `guess` before any;
+ * at least one, at most `span`.
+ */
+export function itemsPerJob(pace: number | null, guess: number, span: number): number {
+  const fitting = pace === null ? guess : Math.floor(BACKGROUND_JOB_MS / Math.max(1, pace));
+  return Math.max(1, Math.min(span, fitting));
+}
+
+/** The video's pace at a kind after a job of it took `ms` for `items` items: the last two jobs weigh alike. */
+export function nextPace(pace: number | null, ms: number, items: number): number {
+  const observed = ms / Math.max(1, items);
+  return pace === null ? observed : (pace + observed) / 2;
+}
+
+/** The kind whose pace sizes a unit's jobs (a background run's, a storyboard's tiles'), or null. */
+export function pacedKind(unit: Unit): "run" | "tiles" | null {
+  if (unit.kind === "segments" && unit.rendition === null) return "run";
+  return unit.kind === "tiles" ? "tiles" : null;
+}
+
+/** How many items a paced unit's job makes before the video's pace at them is known. */
+export function itemsGuess(unit: SegmentsUnit | TilesUnit): number {
+  return unit.kind === "tiles" ? TILES_GUESS : unit.to - unit.from;
+}
+
+/** Segments a viewer's on-demand job makes: the one asked for and the next few, which come next. */
+export const LOOKAHEAD = 3;
+
+/** A viewer's unit: segment `index` of `rendition` and the next few, made now on an interactive slot. */
+export function viewerUnit(plan: Plan, rendition: string, index: number, rank: number): NewUnit {
+  const to = Math.min(segmentCount(plan), index + LOOKAHEAD);
+  return {
+    id: `live-${rendition}-${index}`,
+    kind: "segments",
+    priority: "interactive",
+    rendition,
+    from: index,
+    to,
+    rank,
+  };
+}
+
+/**
+ * The viewers' units a viewer's ask for segment `index` of `rendition` makes stale: those nobody
+ * waits on any more (`waited`: what viewers wait for now, `segmentWaited`) that the ask does not
+ * continue (another rendition, or not at nor just after their span). They were making segments
+ * ahead of a viewer who has moved on (sought elsewhere, or to another rendition), and would hold
+ * the interactive slots the ask needs; their segments made are kept.
+ */
+export function staleViewerUnits(
+  units: readonly Unit[],
+  waited: ReadonlySet<string>,
+  ask: { rendition: string; index: number },
+): SegmentsUnit[] {
+  return units.filter((unit): unit is SegmentsUnit => {
+    if (unit.kind !== "segments" || unit.priority !== "interactive" || unit.rendition === null) return false;
+    if (unit.rendition === ask.rendition && ask.index >= unit.from && ask.index <= unit.to) return false;
+    for (let i = unit.from; i < unit.to; i++) if (waited.has(`${unit.rendition}/${i}`)) return false;
+    return true;
+  });
+}
+
+/**
+ * The unit a video gets as it becomes playable, ahead of any viewer: the lowest rendition's first
+ * segments, where a player starts (hls.js starts on the lowest rendition), made at once on an
+ * interactive slot, so a viewer pressing play does not wait for the background's first run.
+ */
+export function firstView(plan: Plan, rank: number): NewUnit {
+  return viewerUnit(plan, (plan.renditions[0] as Plan["renditions"][number]).resolution, 0, rank);
 }
 
 /**
@@ -120,7 +222,7 @@ export function speechUnits(plan: Plan, language: string): NewUnit[] {
   }));
 }
 
-/** The unit of a file put together from the stored segments: the MP4 first, then the M4A. */
+/** The unit of a file put together from the stored segments, a part per job: the MP4 first, then the M4A. */
 export function fileUnit(file: FileKind): NewUnit {
   return { id: file, kind: file, priority: "background", rank: file === "mp4" ? -3e15 : -2.9e15 };
 }
@@ -221,15 +323,16 @@ type JobBase = Pick<Job, "version" | "jobId" | "priority" | "callback">;
 /**
  * The job message of `unit`, from what every job carries (`base`) and the plan (null only for the
  * probe, which has none yet); for a segments unit, `missing` is its renditions that still lack a
- * segment of it, and the answer is null when none does; for a speech unit, `speech` is its track's
- * request, and the answer is null without one (the track is no longer heard).
+ * segment of it, and the answer is null when none does; for a file's unit, `step` is its next
+ * part (media-plan/files.mjs `nextPart`); for a speech unit, `speech` is its track's request,
+ * and the answer is null without one (the track is no longer heard).
  */
 export function jobFor(
   unit: Unit,
   base: JobBase,
   plan: Plan | null,
   missing: string[],
-  speech: SpeechRequest | null = null,
+  { step = null, speech = null }: { step?: PartStep | null; speech?: SpeechRequest | null } = {},
 ): Job | null {
   if (unit.kind === "probe") return { ...base, kind: "probe" };
   if (!plan) throw new Error(`a ${unit.kind} unit before the plan`);
@@ -238,11 +341,14 @@ export function jobFor(
       return { ...base, kind: "still", plan, time: plan.posterTime, width: null };
     case "frame":
       return { ...base, kind: "still", plan, time: frameTime(plan, unit.frame), width: unit.width };
+    case "tiles":
+      return { ...base, kind: "tiles", plan, from: unit.from, to: unit.to };
     case "storyboard":
       return { ...base, kind: "storyboard", plan };
     case "mp4":
     case "m4a":
-      return { ...base, kind: unit.kind, plan, partSize: MP4_PART_BYTES };
+      if (!step) throw new Error(`a ${unit.kind} unit without its step`);
+      return { ...base, kind: unit.kind, plan, partSize: partSize(plan, unit.kind), ...step };
     case "segments":
       if (missing.length === 0) return null;
       return { ...base, kind: "segments", plan, from: unit.from, to: unit.to, renditions: missing };

@@ -1,11 +1,22 @@
+import type { MadePart } from "../../../media-plan/files.mjs";
 import type { Plan } from "../../../media-plan/plan.mjs";
-import { type Priority, parsePlan } from "../../../media-plan/protocol.mjs";
+import { type Priority, parseFragments, parsePlan } from "../../../media-plan/protocol.mjs";
 
 /** Where a video's encoding stands. */
 export type Phase = "idle" | "waiting" | "encoding" | "ready" | "errored" | "cancelled";
 export type Video = { projectId: string; videoId: string };
 
-export type Kind = "probe" | "still" | "segments" | "mp4" | "m4a" | "frame" | "storyboard" | "speech" | "audio";
+export type Kind =
+  | "probe"
+  | "still"
+  | "segments"
+  | "mp4"
+  | "m4a"
+  | "frame"
+  | "tiles"
+  | "storyboard"
+  | "speech"
+  | "audio";
 
 /**
  * The kinds of work that go on once the video is ready (its encoding is over): a viewer's frames,
@@ -20,11 +31,13 @@ export type Work =
   | { kind: "segments"; rendition: string | null; from: number; to: number }
   /** Output frame `frame` (pictures.mjs) at `width` pixels. */
   | { kind: "frame"; frame: number; width: number }
+  /** Storyboard tiles `from` to `to` (exclusive), by cue (pictures.mjs). */
+  | { kind: "tiles"; from: number; to: number }
   /** The words of chunk `chunk` (coordinator-rules.ts, `speechSpan`) of the track of `language`. */
   | { kind: "speech"; language: string; chunk: number }
   /** Segments `from` to `to` (exclusive) of the added audio track of `language` (coordinator-audio.ts). */
   | { kind: "audio"; language: string; from: number; to: number }
-  | { kind: Exclude<Kind, "segments" | "frame" | "speech" | "audio"> };
+  | { kind: Exclude<Kind, "segments" | "frame" | "tiles" | "speech" | "audio"> };
 
 /** Where a unit stands: queued (no job) or running as `job` on `slot`. */
 type UnitState = {
@@ -41,13 +54,14 @@ type UnitState = {
 /** A unit of a video's encoding: one encoder job when it runs. */
 export type Unit = UnitState & Work;
 export type SegmentsUnit = Extract<Unit, { kind: "segments" }>;
+export type TilesUnit = Extract<Unit, { kind: "tiles" }>;
 export type AudioUnit = Extract<Unit, { kind: "audio" }>;
 
 export type NewUnit = Pick<UnitState, "id" | "priority" | "rank"> & Work;
 
 /**
- * A unit as its table holds it: `first` and `last` are a segments or audio unit's span, a frame
- * unit's frame and width, a speech unit's chunk; `language` is a speech or audio unit's track.
+ * A unit as its table holds it: `first` and `last` are a segments, tiles or audio unit's span, a
+ * frame unit's frame and width, a speech unit's chunk; `language` is a speech or audio unit's track.
  */
 type UnitRow = UnitState & {
   kind: Kind;
@@ -59,6 +73,7 @@ type UnitRow = UnitState & {
 
 function unitOf({ kind, rendition, first, last, language, ...state }: UnitRow): Unit {
   if (kind === "segments") return { ...state, kind, rendition, from: first, to: last };
+  if (kind === "tiles") return { ...state, kind, from: first, to: last };
   if (kind === "frame") return { ...state, kind, frame: first, width: last };
   if (kind === "speech") return { ...state, kind, language: language ?? "", chunk: first };
   if (kind === "audio") return { ...state, kind, language: language ?? "", from: first, to: last };
@@ -75,6 +90,7 @@ function isAudio(unit: Unit): unit is AudioUnit {
 
 function columnsOf(work: Work): { rendition: string | null; first: number; last: number; language: string | null } {
   if (work.kind === "segments") return { rendition: work.rendition, first: work.from, last: work.to, language: null };
+  if (work.kind === "tiles") return { rendition: null, first: work.from, last: work.to, language: null };
   if (work.kind === "frame") return { rendition: null, first: work.frame, last: work.width, language: null };
   if (work.kind === "speech")
     return { rendition: null, first: work.chunk, last: work.chunk + 1, language: work.language };
@@ -88,10 +104,11 @@ export type SegmentRow = { state: "storing" | "stored"; job: string | null; at: 
 /**
  * What a video's coordinator (coordinator.ts) keeps, in its Durable Object's SQLite: the one module
  * of its statements. Tables: `meta` (key → JSON: the video, its phase, plan, settings, the MP4's
- * and the M4A's uploads, what is stored of the poster and storyboard), `units` (the work, queued or running),
- * `segments` (reserved and stored), `frames` (stored), `slots` (held from the pool); the speech
- * of generated caption tracks has its own tables (coordinator-speech-store.ts), and so do added
- * audio tracks (coordinator-audio-store.ts).
+ * and the M4A's uploads, what is stored of the poster and storyboard, each background kind's pace),
+ * `units` (the work, queued or running), `segments` (reserved and stored), `frames` (stored: a
+ * viewer's and the storyboard's tiles), `file_parts` (the MP4's and the M4A's parts made), `slots`
+ * (held from the pool); the speech of generated caption tracks has its own tables
+ * (coordinator-speech-store.ts), and so do added audio tracks (coordinator-audio-store.ts).
  */
 export class EncodingStore {
   constructor(private readonly sql: SqlStorage) {
@@ -107,6 +124,9 @@ export class EncodingStore {
     sql.exec(
       "CREATE TABLE IF NOT EXISTS frames (frame INTEGER NOT NULL, width INTEGER NOT NULL, PRIMARY KEY (frame, width))",
     );
+    sql.exec(`CREATE TABLE IF NOT EXISTS file_parts (
+      file TEXT NOT NULL, part INTEGER NOT NULL, first INTEGER NOT NULL, next INTEGER NOT NULL,
+      fragments TEXT NOT NULL, origin INTEGER NOT NULL, etag TEXT, PRIMARY KEY (file, part))`);
     // Speech units name their track; a table made before them gets the column.
     const columns = sql.exec<{ name: string }>("PRAGMA table_info(units)").toArray();
     if (!columns.some((column) => column.name === "language")) sql.exec("ALTER TABLE units ADD COLUMN language TEXT");
@@ -293,6 +313,16 @@ export class EncodingStore {
     this.sql.exec("UPDATE units SET job = NULL, slot = NULL, started = NULL, heard = NULL WHERE id = ?", id);
   }
 
+  /**
+   * The queued unit of a span (segments or tiles) ends at `at`; the rest of its span is a unit of
+   * its own, `rest` (its id), queued just after it.
+   */
+  splitUnit(unit: SegmentsUnit | TilesUnit, at: number, rest: string): void {
+    this.sql.exec("UPDATE units SET last = ? WHERE id = ?", at, unit.id);
+    const { id: _id, rank, ...work } = unit;
+    this.addUnit({ ...work, id: rest, from: at, rank: rank + 1e-6 * (at - unit.from) });
+  }
+
   /** The queued background runs that end past segment `index` and start by `upTo` run at `rank`. */
   rankRuns(rank: number, index: number, upTo: number): void {
     this.sql.exec(
@@ -386,6 +416,50 @@ export class EncodingStore {
 
   frameStored(frame: number, width: number): void {
     this.sql.exec("INSERT OR IGNORE INTO frames (frame, width) VALUES (?, ?)", frame, width);
+  }
+
+  /** The tiles units (storyboard tiles being made or to make). */
+  tileUnits(): TilesUnit[] {
+    return this.#units("kind = 'tiles'").filter((unit): unit is TilesUnit => unit.kind === "tiles");
+  }
+
+  // ─── the files' parts ─────────────────────────────────────────────────────────────────────
+
+  /** The parts of `file` made so far, in order. */
+  fileParts(file: string): MadePart[] {
+    return this.sql
+      .exec<{ part: number; first: number; next: number; fragments: string; origin: number; etag: string | null }>(
+        "SELECT part, first, next, fragments, origin, etag FROM file_parts WHERE file = ? ORDER BY part",
+        file,
+      )
+      .toArray()
+      .map((row) => ({
+        part: row.part,
+        from: row.first,
+        to: row.next,
+        fragments: parseFragments(JSON.parse(row.fragments)),
+        origin: row.origin,
+        etag: row.etag,
+      }));
+  }
+
+  /** A part of `file` is made (again: a part made twice keeps the last). */
+  keepFilePart(file: string, row: MadePart): void {
+    this.sql.exec(
+      "INSERT OR REPLACE INTO file_parts (file, part, first, next, fragments, origin, etag) VALUES (?, ?, ?, ?, ?, ?, ?)",
+      file,
+      row.part,
+      row.from,
+      row.to,
+      JSON.stringify(row.fragments),
+      row.origin,
+      row.etag,
+    );
+  }
+
+  /** `file`'s parts are forgotten (its upload went). */
+  forgetFileParts(file: string): void {
+    this.sql.exec("DELETE FROM file_parts WHERE file = ?", file);
   }
 
   // ─── slots ────────────────────────────────────────────────────────────────────────────────

@@ -1,5 +1,7 @@
-import type { Plan } from "../../../media-plan/plan.mjs";
-import type { Job, Result } from "../../../media-plan/protocol.mjs";
+import { nextPart, type PartStep } from "../../../media-plan/files.mjs";
+import { storyboard } from "../../../media-plan/pictures.mjs";
+import { type Plan, segmentCount } from "../../../media-plan/plan.mjs";
+import type { FilePart, Job, Result } from "../../../media-plan/protocol.mjs";
 import { languageOfCode } from "../../lib/language";
 import { logError } from "../../lib/log";
 import { posterKey } from "../../lib/storage-keys";
@@ -12,10 +14,15 @@ import {
   filesOf,
   fileUnit,
   firstMissing,
+  firstView,
+  itemsGuess,
+  itemsPerJob,
   jobFor,
   MAX_TRIES,
   madeNothing,
   missingUnits,
+  nextPace,
+  pacedKind,
   planOf,
   QUIET_MS,
   renditionsOf,
@@ -82,11 +89,9 @@ export class EncodingWork {
       }
     } else {
       this.store.deleteUnit(unit.id);
+      this.paced(unit);
       if (unit.kind === "probe" && result.probe) await this.planned(result.probe);
-      else if (unit.kind === "mp4" && result.mp4)
-        await completeUpload(this.store, this.env.MEDIA, "mp4", result.mp4.parts);
-      else if (unit.kind === "m4a" && result.m4a)
-        await completeUpload(this.store, this.env.MEDIA, "m4a", result.m4a.parts);
+      else if (isFileKind(unit.kind)) await this.partMade(unit.kind, result[unit.kind]);
       else if (unit.kind === "speech" && result.speech) {
         await this.speech.heard(unit.language, unit.chunk, result.speech.words);
         await this.speech.send();
@@ -100,6 +105,47 @@ export class EncodingWork {
     // The slot goes back to the pool, which hands it to whoever is next by its fair order.
     if (slot) await this.giveBack([slot]);
     await this.progress();
+  }
+
+  /**
+   * A paced unit's job is done (a background run, a storyboard's tiles): the video's pace at its
+   * kind (milliseconds per item) takes it in, and sizes the next jobs of the kind.
+   */
+  private paced(unit: Unit) {
+    const kind = pacedKind(unit);
+    if (!kind || unit.started === null || (unit.kind !== "segments" && unit.kind !== "tiles")) return;
+    const key = `pace:${kind}`;
+    this.store.set(key, nextPace(this.store.get<number>(key), this.clock() - unit.started, unit.to - unit.from));
+  }
+
+  /**
+   * A part of `file` is made (its job's result): it is kept, and the file's upload completes once
+   * its first part, made last, is written.
+   */
+  private async partMade(file: FileKind, made: FilePart | undefined) {
+    const count = segmentCount(this.store.plan() as Plan);
+    // The part the job made is the file's next (one job of a file runs at a time, and only its
+    // result changes what the file has).
+    const step = nextPart(count, this.store.fileParts(file));
+    if (!made || step === "complete") return;
+    this.store.keepFilePart(file, { part: step.part, from: step.from, ...made });
+    if (nextPart(count, this.store.fileParts(file)) !== "complete") return;
+    try {
+      await completeUpload(this.store, this.env.MEDIA, file);
+    } catch (error) {
+      // R2 refused the parts: the file is made again from its first part, MAX_TRIES times at most.
+      logError(`encoding: complete the ${file}`, error, { videoId: this.store.video().videoId });
+      await this.abortFile(file);
+      const failures = (this.store.get<number>(`${file}Failures`) ?? 0) + 1;
+      this.store.set(`${file}Failures`, failures);
+      if (failures >= MAX_TRIES) {
+        await this.finish({
+          status: "errored",
+          code: "encoding_failed",
+          message: `The video could not be encoded: ${MAX_TRIES} attempts failed.`,
+        });
+      }
+    }
   }
 
   /** The video was deleted: every job stops, every later call is told the job is gone. */
@@ -194,6 +240,7 @@ export class EncodingWork {
     this.store.set("jobs", sequence);
     // Unique on any encoder: the video's id, the unit and the job's number.
     const jobId = `${video.videoId}-${unit.id.replace(/[^A-Za-z0-9_-]/g, "")}-${sequence}`;
+    this.cut(unit);
     this.store.started(unit.id, jobId, slot, this.clock());
     try {
       if (unit.kind === "probe" && !(await this.claim())) return;
@@ -221,6 +268,20 @@ export class EncodingWork {
     }
   }
 
+  /**
+   * A paced unit (a background run, a storyboard's tiles) longer than its job should be
+   * (`itemsPerJob`, BACKGROUND_JOB_MS) is cut: the rest of its span waits as a unit of its own.
+   */
+  private cut(unit: Unit) {
+    const kind = pacedKind(unit);
+    if (!kind || (unit.kind !== "segments" && unit.kind !== "tiles")) return;
+    const items = itemsPerJob(this.store.get<number>(`pace:${kind}`), itemsGuess(unit), unit.to - unit.from);
+    if (items >= unit.to - unit.from) return;
+    const at = unit.from + items;
+    this.store.splitUnit(unit, at, `${kind}-${at}`);
+    unit.to = at;
+  }
+
   /** The job of `unit` now; null for a segments unit with nothing left to make. */
   private async jobOf(unit: Unit, jobId: string): Promise<Job | null> {
     const { config } = encodingContext(this.env);
@@ -234,16 +295,22 @@ export class EncodingWork {
     };
     const base = { version: 2, jobId, priority: unit.priority, callback } as const;
     const plan = this.store.plan();
-    // One multipart upload per try of a file (a failed try aborts it): a job started again after a
-    // busy answer writes into the same one.
-    if (isFileKind(unit.kind)) await openUpload(this.store, this.env.MEDIA, unit.kind, video);
+    // One multipart upload per file, its parts made one job at a time and kept until it completes.
+    let step: PartStep | null = null;
+    if (isFileKind(unit.kind) && plan) {
+      await openUpload(this.store, this.env.MEDIA, unit.kind, video);
+      const next = nextPart(segmentCount(plan), this.store.fileParts(unit.kind));
+      if (next === "complete") return null;
+      step = next;
+    }
     const missing =
       unit.kind === "segments" && plan
         ? renditionsOf(unit, plan).filter(
             (rendition) => this.store.storedIn(rendition, unit.from, unit.to) < unit.to - unit.from,
           )
         : [];
-    return jobFor(unit, base, plan, missing, unit.kind === "speech" ? this.speech.request(unit.language) : null);
+    const speech = unit.kind === "speech" ? this.speech.request(unit.language) : null;
+    return jobFor(unit, base, plan, missing, { step, speech });
   }
 
   /**
@@ -289,6 +356,7 @@ export class EncodingWork {
     }
     this.store.set("plan", plan);
     this.store.set("phase", "encoding");
+    this.store.addUnit(firstView(plan, this.clock()));
     this.repair();
     this.speech.planned(plan);
     this.speech.playable(this.store.get<string[]>("generatedCaptions") ?? []);
@@ -307,10 +375,13 @@ export class EncodingWork {
   private repair() {
     const plan = this.store.plan();
     if (!plan) return;
+    const board = storyboard(plan);
     const has = {
       poster: this.store.get<boolean>("poster") === true,
       storyboard: this.store.get<boolean>("storyboard") === true,
       runs: this.store.backgroundRuns(),
+      tiles: this.store.tileUnits(),
+      tileStored: (cue: number) => this.store.isFrameStored(board.cues[cue]?.frame ?? -1, board.tileWidth),
     };
     for (const unit of missingUnits(plan, has, (rendition) => this.store.storedOf(rendition))) {
       this.store.addUnit(unit);
@@ -357,7 +428,6 @@ export class EncodingWork {
    */
   private async failed(unit: Unit, counted = true) {
     const tries = unit.tries + (counted ? 1 : 0);
-    if (isFileKind(unit.kind)) await this.abortFile(unit.kind);
     if (unit.kind === "frame" && tries >= MAX_TRIES) {
       this.store.deleteUnit(unit.id);
       this.waiters.wake(frameWaited(unit.frame, unit.width), "failed");
@@ -427,6 +497,19 @@ export class EncodingWork {
       if (unit.slot) await this.giveBack([unit.slot]);
     }
     await this.progress();
+  }
+
+  /** `units` are not needed any more: a running one's job is stopped and its slot given back; each goes. */
+  async drop(units: readonly Unit[]) {
+    const { encoder } = encodingContext(this.env);
+    for (const unit of units) {
+      this.store.deleteUnit(unit.id);
+      if (!unit.job || !unit.slot) continue;
+      await encoder
+        .cancel(unit.slot, unit.job)
+        .catch((error) => logError("encoding: stop a stale job", error, { jobId: unit.job }));
+      await this.giveBack([unit.slot]);
+    }
   }
 
   async giveBack(slots: string[]) {

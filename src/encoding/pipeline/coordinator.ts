@@ -1,11 +1,11 @@
 import { DurableObject } from "cloudflare:workers";
-import { MIN_STILL_WIDTH } from "../../../media-plan/pictures.mjs";
+import { MIN_STILL_WIDTH, storyboard } from "../../../media-plan/pictures.mjs";
 import { runLength, segmentCount, topRendition } from "../../../media-plan/plan.mjs";
-import { type Priority, type Result, segmentName } from "../../../media-plan/protocol.mjs";
+import { type Fragment, type Priority, type Result, segmentName } from "../../../media-plan/protocol.mjs";
 import { frameKey, posterKey, segmentKey, sourceKey, storyboardKey } from "../../lib/storage-keys";
 import { planOf } from "../../videos/model";
 import type { FileKind, Upload } from "./coordinator-files";
-import { type SourceOf, segmentVerdict, sourceOf } from "./coordinator-rules";
+import { type SourceOf, segmentVerdict, sourceOf, staleViewerUnits, viewerUnit } from "./coordinator-rules";
 import type { SpeechRequest } from "./coordinator-speech-store";
 import { EncodingStore, type Kind, type Video } from "./coordinator-store";
 import { frameWaited, type Outcome, segmentWaited, Waiters } from "./coordinator-waiters";
@@ -22,8 +22,6 @@ export const WANT_TIMEOUT_MS = 25_000;
  * every viewer has stopped waiting and that has not started is dropped.
  */
 export const FRAME_WAIT_MS = 10_000;
-/** Segments a viewer's on-demand job makes: the one asked for and the next few, which come next. */
-export const LOOKAHEAD = 3;
 
 /** A frame refused by the video's frame budget: the seconds until one frees. */
 type Limited = { retryAfter: number };
@@ -33,10 +31,11 @@ type Limited = { retryAfter: number };
  * per video (`idFromName(videoId)`), which owns what its encoding has made and still needs.
  *
  * The work comes in units, each one encoder job when it runs: the probe (interactive), then (once
- * the plan is made and the video is playable) the poster and background runs of a few segments of
- * every rendition,
- * and the storyboard, and the MP4 from the highest rendition's segments and the M4A from the lowest's
- * audio once they are all stored (coordinator-files.ts).
+ * the plan is made and the video is playable) the poster, background runs of a few segments of
+ * every rendition, the storyboard's tiles and then its sprite, and the MP4 from the highest
+ * rendition's segments and the M4A from the lowest's audio once they are all stored, a part per
+ * job (coordinator-files.ts). Every background job is short (BACKGROUND_JOB_MS): the one slot a
+ * 2-core machine has for them passes between projects job by job.
  * A viewer asking for
  * a segment that is not made yet (`want`) gets an interactive unit of that segment and the next
  * few of its rendition, and the background runs near it move to the front. Every unit waits for a
@@ -125,16 +124,9 @@ export class VideoEncoding extends DurableObject<Env> {
       return "gone";
     }
     if (this.store.isStored(rendition, index)) return "stored";
+    await this.work.drop(staleViewerUnits(this.store.units(), new Set(this.waiters.keys()), { rendition, index }));
     if (this.store.covering(rendition, index).length === 0) {
-      this.store.addUnit({
-        id: `live-${rendition}-${index}`,
-        kind: "segments",
-        priority: "interactive",
-        rendition,
-        from: index,
-        to: Math.min(segmentCount(plan), index + LOOKAHEAD),
-        rank: this.clock(),
-      });
+      this.store.addUnit(viewerUnit(plan, rendition, index, this.clock()));
     }
     // Where a viewer is, the background goes next: the runs at and after the segment move first.
     this.store.rankRuns(-this.clock(), index, index + runLength(plan));
@@ -351,6 +343,53 @@ export class VideoEncoding extends DurableObject<Env> {
       this.waiters.wake(frameWaited(unit.frame, unit.width), "stored");
     }
     return "ok";
+  }
+
+  /**
+   * Job `jobId` is about to store storyboard tile `cue`, the frame of that cue at the tile width:
+   * `store` it under `key`, `skip` it (that frame is stored already: it keeps its bytes), or `void`
+   * (the job is, or the tile is not its own).
+   */
+  reserveTile(jobId: string, cue: number): { verdict: "store" | "skip" | "void"; key: string } {
+    const unit = this.store.active() ? this.store.unitOfJob(jobId) : null;
+    const tile = this.tile(cue);
+    if (unit?.kind !== "tiles" || cue < unit.from || cue >= unit.to || !tile) return { verdict: "void", key: "" };
+    return { verdict: this.store.isFrameStored(tile.frame, tile.width) ? "skip" : "store", key: tile.key };
+  }
+
+  /** Tile `cue` is stored (as its frame). `void` when the video is gone. */
+  tileStored(jobId: string, cue: number): "ok" | "void" {
+    const tile = this.tile(cue);
+    if (!this.store.active() || this.store.unitOfJob(jobId)?.kind !== "tiles" || !tile) return "void";
+    this.store.frameStored(tile.frame, tile.width);
+    return "ok";
+  }
+
+  /** Where storyboard tile `cue` is stored, for the storyboard job `jobId` that tiles them; null when the job is void. */
+  tileKey(jobId: string, cue: number): string | null {
+    const unit = this.store.active() ? this.store.unitOfJob(jobId) : null;
+    return unit?.kind === "storyboard" ? (this.tile(cue)?.key ?? null) : null;
+  }
+
+  /** Tile `cue` of the video's storyboard: its frame at the tile width, and that frame's key; null when there is no such cue. */
+  private tile(cue: number) {
+    const plan = this.store.plan();
+    if (!plan) return null;
+    const board = storyboard(plan);
+    const frame = board.cues[cue]?.frame;
+    if (frame === undefined) return null;
+    const { projectId, videoId } = this.store.video();
+    return { frame, width: board.tileWidth, key: frameKey(projectId, videoId, frame, board.tileWidth) };
+  }
+
+  /**
+   * The fragments of every part of `file` but the first, in order, for job `jobId` writing the
+   * first part's index; null when the job is void.
+   */
+  fileIndex(jobId: string, file: FileKind): Fragment[] | null {
+    const unit = this.store.active() ? this.store.unitOfJob(jobId) : null;
+    if (unit?.kind !== file) return null;
+    return this.store.fileParts(file).flatMap((part) => (part.part === 1 ? [] : part.fragments));
   }
 
   /** The multipart upload of job `jobId`'s `file` (the MP4 or the M4A), or null when the job is void. */

@@ -1,19 +1,24 @@
 import { describe, expect, it } from "vitest";
+import { partSize } from "../../../media-plan/files.mjs";
+import { storyboard } from "../../../media-plan/pictures.mjs";
 import { planEncoding, runLength, segmentCount } from "../../../media-plan/plan.mjs";
 import {
+  BACKGROUND_JOB_MS,
   filesOf,
   firstMissing,
+  itemsPerJob,
   jobFor,
-  MP4_PART_BYTES,
   madeNothing,
   missingRuns,
   missingUnits,
+  nextPace,
   planOf,
   RESERVATION_MS,
   segmentsDone,
   segmentVerdict,
+  staleViewerUnits,
 } from "../../../src/encoding/pipeline/coordinator-rules";
-import type { SegmentsUnit, Unit } from "../../../src/encoding/pipeline/coordinator-store";
+import type { SegmentsUnit, TilesUnit, Unit } from "../../../src/encoding/pipeline/coordinator-store";
 import { Waiters } from "../../../src/encoding/pipeline/coordinator-waiters";
 import { probeFacts } from "./support";
 
@@ -37,6 +42,11 @@ const STATE = {
 /** A background run of segments `from` to `to`, or one rendition's. */
 function run(from: number, to: number, rendition: string | null = null): SegmentsUnit {
   return { ...STATE, kind: "segments", rendition, from, to };
+}
+
+/** A unit of storyboard tiles `from` to `to`. */
+function tiles(from: number, to: number): TilesUnit {
+  return { ...STATE, kind: "tiles", from, to };
 }
 
 /** A unit of a kind that makes one thing (the probe, the poster, a file, the storyboard). */
@@ -77,16 +87,19 @@ describe("the coordinator's rules", () => {
     expect(missingRuns(plan, new Set(), all)).toEqual([]);
   });
 
-  it("needs the poster first, the storyboard after the first run, and a run for what no run covers", () => {
+  it("needs the poster first, the storyboard's tiles after the first run, and a run for what no run covers", () => {
     const length = runLength(plan);
-    const fresh = missingUnits(plan, { poster: false, storyboard: false, runs: [] }, none);
+    const nothing = { poster: false, storyboard: false, runs: [], tiles: [], tileStored: () => false };
+    const fresh = missingUnits(plan, nothing, none);
+    const cues = storyboard(plan).cues.length;
     expect(fresh.map((u) => u.id)).toEqual([
       "poster",
-      "storyboard",
       ...missingRuns(plan, new Set(), none).map((r) => `run-${r.from}`),
+      "tiles-0",
     ]);
+    expect(fresh.at(-1)).toMatchObject({ kind: "tiles", from: 0, to: cues });
     const ranked = [...fresh].sort((a, b) => a.rank - b.rank).map((u) => u.id);
-    expect(ranked.slice(0, 3)).toEqual(["poster", "run-0", "storyboard"]);
+    expect(ranked.slice(0, 3)).toEqual(["poster", "run-0", "tiles-0"]);
     expect(fresh.find((u) => u.id === "run-0")).toEqual({
       id: "run-0",
       kind: "segments",
@@ -97,10 +110,58 @@ describe("the coordinator's rules", () => {
       rank: 0,
     });
     // What the store has is not needed again: a run covering the start, the pictures stored.
-    const later = missingUnits(plan, { poster: true, storyboard: true, runs: [run(0, length)] }, none);
+    const later = missingUnits(
+      plan,
+      { poster: true, storyboard: true, runs: [run(0, length)], tiles: [], tileStored: () => false },
+      none,
+    );
     expect(later.map((u) => u.id)).not.toContain("run-0");
     expect(later.map((u) => u.id)).not.toContain("poster");
     expect(later[0]).toMatchObject({ kind: "segments", from: length });
+    // Tiles stored or being made are not needed again; the sprite once every tile is stored.
+    const some = missingUnits(
+      plan,
+      {
+        ...nothing,
+        poster: true,
+        runs: [run(0, segmentCount(plan))],
+        tiles: [tiles(0, 1)],
+        tileStored: (c) => c === 2,
+      },
+      none,
+    );
+    // Six cues of 10 s: tile 0 is being made, tile 2 is stored.
+    expect(some).toEqual([
+      { id: "tiles-1", kind: "tiles", priority: "background", from: 1, to: 2, rank: 0.5 },
+      { id: "tiles-3", kind: "tiles", priority: "background", from: 3, to: 6, rank: 0.5 },
+    ]);
+    const tiled = { ...nothing, poster: true, runs: [run(0, segmentCount(plan))], tileStored: () => true };
+    expect(missingUnits(plan, tiled, none).map((u) => u.id)).toEqual(["storyboard"]);
+    expect(missingUnits(plan, { ...tiled, tiles: [tiles(1, 2)] }, none)).toEqual([]);
+  });
+
+  it("takes a viewer's units nobody waits on for stale when a viewer asks for what they do not continue", () => {
+    const viewer = (rendition: string, from: number, to: number): SegmentsUnit => ({
+      ...run(from, to, rendition),
+      priority: "interactive",
+    });
+    const units = [viewer("360p", 0, 3), viewer("720p", 10, 13), run(0, 3), viewer("360p", 40, 43)];
+    // Someone still waits on 720p/11; the ask continues 360p 0-3 (at its end); the run is not a viewer's.
+    const waited = new Set(["720p/11"]);
+    expect(staleViewerUnits(units, waited, { rendition: "360p", index: 3 }).map((u) => u.from)).toEqual([40]);
+    expect(staleViewerUnits(units, waited, { rendition: "720p", index: 60 }).map((u) => u.from)).toEqual([0, 40]);
+    expect(staleViewerUnits(units, new Set(), { rendition: "720p", index: 12 }).map((u) => u.from)).toEqual([0, 40]);
+  });
+
+  it("sizes a background job by what fits in BACKGROUND_JOB_MS at the video's pace, guessing before any", () => {
+    expect(itemsPerJob(null, 3, 10)).toBe(3);
+    expect(itemsPerJob(null, 3, 2)).toBe(2);
+    expect(itemsPerJob(BACKGROUND_JOB_MS / 4, 3, 10)).toBe(4);
+    expect(itemsPerJob(BACKGROUND_JOB_MS / 4, 3, 2)).toBe(2);
+    // A slow machine (an item longer than the budget) still makes one.
+    expect(itemsPerJob(3 * BACKGROUND_JOB_MS, 3, 10)).toBe(1);
+    expect(nextPace(null, 6000, 3)).toBe(2000);
+    expect(nextPace(2000, 1000, 1)).toBe(1500);
   });
 
   it("starts a failed run again at its first segment one of its renditions lacks", () => {
@@ -146,7 +207,7 @@ describe("the coordinator's rules", () => {
     expect(madeNothing(whole("probe"), done)).toBe(true);
     expect(madeNothing(whole("mp4"), done)).toBe(true);
     expect(madeNothing(whole("m4a"), done)).toBe(true);
-    expect(madeNothing(whole("m4a"), { ...done, m4a: { parts: [], bytes: 1 } })).toBe(false);
+    expect(madeNothing(whole("m4a"), { ...done, m4a: { to: 1, fragments: [], origin: 0, etag: null } })).toBe(false);
     expect(madeNothing(run(0, 4), done)).toBe(false);
     expect(
       madeNothing(whole("probe"), {
@@ -180,7 +241,16 @@ describe("the coordinator's rules", () => {
       time: 1,
       width: 320,
     });
-    expect(jobFor(whole("m4a"), base, plan, [])).toMatchObject({ kind: "m4a", partSize: MP4_PART_BYTES });
+    const step = { part: 2, from: 4, to: null, sequence: 3, origin: 1020000 };
+    expect(jobFor(whole("m4a"), base, plan, [], { step })).toEqual({
+      ...base,
+      kind: "m4a",
+      plan,
+      partSize: partSize(plan, "m4a"),
+      ...step,
+    });
+    expect(() => jobFor(whole("mp4"), base, plan, [])).toThrow(/without its step/);
+    expect(jobFor(tiles(1, 3), base, plan, [])).toEqual({ ...base, kind: "tiles", plan, from: 1, to: 3 });
     expect(jobFor(run(2, 6), base, plan, ["720p"])).toMatchObject({
       kind: "segments",
       from: 2,

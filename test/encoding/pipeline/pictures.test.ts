@@ -1,5 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { storyboard } from "../../../media-plan/pictures.mjs";
 import { coordinatorOf } from "../../../src/encoding/pipeline/coordinator-stub";
 import { frameKey, storyboardKey } from "../../../src/lib/storage-keys";
 import { api, bearer, errorCode, json, newWorkspace } from "../../helpers";
@@ -9,6 +10,7 @@ import {
   failWith,
   finishAll,
   finishStill,
+  finishTiles,
   jobsOf,
   playable,
   probeFacts,
@@ -195,14 +197,25 @@ describe("frames are bounded", () => {
 });
 
 describe("the storyboard", () => {
-  it("is a background job of the plan, stored under the video's prefix; the video is ready only with it", async () => {
+  it("is made of tiles, background jobs each storing the frame it shows, then tiled into a sprite; the video is ready only with it", async () => {
     const { key, project } = await newWorkspace();
-    const { id } = await playable(encoder(), key, probeFacts(8));
-    const board = jobsOf(encoder(), id, "storyboard");
-    expect(board).toHaveLength(0); // two background slots: the poster and the first run
+    const { id } = await playable(encoder(), key, probeFacts(25));
+    expect(jobsOf(encoder(), id, "tiles")).toHaveLength(0); // two background slots: the poster and the first run
     await finishStill(jobsOf(encoder(), id, "still")[0] as Parameters<typeof finishStill>[0]);
-    const [job] = jobsOf(encoder(), id, "storyboard");
-    expect(job).toMatchObject({ priority: "background", plan: { duration: 8 } });
+    const [tiles] = jobsOf(encoder(), id, "tiles");
+    if (tiles?.kind !== "tiles") throw new Error("no tiles job");
+    expect(tiles).toMatchObject({ priority: "background", from: 0, to: 3, plan: { duration: 25 } });
+    // A tile is the frame at its cue's middle at the tile width: stored as that frame, so a viewer
+    // asking for it gets the same bytes. The sprite reads them back once every one is stored.
+    await finishTiles(tiles);
+    const board = storyboard(tiles.plan);
+    for (const cue of board.cues) {
+      expect(await env.MEDIA.head(frameKey(project.id, id, cue.frame, board.tileWidth))).not.toBeNull();
+    }
+    expect(jobsOf(encoder(), id, "storyboard")).toHaveLength(1);
+    // A tile's job that is over can neither store nor read a tile any more.
+    expect((await callback(tiles, "tiles/0", { method: "PUT", body: "x" })).status).toBe(410);
+    expect((await callback(tiles, "tiles/0")).status).toBe(410);
     await finishAll(encoder(), id);
     expect(await env.MEDIA.head(storyboardKey(project.id, id))).not.toBeNull();
     expect((await encodingState(id)).phase).toBe("ready");
@@ -265,6 +278,7 @@ describe("frames over /play/<x>/thumbnail?time=", () => {
     expect(new Uint8Array(await again.arrayBuffer())).toEqual(JPEG);
     expect(frameJobs(id)).toHaveLength(1);
     expect(await env.MEDIA.head(frameKey(project.id, id, 313, 320))).not.toBeNull();
+    expect((await result(job)).status).toBe(204);
     // No width: the highest rendition's.
     void api(`/play/${id}/thumbnail?time=0`);
     const [, full] = await waitForFrameJobs(id, 2);

@@ -1,9 +1,9 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { segmentName } from "../../../media-plan/protocol.mjs";
+import { type Job, segmentName } from "../../../media-plan/protocol.mjs";
 import type { VideoEncoding } from "../../../src/encoding/pipeline/coordinator";
-import { MAX_TRIES, QUIET_MS, SILENCE_MS } from "../../../src/encoding/pipeline/coordinator-rules";
+import { BACKGROUND_JOB_MS, MAX_TRIES, QUIET_MS, SILENCE_MS } from "../../../src/encoding/pipeline/coordinator-rules";
 import { coordinatorOf } from "../../../src/encoding/pipeline/coordinator-stub";
 import { sweepEncodings } from "../../../src/encoding/pipeline/sweeper";
 import { m4aKey, mp4Key, posterKey, segmentKey, videoPrefix } from "../../../src/lib/storage-keys";
@@ -19,7 +19,8 @@ import {
   failWith,
   fakeEncoder,
   finishAll,
-  finishM4a,
+  finishFilePart,
+  finishJob,
   finishSegments,
   finishStill,
   jobsOf,
@@ -200,21 +201,46 @@ describe("playable before ready", () => {
     expect((await api(`/play/${id}/1080p/index.m3u8`)).status).toBe(404);
   });
 
-  it("queues the poster first, then background runs of every rendition and the storyboard after the first, on the slots the pool grants", async () => {
+  it("queues the poster first, then background runs of every rendition and the storyboard's tiles after the first, on the slots the pool grants", async () => {
     const { key } = await newWorkspace();
     const { id } = await playable(encoder, key, probeFacts(60));
     const poster = lastJob(encoder, id, "still");
     expect(poster).toMatchObject({ priority: "background", time: 1, width: null });
     // Two background slots (vitest.config.ts): the poster and the first run; 60 s of a 720p ladder
-    // is 15 segments, in runs of 8.
+    // is 15 segments, in runs of 3 (a segment of a 1080p ladder's work). Beside them, on an
+    // interactive slot, the lowest rendition's first segments: where a viewer starts.
     const runs = jobsOf(encoder, id, "segments");
     expect(runs.map((job) => [job.priority, job.kind === "segments" && [job.from, job.to, job.renditions]])).toEqual([
-      ["background", [0, 8, ["360p", "720p"]]],
+      ["interactive", [0, 3, ["360p"]]],
+      ["background", [0, 3, ["360p", "720p"]]],
     ]);
     await finishStill(poster);
-    expect(jobsOf(encoder, id, "storyboard")).toHaveLength(1);
+    expect(jobsOf(encoder, id, "tiles")).toMatchObject([{ from: 0, to: 6 }]);
     await finishSegments(lastJob(encoder, id, "segments"));
-    expect(jobsOf(encoder, id, "segments").map((job) => job.kind === "segments" && job.from)).toEqual([0, 8]);
+    const background = jobsOf(encoder, id, "segments").filter((job) => job.priority === "background");
+    expect(background.map((job) => job.kind === "segments" && job.from)).toEqual([0, 3]);
+  });
+
+  it("cuts the next background run to what fits in BACKGROUND_JOB_MS at the pace the video's runs went", async () => {
+    const { key } = await newWorkspace();
+    const { id } = await playable(encoder, key, probeFacts(60));
+    const first = lastJob(encoder, id, "segments");
+    expect(first).toMatchObject({ from: 0, to: 3 });
+    // The poster's slot goes to the storyboard's tiles, the first run's to the next run.
+    await finishStill(lastJob(encoder, id, "still"));
+    // The first run took 4 × BACKGROUND_JOB_MS for its 3 segments: the next makes one.
+    for (const resolution of first.renditions) {
+      for (let index = 0; index < 3; index++) expect((await putSegment(first, resolution, index)).status).toBe(204);
+    }
+    await runInDurableObject(coordinatorOf(env, id), (instance: VideoEncoding) => {
+      const clock = instance.clock;
+      instance.clock = () => clock() + 4 * BACKGROUND_JOB_MS;
+    });
+    expect((await result(first)).status).toBe(204);
+    expect(lastJob(encoder, id, "segments")).toMatchObject({ from: 3, to: 4 });
+    // The rest of that run waits as a unit of its own, just after it.
+    const queued = (await encodingState(id)).units.filter((unit) => unit.kind === "segments" && unit.job === null);
+    expect(queued[0]).toMatchObject({ id: "run-4", from: 4, to: 6 });
   });
 
   it("a segment asked for before it exists is made on demand, first, and the answer waits for it", async () => {
@@ -224,7 +250,11 @@ describe("playable before ready", () => {
     for (let i = 0; i < 50 && jobsOf(encoder, id, "segments").every((job) => job.priority !== "interactive"); i++) {
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
-    const live = jobsOf(encoder, id, "segments").find((job) => job.priority === "interactive");
+    const asking = (job: Job) => job.kind === "segments" && job.priority === "interactive" && job.from > 0;
+    for (let i = 0; i < 50 && !jobsOf(encoder, id, "segments").some(asking); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    const live = jobsOf(encoder, id, "segments").find(asking);
     expect(live).toMatchObject({ from: 120, to: 123, renditions: ["360p"] });
     if (live?.kind !== "segments") throw new Error("no live job");
     expect((await putSegment(live, "360p", 120)).status).toBe(204);
@@ -240,6 +270,31 @@ describe("playable before ready", () => {
     if (next?.kind !== "segments") throw new Error("no background run queued");
     expect(next.from).toBeLessThanOrEqual(120);
     expect(next.to).toBeGreaterThan(120);
+  });
+
+  it("a viewer who seeks elsewhere stops the jobs making segments ahead of where they were, which nobody waits on", async () => {
+    const { key } = await newWorkspace();
+    const { id } = await playable(encoder, key, probeFacts(600));
+    // The first view (360p from 0) runs; nobody waits on it. A viewer asks for 720p at 100.
+    const [first] = jobsOf(encoder, id, "segments").filter((job) => job.priority === "interactive");
+    if (first?.kind !== "segments") throw new Error("no first view");
+    const asked = api(`/play/${id}/720p/seg_00100.ts`);
+    const at100 = (job: Job) => job.kind === "segments" && job.priority === "interactive" && job.from === 100;
+    for (let i = 0; i < 50 && !jobsOf(encoder, id, "segments").some(at100); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    expect(encoder.cancelled).toContain(first.jobId);
+    expect((await putSegment(first, "360p", 0)).status).toBe(410);
+    const live = jobsOf(encoder, id, "segments").find(at100);
+    if (live?.kind !== "segments") throw new Error("no job for the viewer");
+    expect((await putSegment(live, "720p", 100)).status).toBe(204);
+    expect((await asked).status).toBe(200);
+    // Playing on (101 continues it) stops nothing; its segments are made ahead.
+    const next = api(`/play/${id}/720p/seg_00101.ts`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(encoder.cancelled).not.toContain(live.jobId);
+    expect((await putSegment(live, "720p", 101)).status).toBe(204);
+    expect((await next).status).toBe(200);
   });
 
   it("a segment's bytes never change once stored: another job's copy is dropped", async () => {
@@ -302,7 +357,7 @@ describe("ready", () => {
     // The MP4 and the M4A were made side by side (two background slots), once every segment was stored.
     const [mp4Job] = jobsOf(encoder, id, "mp4");
     const [m4aJob] = jobsOf(encoder, id, "m4a");
-    expect(m4aJob).toMatchObject({ priority: "background", partSize: 32 * 1024 * 1024 });
+    expect(m4aJob).toMatchObject({ priority: "background", partSize: 5 * 1024 * 1024, part: 1, from: 0 });
     expect(m4aJob?.kind === "m4a" && m4aJob.plan.audio).toBe(true);
     expect(mp4Job).toBeDefined();
     const poster = await api(new URL(ready.thumbnail.url).pathname);
@@ -335,31 +390,52 @@ describe("ready", () => {
     expect(await errorCode(answer)).toBe("not_found");
   });
 
-  it("a failed M4A try aborts its upload and runs again with a new one; the parts of a void job are 410", async () => {
+  it("makes the M4A a part per job: the first measures, the others follow, the first is written last with the index of the others", async () => {
     const { key } = await newWorkspace();
-    const { id } = await playable(encoder, key, probeFacts(8));
-    await finishStill(lastJob(encoder, id, "still"));
-    await finishSegments(lastJob(encoder, id, "segments"));
-    await finishStill(lastJob(encoder, id, "storyboard"));
-    const first = lastJob(encoder, id, "m4a");
-    const part = (job: typeof first) =>
-      callback(job, "m4a/parts/1", { method: "PUT", body: "m4a", headers: { "content-type": "audio/mp4" } });
-    expect((await part(first)).status).toBe(200);
-    // An MP4 part under the M4A's job is refused: the job makes no MP4.
-    const wrong = await callback(first, "mp4/parts/1", {
+    const { id } = await playable(encoder, key, probeFacts(30));
+    // Everything but the M4A, as the encoder would.
+    for (let round = 0; round < 50 && jobsOf(encoder, id, "m4a").length === 0; round++) {
+      const next = jobsOf(encoder, id).find((job) => job.kind !== "probe" && encoder.running.has(job.jobId));
+      if (!next) break;
+      encoder.running.delete(next.jobId);
+      await finishJob(next);
+    }
+    const head = lastJob(encoder, id, "m4a");
+    expect(head).toMatchObject({ part: 1, from: 0, to: null, sequence: 1, origin: null });
+    // 30 s is 8 segments; the first part holds 3 of them, so it only measures them.
+    const fragments = (n: number) => Array.from({ length: n }, (_, i) => ({ size: 8, times: [i] }));
+    // R2 wants every part but the last one size, at least 5 MiB.
+    const size = 5 * 1024 * 1024;
+    await finishFilePart(head, new Uint8Array(size), { to: 3, fragments: fragments(2) });
+    const second = lastJob(encoder, id, "m4a");
+    expect(second).toMatchObject({ part: 2, from: 3, to: null, sequence: 3, origin: 0 });
+    const part = (job: typeof second, body: string) =>
+      callback(job, `m4a/parts/${job.part}`, { method: "PUT", body, headers: { "content-type": "audio/mp4" } });
+    expect((await part(second, "B")).status).toBe(200);
+    // An MP4 part, or the MP4's index, under the M4A's job is refused: the job makes no MP4.
+    const asMp4 = callback(second, "mp4/parts/2", {
       method: "PUT",
       body: "x",
       headers: { "content-type": "video/mp4" },
     });
-    expect(wrong.status).toBe(410);
-    await failWith(first, "encoding_failed");
+    expect((await asMp4).status).toBe(410);
+    expect((await callback(second, "mp4/index")).status).toBe(410);
+    // A failed part runs again (the parts made are kept); the failed job's calls are 410.
+    await failWith(second, "encoding_failed");
     const again = lastJob(encoder, id, "m4a");
-    expect(again.jobId).not.toBe(first.jobId);
-    expect((await part(first)).status).toBe(410);
+    expect(again).toMatchObject({ part: 2, from: 3, sequence: 3 });
+    expect(again.jobId).not.toBe(second.jobId);
+    expect((await part(second, "B")).status).toBe(410);
+    await finishFilePart(again, new TextEncoder().encode("the rest"), { to: 8, fragments: fragments(3) });
     expect((await video(key, id)).status).toBe("processing");
-    await finishM4a(again, new TextEncoder().encode("second try"));
+    // The first part again, now with the index of the others.
+    const last = lastJob(encoder, id, "m4a");
+    expect(last).toMatchObject({ part: 1, from: 0, to: 3, sequence: 1, origin: null });
+    expect(await (await callback(last, "m4a/index")).json()).toEqual({ fragments: fragments(3) });
+    await finishFilePart(last, new Uint8Array(size).fill(65), { fragments: fragments(2) });
     expect((await video(key, id)).status).toBe("ready");
-    expect(await (await api(`/play/${id}/audio.m4a`)).text()).toBe("second try");
+    const m4a = await api(`/play/${id}/audio.m4a`, { headers: { range: `bytes=${size - 2}-` } });
+    expect(await m4a.text()).toBe("AAthe rest");
   });
 
   it("uses the settings as they were when the encoding started", async () => {
@@ -552,12 +628,14 @@ describe("the poster while processing", () => {
     await finishStill(lastJob(encoder, id, "still"));
     const poster = await api(new URL((await video(key, id)).thumbnail.url).pathname);
     expect(poster.status).toBe(200);
-    await finishSegments(lastJob(encoder, id, "segments"));
-    // Ready once the storyboard is stored too, then the M4A (the source has audio).
+    for (const job of jobsOf(encoder, id, "segments")) if (job.kind === "segments") await finishSegments(job);
+    // Ready once the storyboard is stored too (its tiles, then its sprite), then the M4A (the
+    // source has audio).
     expect((await video(key, id)).status).toBe("processing");
-    await finishStill(lastJob(encoder, id, "storyboard"));
+    await finishJob(lastJob(encoder, id, "tiles"));
+    await finishJob(lastJob(encoder, id, "storyboard"));
     expect((await video(key, id)).status).toBe("processing");
-    await finishM4a(lastJob(encoder, id, "m4a"));
+    await finishJob(lastJob(encoder, id, "m4a"));
     expect((await video(key, id)).status).toBe("ready");
   });
 });

@@ -1,7 +1,8 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, beforeEach, vi } from "vitest";
-import type { Probe } from "../../../media-plan/plan.mjs";
+import { storyboard } from "../../../media-plan/pictures.mjs";
+import { type Probe, segmentCount } from "../../../media-plan/plan.mjs";
 import { type Job, parseJob, segmentName, type Word } from "../../../media-plan/protocol.mjs";
 import { coordinatorOf, poolOf } from "../../../src/encoding/pipeline/coordinator-stub";
 import { CAPTIONS_QUEUE, type CaptionMessage } from "../../../src/queues/captions";
@@ -272,41 +273,76 @@ export async function finishAudio(job: Extract<Job, { kind: "audio" }>) {
   await expectStatus(result(job), [204], "audio result");
 }
 
-/** Plays a still or storyboard job: the JPEG stored, then the result. */
+/** Plays a still job (or a storyboard's, once its tiles are read): the JPEG stored, then the result. */
 export async function finishStill(job: Job) {
-  const jpeg = new Uint8Array([0xff, 0xd8, 0xff, 0xe0, 0, 0, 0xff, 0xd9]);
   await expectStatus(
-    callback(job, "still", { method: "PUT", body: jpeg, headers: { "content-type": "image/jpeg" } }),
+    callback(job, "still", { method: "PUT", body: JPEG, headers: { "content-type": "image/jpeg" } }),
     [204],
     "still",
   );
   await expectStatus(result(job), [204], "still result");
 }
 
-/** Plays an MP4 job (or an M4A job, `file`): one part, then the result listing it. */
-export async function finishMp4(job: Job, bytes = new TextEncoder().encode("an mp4"), file: "mp4" | "m4a" = "mp4") {
-  const type = file === "mp4" ? "video/mp4" : "audio/mp4";
-  const part = await expectStatus(
-    callback(job, `${file}/parts/1`, { method: "PUT", body: bytes, headers: { "content-type": type } }),
-    [200],
-    `${file} part`,
-  );
-  const { etag } = (await part.json()) as { etag: string };
-  await expectStatus(
-    result(job, { [file]: { parts: [{ partNumber: 1, etag }], bytes: bytes.byteLength } }),
-    [204],
-    `${file} result`,
-  );
+/** The JPEG bytes the tests store as a picture. */
+const JPEG = new Uint8Array([0xff, 0xd8, 0xff, 0xe0, 0, 0, 0xff, 0xd9]);
+
+/** Plays a tiles job: each tile stored, then the result. */
+export async function finishTiles(job: Extract<Job, { kind: "tiles" }>) {
+  for (let cue = job.from; cue < job.to; cue++) {
+    const put = callback(job, `tiles/${cue}`, { method: "PUT", body: JPEG, headers: { "content-type": "image/jpeg" } });
+    await expectStatus(put, [204], `tile ${cue}`);
+  }
+  await expectStatus(result(job), [204], "tiles result");
 }
 
 /** A speech job's result: the words it heard (times in seconds of the video). */
 export function heardWords(job: Job, words: Word[]) {
   return result(job, { speech: { words } });
 }
+/** Plays a storyboard job: every tile read back, the sprite stored, then the result. */
+export async function finishStoryboard(job: Extract<Job, { kind: "storyboard" }>) {
+  for (let cue = 0; cue < storyboard(job.plan).cues.length; cue++) {
+    const tile = await expectStatus(callback(job, `tiles/${cue}`), [200], `GET tile ${cue}`);
+    await tile.arrayBuffer();
+  }
+  await finishStill(job);
+}
 
-/** Plays an M4A job: one part, then the result listing it. */
-export function finishM4a(job: Job, bytes = new TextEncoder().encode("an m4a")) {
-  return finishMp4(job, bytes, "m4a");
+/**
+ * Plays a part of an MP4 job (or an M4A job): `bytes` as its part, the file's segments up to
+ * `to` (all of them unless told), its fragments `fragments` (one of its size unless told); a first
+ * part that does not reach the end only measures (nothing sent, no ETag).
+ */
+export async function finishFilePart(
+  job: Extract<Job, { kind: "mp4" | "m4a" }>,
+  bytes: Uint8Array,
+  made: { to?: number; fragments?: { size: number; times: number[] }[] } = {},
+) {
+  const to = made.to ?? job.to ?? segmentCount(job.plan);
+  const fragments = made.fragments ?? [{ size: bytes.byteLength, times: [0] }];
+  let etag: string | null = null;
+  if (job.part > 1 || to === segmentCount(job.plan) || job.to !== null) {
+    const type = job.kind === "mp4" ? "video/mp4" : "audio/mp4";
+    const put = callback(job, `${job.kind}/parts/${job.part}`, {
+      method: "PUT",
+      body: bytes,
+      headers: { "content-type": type },
+    });
+    etag = ((await (await expectStatus(put, [200], `${job.kind} part`)).json()) as { etag: string }).etag;
+  }
+  await expectStatus(result(job, { [job.kind]: { to, fragments, origin: 0, etag } }), [204], `${job.kind} result`);
+}
+
+/** Plays an MP4 job that holds the whole file in its one part. */
+export function finishMp4(job: Job, bytes = new TextEncoder().encode("an mp4 file")) {
+  if (job.kind !== "mp4") throw new Error(`not an mp4 job: ${job.kind}`);
+  return finishFilePart(job, bytes);
+}
+
+/** Plays an M4A job that holds the whole file in its one part. */
+export function finishM4a(job: Job, bytes = new TextEncoder().encode("an m4a file")) {
+  if (job.kind !== "m4a") throw new Error(`not an m4a job: ${job.kind}`);
+  return finishFilePart(job, bytes);
 }
 
 /** An uploaded video whose encoding has started: its probe job runs on the fake encoder. */
@@ -340,13 +376,23 @@ export async function finishAll(
     if (!next) return;
     done.add(next.jobId);
     encoder.running.delete(next.jobId);
-    if (next.kind === "segments") await finishSegments(next);
-    else if (next.kind === "still" || next.kind === "storyboard") await finishStill(next);
-    else if (next.kind === "mp4") await finishMp4(next, options.mp4);
-    else if (next.kind === "m4a") await finishM4a(next, options.m4a);
-    else if (next.kind === "speech") await expectStatus(heardWords(next, options.words?.(next) ?? []), [204], "speech");
-    else if (next.kind === "audio") await finishAudio(next);
-    else throw new Error(`finishAll does not play ${next.kind} jobs`);
+    await finishJob(next, options);
   }
   throw new Error("finishAll did not finish");
+}
+
+/** Plays `job` as the tests' encoder would, whatever its kind (an MP4's or M4A's in one part; a speech job hears `words`). */
+export async function finishJob(
+  job: Job,
+  options: { mp4?: Uint8Array; m4a?: Uint8Array; words?: (job: Extract<Job, { kind: "speech" }>) => Word[] } = {},
+) {
+  if (job.kind === "segments") await finishSegments(job);
+  else if (job.kind === "still") await finishStill(job);
+  else if (job.kind === "tiles") await finishTiles(job);
+  else if (job.kind === "storyboard") await finishStoryboard(job);
+  else if (job.kind === "mp4") await finishMp4(job, options.mp4);
+  else if (job.kind === "m4a") await finishM4a(job, options.m4a);
+  else if (job.kind === "speech") await expectStatus(heardWords(job, options.words?.(job) ?? []), [204], "speech");
+  else if (job.kind === "audio") await finishAudio(job);
+  else throw new Error(`finishJob does not play ${job.kind} jobs`);
 }
