@@ -54,32 +54,45 @@ export async function runFilePart(run) {
   run.onProgress(0.8);
   const origin = made.origin;
   const last = made.to === count;
+  // Every part but the file's last is padded to the part's size with a `free` box, and the padding
+  // belongs to the span of the part's last fragment: the first part's index counts it too, or a
+  // player reads the index as ending short of the file and reads every fragment to find the rest.
+  const padded = (/** @type {number} */ padding) =>
+    padding === 0 ? made.fragments : [...made.fragments.slice(0, -1), grown(made.fragments.at(-1), padding)];
   /** @type {Buffer[]} */
   const bytes = [];
+  let padding = last ? 0 : job.partSize - made.body.length;
   if (head) {
     // Before the other parts, the first only measures (it cannot write the index yet), unless
     // it holds the whole file.
     if (job.to === null && !last) return { to: made.to, fragments: made.fragments, origin, etag: null };
     const others = last ? [] : await client.getIndex(job.kind);
-    const header = indexedHeader(
-      { ftyp: made.ftyp, moov: made.moov, tracks: made.tracks, fragments: [...made.fragments, ...others] },
-      job.plan.duration,
-    );
-    bytes.push(header);
+    const index = (/** @type {Fragment[]} */ own) =>
+      indexedHeader(
+        { ftyp: made.ftyp, moov: made.moov, tracks: made.tracks, fragments: [...own, ...others] },
+        job.plan.duration,
+      );
+    // The index's length does not depend on the sizes it lists: measured once, then written with
+    // the padding that follows from it.
+    if (!last) padding -= index(made.fragments).length;
+    bytes.push(index(padded(padding)));
   }
   bytes.push(made.body);
-  const size = bytes.reduce((sum, b) => sum + b.length, 0);
-  const fragments = made.fragments;
-  if (!last) {
-    // Padded to the part's size; the padding belongs to the last fragment's span in the index.
-    const padding = job.partSize - size;
-    bytes.push(freeBox(padding));
-    const final = /** @type {Fragment} */ (fragments.at(-1));
-    fragments[fragments.length - 1] = { ...final, size: final.size + padding };
-  }
+  if (padding > 0) bytes.push(freeBox(padding));
+  const fragments = padded(padding);
   const etag = await client.putPart(job.part, Buffer.concat(bytes), job.kind);
   run.onProgress(1);
   return { to: made.to, fragments, origin, etag };
+}
+
+/**
+ * `fragment` with `by` more bytes in its span.
+ * @param {Fragment | undefined} fragment @param {number} by
+ * @returns {Fragment}
+ */
+function grown(fragment, by) {
+  if (fragment === undefined) throw new Error("a part without fragments");
+  return { ...fragment, size: fragment.size + by };
 }
 
 /**

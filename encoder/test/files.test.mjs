@@ -143,6 +143,19 @@ describe("a file's parts", () => {
     return [0, 1].map((index) => all.filter((p) => p.stream_index === index).map((p) => Number(p.pts_time)));
   }
 
+  /**
+   * How many fragments ffprobe reads to open the file and learn its duration (each `moof` box it
+   * reads is logged at the trace level). A file whose index spans it whole needs none past the
+   * first: one whose index ends short of the file is read fragment by fragment to find the rest,
+   * which over HTTP is a request per fragment.
+   * @param {string} file
+   */
+  async function fragmentsReadToOpen(file) {
+    const probed = await runBinary(binaries.ffprobe, ["-v", "trace", "-show_entries", "format=duration", file]);
+    if (probed.code !== 0) throw new Error(`ffprobe: ${probed.stderr.slice(-500)}`);
+    return probed.stderr.split("\n").filter((line) => line.includes("type:'moof'")).length;
+  }
+
   it("puts the MP4 together a part per job, its index first, every part but the last partSize bytes, one continuous time line", async () => {
     expect(segments).toHaveLength(segmentCount(plan));
     const fake = fakeClient();
@@ -164,6 +177,9 @@ describe("a file's parts", () => {
       /** @type {unknown} */ (await ffprobeJson(binaries.ffprobe, file, ["-show_format"]))
     );
     expect(Number(format.format.duration)).toBeCloseTo(SECONDS, 0);
+    // The index spans the whole file, the first part's padding too: opening it reads no fragment
+    // but the first.
+    expect(await fragmentsReadToOpen(file)).toBeLessThanOrEqual(1);
     // One time line across the parts: a frame every 40 ms, the audio a packet every 1024 samples.
     const [video = [], audio = []] = await packets(file);
     const frames = [...video].sort((a, b) => a - b);
@@ -194,6 +210,7 @@ describe("a file's parts", () => {
       /** @type {unknown} */ (await ffprobeJson(binaries.ffprobe, file, ["-show_format"]))
     );
     expect(Math.abs(Number(format.format.duration) - SECONDS)).toBeLessThanOrEqual(0.1);
+    expect(await fragmentsReadToOpen(file)).toBeLessThanOrEqual(1);
     const [audio = []] = await packets(file);
     for (const [i, time] of audio.slice(1).entries()) expect(time - (audio[i] ?? 0)).toBeCloseTo(1024 / 48000, 4);
   });
