@@ -1,3 +1,7 @@
+import { nextPart, type PartStep } from "../../../media-plan/files.mjs";
+import { type Plan, segmentCount } from "../../../media-plan/plan.mjs";
+import type { FilePart } from "../../../media-plan/protocol.mjs";
+import { logError } from "../../lib/log";
 import { m4aKey, mp4Key } from "../../lib/storage-keys";
 import type { EncodingStore } from "./coordinator-store";
 
@@ -21,47 +25,92 @@ export function isFileKind(kind: string): kind is FileKind {
   return kind === "mp4" || kind === "m4a";
 }
 
-/** The file's upload: one, its parts written a job at a time (a failed job writes its part again), until it completes or the encoding ends without it. */
-export async function openUpload(store: EncodingStore, media: R2Bucket, kind: FileKind, video: Video): Promise<Upload> {
-  const open = store.get<Upload>(kind);
-  if (open) return open;
-  const file = FILES[kind];
-  const key = file.key(video.projectId, video.videoId);
-  const upload = await media.createMultipartUpload(key, { httpMetadata: { contentType: file.type } });
-  const opened = { key, uploadId: upload.uploadId };
-  store.set(kind, opened);
-  return opened;
-}
+/**
+ * The files of one video's encoding: the upload each job of a file writes its part into, the parts
+ * kept as their jobs end, and the upload completed once the last is kept (the first part, made
+ * last). A file R2 refuses to complete is made again from its first part, `maxTries` times at most.
+ */
+export class FileWork {
+  constructor(
+    private readonly store: EncodingStore,
+    private readonly media: R2Bucket,
+    private readonly maxTries: number,
+  ) {}
 
-/** The file's parts, every one made (coordinator-store.ts `fileParts`), complete its upload: the file is stored. */
-export async function completeUpload(store: EncodingStore, media: R2Bucket, kind: FileKind) {
-  const upload = store.get<Upload>(kind);
-  if (!upload) throw new Error(`no ${kind} upload for a finished ${kind} job`);
-  const parts = store.fileParts(kind).map(({ part, etag }) => {
-    if (etag === null) throw new Error(`${kind} part ${part} was never written`);
-    return { partNumber: part, etag };
-  });
-  await media.resumeMultipartUpload(upload.key, upload.uploadId).complete(parts);
-  store.set(`${kind}Done`, true);
-}
+  /** The part a job of `kind` makes next, its file's upload opened first; null once every part is made. */
+  async step(kind: FileKind, plan: Plan, video: Video): Promise<PartStep | null> {
+    await this.open(kind, video);
+    const next = nextPart(segmentCount(plan), this.store.fileParts(kind));
+    return next === "complete" ? null : next;
+  }
 
-export function isDone(store: EncodingStore, kind: FileKind): boolean {
-  return store.get<boolean>(`${kind}Done`) === true;
-}
+  /**
+   * A job of `kind` made its part: it is kept as the file's next (one job of a file runs at a time,
+   * and only its result changes what the file has), and the upload completes once it was the last.
+   * False when completing failed for the file's last try: the encoding cannot end with it.
+   */
+  async partMade(kind: FileKind, plan: Plan, made: FilePart | undefined): Promise<boolean> {
+    const count = segmentCount(plan);
+    const step = nextPart(count, this.store.fileParts(kind));
+    if (!made || step === "complete") return true;
+    this.store.keepFilePart(kind, { part: step.part, from: step.from, ...made });
+    if (nextPart(count, this.store.fileParts(kind)) !== "complete") return true;
+    try {
+      await this.complete(kind);
+      return true;
+    } catch (error) {
+      logError(`encoding: complete the ${kind}`, error, { videoId: this.store.video().videoId });
+      await this.abort(kind);
+      const failures = (this.store.get<number>(`${kind}Failures`) ?? 0) + 1;
+      this.store.set(`${kind}Failures`, failures);
+      return failures < this.maxTries;
+    }
+  }
 
-/** The file's try failed, or the encoding stopped: its upload goes (failures only logged by `onError`). */
-export async function abortUpload(
-  store: EncodingStore,
-  media: R2Bucket,
-  kind: FileKind,
-  onError: (error: unknown, key: string) => void,
-) {
-  const upload = store.get<Upload>(kind);
-  if (!upload) return;
-  store.forget(kind);
-  store.forgetFileParts(kind);
-  await media
-    .resumeMultipartUpload(upload.key, upload.uploadId)
-    .abort()
-    .catch((error) => onError(error, upload.key));
+  /** Of `files`, those not complete yet. */
+  pending(files: FileKind[]): FileKind[] {
+    return files.filter((kind) => this.store.get<boolean>(`${kind}Done`) !== true);
+  }
+
+  /** The encoding stopped without its files: each open upload goes (a failure is only logged). */
+  async abortAll() {
+    await this.abort("mp4");
+    await this.abort("m4a");
+  }
+
+  /** The file's upload: one, its parts written a job at a time (a failed job writes its part again), until it completes or the encoding ends without it. */
+  private async open(kind: FileKind, video: Video): Promise<Upload> {
+    const open = this.store.get<Upload>(kind);
+    if (open) return open;
+    const file = FILES[kind];
+    const key = file.key(video.projectId, video.videoId);
+    const upload = await this.media.createMultipartUpload(key, { httpMetadata: { contentType: file.type } });
+    const opened = { key, uploadId: upload.uploadId };
+    this.store.set(kind, opened);
+    return opened;
+  }
+
+  /** Every part made (coordinator-store.ts `fileParts`): the upload completes, and the file is stored. */
+  private async complete(kind: FileKind) {
+    const upload = this.store.get<Upload>(kind);
+    if (!upload) throw new Error(`no ${kind} upload for a finished ${kind} job`);
+    const parts = this.store.fileParts(kind).map(({ part, etag }) => {
+      if (etag === null) throw new Error(`${kind} part ${part} was never written`);
+      return { partNumber: part, etag };
+    });
+    await this.media.resumeMultipartUpload(upload.key, upload.uploadId).complete(parts);
+    this.store.set(`${kind}Done`, true);
+  }
+
+  /** The file's try failed, or the encoding stopped: its upload goes. */
+  private async abort(kind: FileKind) {
+    const upload = this.store.get<Upload>(kind);
+    if (!upload) return;
+    this.store.forget(kind);
+    this.store.forgetFileParts(kind);
+    await this.media
+      .resumeMultipartUpload(upload.key, upload.uploadId)
+      .abort()
+      .catch((error) => logError(`encoding: abort the ${kind} upload`, error, { key: upload.key }));
+  }
 }

@@ -1,14 +1,14 @@
-import { nextPart, type PartStep } from "../../../media-plan/files.mjs";
+import type { PartStep } from "../../../media-plan/files.mjs";
 import { storyboard } from "../../../media-plan/pictures.mjs";
 import { type Plan, segmentCount } from "../../../media-plan/plan.mjs";
-import type { FilePart, Job, Result } from "../../../media-plan/protocol.mjs";
+import type { Job, Result } from "../../../media-plan/protocol.mjs";
 import { languageOfCode } from "../../lib/language";
 import { logError } from "../../lib/log";
 import { posterKey } from "../../lib/storage-keys";
 import { DEFAULT_SETTINGS } from "../settings";
 import { callbackPath, callbackToken, encodingContext } from "./context";
 import { AudioWork } from "./coordinator-audio";
-import { abortUpload, completeUpload, type FileKind, isDone, isFileKind, openUpload } from "./coordinator-files";
+import { FileWork, isFileKind } from "./coordinator-files";
 import { changeVideoRow, claimVideo } from "./coordinator-row";
 import {
   filesOf,
@@ -45,6 +45,13 @@ export const BUSY_RETRY_MS = 500;
 /** How often the video's row records that its encoding is alive. */
 export const ROW_HEARTBEAT_MS = 30_000;
 
+/** How a video ends when one of its units failed every try. */
+const ENCODING_FAILED = {
+  status: "errored",
+  code: "encoding_failed",
+  message: `The video could not be encoded: ${MAX_TRIES} attempts failed.`,
+} as const;
+
 /**
  * How a video's encoding moves, for its Durable Object (coordinator.ts, which answers the Worker
  * and the encoder's call-backs): units put on the slots the video holds and more asked of the pool
@@ -58,6 +65,8 @@ export class EncodingWork {
   readonly speech: SpeechWork;
   /** The making of added audio tracks (coordinator-audio.ts). */
   readonly audio: AudioWork;
+  /** The MP4 and the M4A, put together a part per job (coordinator-files.ts). */
+  private readonly files: FileWork;
   /** Scheduling runs one at a time: it reads the free slots and queued units, then awaits. */
   private scheduling: Promise<void> = Promise.resolve();
 
@@ -70,6 +79,7 @@ export class EncodingWork {
   ) {
     this.speech = new SpeechWork(env, store, ctx.storage.sql);
     this.audio = new AudioWork(env, store, ctx.storage.sql, clock);
+    this.files = new FileWork(store, env.MEDIA, MAX_TRIES);
   }
 
   /** Job of `unit` sent its last message: what it made is kept, or it runs again; its slot goes back. */
@@ -91,8 +101,10 @@ export class EncodingWork {
       this.store.deleteUnit(unit.id);
       this.paced(unit);
       if (unit.kind === "probe" && result.probe) await this.planned(result.probe);
-      else if (isFileKind(unit.kind)) await this.partMade(unit.kind, result[unit.kind]);
-      else if (unit.kind === "speech" && result.speech) {
+      else if (isFileKind(unit.kind)) {
+        const kept = await this.files.partMade(unit.kind, this.store.plan() as Plan, result[unit.kind]);
+        if (!kept) await this.finish(ENCODING_FAILED);
+      } else if (unit.kind === "speech" && result.speech) {
         await this.speech.heard(unit.language, unit.chunk, result.speech.words);
         await this.speech.send();
       } else if (unit.kind === "audio") {
@@ -116,36 +128,6 @@ export class EncodingWork {
     if (!kind || unit.started === null || (unit.kind !== "segments" && unit.kind !== "tiles")) return;
     const key = `pace:${kind}`;
     this.store.set(key, nextPace(this.store.get<number>(key), this.clock() - unit.started, unit.to - unit.from));
-  }
-
-  /**
-   * A part of `file` is made (its job's result): it is kept, and the file's upload completes once
-   * its first part, made last, is written.
-   */
-  private async partMade(file: FileKind, made: FilePart | undefined) {
-    const count = segmentCount(this.store.plan() as Plan);
-    // The part the job made is the file's next (one job of a file runs at a time, and only its
-    // result changes what the file has).
-    const step = nextPart(count, this.store.fileParts(file));
-    if (!made || step === "complete") return;
-    this.store.keepFilePart(file, { part: step.part, from: step.from, ...made });
-    if (nextPart(count, this.store.fileParts(file)) !== "complete") return;
-    try {
-      await completeUpload(this.store, this.env.MEDIA, file);
-    } catch (error) {
-      // R2 refused the parts: the file is made again from its first part, MAX_TRIES times at most.
-      logError(`encoding: complete the ${file}`, error, { videoId: this.store.video().videoId });
-      await this.abortFile(file);
-      const failures = (this.store.get<number>(`${file}Failures`) ?? 0) + 1;
-      this.store.set(`${file}Failures`, failures);
-      if (failures >= MAX_TRIES) {
-        await this.finish({
-          status: "errored",
-          code: "encoding_failed",
-          message: `The video could not be encoded: ${MAX_TRIES} attempts failed.`,
-        });
-      }
-    }
   }
 
   /** The video was deleted: every job stops, every later call is told the job is gone. */
@@ -298,10 +280,8 @@ export class EncodingWork {
     // One multipart upload per file, its parts made one job at a time and kept until it completes.
     let step: PartStep | null = null;
     if (isFileKind(unit.kind) && plan) {
-      await openUpload(this.store, this.env.MEDIA, unit.kind, video);
-      const next = nextPart(segmentCount(plan), this.store.fileParts(unit.kind));
-      if (next === "complete") return null;
-      step = next;
+      step = await this.files.step(unit.kind, plan, video);
+      if (step === null) return null;
     }
     const missing =
       unit.kind === "segments" && plan
@@ -407,7 +387,7 @@ export class EncodingWork {
       storyboard: this.store.get<boolean>("storyboard") === true,
     };
     if (segmentsDone(plan, done)) {
-      const files = filesOf(plan).filter((file) => !isDone(this.store, file));
+      const files = this.files.pending(filesOf(plan));
       if (files.length === 0) {
         await this.finish({
           status: "ready",
@@ -445,11 +425,7 @@ export class EncodingWork {
       return;
     }
     if (tries >= MAX_TRIES) {
-      await this.finish({
-        status: "errored",
-        code: "encoding_failed",
-        message: `The video could not be encoded: ${MAX_TRIES} attempts failed.`,
-      });
+      await this.finish(ENCODING_FAILED);
       return;
     }
     if (unit.kind === "segments") {
@@ -462,12 +438,6 @@ export class EncodingWork {
       return;
     }
     this.store.requeue(unit.id, tries);
-  }
-
-  private abortFile(file: FileKind) {
-    return abortUpload(this.store, this.env.MEDIA, file, (error, key) =>
-      logError(`encoding: abort the ${file} upload`, error, { key }),
-    );
   }
 
   /**
@@ -550,10 +520,7 @@ export class EncodingWork {
           .catch((error) => logError("encoding: cancel a job", error, { jobId: unit.job })),
       ),
     );
-    if (!ready) {
-      await this.abortFile("mp4");
-      await this.abortFile("m4a");
-    }
+    if (!ready) await this.files.abortAll();
     this.store.deleteUnits(ready);
     this.store.clearSegments();
     for (const key of this.waiters.keys()) {
