@@ -14,7 +14,7 @@ import { MAX_MESSAGE_BYTES, PRIORITIES, PROTOCOL_VERSION, ProtocolError, parseJo
 import { describeBinaries, resolveBinaries } from "./binaries.mjs";
 import { RunningJob } from "./job.mjs";
 import { describeSpeech, INSTALL_SPEECH, locateSpeech } from "./speech.mjs";
-import { background } from "./yielding.mjs";
+import { background, endLeftovers } from "./yielding.mjs";
 
 /** @typedef {import("./job.mjs").JobDeps} JobDeps */
 /** @typedef {import("../media-plan/protocol.mjs").Priority} Priority */
@@ -260,6 +260,9 @@ async function main() {
   const cores = availableParallelism();
   const binaries = await resolveBinaries(env);
   log(`using ${describeBinaries(binaries)}`);
+  const leftovers = await endLeftovers([binaries.ffmpeg.path, binaries.ffprobe.path]);
+  if (leftovers.length > 0)
+    log(`ended ${leftovers.length} stopped ffmpeg left by an encoder that died: ${leftovers.join(", ")}`);
   const speech = locateSpeech(env);
   log(
     speech

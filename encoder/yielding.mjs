@@ -8,6 +8,8 @@
 // its source is not read meanwhile. A production encoder runs one job at a time (a Container per
 // slot), so this never stops anything there.
 
+import { readdir, readFile, readlink, realpath } from "node:fs/promises";
+
 /** @typedef {import("node:child_process").ChildProcess} ChildProcess */
 
 export class Yielding {
@@ -51,3 +53,50 @@ function signal(child, name) {
 
 /** The encoder's one: every background process it starts, every interactive job it runs. */
 export const background = new Yielding();
+
+/**
+ * Ends what an earlier encoder of this process group left stopped: an encoder killed (SIGKILL, a
+ * crash) while a viewer's job ran leaves its background ffmpeg stopped, and nothing would ever
+ * continue it or end it (a stopped process does not act on SIGTERM). Such a process is stopped, in
+ * this encoder's process group (`npm run dev`'s), runs one of `binaries`, and its parent is outside
+ * the group (it went to init when its encoder died; a live encoder's children have their encoder
+ * for parent). Read from /proc: elsewhere (no /proc) there is nothing to read, and nothing is done.
+ * Resolves with the process ids it ended.
+ * @param {string[]} binaries the paths of the binaries background work runs
+ * @returns {Promise<number[]>}
+ */
+export async function endLeftovers(binaries) {
+  const own = await statOf("self").catch(() => null);
+  if (own === null) return [];
+  const programs = new Set(await Promise.all(binaries.map((path) => realpath(path).catch(() => path))));
+  /** @type {number[]} */
+  const ended = [];
+  for (const name of await readdir("/proc")) {
+    const pid = Number(name);
+    if (!Number.isInteger(pid) || pid === process.pid) continue;
+    const stat = await statOf(name).catch(() => null);
+    if (stat === null || stat.state !== "T" || stat.group !== own.group) continue;
+    const parent = await statOf(String(stat.parent)).catch(() => null);
+    if (parent !== null && parent.group === own.group) continue;
+    const program = await readlink(`/proc/${name}/exe`).catch(() => null);
+    if (program === null || !programs.has(program)) continue;
+    try {
+      process.kill(pid, "SIGKILL");
+      ended.push(pid);
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return ended;
+}
+
+/**
+ * A process's state, parent and process group, from /proc/<pid>/stat (its name, in parentheses,
+ * may hold spaces: the fields are read after its last parenthesis).
+ * @param {string} pid
+ */
+async function statOf(pid) {
+  const stat = await readFile(`/proc/${pid}/stat`, "latin1");
+  const [state = "", parent = "", group = ""] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return { state, parent: Number(parent), group: Number(group) };
+}
