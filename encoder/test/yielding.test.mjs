@@ -2,7 +2,6 @@
 import { spawn } from "node:child_process";
 import { readFile } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
-import { onPath } from "../binaries.mjs";
 import { endLeftovers } from "../yielding.mjs";
 
 /** A process's state letter (T: stopped), or null once it is gone. @param {number} pid */
@@ -21,31 +20,39 @@ async function until(pid, states) {
 const ENDED = [null, "Z"];
 
 describe("the background work an encoder that died left stopped", () => {
-  const sleep = onPath("sleep", process.env.PATH);
-  if (!sleep) throw new Error("these tests need sleep(1)");
+  // The "binary" is node itself (on every machine these tests run on), idling.
+  const idle = ["-e", "setTimeout(() => {}, 300_000)"];
 
   it("ends a stopped process of its binaries whose encoder died, in its process group, and no other", async () => {
-    // An "encoder" (sh) starts a background process, stops it and dies: the process is left
-    // stopped, its parent now outside this group.
-    const orphan = spawn("sh", ["-c", `${sleep} 300 & ${sleep} 0.3; kill -STOP $!; echo $!`], {
-      stdio: ["ignore", "pipe", "inherit"],
-    });
+    // An "encoder" starts a background process, stops it and dies: the process is left stopped,
+    // its parent now outside this group.
+    const encoder = spawn(
+      process.execPath,
+      [
+        "-e",
+        `const c = require("node:child_process").spawn(process.execPath, ${JSON.stringify(idle)}, { stdio: "ignore" });
+         process.kill(c.pid, "SIGSTOP");
+         console.log(c.pid);
+         process.exit(0);`,
+      ],
+      { stdio: ["ignore", "pipe", "inherit"] },
+    );
     let out = "";
-    orphan.stdout.on("data", (chunk) => {
+    encoder.stdout.on("data", (chunk) => {
       out += chunk;
     });
-    await new Promise((resolve) => orphan.once("exit", resolve));
+    await new Promise((resolve) => encoder.once("exit", resolve));
     const left = Number(out.trim());
     expect(await until(left, ["T"])).toBe("T");
     // A live encoder's own stopped child (this process is its parent) is left alone.
-    const own = spawn(sleep, ["300"], { stdio: "ignore" });
+    const own = spawn(process.execPath, idle, { stdio: "ignore" });
     const ownPid = /** @type {number} */ (own.pid);
     own.kill("SIGSTOP");
     expect(await until(ownPid, ["T"])).toBe("T");
     try {
       // Not one of the binaries named: left alone.
       expect(await endLeftovers(["/nonexistent/ffmpeg"])).toEqual([]);
-      expect(await endLeftovers([sleep])).toEqual([left]);
+      expect(await endLeftovers([process.execPath])).toEqual([left]);
       expect(ENDED).toContain(await until(left, ENDED));
       expect(await stateOf(ownPid)).toBe("T");
     } finally {
