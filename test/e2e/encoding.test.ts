@@ -94,11 +94,17 @@ describe("encoding, end to end through npm run dev", () => {
     expect(Math.abs(Number(heard.format.duration) - (video.duration ?? 0))).toBeLessThanOrEqual(0.1);
 
     // The playlists (and the storyboard's WebVTT) are made from the plan: only the segments, the
-    // poster, the storyboard's sprite, the M4A and the source are stored.
-    const stored = storedKeys(server.persistTo, `videos/${tenant.projectId}/${id}/`).sort();
+    // poster, the storyboard's sprite and its tiles (each stored as the frame it shows, a cue per
+    // 10 s at most), the M4A and the source are stored.
+    const prefix = `videos/${tenant.projectId}/${id}/`;
+    const all = storedKeys(server.persistTo, prefix).sort();
+    const tiles = all.filter((key) => key.startsWith(`${prefix}frames/`));
+    expect(tiles).toHaveLength(Math.ceil((video.duration ?? 0) / 10));
+    for (const tile of tiles) expect(tile.slice(prefix.length)).toMatch(/^frames\/\d+-\d+\.jpg$/);
+    const stored = all.filter((key) => !tiles.includes(key));
     expect(stored).toEqual(
       ["audio.m4a", "hls/360p/seg_00000.ts", "poster.jpg", "source", "storyboard.jpg"].map(
-        (file) => `videos/${tenant.projectId}/${id}/${file}`,
+        (file) => `${prefix}${file}`,
       ),
     );
     const poster = await fetch(video.thumbnail.url);
