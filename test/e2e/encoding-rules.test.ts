@@ -57,6 +57,17 @@ function watchStatuses(call: Awaited<ReturnType<typeof keyedTenant>>["call"], id
   };
 }
 
+/** Another project (named `name`) uploads a 3 s clip: it is ready within 60 s, whatever runs meanwhile. */
+async function expectClipReadyWithinAMinute(name: string) {
+  const other = await keyedTenant(server.baseUrl, { name });
+  const small = await clip({ width: 640, height: 360, seconds: 3 });
+  const started = Date.now();
+  const { id } = await uploadVideo(other.call, small);
+  const video = await waitForStatus(other.call, id, ["ready", "errored"], 60);
+  expect(video.status).toBe("ready");
+  expect(Date.now() - started).toBeLessThan(60_000);
+}
+
 describe("encoding rules, end to end through npm run dev", () => {
   it("six videos completed together only move forward: uploaded, processing, ready", async () => {
     const tenant = await keyedTenant(server.baseUrl, { name: "six" });
@@ -94,13 +105,7 @@ describe("encoding rules, end to end through npm run dev", () => {
     await Promise.all(Array.from({ length: 3 }, () => uploadFile(busy.call, long)));
     // Their background runs hold every slot now.
     await new Promise((resolve) => setTimeout(resolve, 3000));
-    const other = await keyedTenant(server.baseUrl, { name: "other" });
-    const small = await clip({ width: 640, height: 360, seconds: 3 });
-    const started = Date.now();
-    const { id } = await uploadVideo(other.call, small);
-    const video = await waitForStatus(other.call, id, ["ready", "errored"], 60);
-    expect(video.status).toBe("ready");
-    expect(Date.now() - started).toBeLessThan(60_000);
+    await expectClipReadyWithinAMinute("other");
   }, 300_000);
 
   it("another project's 10-hour source never holds a 3 s clip past 60 s: its storyboard is made in short jobs", async () => {
@@ -111,13 +116,7 @@ describe("encoding rules, end to end through npm run dev", () => {
     await waitForPlayable(busy.call, long.id, 60);
     // Past its poster and first run, into its storyboard.
     await new Promise((resolve) => setTimeout(resolve, 8000));
-    const other = await keyedTenant(server.baseUrl, { name: "clip" });
-    const small = await clip({ width: 640, height: 360, seconds: 3 });
-    const started = Date.now();
-    const { id } = await uploadVideo(other.call, small);
-    const video = await waitForStatus(other.call, id, ["ready", "errored"], 60);
-    expect(video.status).toBe("ready");
-    expect(Date.now() - started).toBeLessThan(60_000);
+    await expectClipReadyWithinAMinute("clip");
     // Its encoding stops: the next tests have the machine to themselves.
     expect((await busy.call("DELETE", `/v1/videos/${long.id}`)).status).toBe(204);
   }, 240_000);
