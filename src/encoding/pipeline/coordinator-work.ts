@@ -1,6 +1,6 @@
 import type { PartStep } from "../../../media-plan/files.mjs";
 import { storyboard } from "../../../media-plan/pictures.mjs";
-import { type Plan, segmentCount } from "../../../media-plan/plan.mjs";
+import type { Plan } from "../../../media-plan/plan.mjs";
 import type { Job, Result } from "../../../media-plan/protocol.mjs";
 import { languageOfCode } from "../../lib/language";
 import { logError } from "../../lib/log";
