@@ -29,6 +29,13 @@ export function callbackToken(secret: RotatingSecret, job: JobPath): Promise<str
   return signText(secret.current, "encoder-callback", callbackPath(job));
 }
 
+/** Where job `job`'s encoder calls back, and with which token: the origin the configuration names. */
+export async function jobCallback(config: Config, job: JobPath): Promise<{ baseUrl: string; token: string }> {
+  const origin = config.callbackOrigin;
+  if (!origin) throw new Error("ENCODER_CALLBACK_URL or PUBLIC_BASE_URL must be set for the encoder to call back");
+  return { baseUrl: `${origin}${callbackPath(job)}`, token: await callbackToken(config.callbackSecret, job) };
+}
+
 /** Whether `token` is the job's, under the secret's current value or, during a rotation, its previous one. */
 export async function isCallbackToken(secret: RotatingSecret, job: JobPath, token: string): Promise<boolean> {
   let valid = false;

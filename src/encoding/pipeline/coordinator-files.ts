@@ -1,8 +1,9 @@
 import { nextPart, type PartStep } from "../../../media-plan/files.mjs";
 import { type Plan, segmentCount } from "../../../media-plan/plan.mjs";
-import type { FilePart } from "../../../media-plan/protocol.mjs";
+import type { FilePart, Fragment } from "../../../media-plan/protocol.mjs";
 import { logError } from "../../lib/log";
 import { m4aKey, mp4Key } from "../../lib/storage-keys";
+import { FilePartsStore } from "./coordinator-files-store";
 import type { EncodingStore } from "./coordinator-store";
 
 /**
@@ -10,7 +11,8 @@ import type { EncodingStore } from "./coordinator-store";
  * upload the encoder's jobs fill a part each (callback-routes.ts; media-plan/PROTOCOL.md, "Files in
  * parts"): the MP4 (docs/encoding.md#renditions-and-the-watermark, when `plan.mp4`) and the M4A
  * (docs/audio-only.md, when `plan.audio`). The upload, its parts made, and whether the file is
- * complete are kept in the coordinator's store (`<kind>`, `fileParts`, `<kind>Done`).
+ * complete are kept in the coordinator's store (`<kind>`, `<kind>Done`), its parts in
+ * coordinator-files-store.ts.
  */
 export type FileKind = "mp4" | "m4a";
 export type Upload = { key: string; uploadId: string };
@@ -31,16 +33,21 @@ export function isFileKind(kind: string): kind is FileKind {
  * last). A file R2 refuses to complete is made again from its first part, `maxTries` times at most.
  */
 export class FileWork {
+  private readonly parts: FilePartsStore;
+
   constructor(
     private readonly store: EncodingStore,
+    sql: SqlStorage,
     private readonly media: R2Bucket,
     private readonly maxTries: number,
-  ) {}
+  ) {
+    this.parts = new FilePartsStore(sql);
+  }
 
   /** The part a job of `kind` makes next, its file's upload opened first; null once every part is made. */
   async step(kind: FileKind, plan: Plan, video: Video): Promise<PartStep | null> {
     await this.open(kind, video);
-    const next = nextPart(segmentCount(plan), this.store.fileParts(kind));
+    const next = nextPart(segmentCount(plan), this.parts.parts(kind));
     return next === "complete" ? null : next;
   }
 
@@ -51,10 +58,10 @@ export class FileWork {
    */
   async partMade(kind: FileKind, plan: Plan, made: FilePart | undefined): Promise<boolean> {
     const count = segmentCount(plan);
-    const step = nextPart(count, this.store.fileParts(kind));
+    const step = nextPart(count, this.parts.parts(kind));
     if (!made || step === "complete") return true;
-    this.store.keepFilePart(kind, { part: step.part, from: step.from, ...made });
-    if (nextPart(count, this.store.fileParts(kind)) !== "complete") return true;
+    this.parts.keep(kind, { part: step.part, from: step.from, ...made });
+    if (nextPart(count, this.parts.parts(kind)) !== "complete") return true;
     try {
       await this.complete(kind);
       return true;
@@ -65,6 +72,11 @@ export class FileWork {
       this.store.set(`${kind}Failures`, failures);
       return failures < this.maxTries;
     }
+  }
+
+  /** The fragments of every part of `kind` but the first, in order: what the first part's index lists. */
+  index(kind: FileKind): Fragment[] {
+    return this.parts.parts(kind).flatMap((part) => (part.part === 1 ? [] : part.fragments));
   }
 
   /** Of `files`, those not complete yet. */
@@ -90,11 +102,11 @@ export class FileWork {
     return opened;
   }
 
-  /** Every part made (coordinator-store.ts `fileParts`): the upload completes, and the file is stored. */
+  /** Every part made (`parts`): the upload completes, and the file is stored. */
   private async complete(kind: FileKind) {
     const upload = this.store.get<Upload>(kind);
     if (!upload) throw new Error(`no ${kind} upload for a finished ${kind} job`);
-    const parts = this.store.fileParts(kind).map(({ part, etag }) => {
+    const parts = this.parts.parts(kind).map(({ part, etag }) => {
       if (etag === null) throw new Error(`${kind} part ${part} was never written`);
       return { partNumber: part, etag };
     });
@@ -107,7 +119,7 @@ export class FileWork {
     const upload = this.store.get<Upload>(kind);
     if (!upload) return;
     this.store.forget(kind);
-    this.store.forgetFileParts(kind);
+    this.parts.forget(kind);
     await this.media
       .resumeMultipartUpload(upload.key, upload.uploadId)
       .abort()

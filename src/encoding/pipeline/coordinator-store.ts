@@ -1,6 +1,5 @@
-import type { MadePart } from "../../../media-plan/files.mjs";
 import type { Plan } from "../../../media-plan/plan.mjs";
-import { type Priority, parseFragments, parsePlan } from "../../../media-plan/protocol.mjs";
+import { type Priority, parsePlan } from "../../../media-plan/protocol.mjs";
 
 /** Where a video's encoding stands. */
 export type Phase = "idle" | "waiting" | "encoding" | "ready" | "errored" | "cancelled";
@@ -106,9 +105,9 @@ export type SegmentRow = { state: "storing" | "stored"; job: string | null; at: 
  * of its statements. Tables: `meta` (key → JSON: the video, its phase, plan, settings, the MP4's
  * and the M4A's uploads, what is stored of the poster and storyboard, each background kind's pace),
  * `units` (the work, queued or running), `segments` (reserved and stored), `frames` (stored: a
- * viewer's and the storyboard's tiles), `file_parts` (the MP4's and the M4A's parts made), `slots`
- * (held from the pool); the speech of generated caption tracks has its own tables
- * (coordinator-speech-store.ts), and so do added audio tracks (coordinator-audio-store.ts).
+ * viewer's and the storyboard's tiles), `slots` (held from the pool); the speech of generated
+ * caption tracks has its own tables (coordinator-speech-store.ts), and so do added audio tracks
+ * (coordinator-audio-store.ts) and the MP4's and the M4A's parts (coordinator-files-store.ts).
  */
 export class EncodingStore {
   constructor(private readonly sql: SqlStorage) {
@@ -124,9 +123,6 @@ export class EncodingStore {
     sql.exec(
       "CREATE TABLE IF NOT EXISTS frames (frame INTEGER NOT NULL, width INTEGER NOT NULL, PRIMARY KEY (frame, width))",
     );
-    sql.exec(`CREATE TABLE IF NOT EXISTS file_parts (
-      file TEXT NOT NULL, part INTEGER NOT NULL, first INTEGER NOT NULL, next INTEGER NOT NULL,
-      fragments TEXT NOT NULL, origin INTEGER NOT NULL, etag TEXT, PRIMARY KEY (file, part))`);
     // Speech units name their track; a table made before them gets the column.
     const columns = sql.exec<{ name: string }>("PRAGMA table_info(units)").toArray();
     if (!columns.some((column) => column.name === "language")) sql.exec("ALTER TABLE units ADD COLUMN language TEXT");
@@ -421,45 +417,6 @@ export class EncodingStore {
   /** The tiles units (storyboard tiles being made or to make). */
   tileUnits(): TilesUnit[] {
     return this.#units("kind = 'tiles'").filter((unit): unit is TilesUnit => unit.kind === "tiles");
-  }
-
-  // ─── the files' parts ─────────────────────────────────────────────────────────────────────
-
-  /** The parts of `file` made so far, in order. */
-  fileParts(file: string): MadePart[] {
-    return this.sql
-      .exec<{ part: number; first: number; next: number; fragments: string; origin: number; etag: string | null }>(
-        "SELECT part, first, next, fragments, origin, etag FROM file_parts WHERE file = ? ORDER BY part",
-        file,
-      )
-      .toArray()
-      .map((row) => ({
-        part: row.part,
-        from: row.first,
-        to: row.next,
-        fragments: parseFragments(JSON.parse(row.fragments)),
-        origin: row.origin,
-        etag: row.etag,
-      }));
-  }
-
-  /** A part of `file` is made (again: a part made twice keeps the last). */
-  keepFilePart(file: string, row: MadePart): void {
-    this.sql.exec(
-      "INSERT OR REPLACE INTO file_parts (file, part, first, next, fragments, origin, etag) VALUES (?, ?, ?, ?, ?, ?, ?)",
-      file,
-      row.part,
-      row.from,
-      row.to,
-      JSON.stringify(row.fragments),
-      row.origin,
-      row.etag,
-    );
-  }
-
-  /** `file`'s parts are forgotten (its upload went). */
-  forgetFileParts(file: string): void {
-    this.sql.exec("DELETE FROM file_parts WHERE file = ?", file);
   }
 
   // ─── slots ────────────────────────────────────────────────────────────────────────────────

@@ -6,23 +6,20 @@ import { languageOfCode } from "../../lib/language";
 import { logError } from "../../lib/log";
 import { posterKey } from "../../lib/storage-keys";
 import { DEFAULT_SETTINGS } from "../settings";
-import { callbackPath, callbackToken, encodingContext } from "./context";
+import { encodingContext, jobCallback } from "./context";
 import { AudioWork } from "./coordinator-audio";
 import { FileWork, isFileKind } from "./coordinator-files";
+import { cutToPace, takePace } from "./coordinator-pace";
 import { changeVideoRow, claimVideo } from "./coordinator-row";
 import {
   filesOf,
   fileUnit,
   firstMissing,
   firstView,
-  itemsGuess,
-  itemsPerJob,
   jobFor,
   MAX_TRIES,
   madeNothing,
   missingUnits,
-  nextPace,
-  pacedKind,
   planOf,
   QUIET_MS,
   renditionsOf,
@@ -66,7 +63,7 @@ export class EncodingWork {
   /** The making of added audio tracks (coordinator-audio.ts). */
   readonly audio: AudioWork;
   /** The MP4 and the M4A, put together a part per job (coordinator-files.ts). */
-  private readonly files: FileWork;
+  readonly files: FileWork;
   /** Scheduling runs one at a time: it reads the free slots and queued units, then awaits. */
   private scheduling: Promise<void> = Promise.resolve();
 
@@ -79,7 +76,7 @@ export class EncodingWork {
   ) {
     this.speech = new SpeechWork(env, store, ctx.storage.sql);
     this.audio = new AudioWork(env, store, ctx.storage.sql, clock);
-    this.files = new FileWork(store, env.MEDIA, MAX_TRIES);
+    this.files = new FileWork(store, ctx.storage.sql, env.MEDIA, MAX_TRIES);
   }
 
   /** Job of `unit` sent its last message: what it made is kept, or it runs again; its slot goes back. */
@@ -99,7 +96,7 @@ export class EncodingWork {
       }
     } else {
       this.store.deleteUnit(unit.id);
-      this.paced(unit);
+      takePace(this.store, unit, this.clock());
       if (unit.kind === "probe" && result.probe) await this.planned(result.probe);
       else if (isFileKind(unit.kind)) {
         const kept = await this.files.partMade(unit.kind, this.store.plan() as Plan, result[unit.kind]);
@@ -117,17 +114,6 @@ export class EncodingWork {
     // The slot goes back to the pool, which hands it to whoever is next by its fair order.
     if (slot) await this.giveBack([slot]);
     await this.progress();
-  }
-
-  /**
-   * A paced unit's job is done (a background run, a storyboard's tiles): the video's pace at its
-   * kind (milliseconds per item) takes it in, and sizes the next jobs of the kind.
-   */
-  private paced(unit: Unit) {
-    const kind = pacedKind(unit);
-    if (!kind || unit.started === null || (unit.kind !== "segments" && unit.kind !== "tiles")) return;
-    const key = `pace:${kind}`;
-    this.store.set(key, nextPace(this.store.get<number>(key), this.clock() - unit.started, unit.to - unit.from));
   }
 
   /** The video was deleted: every job stops, every later call is told the job is gone. */
@@ -222,7 +208,7 @@ export class EncodingWork {
     this.store.set("jobs", sequence);
     // Unique on any encoder: the video's id, the unit and the job's number.
     const jobId = `${video.videoId}-${unit.id.replace(/[^A-Za-z0-9_-]/g, "")}-${sequence}`;
-    this.cut(unit);
+    cutToPace(this.store, unit);
     this.store.started(unit.id, jobId, slot, this.clock());
     try {
       if (unit.kind === "probe" && !(await this.claim())) return;
@@ -250,31 +236,10 @@ export class EncodingWork {
     }
   }
 
-  /**
-   * A paced unit (a background run, a storyboard's tiles) longer than its job should be
-   * (`itemsPerJob`, BACKGROUND_JOB_MS) is cut: the rest of its span waits as a unit of its own.
-   */
-  private cut(unit: Unit) {
-    const kind = pacedKind(unit);
-    if (!kind || (unit.kind !== "segments" && unit.kind !== "tiles")) return;
-    const items = itemsPerJob(this.store.get<number>(`pace:${kind}`), itemsGuess(unit), unit.to - unit.from);
-    if (items >= unit.to - unit.from) return;
-    const at = unit.from + items;
-    this.store.splitUnit(unit, at, `${kind}-${at}`);
-    unit.to = at;
-  }
-
   /** The job of `unit` now; null for a segments unit with nothing left to make. */
   private async jobOf(unit: Unit, jobId: string): Promise<Job | null> {
-    const { config } = encodingContext(this.env);
     const video = this.store.video();
-    const origin = config.callbackOrigin;
-    if (!origin) throw new Error("ENCODER_CALLBACK_URL or PUBLIC_BASE_URL must be set for the encoder to call back");
-    const path = { ...video, jobId };
-    const callback = {
-      baseUrl: `${origin}${callbackPath(path)}`,
-      token: await callbackToken(config.callbackSecret, path),
-    };
+    const callback = await jobCallback(encodingContext(this.env).config, { ...video, jobId });
     const base = { version: 2, jobId, priority: unit.priority, callback } as const;
     const plan = this.store.plan();
     // One multipart upload per file, its parts made one job at a time and kept until it completes.
@@ -458,11 +423,7 @@ export class EncodingWork {
       if (!lost) continue;
       // Still the same job (a result may have come meanwhile)?
       if (this.store.unitOfJob(unit.job as string) === null) continue;
-      if (unit.slot) {
-        await encoder
-          .cancel(unit.slot, unit.job as string)
-          .catch((error) => logError("encoding takeover: cancel", error, { jobId: unit.job }));
-      }
+      await this.stopJob(unit, "encoding takeover: cancel");
       await this.failed(unit);
       if (unit.slot) await this.giveBack([unit.slot]);
     }
@@ -471,15 +432,20 @@ export class EncodingWork {
 
   /** `units` are not needed any more: a running one's job is stopped and its slot given back; each goes. */
   async drop(units: readonly Unit[]) {
-    const { encoder } = encodingContext(this.env);
     for (const unit of units) {
       this.store.deleteUnit(unit.id);
       if (!unit.job || !unit.slot) continue;
-      await encoder
-        .cancel(unit.slot, unit.job)
-        .catch((error) => logError("encoding: stop a stale job", error, { jobId: unit.job }));
+      await this.stopJob(unit, "encoding: stop a stale job");
       await this.giveBack([unit.slot]);
     }
+  }
+
+  /** Stops `unit`'s job on its encoder, if it runs on one (a failure is logged as `what`: the job's silence ends it). */
+  private async stopJob(unit: Unit, what: string) {
+    if (!unit.slot || !unit.job) return;
+    await encodingContext(this.env)
+      .encoder.cancel(unit.slot, unit.job)
+      .catch((error) => logError(what, error, { jobId: unit.job }));
   }
 
   async giveBack(slots: string[]) {
@@ -511,15 +477,8 @@ export class EncodingWork {
    */
   private async stopEverything() {
     const ready = this.store.phase() === "ready";
-    const { encoder } = encodingContext(this.env);
     const running = this.store.running(ready);
-    await Promise.all(
-      running.map((unit) =>
-        encoder
-          .cancel(unit.slot as string, unit.job as string)
-          .catch((error) => logError("encoding: cancel a job", error, { jobId: unit.job })),
-      ),
-    );
+    await Promise.all(running.map((unit) => this.stopJob(unit, "encoding: cancel a job")));
     if (!ready) await this.files.abortAll();
     this.store.deleteUnits(ready);
     this.store.clearSegments();

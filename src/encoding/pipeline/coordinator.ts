@@ -389,7 +389,7 @@ export class VideoEncoding extends DurableObject<Env> {
   fileIndex(jobId: string, file: FileKind): Fragment[] | null {
     const unit = this.store.active() ? this.store.unitOfJob(jobId) : null;
     if (unit?.kind !== file) return null;
-    return this.store.fileParts(file).flatMap((part) => (part.part === 1 ? [] : part.fragments));
+    return this.work.files.index(file);
   }
 
   /** The multipart upload of job `jobId`'s `file` (the MP4 or the M4A), or null when the job is void. */
