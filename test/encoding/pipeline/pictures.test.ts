@@ -222,6 +222,32 @@ describe("the storyboard", () => {
   });
 });
 
+describe("a tiles job's callbacks, asked wrong", () => {
+  it("refuse a cue that is not a number (404), one outside the job's span (410), a body without its length (400)", async () => {
+    const { key } = await newWorkspace();
+    const { id } = await playable(encoder(), key, probeFacts(25));
+    await finishStill(jobsOf(encoder(), id, "still")[0] as Parameters<typeof finishStill>[0]);
+    const [tiles] = jobsOf(encoder(), id, "tiles");
+    if (tiles?.kind !== "tiles") throw new Error("no tiles job");
+    const jpeg = { method: "PUT", body: "x", headers: { "content-type": "image/jpeg" } };
+    for (const cue of ["abc", "-1", "1.5", "99999"]) {
+      const answer = await callback(tiles, `tiles/${cue}`, jpeg);
+      expect([cue, answer.status, await errorCode(answer)]).toEqual([cue, 404, "not_found"]);
+    }
+    // Cue 3 is the storyboard's, but not this job's (0 to 3): the job may not store it.
+    const other = await callback(tiles, `tiles/${tiles.to}`, jpeg);
+    expect([other.status, await errorCode(other)]).toEqual([410, "encoding_job_void"]);
+    const unsized = new ReadableStream({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode("x"));
+        controller.close();
+      },
+    });
+    const chunked = await callback(tiles, "tiles/0", { method: "PUT", body: unsized, duplex: "half" } as RequestInit);
+    expect([chunked.status, await errorCode(chunked)]).toEqual([400, "invalid_body"]);
+  });
+});
+
 describe("the storyboard over /play", () => {
   it("answers 404 until ready, then its WebVTT (a cue per tile) and its sprite, under the id and a token", async () => {
     const { key } = await newWorkspace();
